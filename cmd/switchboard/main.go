@@ -1,0 +1,131 @@
+// Command switchboard is Switchboard's one binary: the server, schema migrations, account
+// registration, demo data and the benchmarks. It is the only place that reads flags.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+)
+
+// command is one subcommand: its flags are registered by setup, then run executes.
+type command struct {
+	name  string
+	usage string
+	run   func(ctx context.Context, args []string, out io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "serve every interface on one listener", runServe},
+		{"migrate", "apply the schema and reference data, then exit", runMigrate},
+		{"buyer create", "register a buyer and print its credentials", runBuyerCreate},
+		{"buyer token", "issue a further token for a buyer", runBuyerToken},
+		{"publisher create", "register a supply partner and print its credentials", runPublisherCreate},
+		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		os.Exit(1)
+	}
+}
+
+func dispatch(ctx context.Context, args []string, out io.Writer) error {
+	for _, c := range commands() {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c.run(ctx, args[len(words):], out)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("usage: switchboard <command> [flags]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-18s %s\n", c.name, c.usage)
+	}
+	return errors.New(b.String())
+}
+
+// flags is a FlagSet whose every flag also reads an environment variable: --database-url
+// reads DATABASE_URL, any other --name reads SWITCHBOARD_NAME (dashes become underscores).
+type flags struct {
+	*flag.FlagSet
+}
+
+func newFlags(name string) flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	return flags{fs}
+}
+
+// envName is the environment variable that backs a flag.
+func envName(flagName string) string {
+	if flagName == "database-url" {
+		return "DATABASE_URL"
+	}
+	return "SWITCHBOARD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parse reads args, then fills every flag not given on the command line from its variable.
+func (f flags) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	var err error
+	f.VisitAll(func(fl *flag.Flag) {
+		if given[fl.Name] || err != nil {
+			return
+		}
+		if v, ok := os.LookupEnv(envName(fl.Name)); ok {
+			if e := fl.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", envName(fl.Name), v, e)
+			}
+		}
+	})
+	if err == nil && f.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", f.Arg(0))
+	}
+	return err
+}
+
+// printJSON writes v as one indented JSON object.
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// newLogger logs JSON, or a console format when stderr is a terminal.
+func newLogger() *zap.Logger {
+	var cfg zap.Config
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		cfg = zap.NewDevelopmentConfig()
+	} else {
+		cfg = zap.NewProductionConfig()
+		cfg.Sampling = nil
+	}
+	if lvl := os.Getenv("SWITCHBOARD_LOG_LEVEL"); lvl != "" {
+		if l, err := zap.ParseAtomicLevel(lvl); err == nil {
+			cfg.Level = l
+		}
+	}
+	log, err := cfg.Build()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return log.Named("switchboard")
+}

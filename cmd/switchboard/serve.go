@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+func runServe(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("serve")
+	var cfg app.Config
+	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
+	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (default: the project-local cluster under ./.data)")
+	f.StringVar(&cfg.PublicURL, "public-url", "", "base of every URL handed out and hash checked (default http://<addr>)")
+	f.StringVar(&cfg.Environment, "environment", persistence.EnvStaging, "staging or live: which tokens this deployment accepts")
+	f.Float64Var(&cfg.RateLimit, "rate-limit", 100, "buyer requests per second per token (negative: off)")
+	f.IntVar(&cfg.RateBurst, "rate-burst", 200, "buyer burst per token")
+	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
+	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	log := newLogger()
+	defer log.Sync() //nolint:errcheck
+
+	url, err := databaseURL(ctx, cfg.DatabaseURL, log)
+	if err != nil {
+		return err
+	}
+	cfg.DatabaseURL = url
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if *demo {
+		creds, err := seedDemo(ctx, a.DB, cfg, true)
+		if err != nil {
+			a.Shutdown(context.Background()) //nolint:errcheck
+			return err
+		}
+		if creds != nil {
+			if err := printJSON(out, creds); err != nil {
+				return err
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		a.Shutdown(context.Background()) //nolint:errcheck
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- a.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", zap.Duration("drain", *drain))
+	sctx, cancel := context.WithTimeout(context.Background(), *drain)
+	defer cancel()
+	if err := a.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return <-errc
+}

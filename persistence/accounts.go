@@ -1,0 +1,249 @@
+package persistence
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/switchboard/switchboard/engine/fault"
+)
+
+// Environments a deployment and a token belong to.
+const (
+	EnvStaging = "staging"
+	EnvLive    = "live"
+)
+
+// Buyer is an authenticated buyer account as handlers see it. The secret signs links and
+// callbacks and never leaves the server.
+type Buyer struct {
+	ID         int64  `json:"-"`
+	CustomerID string `json:"customer_id"`
+	Email      string `json:"email"`
+	Name       string `json:"name,omitempty"`
+	APISecret  string `json:"-"`
+}
+
+// Publisher is a supply partner account.
+type Publisher struct {
+	ID           int64
+	Name         string
+	CurrencyName string
+	ExchangeRate float64
+	RevenueShare float64
+	RedirectURL  string
+	PostbackURL  string
+	APISecret    string
+	Environment  string
+}
+
+// TokenHash is the stored form of an API token.
+func TokenHash(token string) [32]byte { return sha256.Sum256([]byte(token)) }
+
+// randomHex returns n random bytes as lower-case hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+// ValidEnvironment reports whether env names a deployment.
+func ValidEnvironment(env string) bool { return env == EnvStaging || env == EnvLive }
+
+// CreateBuyer registers a buyer with a first token of environment env. It returns the buyer
+// and the plain token, which exists only in this answer.
+func (db *DB) CreateBuyer(ctx context.Context, email, name, env string) (Buyer, string, error) {
+	return db.CreateBuyerWith(ctx, email, name, env, randomHex(24), randomHex(16))
+}
+
+// CreateBuyerWith is CreateBuyer with a chosen token and secret: for demo data whose
+// credentials a walk-through prints, never for real accounts.
+func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env, token, secret string) (Buyer, string, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	if !strings.Contains(email, "@") || len(email) > 254 {
+		return Buyer{}, "", fault.Invalid("email", "must be an e-mail address")
+	}
+	if !ValidEnvironment(env) {
+		return Buyer{}, "", fault.Invalid("environment", "must be staging or live")
+	}
+	b := Buyer{CustomerID: randomHex(16), Email: email, Name: name, APISecret: secret}
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `INSERT INTO buyers (customer_id, email, name, api_secret) VALUES ($1,$2,$3,$4) RETURNING id`,
+			b.CustomerID, b.Email, b.Name, b.APISecret).Scan(&b.ID)
+		if err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "23505" {
+				return fault.Invalid("email", "is already registered")
+			}
+			return err
+		}
+		h := TokenHash(token)
+		_, err = tx.Exec(ctx, `INSERT INTO buyer_tokens (buyer_id, environment, token_hash) VALUES ($1,$2,$3)`, b.ID, env, h[:])
+		return err
+	})
+	if err != nil {
+		return Buyer{}, "", err
+	}
+	return b, token, nil
+}
+
+// IssueBuyerToken adds a token of environment env to the buyer registered with email.
+func (db *DB) IssueBuyerToken(ctx context.Context, email, env string) (Buyer, string, error) {
+	if !ValidEnvironment(env) {
+		return Buyer{}, "", fault.Invalid("environment", "must be staging or live")
+	}
+	var b Buyer
+	err := db.Pool.QueryRow(ctx, `SELECT id, customer_id, email, name, api_secret FROM buyers WHERE email = $1`,
+		strings.ToLower(strings.TrimSpace(email))).Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &b.APISecret)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Buyer{}, "", fault.NotFound("no buyer with that email")
+		}
+		return Buyer{}, "", classify(err)
+	}
+	token := randomHex(24)
+	h := TokenHash(token)
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO buyer_tokens (buyer_id, environment, token_hash) VALUES ($1,$2,$3)`, b.ID, env, h[:]); err != nil {
+		return Buyer{}, "", classify(err)
+	}
+	return b, token, nil
+}
+
+// AuthenticateBuyer finds the buyer holding token for env and checks that email is theirs.
+// Any mismatch is the same 401: which part was wrong is not revealed.
+func (db *DB) AuthenticateBuyer(ctx context.Context, email, token, env string) (Buyer, error) {
+	h := TokenHash(token)
+	var b Buyer
+	var tokenEnv string
+	err := db.Pool.QueryRow(ctx, `SELECT b.id, b.customer_id, b.email, b.name, b.api_secret, t.environment
+		FROM buyer_tokens t JOIN buyers b ON b.id = t.buyer_id WHERE t.token_hash = $1`, h[:]).
+		Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &b.APISecret, &tokenEnv)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Buyer{}, fault.Unauthorized("invalid credentials")
+		}
+		return Buyer{}, classify(err)
+	}
+	emailOK := subtle.ConstantTimeCompare([]byte(strings.ToLower(email)), []byte(b.Email)) == 1
+	envOK := subtle.ConstantTimeCompare([]byte(tokenEnv), []byte(env)) == 1
+	if !emailOK || !envOK {
+		return Buyer{}, fault.Unauthorized("invalid credentials")
+	}
+	return b, nil
+}
+
+// BuyerByCustomerID finds a buyer by the public customer id used in callback URLs.
+func (db *DB) BuyerByCustomerID(ctx context.Context, customerID string) (Buyer, error) {
+	var b Buyer
+	err := db.Pool.QueryRow(ctx, `SELECT id, customer_id, email, name, api_secret FROM buyers WHERE customer_id = $1`,
+		customerID).Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &b.APISecret)
+	if err != nil {
+		return Buyer{}, classify(err)
+	}
+	return b, nil
+}
+
+// NewPublisher is what registering a supply partner takes.
+type NewPublisher struct {
+	Name, CurrencyName         string
+	ExchangeRate, RevenueShare float64
+	RedirectURL, PostbackURL   string
+	Environment                string
+}
+
+// CreatePublisher registers a supply partner and returns it with its plain API token.
+func (db *DB) CreatePublisher(ctx context.Context, p NewPublisher) (Publisher, string, error) {
+	return db.CreatePublisherWith(ctx, p, randomHex(24), randomHex(16))
+}
+
+// CreatePublisherWith is CreatePublisher with a chosen token and secret, for demo data.
+func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, secret string) (Publisher, string, error) {
+	switch {
+	case strings.TrimSpace(p.Name) == "":
+		return Publisher{}, "", fault.Invalid("name", "is required")
+	case strings.TrimSpace(p.CurrencyName) == "":
+		return Publisher{}, "", fault.Invalid("currency_name", "is required")
+	case !(p.ExchangeRate > 0):
+		return Publisher{}, "", fault.Invalid("exchange_rate", "must be greater than 0")
+	case !(p.RevenueShare > 0 && p.RevenueShare <= 1):
+		return Publisher{}, "", fault.Invalid("revenue_share", "must be in (0, 1]")
+	case !isHTTPURL(p.RedirectURL):
+		return Publisher{}, "", fault.Invalid("redirect_url", "must be an absolute http(s) URL")
+	case p.PostbackURL != "" && !isHTTPURL(p.PostbackURL):
+		return Publisher{}, "", fault.Invalid("postback_url", "must be an absolute http(s) URL")
+	case !ValidEnvironment(p.Environment):
+		return Publisher{}, "", fault.Invalid("environment", "must be staging or live")
+	}
+	out := Publisher{Name: p.Name, CurrencyName: p.CurrencyName, ExchangeRate: p.ExchangeRate,
+		RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL,
+		APISecret: secret, Environment: p.Environment}
+	h := TokenHash(token)
+	err := db.Pool.QueryRow(ctx, `INSERT INTO publishers (name, currency_name, exchange_rate, revenue_share,
+		redirect_url, postback_url, api_secret, environment, token_hash)
+		VALUES ($1,$2,$3,$4,$5,NULLIF($6,''),$7,$8,$9) RETURNING id`,
+		out.Name, out.CurrencyName, out.ExchangeRate, out.RevenueShare, out.RedirectURL, out.PostbackURL,
+		out.APISecret, out.Environment, h[:]).Scan(&out.ID)
+	if err != nil {
+		return Publisher{}, "", classify(err)
+	}
+	return out, token, nil
+}
+
+const publisherColumns = `id, name, currency_name, exchange_rate::float8, revenue_share::float8, redirect_url,
+	COALESCE(postback_url, ''), api_secret, environment`
+
+func scanPublisher(row pgx.Row) (Publisher, error) {
+	var p Publisher
+	err := row.Scan(&p.ID, &p.Name, &p.CurrencyName, &p.ExchangeRate, &p.RevenueShare, &p.RedirectURL,
+		&p.PostbackURL, &p.APISecret, &p.Environment)
+	return p, err
+}
+
+// AuthenticatePublisher finds the publisher whose token hashes to h in environment env.
+func (db *DB) AuthenticatePublisher(ctx context.Context, token, env string) (Publisher, error) {
+	h := TokenHash(token)
+	p, err := scanPublisher(db.Pool.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE token_hash = $1`, h[:]))
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Publisher{}, fault.Unauthorized("invalid api token")
+		}
+		return Publisher{}, classify(err)
+	}
+	if subtle.ConstantTimeCompare([]byte(p.Environment), []byte(env)) != 1 {
+		return Publisher{}, fault.Unauthorized("invalid api token")
+	}
+	return p, nil
+}
+
+// Publishers lists every publisher, for the engine and the routers' caches.
+func (db *DB) Publishers(ctx context.Context) ([]Publisher, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT `+publisherColumns+` FROM publishers ORDER BY id`)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []Publisher
+	for rows.Next() {
+		p, err := scanPublisher(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, classify(rows.Err())
+}
+
+// PublisherByID loads one publisher.
+func (db *DB) PublisherByID(ctx context.Context, id int64) (Publisher, error) {
+	p, err := scanPublisher(db.Pool.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE id = $1`, id))
+	return p, classify(err)
+}

@@ -1,0 +1,115 @@
+// Package persistence keeps Switchboard's source of truth in PostgreSQL: the schema and its
+// numbered migrations, reference data, accounts, campaigns, participants and sessions.
+// Every admin write lands here first; the engine is told afterwards.
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine/fault"
+)
+
+// DB is the handle every handler and background worker shares.
+type DB struct {
+	Pool *pgxpool.Pool
+	log  *zap.Logger
+}
+
+// Open connects a pool to url and checks that the server answers.
+func Open(ctx context.Context, url string, log *zap.Logger) (*DB, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open pool: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return &DB{Pool: pool, log: log}, nil
+}
+
+// Close releases every connection.
+func (db *DB) Close() { db.Pool.Close() }
+
+// Ping reports whether the database answers within ctx.
+func (db *DB) Ping(ctx context.Context) error { return db.Pool.Ping(ctx) }
+
+// Tx runs fn in one transaction, committing when fn returns nil. Connection-level failures
+// become fault.Unavailable so that a write during an outage answers 503.
+func (db *DB) Tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // rollback after commit is a no-op
+	if err := fn(tx); err != nil {
+		return classify(err)
+	}
+	return classify(tx.Commit(ctx))
+}
+
+// classify maps driver errors onto the fault vocabulary; fault errors pass through.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var f *fault.Error
+	if errors.As(err, &f) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fault.NotFound("not found")
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code[:2] {
+		case "08", "57": // connection exception, operator intervention (shutdown)
+			return fault.Unavailable(err)
+		}
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fault.Unavailable(err)
+	}
+	// Dial and I/O failures surface as *pgconn.ConnectError or net errors.
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || isNetErr(err) {
+		return fault.Unavailable(err)
+	}
+	return err
+}
+
+// isNetErr reports whether err came from the network rather than from the server's logic.
+func isNetErr(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, net.ErrClosed)
+}

@@ -1,0 +1,174 @@
+package persistence
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/engine"
+)
+
+// EngineCampaigns loads the engine's definitions of the given campaigns, or of every active
+// campaign when ids is nil. Campaigns that are not active come back with their status so the
+// caller can drop them from the snapshot; ids that do not exist are simply absent.
+func (db *DB) EngineCampaigns(ctx context.Context, ids []int64) ([]engine.Campaign, error) {
+	var out []engine.Campaign
+	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		out, err = loadEngineCampaigns(ctx, tx, ids)
+		return err
+	})
+	return out, classify(err)
+}
+
+func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.Campaign, error) {
+	filter, args := `c.status = 2`, []any{}
+	if ids != nil {
+		filter, args = `c.id = ANY($1)`, []any{ids}
+	}
+	rows, err := tx.Query(ctx, `SELECT c.id, c.buyer_id, cl.country_id, c.status, c.cpi_cents,
+		c.length_of_interview, c.incidence, c.supported_devices, COALESCE(c.max_daily_completes, 0),
+		COALESCE(c.reentry_interval, -1)
+		FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id
+		WHERE `+filter+` ORDER BY c.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Campaign
+	index := map[int64]int{}
+	for rows.Next() {
+		var c engine.Campaign
+		var devices []int16
+		var status int16
+		var cpi int64
+		if err := rows.Scan(&c.ID, &c.BuyerID, &c.CountryID, &status, &cpi, &c.LOI, &c.Incidence,
+			&devices, &c.MaxDailyCompletes, &c.ReentryMinutes); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.Status, c.CPICents = int(status), cpi
+		codes := make([]int, len(devices))
+		for i, d := range devices {
+			codes[i] = int(d)
+		}
+		c.Devices = engine.DevicesFromCodes(codes)
+		if c.ReentryMinutes < 0 {
+			c.ReentryMinutes = engine.ReentryNever
+		}
+		index[c.ID] = len(out)
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	campIDs := make([]int64, len(out))
+	for i := range out {
+		campIDs[i] = out[i].ID
+	}
+
+	// Quotas with their conditions, in id order.
+	rows, err = tx.Query(ctx, `SELECT q.campaign_id, q.id, q.num_respondents, q.is_click_balanced, q.is_global,
+		qq.question_id, qq.pre_codes, qq.text_values
+		FROM campaign_quotas q LEFT JOIN quota_qualifications qq ON qq.quota_id = q.id
+		WHERE q.campaign_id = ANY($1) ORDER BY q.campaign_id, q.id, qq.id`, campIDs)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var campID, quotaID int64
+		var num int
+		var click, global bool
+		var qid *int32
+		var codes []int32
+		var texts []string
+		if err := rows.Scan(&campID, &quotaID, &num, &click, &global, &qid, &codes, &texts); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c := &out[index[campID]]
+		if n := len(c.Quotas); n == 0 || c.Quotas[n-1].ID != quotaID {
+			c.Quotas = append(c.Quotas, engine.Quota{ID: quotaID, NumRespondents: num, ClickBalanced: click, Global: global})
+		}
+		if qid != nil {
+			q := &c.Quotas[len(c.Quotas)-1]
+			q.Conditions = append(q.Conditions, engine.Condition{QuestionID: *qid, Codes: codes, Texts: texts})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	// Relationships, both directions.
+	rows, err = tx.Query(ctx, `SELECT campaign_id, related_campaign_id FROM campaign_relationships
+		WHERE campaign_id = ANY($1) OR related_campaign_id = ANY($1)`, campIDs)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var a, b int64
+		if err := rows.Scan(&a, &b); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if i, ok := index[a]; ok {
+			out[i].Related = append(out[i].Related, b)
+		}
+		if i, ok := index[b]; ok {
+			out[i].Related = append(out[i].Related, a)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	// Unexpired retargeting records.
+	rows, err = tx.Query(ctx, `SELECT campaign_id, retargeting_type, COALESCE(participant_id, 0), identifier, expires_at
+		FROM campaign_retargets WHERE campaign_id = ANY($1) AND expires_at > now()`, campIDs)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var campID, pid int64
+		var kind int16
+		var ident string
+		var exp time.Time
+		if err := rows.Scan(&campID, &kind, &pid, &ident, &exp); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r := engine.Retarget{Kind: uint8(kind), ParticipantID: pid, ExpiresAt: exp.Unix()}
+		if r.Kind == engine.RetargetDevice || r.Kind == engine.RetargetHashedDevice {
+			r.Value = ident
+		}
+		c := &out[index[campID]]
+		c.Retargets = append(c.Retargets, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	// Exclusions.
+	rows, err = tx.Query(ctx, `SELECT campaign_id, participant_id FROM campaign_exclusions WHERE campaign_id = ANY($1)`, campIDs)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var campID, pid int64
+		if err := rows.Scan(&campID, &pid); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c := &out[index[campID]]
+		c.ExcludedParticipants = append(c.ExcludedParticipants, pid)
+	}
+	rows.Close()
+	return out, rows.Err()
+}

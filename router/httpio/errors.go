@@ -1,0 +1,95 @@
+// Package httpio is the HTTP plumbing every interface shares: the one mapping from the fault
+// vocabulary to statuses and bodies, JSON decoding and encoding, content negotiation, the
+// route multiplexer with its metrics, and per-token rate limiting.
+package httpio
+
+import (
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine/fault"
+)
+
+// Style selects the error body shape: the buyer API says {"message"}, the supply API
+// {"error"}.
+type Style uint8
+
+// Error body styles.
+const (
+	StyleMessage Style = iota
+	StyleError
+)
+
+// Status is the single place where a fault kind becomes an HTTP status.
+func Status(k fault.Kind) int {
+	switch k {
+	case fault.KindBadRequest:
+		return fasthttp.StatusBadRequest
+	case fault.KindUnauthorized:
+		return fasthttp.StatusUnauthorized
+	case fault.KindForbidden:
+		return fasthttp.StatusForbidden
+	case fault.KindNotFound:
+		return fasthttp.StatusNotFound
+	case fault.KindConflict:
+		return fasthttp.StatusConflict
+	case fault.KindGone:
+		return fasthttp.StatusGone
+	case fault.KindInvalid:
+		return fasthttp.StatusUnprocessableEntity
+	case fault.KindTooLarge:
+		return fasthttp.StatusRequestEntityTooLarge
+	case fault.KindRateLimited:
+		return fasthttp.StatusTooManyRequests
+	case fault.KindUnavailable:
+		return fasthttp.StatusServiceUnavailable
+	case fault.KindNotImplemented:
+		return fasthttp.StatusNotImplemented
+	default:
+		return fasthttp.StatusInternalServerError
+	}
+}
+
+// WriteError answers err in the given style. Internal and unavailable errors are logged here,
+// once, with their cause; clients only ever see the fault's safe message.
+func WriteError(ctx *fasthttp.RequestCtx, log *zap.Logger, style Style, err error) {
+	f := fault.As(err)
+	if f == nil {
+		f = fault.Internal(err).(*fault.Error)
+	}
+	status := Status(f.Kind)
+	switch f.Kind {
+	case fault.KindInternal:
+		log.Error("request failed", zap.ByteString("method", ctx.Method()),
+			zap.ByteString("path", ctx.Path()), zap.Error(err))
+	case fault.KindUnavailable:
+		log.Warn("dependency unavailable", zap.ByteString("method", ctx.Method()),
+			zap.ByteString("path", ctx.Path()), zap.Error(err))
+		ctx.Response.Header.Set("Retry-After", "1")
+	case fault.KindUnauthorized:
+		if style == StyleMessage {
+			ctx.Response.Header.Set("WWW-Authenticate", `Basic realm="switchboard"`)
+		}
+	case fault.KindRateLimited:
+		if ctx.Response.Header.Peek("Retry-After") == nil {
+			ctx.Response.Header.Set("Retry-After", "1")
+		}
+	}
+	WriteMessage(ctx, style, status, f.Message)
+}
+
+// WriteMessage writes a JSON error body with the given status.
+func WriteMessage(ctx *fasthttp.RequestCtx, style Style, status int, msg string) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(ContentTypeJSON)
+	key := `{"message":`
+	if style == StyleError {
+		key = `{"error":`
+	}
+	b := append(ctx.Response.Body()[:0], key...)
+	b = strconv.AppendQuote(b, msg)
+	b = append(b, '}')
+	ctx.Response.SetBodyRaw(b)
+}
