@@ -12,18 +12,18 @@ type Kind uint8
 
 // The kinds. Their HTTP statuses are assigned by router/httpio.
 const (
-	KindInternal     Kind = iota // a defect or an unexpected failure; text never reaches clients
-	KindBadRequest               // malformed body, query parameter missing or malformed
-	KindUnauthorized             // missing, malformed or wrong credentials
-	KindForbidden                // a signature or token that does not verify
-	KindNotFound                 // unknown, or another owner's, resource
-	KindConflict                 // the request contradicts what is already stored
-	KindGone                     // the resource existed but is too old
-	KindInvalid                  // a well-formed request with an invalid field
-	KindTooLarge                 // body over the limit
-	KindRateLimited              // too many requests
-	KindUnavailable              // the database cannot take the write now
-	KindNotImplemented           // routed, not built yet
+	KindInternal       Kind = iota // a defect or an unexpected failure; text never reaches clients
+	KindBadRequest                 // malformed body, query parameter missing or malformed
+	KindUnauthorized               // missing, malformed or wrong credentials
+	KindForbidden                  // a signature or token that does not verify
+	KindNotFound                   // unknown, or another owner's, resource
+	KindConflict                   // the request contradicts what is already stored
+	KindGone                       // the resource existed but is too old
+	KindInvalid                    // a well-formed request with an invalid field
+	KindTooLarge                   // body over the limit
+	KindRateLimited                // too many requests
+	KindUnavailable                // the database cannot take the write now
+	KindNotImplemented             // routed, not built yet
 )
 
 // Error carries a kind, a client-safe message and an optional cause that is logged, never

@@ -1,0 +1,53 @@
+# Switchboard. `make run` serves on a project-local PostgreSQL cluster under
+# ./.data; `make test` runs every test, each test binary on its own throwaway
+# cluster (or on TEST_DATABASE_URL's server when set).
+
+GO       ?= go
+BIN      := bin/switchboard
+# Go files of the project, without the cluster and build directories (the
+# cluster's data directory is not readable by every user).
+GOFILES   = $(shell find . \( -path ./.git -o -path ./.data -o -path ./bin -o -path ./test-artifacts \) -prune -o -name '*.go' -print)
+
+.PHONY: all build run test bench fmt lint clean pg
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/switchboard
+
+# The binary starts the ./.data cluster itself when DATABASE_URL is unset,
+# migrates, seeds the demo data into an empty database and prints credentials.
+run: build $(if $(DATABASE_URL),,pg)
+	./$(BIN) serve --demo
+
+test: $(if $(TEST_DATABASE_URL),,pg)
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+bench: build
+	./$(BIN) bench
+
+fmt:
+	gofmt -w $(GOFILES)
+
+lint:
+	$(GO) vet ./...
+	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt needed (run make fmt):"; echo "$$out"; exit 1; fi
+
+clean:
+	rm -rf bin
+	$(GO) clean -testcache
+
+# PostgreSQL server binaries (initdb, pg_ctl, postgres): present in PATH or in
+# /usr/lib/postgresql/*/bin, else installed with apt-get when running as root.
+pg:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "PostgreSQL server binaries not found: installing the postgresql package"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql; \
+	else \
+		echo "PostgreSQL server binaries (initdb, pg_ctl) not found in PATH nor in /usr/lib/postgresql/*/bin." >&2; \
+		echo "Install them (Debian/Ubuntu: sudo apt-get install postgresql), or point the tests at a server" >&2; \
+		echo "with TEST_DATABASE_URL=postgres://user@host:port/db (the user needs CREATEDB)." >&2; \
+		exit 1; \
+	fi
