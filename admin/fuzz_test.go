@@ -1,0 +1,157 @@
+package admin_test
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/switchboard/switchboard/admin"
+	"github.com/switchboard/switchboard/engine/fault"
+)
+
+// decodeKinds are the only outcomes a body decoder may have besides success.
+func checkDecodeErr(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	switch fault.KindOf(err) {
+	case fault.KindBadRequest, fault.KindInvalid, fault.KindTooLarge:
+	default:
+		t.Fatalf("unexpected error kind %v: %v", fault.KindOf(err), err)
+	}
+	if f := fault.As(err); f.Kind == fault.KindInvalid && (f.Field == "" || !strings.HasPrefix(f.Message, f.Field+" ")) {
+		t.Fatalf("422 without a named field: %+v", f)
+	}
+}
+
+func FuzzDecodeCampaign(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"a","incidence":40,"length_of_interview":12,"country_language_id":1,"supplier_link":"https://x.test/?id={ID}"}`,
+		`{"name":"a","incidence":40,"length_of_interview":12,"country_language_id":1,"supplier_link":"https://x.test/?id={ID}&security_hash={LINK_HASH}","cpi":"1.005","reentry_interval":null,"max_daily_completes":3,"supported_devices":[0,1,2],"buyer_account_id":null,"project_id":4}`,
+		`{"cpi":1e400}`, `{"cpi":"-0.004"}`, `{"incidence":1e3}`, `{"status":2}`, `[]`, `{"name":null}`, ``, `{"supported_devices":[9]}`,
+		`{"reentry_interval":"5"}`, `{"name":"\u0000"}`,
+	} {
+		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, create bool) {
+		c, err := admin.DecodeCampaign(body, create)
+		checkDecodeErr(t, err)
+		if err != nil {
+			return
+		}
+		if create && (c.Name == nil || c.Incidence == nil || c.LengthOfInterview == nil || c.CountryLanguageID == nil || c.SupplierLink == nil) {
+			t.Fatalf("create accepted without a required field: %s", body)
+		}
+		if c.Incidence != nil && (*c.Incidence < 1 || *c.Incidence > 100) {
+			t.Fatalf("incidence %d accepted", *c.Incidence)
+		}
+		if c.LengthOfInterview != nil && (*c.LengthOfInterview < 1 || *c.LengthOfInterview > 120) {
+			t.Fatalf("loi %d accepted", *c.LengthOfInterview)
+		}
+		if c.CPIBid != nil && *c.CPIBid < 0 {
+			t.Fatalf("negative cpi accepted")
+		}
+		if c.SupplierLink != nil && admin.ValidateSupplierLink(*c.SupplierLink) != "" {
+			t.Fatalf("invalid link accepted: %q", *c.SupplierLink)
+		}
+		if c.MaxDailyCompletes.Valid && c.MaxDailyCompletes.V < 1 || c.ReentryInterval.Valid && c.ReentryInterval.V < 0 {
+			t.Fatalf("bounds: %+v", c)
+		}
+		if c.Status != nil && *c.Status != 2 && *c.Status != 3 && *c.Status != 5 {
+			t.Fatalf("status %d accepted", *c.Status)
+		}
+	})
+}
+
+func FuzzDecodeQuota(f *testing.F) {
+	for _, s := range []string{
+		`{"num_respondents":10,"campaign_qualifications":[{"question_id":43,"pre_codes":[1,2]},{"question_id":45,"pre_codes":["94105"]}]}`,
+		`{"num_respondents":10,"name":null,"is_global":true,"campaign_qualifications":[]}`,
+		`{"num_respondents":0}`, `{"campaign_qualifications":[{"question_id":1,"pre_codes":[null]}]}`,
+		`{"campaign_qualifications":[{"question_id":1,"pre_codes":[{"a":1}]}]}`, `{"campaign_qualifications":[{}]}`, `{`,
+	} {
+		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, create bool) {
+		q, err := admin.DecodeQuota(body, create)
+		checkDecodeErr(t, err)
+		if err != nil {
+			return
+		}
+		if create && q.NumRespondents == nil {
+			t.Fatal("create accepted without num_respondents")
+		}
+		if q.NumRespondents != nil && *q.NumRespondents < 1 {
+			t.Fatalf("num_respondents %d accepted", *q.NumRespondents)
+		}
+		seen := map[int]bool{}
+		for _, qq := range q.Qualifications {
+			if len(qq.PreCodes) == 0 || seen[qq.QuestionID] {
+				t.Fatalf("qualification accepted: %+v", qq)
+			}
+			seen[qq.QuestionID] = true
+		}
+	})
+}
+
+var placeholder = regexp.MustCompile(`\{[A-Z0-9_]+\}`)
+
+func FuzzSupplierLink(f *testing.F) {
+	for _, s := range []string{
+		"https://x.test/s?tid={ID}", "http://x.test/s/{ID}/{RESPONDENT_ID}", "https://x.test/s?id=",
+		"https://x.test/s?a={ID}&security_hash={LINK_HASH}", "https://x.test/s?security_hash={LINK_HASH}",
+		"https://x.test/s?a={ID}&b={ID}", "https://x.test/{LINK_HASH}", "https://x.test/s?security_hash={LINK_HASH}#f",
+		"ftp://x.test/", "//x.test/", "https://{ID}.test/", "https://x.test/s?h={LINK_HASH}&security_hash={LINK_HASH}",
+		"https://x.test/s?xsecurity_hash={LINK_HASH}", "", "https://x.test/s?{AGE}&{42}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, link string) {
+		if admin.ValidateSupplierLink(link) != "" {
+			return
+		}
+		if strings.Count(link, "{ID}") > 1 {
+			t.Fatalf("two {ID}: %q", link)
+		}
+		if n := strings.Count(link, "{LINK_HASH}"); n > 1 || n == 1 && !strings.HasSuffix(link, "security_hash={LINK_HASH}") {
+			t.Fatalf("misplaced {LINK_HASH}: %q", link)
+		}
+		if n := strings.Count(link, "{LINK_HASH}"); n == 1 {
+			before := strings.TrimSuffix(link, "security_hash={LINK_HASH}")
+			if !strings.Contains(before, "?") || !(strings.HasSuffix(before, "?") || strings.HasSuffix(before, "&")) {
+				t.Fatalf("{LINK_HASH} not a final query parameter: %q", link)
+			}
+		}
+		u, err := url.Parse(placeholder.ReplaceAllString(link, "x"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			t.Fatalf("accepted a non-URL: %q (%v)", link, err)
+		}
+	})
+}
+
+func TestSupplierLink(t *testing.T) {
+	for link, ok := range map[string]bool{
+		"https://x.test/s?tid={ID}":                            true,
+		"https://x.test/s?id=":                                 true,
+		"https://x.test/s?a={ID}&security_hash={LINK_HASH}":    true,
+		"https://x.test/s?security_hash={LINK_HASH}":           true,
+		"http://x.test:8080/{ID}/{RESPONDENT_ID}?z={ZIP_CODE}": true,
+		"https://x.test/s?a={ID}&b={ID}":                       false,
+		"https://x.test/{LINK_HASH}":                           false,
+		"https://x.test/s?xsecurity_hash={LINK_HASH}":          false,
+		"https://x.test/s?security_hash={LINK_HASH}&a=1":       false,
+		"ftp://x.test/":                                        false,
+		"x.test/s?id={ID}":                                     false,
+		"https:///s":                                           false,
+		"https://x.test/a b":                                   false,
+		"https://{ID}.test/":                                   false,
+	} {
+		if got := admin.ValidateSupplierLink(link) == ""; got != ok {
+			t.Errorf("ValidateSupplierLink(%q) valid=%v, want %v (%s)", link, got, ok, admin.ValidateSupplierLink(link))
+		}
+	}
+}

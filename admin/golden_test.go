@@ -1,0 +1,318 @@
+package admin_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and docs/api.md")
+
+const goldenDir = "testdata/golden"
+
+// baseURL replaces the server's public URL in recorded examples.
+const baseURL = "{base_url}"
+
+// recorder performs requests, renders each exchange as text and compares it with (or, with
+// -update, writes it to) testdata/golden/<name>.golden.
+type recorder struct {
+	t    *testing.T
+	s    *apptest.Server
+	seen map[string]bool
+}
+
+func newRecorder(t *testing.T, s *apptest.Server) *recorder {
+	return &recorder{t: t, s: s, seen: map[string]bool{}}
+}
+
+// do sends req (body is the JSON value it carries, for the record) and checks the status.
+func (r *recorder) do(name string, req *http.Request, body any, want int) apptest.Response {
+	r.t.Helper()
+	resp := r.s.Send(r.t, req)
+	if resp.Status != want {
+		r.t.Fatalf("%s: status %d, want %d; body %s", name, resp.Status, want, resp.Body)
+	}
+	r.check(name, render(r.s, req, body, resp))
+	return resp
+}
+
+// buyer sends an authenticated request.
+func (r *recorder) buyer(name string, b *apptest.Buyer, method, path string, body any, want int) apptest.Response {
+	r.t.Helper()
+	return r.do(name, b.Request(r.t, method, path, body), body, want)
+}
+
+func (r *recorder) check(name, got string) {
+	r.t.Helper()
+	if r.seen[name] {
+		r.t.Fatalf("golden %s recorded twice", name)
+	}
+	r.seen[name] = true
+	file := filepath.Join(goldenDir, name+".golden")
+	if *update {
+		if err := os.MkdirAll(goldenDir, 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		r.t.Fatalf("%v (run go test ./admin -run Golden -update)", err)
+	}
+	if string(want) != got {
+		r.t.Errorf("%s differs from the golden file (run with -update if intended)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// shownHeaders are the response headers an example shows.
+var shownHeaders = []string{"Content-Type", "Allow", "Retry-After", "Www-Authenticate"}
+
+// render writes one exchange as text: request line, request headers that matter, pretty
+// JSON body; status line, headers that matter, pretty JSON body. The public URL becomes
+// {base_url}; ids are deterministic because every golden run starts from a fresh database.
+func render(s *apptest.Server, req *http.Request, body any, resp apptest.Response) string {
+	var b strings.Builder
+	b.WriteString(req.Method + " " + req.URL.RequestURI() + "\n")
+	if req.Header.Get("Authorization") != "" {
+		b.WriteString("Authorization: Basic <base64 of email:api_token>\n")
+	}
+	if a := req.Header.Get("Accept"); a != "" && a != "application/json" {
+		b.WriteString("Accept: " + a + "\n")
+	}
+	if body != nil {
+		b.WriteString("Content-Type: application/json\n\n")
+		switch v := body.(type) {
+		case string:
+			b.WriteString(v)
+		case []byte:
+			b.WriteString(string(v))
+		default:
+			j, _ := json.MarshalIndent(v, "", "  ")
+			b.Write(j)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nHTTP " + strconv.Itoa(resp.Status) + " " + http.StatusText(resp.Status) + "\n")
+	for _, h := range shownHeaders {
+		if v := resp.Header.Get(h); v != "" {
+			b.WriteString(http.CanonicalHeaderKey(h) + ": " + v + "\n")
+		}
+	}
+	if len(resp.Body) > 0 {
+		var out bytes.Buffer
+		if json.Indent(&out, resp.Body, "", "  ") != nil {
+			out.Reset()
+			out.Write(resp.Body)
+		}
+		b.WriteString("\n" + strings.ReplaceAll(out.String(), s.PublicURL, baseURL) + "\n")
+	}
+	return b.String()
+}
+
+// seedSession stores a publisher, a participant known to buyer b as respondentID and one
+// session of campaign with transaction id tid, as the supply side would.
+func seedSession(t testing.TB, s *apptest.Server, b *apptest.Buyer, campaign int64, user, respondentID, tid string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var pub int64
+	err := s.DB.Pool.QueryRow(ctx, `SELECT id FROM publishers ORDER BY id LIMIT 1`).Scan(&pub)
+	if err != nil {
+		p, _, err := s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "Panel", CurrencyName: "coins",
+			ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://panel.example/back", Environment: s.Env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub = p.ID
+	}
+	var participant int64
+	if err := s.DB.Pool.QueryRow(ctx, `INSERT INTO participants (publisher_id, user_identifier, country_id) VALUES ($1, $2, 1) RETURNING id`,
+		pub, user).Scan(&participant); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO respondents (buyer_id, participant_id, respondent_id) VALUES ($1, $2, $3)`,
+		b.ID, participant, respondentID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id) VALUES ($1, $2, $3, $4, $5)`,
+		tid, campaign, b.ID, pub, participant); err != nil {
+		t.Fatal(err)
+	}
+	return participant
+}
+
+func hashedMAID(adID string) string {
+	h := sha1.Sum([]byte(strings.ToUpper(adID)))
+	return strings.ToUpper(hex.EncodeToString(h[:]))
+}
+
+// TestGolden walks every route once through a realistic session of one buyer and records
+// each exchange; docs/api.md is generated from these records (TestAPIDoc).
+func TestGolden(t *testing.T) {
+	s := apptest.Start(t, apptest.Options{})
+	b := s.NewBuyer(t)
+	other := s.NewBuyer(t)
+	r := newRecorder(t, s)
+
+	r.buyer("country_languages", b, "GET", "/api/v1/country_languages", nil, 200)
+	r.buyer("qualifications", b, "GET", "/api/v1/qualifications?country_language_id=1", nil, 200)
+	r.buyer("qualification", b, "GET", "/api/v1/qualifications/43?country_language_id=1", nil, 200)
+	r.buyer("qualifications_missing_query", b, "GET", "/api/v1/qualifications", nil, 400)
+
+	r.buyer("adhoc_account_create", b, "POST", "/api/v1/adhoc_accounts",
+		map[string]any{"buyer_name": "Acme Research", "buyer_identifier": "acme-01"}, 201)
+
+	r.buyer("campaign_create", b, "POST", "/api/v1/campaigns", map[string]any{
+		"name": "Coffee habits 2026", "incidence": 40, "length_of_interview": 12, "country_language_id": 1,
+		"supplier_link":     "https://survey.example/s/coffee?tid={ID}&rid={RESPONDENT_ID}&security_hash={LINK_HASH}",
+		"cpi":               1.5,
+		"days_in_field":     10,
+		"supported_devices": []int{1, 2}, "max_daily_completes": 50, "reentry_interval": nil,
+		"buyer_account_id": 1,
+	}, 201)
+	r.buyer("campaign_create_next_wave", b, "POST", "/api/v1/campaigns", map[string]any{
+		"name": "Coffee habits 2026, wave 2", "incidence": 40, "length_of_interview": 12, "country_language_id": 1,
+		"supplier_link": "https://survey.example/s/coffee2?id=", "cpi": "4.00", "reentry_interval": 7200, "project_id": 1,
+	}, 201)
+	r.buyer("campaign_create_invalid", b, "POST", "/api/v1/campaigns", map[string]any{
+		"name": "Bad", "incidence": 0, "length_of_interview": 12, "country_language_id": 1,
+		"supplier_link": "https://survey.example/s?tid={ID}"}, 422)
+	r.buyer("campaign_create_bad_json", b, "POST", "/api/v1/campaigns", `{"name": "Coffee",`, 400)
+
+	r.buyer("quota_create", b, "POST", "/api/v1/campaigns/1/campaign_quotas", map[string]any{
+		"name": "Women 18-34 in two ZIP codes", "num_respondents": 200, "is_click_balanced": false,
+		"campaign_qualifications": []any{
+			map[string]any{"question_id": 43, "pre_codes": []int{2}},
+			map[string]any{"question_id": 42, "pre_codes": []int{18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34}},
+			map[string]any{"question_id": 45, "pre_codes": []any{"94105", " 10001 "}},
+		}}, 201)
+	r.buyer("quota_create_invalid", b, "POST", "/api/v1/campaigns/1/campaign_quotas", map[string]any{
+		"num_respondents": 10, "campaign_qualifications": []any{map[string]any{"question_id": 43, "pre_codes": []int{7}}}}, 422)
+	r.buyer("quota_update", b, "PUT", "/api/v1/campaigns/1/campaign_quotas/1", map[string]any{
+		"num_respondents": 250, "campaign_qualifications": []any{
+			map[string]any{"question_id": 43, "pre_codes": []int{2}},
+			map[string]any{"question_id": 102, "pre_codes": []int{4, 5}},
+		}}, 200)
+	r.buyer("quota_show", b, "GET", "/api/v1/campaigns/1/campaign_quotas/1", nil, 200)
+	r.buyer("quota_create_global", b, "POST", "/api/v1/campaigns/1/campaign_quotas", map[string]any{
+		"name": "Overall cap", "num_respondents": 300, "is_global": true, "campaign_qualifications": []any{}}, 201)
+	r.buyer("quota_delete", b, "DELETE", "/api/v1/campaigns/1/campaign_quotas/2", nil, 204)
+	r.buyer("quota_feasibility", b, "GET", "/api/v1/campaigns/1/campaign_quotas/1/feasibility", nil, 501)
+
+	r.buyer("campaign_activate_without_quota", b, "PUT", "/api/v1/campaigns/2", map[string]any{"status": 2}, 422)
+	r.buyer("campaign_update", b, "PUT", "/api/v1/campaigns/1", map[string]any{"status": 2, "length_of_interview": 15}, 200)
+
+	r.buyer("relationship_create", b, "POST", "/api/v1/campaign_relationships",
+		map[string]any{"campaign_id": 1, "related_campaign_id": 2}, 201)
+	r.buyer("relationship_create_duplicate", b, "POST", "/api/v1/campaign_relationships",
+		map[string]any{"campaign_id": 2, "related_campaign_id": 1}, 422)
+
+	r.buyer("custom_qualification_create", b, "POST", "/api/v1/custom_qualifications", map[string]any{
+		"name": "COFFEE_DRINKER", "question_text": "Do you drink coffee every day?", "answer_type": 0, "country_language_id": 1}, 201)
+	r.buyer("custom_answer_create", b, "POST", "/api/v1/custom_qualifications/100000/custom_qualification_answers",
+		map[string]any{"option_text": "Yes"}, 201)
+	b.Do(t, "POST", "/api/v1/custom_qualifications/100000/custom_qualification_answers", map[string]any{"option_text": "No"}).Expect(t, 201)
+	r.buyer("campaign_qualification_create", b, "POST", "/api/v1/campaigns/1/campaign_qualifications",
+		map[string]any{"question_id": 100000, "pre_code_values": "1"}, 201)
+	r.buyer("campaign_qualification_update", b, "PUT", "/api/v1/campaigns/1/campaign_qualifications/1",
+		map[string]any{"pre_code_values": "1,2"}, 200)
+
+	seedSession(t, s, b, 1, "user-1", "R7F3K2", "tid-0001")
+	seedSession(t, s, b, 1, "user-2", "R9Q1Z8", "tid-0002")
+	r.buyer("retargets_add", b, "POST", "/api/v1/campaigns/2/campaign_retargets", map[string]any{
+		"retargeting_type": 1, "expiration_date": "12-31-2099", "retargeting_ids": []any{
+			map[string]any{"id": "R7F3K2", "replacement_id": "panelist-17"}, map[string]any{"id": "R9Q1Z8"}}}, 200)
+	r.buyer("retargets_add_maid", b, "POST", "/api/v1/campaigns/2/campaign_retargets", map[string]any{
+		"retargeting_type": 3, "retargeting_ids": []any{map[string]any{"id": strings.ToLower(hashedMAID("38400000-8cf0-11bd-b23e-10b96e40000d"))}}}, 200)
+	r.buyer("retargets_remove", b, "DELETE", "/api/v1/campaigns/2/campaign_retargets",
+		map[string]any{"retargeting_type": 1, "retargeting_ids": []string{"R9Q1Z8"}}, 200)
+	r.buyer("exclusions", b, "POST", "/api/v1/campaigns/1/campaign_exclusions", map[string]any{
+		"player_ids": []string{"R7F3K2", "UNKNOWN1"}, "transaction_ids": []string{"tid-0002", "tid-9999"}}, 200)
+
+	r.buyer("campaign_show", b, "GET", "/api/v1/campaigns/1", nil, 200)
+	r.buyer("campaigns_list", b, "GET", "/api/v1/campaigns?country_language_id=1", nil, 200)
+
+	r.buyer("campaign_qualification_delete", b, "DELETE", "/api/v1/campaigns/1/campaign_qualifications/1", nil, 204)
+	r.buyer("relationship_delete", b, "DELETE", "/api/v1/campaign_relationships/1", nil, 204)
+
+	r.buyer("redirect_test", b, "GET", "/api/v1/campaigns/1/redirect_test", nil, 501)
+	r.buyer("campaign_feasibility", b, "GET", "/api/v1/campaigns/1/feasibility", nil, 501)
+	r.buyer("realtime_feasibility", b, "POST", "/api/v1/campaigns/realtime_feasibility", map[string]any{
+		"incidence": 40, "length_of_interview": 12, "country_language_id": 1,
+		"campaign_quotas": []any{map[string]any{"num_respondents": 100, "campaign_qualifications": []any{}}}}, 501)
+	r.buyer("reject_completes", b, "POST", "/api/v1/campaigns/1/reject_completes", map[string]any{"transaction_ids": []string{"tid-0001"}}, 501)
+	r.buyer("reconcile", b, "POST", "/api/v1/campaigns/1/reconcile", map[string]any{"accepted_ids": []string{"tid-0001"}, "purchase_order": "PO-1"}, 501)
+	r.buyer("export_demographics", b, "POST", "/api/v1/campaigns/1/export_demographics", map[string]any{}, 501)
+
+	// Conventions.
+	r.do("error_401", s.NewRequest(t, "GET", "/api/v1/campaigns", nil), nil, 401)
+	r.buyer("error_404_other_buyer", other, "GET", "/api/v1/campaigns/1", nil, 404)
+	r.buyer("error_405", b, "DELETE", "/api/v1/campaigns/1", nil, 405)
+	req := b.Request(t, "GET", "/api/v1/campaigns", nil)
+	req.Header.Set("Accept", "text/html")
+	r.do("error_406", req, nil, 406)
+	big := `{"name":"` + strings.Repeat("x", 1<<20) + `"}`
+	resp := b.Server().Send(t, b.Request(t, "POST", "/api/v1/campaigns", big))
+	if resp.Status != 413 {
+		t.Fatalf("1 MiB body: %d %s", resp.Status, resp.Body)
+	}
+	r.check("error_413", render(s, b.Request(t, "POST", "/api/v1/campaigns", nil), "{\"name\": \"xxxx… (more than 1 MiB)\"}", resp))
+
+	limited := apptest.Start(t, apptest.Options{RateLimit: 1, RateBurst: 1})
+	lb := limited.NewBuyer(t)
+	lb.Do(t, "GET", "/api/v1/country_languages", nil).Expect(t, 200)
+	lr := newRecorder(t, limited)
+	lr.seen = r.seen
+	lr.buyer("error_429", lb, "GET", "/api/v1/country_languages", nil, 429)
+
+	// Every route has an example.
+	routes := map[string]bool{}
+	for _, name := range goldenNames(t) {
+		if !r.seen[name] {
+			t.Errorf("golden file %s.golden was not recorded by this test: remove it", name)
+		}
+	}
+	for _, d := range docSections {
+		for _, e := range d.entries {
+			for _, g := range e.goldens {
+				if !r.seen[g] {
+					t.Errorf("doc entry %s %s names golden %s, which was not recorded", e.method, e.pattern, g)
+				}
+			}
+			routes[e.method+" "+e.pattern] = true
+		}
+	}
+	for _, rt := range apiRoutes() {
+		if !routes[rt] {
+			t.Errorf("route %s has no entry in docSections", rt)
+		}
+	}
+}
+
+func goldenNames(t *testing.T) []string {
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, strings.TrimSuffix(filepath.Base(f), ".golden"))
+	}
+	sort.Strings(out)
+	return out
+}

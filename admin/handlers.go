@@ -1,0 +1,505 @@
+package admin
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/httpio"
+)
+
+// pathID reads an integer path parameter; anything else is an unknown resource (404).
+func pathID(ctx *fasthttp.RequestCtx, name string) (int64, error) {
+	s, _ := ctx.UserValue(name).(string)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 {
+		return 0, fault.NotFound("not found")
+	}
+	return n, nil
+}
+
+// queryInt reads an integer query parameter; missing (when required) or malformed is a 400.
+func queryInt(ctx *fasthttp.RequestCtx, name string, required bool) (*int, error) {
+	raw := ctx.QueryArgs().Peek(name)
+	if raw == nil || len(raw) == 0 {
+		if required {
+			return nil, fault.BadRequest("query parameter %s is required", name)
+		}
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 32)
+	if err != nil {
+		return nil, fault.BadRequest("query parameter %s must be an integer", name)
+	}
+	v := int(n)
+	return &v, nil
+}
+
+// --- lookups ---
+
+func (a *API) countryLanguages(ctx *fasthttp.RequestCtx, _ persistence.Buyer) error {
+	out, err := a.d.DB.CountryLanguages(ctx)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
+func (a *API) qualifications(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cl, err := queryInt(ctx, "country_language_id", true)
+	if err != nil {
+		return err
+	}
+	out, err := a.d.DB.Qualifications(ctx, b.ID, *cl)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
+func (a *API) qualification(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	qid, err := pathID(ctx, "question_id")
+	if err != nil || qid > maxInt32 {
+		return fault.NotFound("qualification not found")
+	}
+	cl, err := queryInt(ctx, "country_language_id", true)
+	if err != nil {
+		return err
+	}
+	out, err := a.d.DB.Qualification(ctx, b.ID, int(qid), *cl)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
+// --- campaigns ---
+
+func (a *API) listCampaigns(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cl, err := queryInt(ctx, "country_language_id", false)
+	if err != nil {
+		return err
+	}
+	out, err := a.d.DB.Campaigns(ctx, b.ID, cl)
+	if err != nil {
+		return err
+	}
+	for i := range out {
+		out[i].RedirectTestURL = a.redirectTestURL(out[i].ID)
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
+func (a *API) writeCampaign(ctx *fasthttp.RequestCtx, status int, c persistence.CampaignDetail) {
+	c.RedirectTestURL = a.redirectTestURL(c.ID)
+	httpio.WriteJSON(ctx, status, c)
+}
+
+func (a *API) createCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	f, err := DecodeCampaign(ctx.PostBody(), true)
+	if err != nil {
+		return err
+	}
+	c, err := a.d.DB.CreateCampaign(ctx, b.ID, f)
+	if err != nil {
+		return err
+	}
+	a.writeCampaign(ctx, fasthttp.StatusCreated, c)
+	return nil
+}
+
+func (a *API) showCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	id, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	c, err := a.d.DB.Campaign(ctx, b.ID, id)
+	if err != nil {
+		return err
+	}
+	a.writeCampaign(ctx, fasthttp.StatusOK, c)
+	return nil
+}
+
+func (a *API) updateCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	id, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	f, err := DecodeCampaign(ctx.PostBody(), false)
+	if err != nil {
+		return err
+	}
+	c, err := a.d.DB.UpdateCampaign(ctx, b.ID, id, f)
+	if err != nil {
+		return err
+	}
+	a.writeCampaign(ctx, fasthttp.StatusOK, c)
+	return nil
+}
+
+// --- quotas ---
+
+func (a *API) createQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	f, err := DecodeQuota(ctx.PostBody(), true)
+	if err != nil {
+		return err
+	}
+	q, err := a.d.DB.CreateQuota(ctx, b.ID, cid, f)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusCreated, q)
+	return nil
+}
+
+func quotaPath(ctx *fasthttp.RequestCtx) (cid, qid int64, err error) {
+	if cid, err = pathID(ctx, "id"); err != nil {
+		return 0, 0, err
+	}
+	qid, err = pathID(ctx, "quota_id")
+	return cid, qid, err
+}
+
+func (a *API) showQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, qid, err := quotaPath(ctx)
+	if err != nil {
+		return err
+	}
+	q, err := a.d.DB.Quota(ctx, b.ID, cid, qid)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, q)
+	return nil
+}
+
+func (a *API) updateQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, qid, err := quotaPath(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := DecodeQuota(ctx.PostBody(), false)
+	if err != nil {
+		return err
+	}
+	q, err := a.d.DB.UpdateQuota(ctx, b.ID, cid, qid, f)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, q)
+	return nil
+}
+
+func (a *API) deleteQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, qid, err := quotaPath(ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.d.DB.DeleteQuota(ctx, b.ID, cid, qid); err != nil {
+		return err
+	}
+	httpio.NoContent(ctx)
+	return nil
+}
+
+// --- retargeting ---
+
+// campaignSummary is the campaign_retargets answer.
+type campaignSummary struct {
+	ID                int64             `json:"id"`
+	Name              string            `json:"name"`
+	CPI               persistence.Cents `json:"cpi"`
+	DaysInField       int               `json:"days_in_field"`
+	Incidence         int               `json:"incidence"`
+	IsRetarget        bool              `json:"is_retarget"`
+	Status            int               `json:"status"`
+	LengthOfInterview int               `json:"length_of_interview"`
+	TotalRemaining    int64             `json:"total_remaining"`
+	SupplierLink      string            `json:"supplier_link"`
+	RetargetCount     int64             `json:"retarget_count"`
+	IsMaidTargeted    bool              `json:"is_maid_targeted"`
+}
+
+func summarize(c persistence.Campaign) campaignSummary {
+	return campaignSummary{ID: c.ID, Name: c.Name, CPI: c.CPI, DaysInField: c.DaysInField, Incidence: c.Incidence,
+		IsRetarget: c.IsRetarget, Status: c.Status, LengthOfInterview: c.LengthOfInterview,
+		TotalRemaining: c.TotalRemaining, SupplierLink: c.SupplierLink, RetargetCount: c.RetargetCount,
+		IsMaidTargeted: c.IsMaidTargeted}
+}
+
+func (a *API) addRetargets(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	r, err := decodeRetargets(ctx.PostBody(), true, time.Now())
+	if err != nil {
+		return err
+	}
+	c, err := a.d.DB.AddRetargets(ctx, b.ID, cid, r.typ, r.entries, r.expires)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, summarize(c))
+	return nil
+}
+
+func (a *API) removeRetargets(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	r, err := decodeRetargets(ctx.PostBody(), false, time.Now())
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(r.entries))
+	for i, e := range r.entries {
+		ids[i] = e.ID
+	}
+	c, err := a.d.DB.RemoveRetargets(ctx, b.ID, cid, r.typ, ids)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, summarize(c))
+	return nil
+}
+
+// --- exclusions ---
+
+func (a *API) excludeFromCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		PlayerIDs      []string `json:"player_ids"`
+		TransactionIDs []string `json:"transaction_ids"`
+	}
+	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+		return err
+	}
+	if len(in.PlayerIDs) > maxIDs {
+		return fault.Invalid("player_ids", "must have at most %d ids", maxIDs)
+	}
+	if len(in.TransactionIDs) > maxIDs {
+		return fault.Invalid("transaction_ids", "must have at most %d ids", maxIDs)
+	}
+	res, err := a.d.DB.ExcludeFromCampaign(ctx, b.ID, cid, in.PlayerIDs, in.TransactionIDs)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, res)
+	return nil
+}
+
+// --- relationships ---
+
+func (a *API) createRelationship(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	var in struct {
+		CampaignID        *int64 `json:"campaign_id"`
+		RelatedCampaignID *int64 `json:"related_campaign_id"`
+	}
+	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+		return err
+	}
+	switch {
+	case in.CampaignID == nil:
+		return fault.Invalid("campaign_id", "is required")
+	case in.RelatedCampaignID == nil:
+		return fault.Invalid("related_campaign_id", "is required")
+	case *in.CampaignID == *in.RelatedCampaignID:
+		return fault.Invalid("related_campaign_id", "must differ from campaign_id")
+	}
+	r, err := a.d.DB.CreateRelationship(ctx, b.ID, *in.CampaignID, *in.RelatedCampaignID)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusCreated, r)
+	return nil
+}
+
+func (a *API) deleteRelationship(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	id, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	if err := a.d.DB.DeleteRelationship(ctx, b.ID, id); err != nil {
+		return err
+	}
+	httpio.NoContent(ctx)
+	return nil
+}
+
+// --- custom screeners ---
+
+func (a *API) createCustomQualification(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	var in struct {
+		Name              *string `json:"name"`
+		QuestionText      *string `json:"question_text"`
+		AnswerType        *int    `json:"answer_type"`
+		CountryLanguageID *int    `json:"country_language_id"`
+	}
+	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+		return err
+	}
+	text, err := requiredText("question_text", in.QuestionText, maxText)
+	if err != nil {
+		return err
+	}
+	switch {
+	case in.AnswerType == nil:
+		return fault.Invalid("answer_type", "is required")
+	case *in.AnswerType != persistence.AnswerSingle && *in.AnswerType != persistence.AnswerMulti:
+		return fault.Invalid("answer_type", "must be 0 (single select) or 1 (multi select)")
+	case in.CountryLanguageID == nil:
+		return fault.Invalid("country_language_id", "is required")
+	}
+	name, err := optionalText("name", in.Name, maxName)
+	if err != nil {
+		return err
+	}
+	q, err := a.d.DB.CreateCustomQualification(ctx, b.ID, persistence.CustomQualificationFields{
+		Name: name, QuestionText: text, AnswerType: *in.AnswerType, CountryLanguageID: *in.CountryLanguageID})
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusCreated, q)
+	return nil
+}
+
+func (a *API) createCustomAnswer(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	qid, err := pathID(ctx, "question_id")
+	if err != nil || qid > maxInt32 {
+		return fault.NotFound("custom qualification not found")
+	}
+	var in struct {
+		OptionText *string `json:"option_text"`
+	}
+	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+		return err
+	}
+	text, err := requiredText("option_text", in.OptionText, maxText)
+	if err != nil {
+		return err
+	}
+	ans, err := a.d.DB.CreateCustomAnswer(ctx, b.ID, int(qid), text)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusCreated, ans)
+	return nil
+}
+
+type customQualificationBody struct {
+	QuestionID    *int       `json:"question_id"`
+	PreCodeValues flexString `json:"pre_code_values"`
+}
+
+func (a *API) attachCustomQualification(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	var in customQualificationBody
+	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+		return err
+	}
+	if in.QuestionID == nil {
+		return fault.Invalid("question_id", "is required")
+	}
+	if !in.PreCodeValues.set {
+		return fault.Invalid("pre_code_values", "is required")
+	}
+	codes, err := parsePreCodeValues(in.PreCodeValues)
+	if err != nil {
+		return err
+	}
+	q, err := a.d.DB.AttachCustomQualification(ctx, b.ID, cid, *in.QuestionID, codes)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusCreated, q)
+	return nil
+}
+
+func customQualificationPath(ctx *fasthttp.RequestCtx) (cid, id int64, err error) {
+	if cid, err = pathID(ctx, "id"); err != nil {
+		return 0, 0, err
+	}
+	id, err = pathID(ctx, "qualification_id")
+	return cid, id, err
+}
+
+func (a *API) updateCustomQualification(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, id, err := customQualificationPath(ctx)
+	if err != nil {
+		return err
+	}
+	var in customQualificationBody
+	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+		return err
+	}
+	var codes []int
+	if in.PreCodeValues.set {
+		if codes, err = parsePreCodeValues(in.PreCodeValues); err != nil {
+			return err
+		}
+	}
+	q, err := a.d.DB.UpdateCustomQualification(ctx, b.ID, cid, id, codes)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, q)
+	return nil
+}
+
+func (a *API) detachCustomQualification(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, id, err := customQualificationPath(ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.d.DB.DetachCustomQualification(ctx, b.ID, cid, id); err != nil {
+		return err
+	}
+	httpio.NoContent(ctx)
+	return nil
+}
+
+// --- adhoc accounts ---
+
+func (a *API) createAdhocAccount(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	var in struct {
+		BuyerName       *string `json:"buyer_name"`
+		BuyerIdentifier *string `json:"buyer_identifier"`
+	}
+	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+		return err
+	}
+	name, err := optionalText("buyer_name", in.BuyerName, maxName)
+	if err != nil {
+		return err
+	}
+	ident, err := optionalText("buyer_identifier", in.BuyerIdentifier, maxName)
+	if err != nil {
+		return err
+	}
+	acct, err := a.d.DB.CreateAdhocAccount(ctx, b.ID, name, ident)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusCreated, acct)
+	return nil
+}

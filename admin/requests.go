@@ -1,0 +1,443 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/httpio"
+)
+
+// Limits of request values not fixed by the contract.
+const (
+	maxIDs         = 10_000 // ids in one array of one request (CONTRACT §2)
+	maxName        = 255
+	maxText        = 1000
+	maxInt32       = math.MaxInt32
+	maxCPICents    = 1_000_000 // a 10,000.00 USD bid
+	maxDaysInField = 365
+)
+
+// decimal is a JSON number, or a string holding one, in USD; it is kept in cents.
+type decimal struct {
+	set   bool
+	cents persistence.Cents
+}
+
+var floatType = reflect.TypeOf(0.0)
+
+func (d *decimal) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*d = decimal{}
+		return nil
+	}
+	text := string(b)
+	if b[0] == '"' {
+		if err := json.Unmarshal(b, &text); err != nil {
+			return err
+		}
+		text = strings.TrimSpace(text)
+	}
+	r, ok := new(big.Rat).SetString(text)
+	if !ok || strings.Contains(text, "/") {
+		return &json.UnmarshalTypeError{Value: "string", Type: floatType}
+	}
+	r.Mul(r, big.NewRat(100, 1))
+	// round half away from zero to whole cents
+	num, den := r.Num(), r.Denom()
+	q, m := new(big.Int).QuoRem(num, den, new(big.Int))
+	if new(big.Int).Mul(new(big.Int).Abs(m), big.NewInt(2)).Cmp(den) >= 0 {
+		if num.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	if !q.IsInt64() || q.Int64() > maxCPICents || q.Int64() < -maxCPICents {
+		d.set, d.cents = true, maxCPICents+1
+		return nil
+	}
+	d.set, d.cents = true, persistence.Cents(q.Int64())
+	return nil
+}
+
+// flexString is a string that also accepts a JSON number (kept as its literal).
+type flexString struct {
+	set   bool
+	value string
+}
+
+var stringType = reflect.TypeOf("")
+
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*f = flexString{}
+	case b[0] == '"':
+		f.set = true
+		return json.Unmarshal(b, &f.value)
+	case b[0] == '-' || (b[0] >= '0' && b[0] <= '9'):
+		f.set, f.value = true, string(b)
+	default:
+		return &json.UnmarshalTypeError{Value: "value", Type: stringType}
+	}
+	return nil
+}
+
+// campaignBody is the body of campaign create and update.
+type campaignBody struct {
+	Name              *string                     `json:"name"`
+	CPI               decimal                     `json:"cpi"`
+	DaysInField       *int                        `json:"days_in_field"`
+	Incidence         *int                        `json:"incidence"`
+	LengthOfInterview *int                        `json:"length_of_interview"`
+	CountryLanguageID *int                        `json:"country_language_id"`
+	SupplierLink      *string                     `json:"supplier_link"`
+	MaxDailyCompletes persistence.Nullable[int]   `json:"max_daily_completes"`
+	ReentryInterval   persistence.Nullable[int]   `json:"reentry_interval"`
+	IsRetarget        *bool                       `json:"is_retarget"`
+	SupportedDevices  *[]int                      `json:"supported_devices"`
+	BuyerAccountID    persistence.Nullable[int64] `json:"buyer_account_id"`
+	ProjectID         *int64                      `json:"project_id"`
+	Status            *int                        `json:"status"`
+}
+
+// DecodeCampaign decodes and validates a campaign create (create true) or update body.
+// What needs the database (country language, adhoc account, project, status rules) is
+// checked when it is stored.
+func DecodeCampaign(body []byte, create bool) (persistence.CampaignFields, error) {
+	var in campaignBody
+	if err := httpio.DecodeJSON(body, &in); err != nil {
+		return persistence.CampaignFields{}, err
+	}
+	f := persistence.CampaignFields{
+		Name: in.Name, DaysInField: in.DaysInField, Incidence: in.Incidence, LengthOfInterview: in.LengthOfInterview,
+		CountryLanguageID: in.CountryLanguageID, SupplierLink: in.SupplierLink, MaxDailyCompletes: in.MaxDailyCompletes,
+		ReentryInterval: in.ReentryInterval, IsRetarget: in.IsRetarget, SupportedDevices: in.SupportedDevices,
+		BuyerAccountID: in.BuyerAccountID,
+	}
+	if create {
+		f.ProjectID = in.ProjectID
+		for _, req := range []struct {
+			field string
+			set   bool
+		}{{"name", in.Name != nil}, {"incidence", in.Incidence != nil}, {"length_of_interview", in.LengthOfInterview != nil},
+			{"country_language_id", in.CountryLanguageID != nil}, {"supplier_link", in.SupplierLink != nil}} {
+			if !req.set {
+				return f, fault.Invalid(req.field, "is required")
+			}
+		}
+	} else {
+		f.Status = in.Status
+	}
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		if n := utf8.RuneCountInString(name); n < 1 || n > maxName {
+			return f, fault.Invalid("name", "must be 1 to %d characters", maxName)
+		}
+		f.Name = &name
+	}
+	if in.CPI.set {
+		if in.CPI.cents < 0 || in.CPI.cents > maxCPICents {
+			return f, fault.Invalid("cpi", "must be between 0 and 10000")
+		}
+		c := in.CPI.cents
+		f.CPIBid = &c
+	}
+	if err := between("incidence", in.Incidence, 1, 100); err != nil {
+		return f, err
+	}
+	if err := between("length_of_interview", in.LengthOfInterview, 1, 120); err != nil {
+		return f, err
+	}
+	if err := between("days_in_field", in.DaysInField, 1, maxDaysInField); err != nil {
+		return f, err
+	}
+	if in.CountryLanguageID != nil && *in.CountryLanguageID < 1 {
+		return f, fault.Invalid("country_language_id", "is not a known country language")
+	}
+	if in.SupplierLink != nil {
+		link := strings.TrimSpace(*in.SupplierLink)
+		if msg := ValidateSupplierLink(link); msg != "" {
+			return f, fault.Invalid("supplier_link", "%s", msg)
+		}
+		f.SupplierLink = &link
+	}
+	if in.MaxDailyCompletes.Valid {
+		if err := between("max_daily_completes", &in.MaxDailyCompletes.V, 1, maxInt32); err != nil {
+			return f, fault.Invalid("max_daily_completes", "must be null or between 1 and %d", maxInt32)
+		}
+	}
+	if in.ReentryInterval.Valid {
+		if err := between("reentry_interval", &in.ReentryInterval.V, 0, maxInt32); err != nil {
+			return f, fault.Invalid("reentry_interval", "must be null or between 0 and %d minutes", maxInt32)
+		}
+	}
+	if in.SupportedDevices != nil {
+		for _, d := range *in.SupportedDevices {
+			if d < 0 || d > 2 {
+				return f, fault.Invalid("supported_devices", "may only contain 0 (tablet), 1 (mobile) and 2 (desktop)")
+			}
+		}
+	}
+	if in.BuyerAccountID.Valid && in.BuyerAccountID.V < 1 {
+		return f, fault.Invalid("buyer_account_id", "is not an adhoc account of this buyer")
+	}
+	if in.ProjectID != nil && create && *in.ProjectID < 1 {
+		return f, fault.Invalid("project_id", "is not a project of this buyer")
+	}
+	if in.Status != nil && !create {
+		if s := *in.Status; s != persistence.StatusActive && s != persistence.StatusComplete && s != persistence.StatusPaused {
+			return f, fault.Invalid("status", "must be 2 (active), 3 (complete) or 5 (paused)")
+		}
+	}
+	return f, nil
+}
+
+func between(field string, v *int, lo, hi int) error {
+	if v != nil && (*v < lo || *v > hi) {
+		return fault.Invalid(field, "must be between %d and %d", lo, hi)
+	}
+	return nil
+}
+
+// quotaBody is the body of quota create and update.
+type quotaBody struct {
+	Name                   persistence.Nullable[string] `json:"name"`
+	NumRespondents         *int                         `json:"num_respondents"`
+	IsClickBalanced        *bool                        `json:"is_click_balanced"`
+	IsGlobal               *bool                        `json:"is_global"`
+	CampaignQualifications *[]qualificationBody         `json:"campaign_qualifications"`
+}
+
+type qualificationBody struct {
+	QuestionID *int               `json:"question_id"`
+	PreCodes   *[]json.RawMessage `json:"pre_codes"`
+}
+
+// DecodeQuota decodes and validates a quota create (create true) or update body. Whether
+// each question and pre_code exists is checked when it is stored.
+func DecodeQuota(body []byte, create bool) (persistence.QuotaFields, error) {
+	var in quotaBody
+	if err := httpio.DecodeJSON(body, &in); err != nil {
+		return persistence.QuotaFields{}, err
+	}
+	f := persistence.QuotaFields{Name: in.Name, NumRespondents: in.NumRespondents,
+		IsClickBalanced: in.IsClickBalanced, IsGlobal: in.IsGlobal}
+	if create && in.NumRespondents == nil {
+		return f, fault.Invalid("num_respondents", "is required")
+	}
+	if create && in.CampaignQualifications == nil {
+		return f, fault.Invalid("campaign_qualifications", "is required")
+	}
+	if in.Name.Valid {
+		name := strings.TrimSpace(in.Name.V)
+		if utf8.RuneCountInString(name) > maxName {
+			return f, fault.Invalid("name", "must be at most %d characters", maxName)
+		}
+		f.Name.V = name
+	}
+	if in.NumRespondents != nil && (*in.NumRespondents < 1 || *in.NumRespondents > maxInt32) {
+		return f, fault.Invalid("num_respondents", "must be at least 1")
+	}
+	if in.CampaignQualifications == nil {
+		return f, nil
+	}
+	quals := *in.CampaignQualifications
+	if len(quals) > 100 {
+		return f, fault.Invalid("campaign_qualifications", "must have at most 100 entries")
+	}
+	f.Qualifications = make([]persistence.QualificationInput, 0, len(quals))
+	seen := map[int]bool{}
+	for i, q := range quals {
+		field := fmt.Sprintf("campaign_qualifications[%d]", i)
+		if q.QuestionID == nil {
+			return f, fault.Invalid(field+".question_id", "is required")
+		}
+		if seen[*q.QuestionID] {
+			return f, fault.Invalid(field+".question_id", "repeats question %d", *q.QuestionID)
+		}
+		seen[*q.QuestionID] = true
+		if q.PreCodes == nil || len(*q.PreCodes) == 0 {
+			return f, fault.Invalid(field+".pre_codes", "must be a non-empty array")
+		}
+		if len(*q.PreCodes) > maxIDs {
+			return f, fault.Invalid(field+".pre_codes", "must have at most %d values", maxIDs)
+		}
+		codes := make([]persistence.PreCode, len(*q.PreCodes))
+		for j, raw := range *q.PreCodes {
+			raw = bytes.TrimSpace(raw)
+			switch {
+			case len(raw) > 0 && raw[0] == '"':
+				var s string
+				if err := json.Unmarshal(raw, &s); err != nil {
+					return f, fault.BadRequest("request body is not valid JSON")
+				}
+				codes[j] = persistence.PreCode{Text: s}
+			case len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')):
+				codes[j] = persistence.PreCode{Text: string(raw), Number: true}
+			default:
+				return f, fault.Invalid(fmt.Sprintf("%s.pre_codes[%d]", field, j), "must be an integer or a string")
+			}
+		}
+		f.Qualifications = append(f.Qualifications, persistence.QualificationInput{QuestionID: *q.QuestionID, PreCodes: codes})
+	}
+	return f, nil
+}
+
+// retargetBody is the body of both campaign_retargets routes. Each retargeting id may be
+// an object {"id", "replacement_id"} or a plain string.
+type retargetBody struct {
+	RetargetingType *int               `json:"retargeting_type"`
+	RetargetingIDs  *[]json.RawMessage `json:"retargeting_ids"`
+	ExpirationDate  *string            `json:"expiration_date"`
+}
+
+type retargetRequest struct {
+	typ     int
+	entries []persistence.RetargetEntry
+	expires time.Time
+}
+
+// decodeRetargets decodes a campaign_retargets body; add says whether it adds records (and
+// may carry replacement ids and an expiration date).
+func decodeRetargets(body []byte, add bool, now time.Time) (retargetRequest, error) {
+	var in retargetBody
+	if err := httpio.DecodeJSON(body, &in); err != nil {
+		return retargetRequest{}, err
+	}
+	var r retargetRequest
+	if in.RetargetingType == nil {
+		return r, fault.Invalid("retargeting_type", "is required")
+	}
+	if r.typ = *in.RetargetingType; r.typ < 0 || r.typ > 3 {
+		return r, fault.Invalid("retargeting_type", "must be 0 (transaction id), 1 (respondent id), 2 (device id) or 3 (hashed mobile ad id)")
+	}
+	if in.RetargetingIDs == nil || len(*in.RetargetingIDs) == 0 {
+		return r, fault.Invalid("retargeting_ids", "must be a non-empty array")
+	}
+	if len(*in.RetargetingIDs) > maxIDs {
+		return r, fault.Invalid("retargeting_ids", "must have at most %d ids", maxIDs)
+	}
+	r.entries = make([]persistence.RetargetEntry, len(*in.RetargetingIDs))
+	for i, raw := range *in.RetargetingIDs {
+		field := fmt.Sprintf("retargeting_ids[%d]", i)
+		var e struct {
+			ID            *string `json:"id"`
+			ReplacementID *string `json:"replacement_id"`
+		}
+		raw = bytes.TrimSpace(raw)
+		if len(raw) > 0 && raw[0] == '"' {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return r, fault.BadRequest("request body is not valid JSON")
+			}
+			e.ID = &s
+		} else if len(raw) > 0 && raw[0] == '{' {
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return r, fault.Invalid(field, "must be an object with string id and replacement_id")
+			}
+		} else {
+			return r, fault.Invalid(field, "must be an object with a string id, or a string")
+		}
+		if e.ID == nil || strings.TrimSpace(*e.ID) == "" {
+			return r, fault.Invalid(field+".id", "is required")
+		}
+		id := strings.TrimSpace(*e.ID)
+		if len(id) > maxName {
+			return r, fault.Invalid(field+".id", "must be at most %d characters", maxName)
+		}
+		if r.typ == persistence.RetargetHashedMAID && !isSHA1Hex(id) {
+			return r, fault.Invalid(field+".id", "must be a hashed mobile ad id: the 40-digit hexadecimal SHA-1 of the upper-cased ad id")
+		}
+		if e.ReplacementID != nil {
+			if !add {
+				return r, fault.Invalid(field+".replacement_id", "is only accepted when adding records")
+			}
+			if len(*e.ReplacementID) > maxName {
+				return r, fault.Invalid(field+".replacement_id", "must be at most %d characters", maxName)
+			}
+		}
+		r.entries[i] = persistence.RetargetEntry{ID: id, ReplacementID: e.ReplacementID}
+	}
+	r.expires = now.Add(30 * 24 * time.Hour)
+	if in.ExpirationDate != nil {
+		if !add {
+			return r, fault.Invalid("expiration_date", "is only accepted when adding records")
+		}
+		d, err := time.Parse("1-2-2006", strings.TrimSpace(*in.ExpirationDate))
+		if err != nil {
+			return r, fault.Invalid("expiration_date", "must be a date as month-day-year, e.g. 12-31-2026")
+		}
+		// The record lasts through the whole given day (UTC).
+		r.expires = d.AddDate(0, 0, 1)
+		if !r.expires.After(now) {
+			return r, fault.Invalid("expiration_date", "must not be in the past")
+		}
+	}
+	return r, nil
+}
+
+func isSHA1Hex(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// parsePreCodeValues parses a custom screener's pre_code_values: one pre_code or several
+// separated by commas ("1", "1,2").
+func parsePreCodeValues(v flexString) ([]int, error) {
+	parts := strings.Split(v.value, ",")
+	if len(parts) > maxIDs {
+		return nil, fault.Invalid("pre_code_values", "must have at most %d pre_codes", maxIDs)
+	}
+	out := make([]int, 0, len(parts))
+	for _, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 {
+			return nil, fault.Invalid("pre_code_values", "must be a pre_code or a comma-separated list of pre_codes, e.g. \"1,2\"")
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// requiredText validates a required free-text field.
+func requiredText(field string, v *string, max int) (string, error) {
+	if v == nil || strings.TrimSpace(*v) == "" {
+		return "", fault.Invalid(field, "is required")
+	}
+	s := strings.TrimSpace(*v)
+	if utf8.RuneCountInString(s) > max {
+		return "", fault.Invalid(field, "must be at most %d characters", max)
+	}
+	return s, nil
+}
+
+// optionalText validates an optional free-text field.
+func optionalText(field string, v *string, max int) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	s := strings.TrimSpace(*v)
+	if utf8.RuneCountInString(s) > max {
+		return "", fault.Invalid(field, "must be at most %d characters", max)
+	}
+	return s, nil
+}
