@@ -1,0 +1,55 @@
+package engine_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/synth"
+)
+
+// BenchmarkBuild measures building the snapshot of a whole market and
+// reports the index memory per campaign two ways: the engine's own estimate
+// (index-B/campaign) and the live heap the snapshot adds (heap-B/campaign).
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
+			cs := synth.Market(n, 1)
+			ctr := engine.NewCounters()
+			engine.Build(cs, ctr) // counters exist from here on: measure the index alone
+			var s *engine.Snapshot
+			b.ReportAllocs()
+			for b.Loop() {
+				s = engine.Build(cs, ctr)
+			}
+			b.ReportMetric(float64(s.IndexBytes())/float64(n), "index-B/campaign")
+			b.ReportMetric(float64(heapOf(func() any { return engine.Build(cs, ctr) }))/float64(n), "heap-B/campaign")
+		})
+	}
+}
+
+// BenchmarkWith measures the copy-on-write update of one campaign in a
+// market of 10,000 (a rebuild of its country partition).
+func BenchmarkWith(b *testing.B) {
+	cs := synth.Market(10_000, 1)
+	s := engine.Build(cs, nil)
+	changed := []engine.Campaign{cs[42]}
+	changed[0].CPICents++
+	b.ReportAllocs()
+	for b.Loop() {
+		s.With(changed, nil)
+	}
+}
+
+// heapOf returns the live heap bytes held by what build returns.
+func heapOf(build func() any) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	return after.HeapAlloc - before.HeapAlloc
+}

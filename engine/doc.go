@@ -1,0 +1,16 @@
+// Package engine decides which campaigns a participant may enter and in what
+// order they are offered.
+//
+// The engine keeps an immutable Snapshot of every active campaign behind an
+// atomic pointer. A snapshot is partitioned by country; each partition holds
+// an inverted conjunction index (after Whang et al., "Indexing Boolean
+// Expressions", VLDB 2009) from (question, answer) to (quota, condition bit).
+// Live counters (completes, sessions in progress, entries, daily completes,
+// outcome statistics) sit beside the snapshot in atomics, so a count never
+// forces a rebuild. Matching is a pure function of (snapshot, counters,
+// participant, now) and allocates nothing in steady state.
+//
+// The package uses only the standard library and knows nothing of HTTP or
+// SQL: persistence hands campaigns in as plain structs (Campaign) and the
+// supply interface hands participants in as Participant values.
+package engine

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Engine publishes the current Snapshot to concurrent matchers. Readers load
+// it with one atomic read; writers build a new snapshot copy-on-write and
+// swap it in, so matching never waits for a rebuild.
+type Engine struct {
+	snap     atomic.Pointer[Snapshot]
+	counters *Counters
+	writeMu  sync.Mutex // serializes Apply so no update is lost
+	scratch  sync.Pool  // *scratch, reused across matches
+}
+
+// New returns an engine with an empty snapshot over counters (a new set when
+// nil).
+func New(counters *Counters) *Engine {
+	if counters == nil {
+		counters = NewCounters()
+	}
+	e := &Engine{counters: counters}
+	e.snap.Store(Build(nil, counters))
+	return e
+}
+
+// Counters returns the live counters the engine matches against.
+func (e *Engine) Counters() *Counters { return e.counters }
+
+// Snapshot returns the snapshot matchers currently see.
+func (e *Engine) Snapshot() *Snapshot { return e.snap.Load() }
+
+// Load replaces every campaign: it builds a snapshot of campaigns and
+// publishes it.
+func (e *Engine) Load(campaigns []Campaign) {
+	s := Build(campaigns, e.counters)
+	e.writeMu.Lock()
+	e.snap.Store(s)
+	e.writeMu.Unlock()
+}
+
+// Apply publishes a snapshot in which changed campaigns replace their former
+// definitions and removed ones are gone (see Snapshot.With).
+func (e *Engine) Apply(changed []Campaign, removed []int64) {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	e.snap.Store(e.snap.Load().With(changed, removed))
+}

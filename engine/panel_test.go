@@ -1,0 +1,120 @@
+package engine_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/switchboard/switchboard/engine"
+)
+
+func TestPanelUpsertMerges(t *testing.T) {
+	pl := engine.NewPanel()
+	if _, err := pl.Upsert(1, "u", engine.Participant{}, ruleNow); err != engine.ErrNoParticipantID {
+		t.Fatalf("new participant without id: %v", err)
+	}
+	_, err := pl.Upsert(1, "u", engine.Participant{ID: 5, CountryID: 1, DeviceID: "abc", Answers: []engine.Answer{
+		{QuestionID: engine.QuestionZip, Text: " sw1a 1aa"},
+		{QuestionID: engine.QuestionAge, Codes: []int32{30}},
+	}}, ruleNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := pl.Get(1, "u")
+	p, err := pl.Upsert(1, "u", engine.Participant{CountryID: 1, Answers: []engine.Answer{
+		{QuestionID: engine.QuestionGender, Codes: []int32{2}},
+		{QuestionID: engine.QuestionAge, Codes: []int32{31}},
+	}}, ruleNow+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ID != 5 || p.DeviceID != "abc" || p.DeviceIDHash != engine.HashDeviceID("abc") {
+		t.Fatalf("identity lost: %+v", p)
+	}
+	want := []engine.Answer{
+		{QuestionID: engine.QuestionAge, Codes: []int32{31}},
+		{QuestionID: engine.QuestionGender, Codes: []int32{2}},
+		{QuestionID: engine.QuestionZip, Text: "SW1A1AA"},
+	}
+	if len(p.Answers) != len(want) {
+		t.Fatalf("answers %+v", p.Answers)
+	}
+	for i := range want {
+		if p.Answers[i].QuestionID != want[i].QuestionID || p.Answers[i].Text != want[i].Text ||
+			len(p.Answers[i].Codes) != len(want[i].Codes) || (len(want[i].Codes) > 0 && p.Answers[i].Codes[0] != want[i].Codes[0]) {
+			t.Fatalf("answer %d = %+v, want %+v", i, p.Answers[i], want[i])
+		}
+	}
+	if first.Answers[0].Codes[0] != 30 {
+		t.Fatal("an update modified the earlier copy")
+	}
+	if _, ok := pl.Get(2, "u"); ok {
+		t.Fatal("the publisher is part of the key")
+	}
+	if got, ok := pl.GetByID(5); !ok || got != p {
+		t.Fatal("GetByID")
+	}
+	if pl.Len() != 1 {
+		t.Fatalf("Len %d", pl.Len())
+	}
+}
+
+func TestPanelEntriesAndActivity(t *testing.T) {
+	pl := engine.NewPanel()
+	pl.Upsert(1, "u", engine.Participant{ID: 5, CountryID: 1}, ruleNow-40*86400)
+	before, _ := pl.GetByID(5)
+	for _, e := range []engine.Entry{{30, ruleNow - 86400}, {10, ruleNow - 2*86400}, {30, ruleNow}, {20, ruleNow - 5*86400}, {10, ruleNow - 3*86400}} {
+		if !pl.RecordEntry(5, e.CampaignID, e.At) {
+			t.Fatal("RecordEntry on a known participant")
+		}
+	}
+	p, _ := pl.GetByID(5)
+	want := []engine.Entry{{10, ruleNow - 2*86400}, {20, ruleNow - 5*86400}, {30, ruleNow}}
+	if len(p.Entries) != 3 || p.Entries[0] != want[0] || p.Entries[1] != want[1] || p.Entries[2] != want[2] {
+		t.Fatalf("entries %v, want %v", p.Entries, want)
+	}
+	if len(before.Entries) != 0 {
+		t.Fatal("copy-on-write broken")
+	}
+	if pl.RecordEntry(6, 1, ruleNow) {
+		t.Fatal("RecordEntry on an unknown participant")
+	}
+	a, _ := pl.Activity(5)
+	if a.LastActive != ruleNow {
+		t.Fatalf("LastActive %d", a.LastActive)
+	}
+	// Active on days now, −1, −2, −3, −5 (−40 is outside the bitmap).
+	if got := a.ActiveDays(ruleNow, 30); got != 5 {
+		t.Fatalf("ActiveDays = %d, want 5", got)
+	}
+	if got := a.ActiveDays(ruleNow+2*86400, 3); got != 1 { // window: days +2, +1, 0
+		t.Fatalf("ActiveDays shifted = %d, want 1", got)
+	}
+	n := 0
+	pl.Range(func(p *engine.Participant, a engine.Activity) bool { n++; return true })
+	if n != 1 {
+		t.Fatalf("Range saw %d", n)
+	}
+}
+
+func TestPanelConcurrent(t *testing.T) {
+	pl := engine.NewPanel()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				id := int64(i%50 + 1)
+				pl.Upsert(int64(i%2), string(rune('a'+i%50)), engine.Participant{ID: id + int64(i%2)*1000, CountryID: 1}, ruleNow)
+				pl.RecordEntry(id, int64(w*1000+i), ruleNow+int64(i))
+				pl.Get(0, "a")
+				pl.Range(func(*engine.Participant, engine.Activity) bool { return false })
+			}
+		}()
+	}
+	wg.Wait()
+	p, _ := pl.GetByID(1)
+	if len(p.Entries) != 8*4 { // ids 1 gets i = 0, 50, 100, 150 from each writer
+		t.Fatalf("entries lost: %d", len(p.Entries))
+	}
+}
