@@ -1,0 +1,146 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PostbackChannel is the NOTIFY channel that wakes every process's postback worker when a
+// postback is enqueued; the payload is empty.
+const PostbackChannel = "switchboard_postback"
+
+// Postback kinds: at most one of each per transaction id.
+const (
+	PostbackOutcome  = "outcome"  // the first valid callback's outcome
+	PostbackReversal = "reversal" // a rejected (or reconciled-away) complete
+)
+
+// Postback is one server-to-server notification to a supply partner, fully built and signed
+// by the caller (router/payout).
+type Postback struct {
+	TID         string
+	Kind        string // PostbackOutcome or PostbackReversal
+	PublisherID int64
+	URL         string // the signed GET URL; empty: the publisher takes no postbacks
+}
+
+// EnqueuePostback stores p in the outbox inside the caller's transaction, so that it exists
+// exactly when the outcome, rejection or reconciliation it announces does, and wakes the
+// workers when tx commits. (TID, Kind) is the idempotency key: a postback already enqueued
+// is left as it is. A postback without a URL is not stored.
+func EnqueuePostback(ctx context.Context, tx pgx.Tx, p Postback) error {
+	return EnqueuePostbacks(ctx, tx, []Postback{p})
+}
+
+// EnqueuePostbacks is EnqueuePostback for many postbacks in one statement (reject_completes
+// and reconcile reverse thousands at once).
+func EnqueuePostbacks(ctx context.Context, tx pgx.Tx, ps []Postback) error {
+	n := 0
+	tids, kinds, pubs, urls := make([]string, 0, len(ps)), make([]string, 0, len(ps)), make([]int64, 0, len(ps)), make([]string, 0, len(ps))
+	for _, p := range ps {
+		if p.URL == "" {
+			continue
+		}
+		tids, kinds, pubs, urls = append(tids, p.TID), append(kinds, p.Kind), append(pubs, p.PublisherID), append(urls, p.URL)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[])
+		ON CONFLICT (tid, kind) DO NOTHING`, tids, kinds, pubs, urls)
+	if err != nil || tag.RowsAffected() == 0 {
+		return err
+	}
+	_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, PostbackChannel)
+	return err
+}
+
+// ClaimedPostback is an outbox row a worker holds a lease on.
+type ClaimedPostback struct {
+	ID          int64
+	TID         string
+	Kind        string
+	PublisherID int64
+	URL         string
+	Attempts    int // including the one this claim is for
+	CreatedAt   time.Time
+}
+
+// ClaimPostbacks leases up to limit due postbacks: rows locked by another claimer are
+// skipped, and each claimed row's next_attempt_at moves lease ahead, so no other worker
+// takes it while this one delivers, and a worker that dies mid-delivery leaves it to be
+// claimed again once the lease runs out (at-least-once).
+func (db *DB) ClaimPostbacks(ctx context.Context, limit int, lease time.Duration) ([]ClaimedPostback, error) {
+	rows, err := db.Pool.Query(ctx, `WITH due AS (
+			SELECT id FROM postback_outbox
+			WHERE delivered_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now()
+			ORDER BY next_attempt_at LIMIT $1
+			FOR UPDATE SKIP LOCKED)
+		UPDATE postback_outbox o
+		SET attempts = o.attempts + 1, next_attempt_at = now() + $2::bigint * interval '1 microsecond'
+		FROM due WHERE o.id = due.id
+		RETURNING o.id, o.tid, o.kind, o.publisher_id, o.url, o.attempts, o.created_at`,
+		limit, lease.Microseconds())
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedPostback, error) {
+		var c ClaimedPostback
+		err := r.Scan(&c.ID, &c.TID, &c.Kind, &c.PublisherID, &c.URL, &c.Attempts, &c.CreatedAt)
+		return c, err
+	})
+	return out, classify(err)
+}
+
+// MarkPostbackDelivered records a 2xx answer. The first delivery's time stands.
+func (db *DB) MarkPostbackDelivered(ctx context.Context, id int64) error {
+	_, err := db.Pool.Exec(ctx, `UPDATE postback_outbox SET delivered_at = now(), last_error = NULL
+		WHERE id = $1 AND delivered_at IS NULL`, id)
+	return classify(err)
+}
+
+// MarkPostbackFailed records a failed attempt of claim c: the next attempt comes after
+// retryIn, but no later than window after the row was created; an attempt failing at or
+// after that point dead-letters the row. The row is left alone when c's lease was lost (a
+// later claim or a delivery got there first). It reports whether the row is now dead.
+// errText must be short and carry no secret.
+func (db *DB) MarkPostbackFailed(ctx context.Context, c ClaimedPostback, retryIn, window time.Duration, errText string) (dead bool, err error) {
+	err = db.Pool.QueryRow(ctx, `UPDATE postback_outbox SET last_error = $3,
+			dead_at = CASE WHEN now() >= created_at + $4::bigint * interval '1 microsecond' THEN now() END,
+			next_attempt_at = LEAST(now() + $2::bigint * interval '1 microsecond',
+				created_at + $4::bigint * interval '1 microsecond')
+		WHERE id = $1 AND attempts = $5 AND delivered_at IS NULL AND dead_at IS NULL
+		RETURNING dead_at IS NOT NULL`,
+		c.ID, retryIn.Microseconds(), errText, window.Microseconds(), c.Attempts).Scan(&dead)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return dead, classify(err)
+}
+
+// PostbackStats counts the outbox for /metrics.
+type PostbackStats struct {
+	Pending       int64         // neither delivered nor dead
+	Dead          int64         // dead-lettered
+	OldestPending time.Duration // age of the oldest pending row, 0 when none
+}
+
+// PostbackStats reads the outbox's counts.
+func (db *DB) PostbackStats(ctx context.Context) (PostbackStats, error) {
+	var s PostbackStats
+	var oldest float64
+	// Each part reads one partial index; delivered rows, the bulk of the table, are not read.
+	err := db.Pool.QueryRow(ctx, `WITH pending AS (
+			SELECT created_at FROM postback_outbox WHERE delivered_at IS NULL AND dead_at IS NULL)
+		SELECT (SELECT count(*) FROM pending),
+			(SELECT count(*) FROM postback_outbox WHERE dead_at IS NOT NULL),
+			COALESCE(EXTRACT(EPOCH FROM now() - (SELECT min(created_at) FROM pending)), 0)::float8`).
+		Scan(&s.Pending, &s.Dead, &oldest)
+	s.OldestPending = time.Duration(oldest * float64(time.Second))
+	return s, classify(err)
+}

@@ -1,0 +1,308 @@
+// Package entrytoken signs and verifies the compact tokens the supply interface hands out in
+// offer_entry_url, the profiler URL and support_url (CONTRACT §6, §9).
+//
+// A token is base64url(payload) "." base64url(tag), both without padding, where tag is the
+// first 16 bytes of HMAC-SHA256(service key, payload). The payload is binary:
+//
+//	version   1 byte (1)
+//	kind      1 byte (KindOffer, KindProfile, KindSupport)
+//	publisher uvarint
+//	participant uvarint (0: not impaneled yet)
+//	campaign  uvarint (0 for profile and response-wide support tokens)
+//	device    1 byte (supply device_type 1 mobile, 2 desktop, 3 tablet)
+//	expires   uvarint (unix seconds)
+//	nonce     8 bytes
+//	device id 1 byte length + bytes (at most MaxString)
+//	user id   1 byte length + bytes (at most MaxString; set on profile tokens, whose
+//	          participant has no id yet)
+//
+// Signing allocates only the returned string (AppendToken allocates nothing when dst has
+// room); verification is constant-time in the tag.
+package entrytoken
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding"
+	"encoding/base64"
+	"encoding/binary"
+	"hash"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/switchboard/switchboard/engine/fault"
+)
+
+// Kinds of token.
+const (
+	KindOffer   uint8 = 1 // offer_entry_url: enter CampaignID
+	KindProfile uint8 = 2 // the hosted profiler of an unprofiled participant
+	KindSupport uint8 = 3 // support_url of a session
+)
+
+const (
+	version = 1
+	// TagSize is the number of HMAC-SHA256 bytes kept.
+	TagSize = 16
+	// MaxString is the longest device or user identifier a token carries; Sign truncates
+	// longer ones, so callers reject them first.
+	MaxString = 255
+	// TTL is how long a token is valid (CONTRACT §6: 30 minutes).
+	TTL = 30 * 60
+	// MinKeySize is the shortest service key accepted.
+	MinKeySize = 16
+	// maxPayload bounds the binary payload: fixed part plus two strings.
+	maxPayload = 2 + 3*binary.MaxVarintLen64 + 1 + binary.MaxVarintLen64 + 8 + 2 + 2*MaxString
+	// MaxTokenLen bounds the length of a token string.
+	MaxTokenLen = (maxPayload*4+2)/3 + 1 + (TagSize*4+2)/3
+)
+
+// Claims is what a token names.
+type Claims struct {
+	Kind          uint8
+	PublisherID   int64
+	ParticipantID int64
+	CampaignID    int64
+	DeviceType    uint8
+	Expires       int64 // unix seconds
+	Nonce         uint64
+	DeviceID      string
+	UserID        string
+}
+
+// Key is a prepared service key: the SHA-256 states after the HMAC pads are computed once,
+// so a token costs the hashing of its payload only.
+type Key struct {
+	inner, outer []byte // marshaled SHA-256 states after ipad and opad
+	pool         sync.Pool
+}
+
+// hashPair is pooled working state; payloads are copied into buf so that nothing on the
+// caller's stack escapes through the hash.Hash interface.
+type hashPair struct {
+	in, out hash.Hash
+	buf     []byte
+	sum     []byte
+}
+
+// NewKey prepares a service key (at least MinKeySize bytes; keys over 64 bytes are hashed
+// first, as HMAC does).
+func NewKey(secret []byte) *Key {
+	if len(secret) > 64 {
+		s := sha256.Sum256(secret)
+		secret = s[:]
+	}
+	var ipad, opad [64]byte
+	copy(ipad[:], secret)
+	copy(opad[:], secret)
+	for i := range ipad {
+		ipad[i] ^= 0x36
+		opad[i] ^= 0x5c
+	}
+	k := new(Key)
+	k.inner = padState(ipad[:])
+	k.outer = padState(opad[:])
+	return k
+}
+
+func padState(pad []byte) []byte {
+	h := sha256.New()
+	h.Write(pad)
+	st, err := h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		panic("entrytoken: sha256 state: " + err.Error())
+	}
+	return st
+}
+
+// mac is HMAC-SHA256 over payload.
+func (k *Key) mac(payload []byte) [32]byte {
+	hp, _ := k.pool.Get().(*hashPair)
+	if hp == nil {
+		hp = &hashPair{in: sha256.New(), out: sha256.New(), buf: make([]byte, 0, maxPayload), sum: make([]byte, 0, 32)}
+	}
+	if err := hp.in.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.inner); err != nil {
+		panic("entrytoken: sha256 state: " + err.Error())
+	}
+	hp.buf = append(hp.buf[:0], payload...)
+	hp.in.Write(hp.buf)
+	hp.sum = hp.in.Sum(hp.sum[:0])
+	if err := hp.out.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.outer); err != nil {
+		panic("entrytoken: sha256 state: " + err.Error())
+	}
+	hp.out.Write(hp.sum)
+	hp.sum = hp.out.Sum(hp.sum[:0])
+	var sum [32]byte
+	copy(sum[:], hp.sum)
+	k.pool.Put(hp)
+	return sum
+}
+
+// NewNonce returns a random nonce. Nonces only make tokens distinct; the tag protects them,
+// so a fast non-cryptographic source suffices.
+func NewNonce() uint64 { return rand.Uint64() }
+
+func appendString(b []byte, s string) []byte {
+	if len(s) > MaxString {
+		s = s[:MaxString]
+	}
+	b = append(b, byte(len(s)))
+	return append(b, s...)
+}
+
+func appendPayload(b []byte, c *Claims) []byte {
+	b = append(b, version, c.Kind)
+	b = binary.AppendUvarint(b, uint64(c.PublisherID))
+	b = binary.AppendUvarint(b, uint64(c.ParticipantID))
+	b = binary.AppendUvarint(b, uint64(c.CampaignID))
+	b = append(b, c.DeviceType)
+	b = binary.AppendUvarint(b, uint64(c.Expires))
+	b = binary.LittleEndian.AppendUint64(b, c.Nonce)
+	b = appendString(b, c.DeviceID)
+	return appendString(b, c.UserID)
+}
+
+// AppendToken appends the token of c to dst. It allocates nothing when dst has room for
+// MaxTokenLen more bytes.
+func (k *Key) AppendToken(dst []byte, c Claims) []byte {
+	var pbuf [maxPayload]byte
+	payload := appendPayload(pbuf[:0], &c)
+	tag := k.mac(payload)
+	dst = base64.RawURLEncoding.AppendEncode(dst, payload)
+	dst = append(dst, '.')
+	return base64.RawURLEncoding.AppendEncode(dst, tag[:TagSize])
+}
+
+// Sign returns the token of c.
+func (k *Key) Sign(c Claims) string {
+	var buf [MaxTokenLen]byte
+	return string(k.AppendToken(buf[:0], c))
+}
+
+// Verify checks token and returns its claims. A missing, malformed, forged or expired token
+// (Expires <= now) is fault.Forbidden.
+func (k *Key) Verify(token string, now int64) (Claims, error) {
+	if token == "" {
+		return Claims{}, fault.Forbidden("missing token")
+	}
+	if len(token) > MaxTokenLen {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
+	dot := -1
+	for i := 0; i < len(token); i++ {
+		if token[i] == '.' {
+			dot = i
+			break
+		}
+	}
+	if dot < 0 {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
+	var pbuf [maxPayload + 3]byte
+	var tbuf [TagSize + 3]byte
+	pl, tg := token[:dot], token[dot+1:]
+	if base64.RawURLEncoding.DecodedLen(len(pl)) > len(pbuf) || base64.RawURLEncoding.DecodedLen(len(tg)) != TagSize {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
+	n, err := base64.RawURLEncoding.Decode(pbuf[:], []byte(pl))
+	if err != nil {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
+	payload := pbuf[:n]
+	m, err := base64.RawURLEncoding.Decode(tbuf[:], []byte(tg))
+	if err != nil || m != TagSize {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
+	want := k.mac(payload)
+	if subtle.ConstantTimeCompare(want[:TagSize], tbuf[:TagSize]) != 1 {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
+	// Base64 has several encodings of one payload (trailing bits); only the canonical one
+	// is accepted so that a token is one string.
+	var cbuf [MaxTokenLen]byte
+	if string(base64.RawURLEncoding.AppendEncode(cbuf[:0], payload)) != pl ||
+		string(base64.RawURLEncoding.AppendEncode(cbuf[:0], tbuf[:TagSize])) != tg {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
+	c, ok := parsePayload(payload)
+	if !ok {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
+	if c.Expires <= now {
+		return Claims{}, fault.Forbidden("expired token")
+	}
+	return c, nil
+}
+
+func parsePayload(b []byte) (Claims, bool) {
+	var c Claims
+	if len(b) < 2 || b[0] != version {
+		return c, false
+	}
+	c.Kind = b[1]
+	if c.Kind < KindOffer || c.Kind > KindSupport {
+		return c, false
+	}
+	b = b[2:]
+	var ok bool
+	var v uint64
+	if v, b, ok = uvarint(b); !ok {
+		return c, false
+	}
+	c.PublisherID = int64(v)
+	if v, b, ok = uvarint(b); !ok {
+		return c, false
+	}
+	c.ParticipantID = int64(v)
+	if v, b, ok = uvarint(b); !ok {
+		return c, false
+	}
+	c.CampaignID = int64(v)
+	if len(b) < 1 {
+		return c, false
+	}
+	c.DeviceType, b = b[0], b[1:]
+	if v, b, ok = uvarint(b); !ok {
+		return c, false
+	}
+	c.Expires = int64(v)
+	if len(b) < 8 {
+		return c, false
+	}
+	c.Nonce, b = binary.LittleEndian.Uint64(b), b[8:]
+	if c.DeviceID, b, ok = str(b); !ok {
+		return c, false
+	}
+	if c.UserID, b, ok = str(b); !ok {
+		return c, false
+	}
+	if len(b) != 0 || c.PublisherID < 0 || c.ParticipantID < 0 || c.CampaignID < 0 || c.Expires < 0 {
+		return c, false
+	}
+	return c, true
+}
+
+func uvarint(b []byte) (uint64, []byte, bool) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, b, false
+	}
+	return v, b[n:], true
+}
+
+func str(b []byte) (string, []byte, bool) {
+	if len(b) < 1 || len(b) < 1+int(b[0]) {
+		return "", b, false
+	}
+	n := int(b[0])
+	return string(b[1 : 1+n]), b[1+n:], true
+}
+
+// Sign returns the token of c under the service key secret. Prefer NewKey once and
+// Key.Sign on hot paths.
+func Sign(secret []byte, c Claims) string { return NewKey(secret).Sign(c) }
+
+// Verify checks token under the service key secret at now (unix seconds); see Key.Verify.
+func Verify(secret []byte, token string, now int64) (Claims, error) {
+	return NewKey(secret).Verify(token, now)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package entrytoken
+
+const raceEnabled = false

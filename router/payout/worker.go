@@ -1,0 +1,294 @@
+package payout
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/httpio"
+)
+
+// WorkerConfig tunes a postback Worker. Zero fields take the defaults shown.
+type WorkerConfig struct {
+	Timeout     time.Duration // one GET, connect to body: 10 s
+	Lease       time.Duration // how long a claimed row stays invisible to other workers: Timeout + 20 s
+	BaseBackoff time.Duration // the first retry's delay: 1 s, doubling per attempt
+	MaxBackoff  time.Duration // the longest delay between attempts: 10 min
+	Window      time.Duration // retries stop (dead letter) this long after enqueueing: 24 h
+	Poll        time.Duration // look for due rows at least this often: 1 s
+	Parallel    int           // deliveries in flight at once: 16
+	StatsEvery  time.Duration // refresh of the pending/dead gauges: 5 s
+	// Client sends the GETs; nil: a client with Timeout that follows at most 3 redirects.
+	Client *http.Client
+}
+
+func (c WorkerConfig) withDefaults() WorkerConfig {
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.Lease <= 0 {
+		c.Lease = c.Timeout + 20*time.Second
+	}
+	if c.BaseBackoff <= 0 {
+		c.BaseBackoff = time.Second
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 10 * time.Minute
+	}
+	if c.Window <= 0 {
+		c.Window = 24 * time.Hour
+	}
+	if c.Poll <= 0 {
+		c.Poll = time.Second
+	}
+	if c.Parallel <= 0 {
+		c.Parallel = 16
+	}
+	if c.StatsEvery <= 0 {
+		c.StatsEvery = 5 * time.Second
+	}
+	if c.Client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = c.Parallel
+		c.Client = &http.Client{
+			Transport: tr,
+			Timeout:   c.Timeout,
+			CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+				if len(via) >= 3 {
+					return errors.New("too many redirects")
+				}
+				return nil
+			},
+		}
+	}
+	return c
+}
+
+// Worker delivers the postback outbox. Every serve process runs one; they share the table
+// safely (rows are claimed with FOR UPDATE SKIP LOCKED and leased while delivered).
+type Worker struct {
+	db  *persistence.DB
+	cfg WorkerConfig
+	log *zap.Logger
+
+	wake chan struct{}
+	done chan struct{}
+
+	delivered, failures, deadLettered atomic.Uint64
+	pending, dead                     atomic.Int64
+	oldestPending                     atomic.Int64 // nanoseconds
+}
+
+// NewWorker returns a worker over db; Run starts it.
+func NewWorker(db *persistence.DB, cfg WorkerConfig, log *zap.Logger) *Worker {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Worker{db: db, cfg: cfg.withDefaults(), log: log,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// Wake makes the worker look for due rows now. Enqueues wake every process's worker through
+// NOTIFY already; this is for callers in the same process that want no round trip.
+func (w *Worker) Wake() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Done is closed when Run has returned.
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Run delivers due postbacks until ctx ends, then waits for the deliveries in flight (which
+// ctx cancels; their rows are retried when their lease runs out).
+func (w *Worker) Run(ctx context.Context) {
+	defer close(w.done)
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+
+	listenCtx, stopListen := context.WithCancel(ctx)
+	defer stopListen()
+	inflight.Add(1)
+	go func() {
+		defer inflight.Done()
+		w.db.Listen(listenCtx, persistence.PostbackChannel, func(string) { w.Wake() }, w.Wake)
+	}()
+
+	inflight.Add(1)
+	go func() {
+		defer inflight.Done()
+		stats := time.NewTicker(w.cfg.StatsEvery)
+		defer stats.Stop()
+		for {
+			w.refreshStats(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-stats.C:
+			}
+		}
+	}()
+
+	slots := make(chan struct{}, w.cfg.Parallel)
+	poll := time.NewTicker(w.cfg.Poll)
+	defer poll.Stop()
+	for {
+		if free := cap(slots) - len(slots); free > 0 {
+			claimed, err := w.db.ClaimPostbacks(ctx, free, w.cfg.Lease)
+			if err != nil && ctx.Err() == nil {
+				w.log.Warn("claim postbacks", zap.Error(err))
+			}
+			for _, c := range claimed {
+				slots <- struct{}{}
+				inflight.Add(1)
+				go func() {
+					defer inflight.Done()
+					w.deliver(ctx, c)
+					<-slots
+					w.Wake() // a free slot: there may be more due
+				}()
+			}
+			if len(claimed) == free {
+				continue // a full batch: more may be due right away
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		case <-poll.C:
+		}
+	}
+}
+
+// deliver sends one postback and records the result.
+func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
+	status, err := w.get(ctx, c.URL)
+	ok := err == nil && status >= 200 && status < 300
+	if !ok && ctx.Err() != nil {
+		return // shutting down: the lease runs out and another attempt follows
+	}
+	// A delivery is recorded even if ctx ended meanwhile.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	log := w.log.With(zap.Int64("postback_id", c.ID), zap.String("tid", c.TID), zap.String("kind", c.Kind),
+		zap.Int64("publisher_id", c.PublisherID), zap.Int("attempt", c.Attempts))
+	if ok {
+		if err := w.db.MarkPostbackDelivered(sctx, c.ID); err != nil {
+			log.Warn("record postback delivery", zap.Error(err)) // delivered again after the lease
+			return
+		}
+		w.delivered.Add(1)
+		return
+	}
+	w.failures.Add(1)
+	reason := "status " + strconv.Itoa(status)
+	if err != nil {
+		reason = errorText(err)
+	}
+	dead, err := w.db.MarkPostbackFailed(sctx, c, w.backoff(c.Attempts), w.cfg.Window, reason)
+	switch {
+	case err != nil:
+		log.Warn("record postback failure", zap.String("reason", reason), zap.Error(err))
+	case dead:
+		w.deadLettered.Add(1)
+		log.Error("postback dead-lettered", zap.String("reason", reason))
+	case c.Attempts == 1:
+		log.Warn("postback failed; will retry", zap.String("reason", reason))
+	default:
+		log.Debug("postback failed again; will retry", zap.String("reason", reason))
+	}
+}
+
+// get sends one GET and returns the status; the body is drained (up to 64 KiB) and dropped.
+func (w *Worker) get(ctx context.Context, target string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("User-Agent", "switchboard-postback/1")
+	resp, err := w.cfg.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// errorText is a short reason for last_error and logs. net/http wraps its errors with the
+// request URL, whose query carries the signature: only the inner error is kept.
+func errorText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// backoff is the delay after failed attempt n (1-based): BaseBackoff × 2^(n-1), ±20 %
+// jitter, capped at MaxBackoff.
+func (w *Worker) backoff(n int) time.Duration {
+	d := w.cfg.MaxBackoff
+	if n-1 < 40 {
+		d = min(w.cfg.BaseBackoff<<(n-1), w.cfg.MaxBackoff)
+		if d <= 0 { // overflow
+			d = w.cfg.MaxBackoff
+		}
+	}
+	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	return min(d, w.cfg.MaxBackoff)
+}
+
+func (w *Worker) refreshStats(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	s, err := w.db.PostbackStats(sctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("postback stats", zap.Error(err))
+		}
+		return
+	}
+	w.pending.Store(s.Pending)
+	w.dead.Store(s.Dead)
+	w.oldestPending.Store(int64(s.OldestPending))
+}
+
+// RegisterMetrics exposes the outbox on /metrics. Pending and dead count the whole table
+// (every process's worker reports the same, refreshed every StatsEvery); the totals count
+// this process's attempts.
+func (w *Worker) RegisterMetrics(m *httpio.Metrics) {
+	one := func(f func() float64) func() []httpio.Sample {
+		return func() []httpio.Sample { return []httpio.Sample{{Value: f()}} }
+	}
+	m.Gauge("switchboard_postbacks_pending", "gauge", "Postbacks neither delivered nor dead-lettered.",
+		one(func() float64 { return float64(w.pending.Load()) }))
+	m.Gauge("switchboard_postbacks_dead", "gauge", "Postbacks dead-lettered after their retry window.",
+		one(func() float64 { return float64(w.dead.Load()) }))
+	m.Gauge("switchboard_postbacks_oldest_pending_seconds", "gauge", "Age of the oldest pending postback.",
+		one(func() float64 { return time.Duration(w.oldestPending.Load()).Seconds() }))
+	m.Gauge("switchboard_postbacks_delivered_total", "counter", "Postbacks this process delivered (2xx).",
+		one(func() float64 { return float64(w.delivered.Load()) }))
+	m.Gauge("switchboard_postbacks_failures_total", "counter", "Postback attempts of this process that failed.",
+		one(func() float64 { return float64(w.failures.Load()) }))
+	m.Gauge("switchboard_postbacks_dead_lettered_total", "counter", "Postbacks this process dead-lettered.",
+		one(func() float64 { return float64(w.deadLettered.Load()) }))
+}

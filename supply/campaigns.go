@@ -1,0 +1,366 @@
+package supply
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"hash/maphash"
+	"math"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/dgraph-io/ristretto/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/router/entrytoken"
+	"github.com/switchboard/switchboard/router/payout"
+)
+
+// Eligibility reasons of player_eligibility (CONTRACT §9).
+const (
+	ReasonEligible      = 0
+	ReasonQuality       = 1 // reserved: blocked for quality
+	ReasonNoSurveys     = 2
+	ReasonCountryClosed = 3
+)
+
+// ProfileIdentifier is the identifier of the profile survey an unprofiled participant gets.
+const ProfileIdentifier = "profile"
+
+// profileMinutes is the length_in_minutes announced for the profile survey.
+const profileMinutes = 3
+
+// bytesString views b as a string without copying. The string must not outlive b nor be
+// kept: it serves map lookups and comparisons during one request.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// reqScratch is the reusable working memory of one GET /campaigns.
+type reqScratch struct {
+	offers  []engine.Offer
+	buf     []byte
+	support []byte // the support URL of this answer, JSON-ready
+	p       engine.Participant
+	upper   [maxIdentifier]byte
+	hash    [2 * sha1.Size]byte
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(reqScratch) }}
+
+var (
+	errNoIP      = fault.BadRequest("user_ip is required")
+	errBadIP     = fault.BadRequest("user_ip must be an IP address")
+	errNoDevice  = fault.BadRequest("device_type is required")
+	errBadDevice = fault.BadRequest("device_type must be 1 (mobile), 2 (desktop) or 3 (tablet)")
+)
+
+// campaigns answers GET /campaigns: the best offers of the participant, from memory.
+func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
+	pub, err := a.authenticate(ctx)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	user, err := identifierHeader(ctx, "X-User-Identifier", true)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	device, err := identifierHeader(ctx, "X-Device-Identifier", false)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	args := ctx.QueryArgs()
+	ip := args.Peek("user_ip")
+	if len(ip) == 0 {
+		a.fail(ctx, errNoIP)
+		return
+	}
+	if _, err := netip.ParseAddr(bytesString(ip)); err != nil {
+		a.fail(ctx, errBadIP)
+		return
+	}
+	dt := args.Peek("device_type")
+	if len(dt) == 0 {
+		a.fail(ctx, errNoDevice)
+		return
+	}
+	if len(dt) != 1 || dt[0] < '1' || dt[0] > '3' {
+		a.fail(ctx, errBadDevice)
+		return
+	}
+	devType := dt[0] - '0'
+
+	now := a.now()
+	p, profiled := a.panel.Get(pub.ID, bytesString(user))
+	snap := a.eng.Snapshot() // before matching: a newer snapshot only makes the entry stale
+	key := a.cache.key(pub.ID, user, devType, device)
+	if body := a.cache.get(key, pub.ID, user, devType, device, p, snap); body != nil {
+		writeRaw(ctx, body)
+		if profiled {
+			a.panel.Touch(p.ID, now)
+		}
+		return
+	}
+
+	sc := scratchPool.Get().(*reqScratch)
+	if !profiled {
+		sc.buf = a.appendProfileAnswer(sc, pub, user, devType, device, now)
+		a.noteMiss(pub.ID, user)
+	} else {
+		sc.buf = a.appendOffersAnswer(sc, pub, p, devType, device, now)
+		a.panel.Touch(p.ID, now)
+	}
+	writeRaw(ctx, sc.buf)
+	a.cache.set(key, pub.ID, user, devType, device, p, snap, sc.buf)
+	sc.p = engine.Participant{}
+	scratchPool.Put(sc)
+}
+
+// deviceHash returns engine.HashDeviceID(device) computed into sc, without allocating for
+// ASCII identifiers.
+func (sc *reqScratch) deviceHash(device []byte) string {
+	for i, c := range device {
+		if c >= utf8.RuneSelf {
+			return engine.HashDeviceID(string(device))
+		}
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		sc.upper[i] = c
+	}
+	sum := sha1.Sum(sc.upper[:len(device)])
+	hex.Encode(sc.hash[:], sum[:])
+	for i, c := range sc.hash {
+		if 'a' <= c && c <= 'f' {
+			sc.hash[i] = c - ('a' - 'A')
+		}
+	}
+	return bytesString(sc.hash[:])
+}
+
+func (a *API) claims(kind uint8, pub *publisher, participant, campaign int64, devType uint8, device []byte, now int64) entrytoken.Claims {
+	return entrytoken.Claims{Kind: kind, PublisherID: pub.ID, ParticipantID: participant, CampaignID: campaign,
+		DeviceType: devType, Expires: now + entrytoken.TTL, Nonce: entrytoken.NewNonce(), DeviceID: bytesString(device)}
+}
+
+func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Participant, devType uint8, device []byte, now int64) []byte {
+	b := append(sc.buf[:0], `{"surveys":[`...)
+	if a.catalog.byCountry[p.CountryID] == nil {
+		b = append(b, `],"player_eligibility":{"is_eligible":false,"reason":3,"comment":"country not served"}}`...)
+		return b
+	}
+	sc.p = *p
+	sc.p.Device = engine.DeviceFromSupply(int(devType))
+	sc.p.DeviceID, sc.p.DeviceIDHash = "", ""
+	if len(device) > 0 {
+		sc.p.DeviceID = bytesString(device)
+		if sc.p.DeviceID == p.DeviceID {
+			sc.p.DeviceIDHash = p.DeviceIDHash
+		} else {
+			sc.p.DeviceIDHash = sc.deviceHash(device)
+		}
+	}
+	sc.offers = a.eng.Match(&sc.p, pub.RevenueShare, now, a.cfg.TopK, sc.offers)
+
+	sc.support = append(sc.support[:0], a.urlSupport...)
+	sc.support = a.key.AppendToken(sc.support, a.claims(entrytoken.KindSupport, pub, p.ID, 0, devType, device, now))
+	sc.support = append(sc.support, '"')
+	for i := range sc.offers {
+		o := &sc.offers[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"identifier":"`...)
+		b = strconv.AppendInt(b, o.CampaignID, 10)
+		b = append(b, `","length_in_minutes":`...)
+		b = strconv.AppendInt(b, int64(o.LOI), 10)
+		b = append(b, `,"conversion_rate":`...)
+		b = strconv.AppendInt(b, int64(math.Round(o.Conversion*100)), 10)
+		b = append(b, `,"reward_amount":`...)
+		// The same rounding the payout of a complete uses, so the offer promises what is paid.
+		b = strconv.AppendInt(b, payout.Reward(payout.CompletePayout(o.CPICents, pub.RevenueShare), pub.ExchangeRate), 10)
+		b = append(b, `,"epc":`...)
+		b = strconv.AppendFloat(b, math.Round(o.EPC*1e4)/1e4, 'f', -1, 64)
+		b = append(b, `,"currency_name":`...)
+		b = append(b, pub.currency...)
+		b = append(b, `,"offer_entry_url":`...)
+		b = append(b, a.urlEntry...)
+		b = a.key.AppendToken(b, a.claims(entrytoken.KindOffer, pub, p.ID, o.CampaignID, devType, device, now))
+		b = append(b, `","is_hot_tile":`...)
+		b = strconv.AppendBool(b, a.hot.isHot(o.EPC))
+		b = append(b, `,"support_url":`...)
+		b = append(b, sc.support...)
+		b = append(b, '}')
+		a.hot.record(o.EPC)
+	}
+	if len(sc.offers) == 0 {
+		return append(b, `],"player_eligibility":{"is_eligible":false,"reason":2,"comment":"no matching surveys"}}`...)
+	}
+	return append(b, `],"player_eligibility":{"is_eligible":true,"reason":0,"comment":"eligible"}}`...)
+}
+
+// appendProfileAnswer is the answer for a participant the panel does not know: the profile
+// survey, whose URL opens the hosted profiler (CONTRACT §9).
+func (a *API) appendProfileAnswer(sc *reqScratch, pub *publisher, user []byte, devType uint8, device []byte, now int64) []byte {
+	b := append(sc.buf[:0], `{"surveys":[{"identifier":"profile","length_in_minutes":`...)
+	b = strconv.AppendInt(b, profileMinutes, 10)
+	b = append(b, `,"conversion_rate":100,"reward_amount":0,"epc":0,"currency_name":`...)
+	b = append(b, pub.currency...)
+	b = append(b, `,"offer_entry_url":`...)
+	b = append(b, a.urlProfile...)
+	c := a.claims(entrytoken.KindProfile, pub, 0, 0, devType, device, now)
+	c.UserID = bytesString(user)
+	b = a.key.AppendToken(b, c)
+	b = append(b, `","is_hot_tile":false,"support_url":`...)
+	b = append(b, a.urlSupport...)
+	c.Kind, c.Nonce = entrytoken.KindSupport, entrytoken.NewNonce()
+	b = a.key.AppendToken(b, c)
+	return append(b, `"}],"player_eligibility":{"is_eligible":true,"reason":0,"comment":"profile survey"}}`...)
+}
+
+// answerCache keeps recent answers of GET /campaigns per (publisher, user, device type,
+// device id). An entry is used only while the participant and the campaign snapshot it was
+// computed from are still current, so an impanel, a recorded entry or a buyer change
+// retires it at once; otherwise it lives for the TTL. A dropped Set only costs a recompute.
+type answerCache struct {
+	c    *ristretto.Cache[uint64, *cachedAnswer]
+	ttl  time.Duration
+	seed maphash.Seed
+}
+
+type cachedAnswer struct {
+	publisher int64
+	user      string
+	devType   uint8
+	device    string
+	p         *engine.Participant
+	snap      *engine.Snapshot
+	body      []byte
+}
+
+func newAnswerCache(ttl time.Duration, maxBytes int64) (*answerCache, error) {
+	ac := &answerCache{ttl: ttl, seed: maphash.MakeSeed()}
+	if ttl <= 0 {
+		return ac, nil
+	}
+	c, err := ristretto.NewCache(&ristretto.Config[uint64, *cachedAnswer]{
+		NumCounters: max(maxBytes/256, 1000), // ~10× the entries expected (answers of ~2.5 KiB)
+		MaxCost:     maxBytes,
+		BufferItems: 64,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ac.c = c
+	return ac, nil
+}
+
+func (ac *answerCache) key(pub int64, user []byte, devType uint8, device []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(ac.seed)
+	var head [9]byte
+	for i := range 8 {
+		head[i] = byte(pub >> (8 * i))
+	}
+	head[8] = devType
+	h.Write(head[:])
+	h.WriteByte(byte(len(user)))
+	h.Write(user)
+	h.Write(device)
+	return h.Sum64()
+}
+
+func (ac *answerCache) get(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap *engine.Snapshot) []byte {
+	if ac.c == nil {
+		return nil
+	}
+	e, ok := ac.c.Get(key)
+	if !ok || e.p != p || e.snap != snap || e.publisher != pub || e.devType != devType ||
+		e.user != bytesString(user) || e.device != bytesString(device) {
+		return nil
+	}
+	return e.body
+}
+
+func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap *engine.Snapshot, body []byte) {
+	if ac.c == nil {
+		return
+	}
+	e := &cachedAnswer{publisher: pub, user: string(user), devType: devType, device: string(device),
+		p: p, snap: snap, body: bytes.Clone(body)}
+	ac.c.SetWithTTL(key, e, int64(len(body)+len(user)+len(device)+96), ac.ttl)
+}
+
+// dropUser forgets the cached answers of a user for every device type, with the device id of
+// the impanel and without one. (Answers under other device ids are retired anyway: they
+// were computed from the participant as it was before.)
+func (ac *answerCache) dropUser(pub int64, user, device []byte) {
+	if ac.c == nil {
+		return
+	}
+	for dt := uint8(1); dt <= 3; dt++ {
+		ac.c.Del(ac.key(pub, user, dt, nil))
+		if len(device) > 0 {
+			ac.c.Del(ac.key(pub, user, dt, device))
+		}
+	}
+}
+
+// appendJSONString appends s as a JSON string literal.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = appendJSONEscaped(b, s)
+	return append(b, '"')
+}
+
+// appendJSONEscaped appends the JSON escaping of s, without quotes.
+func appendJSONEscaped(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				switch c {
+				case '\n':
+					b = append(b, '\\', 'n')
+				case '\r':
+					b = append(b, '\\', 'r')
+				case '\t':
+					b = append(b, '\\', 't')
+				default:
+					b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+				}
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}

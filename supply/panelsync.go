@@ -1,0 +1,172 @@
+package supply
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// panelMiss is a (publisher, user) GET /campaigns did not find in the panel.
+type panelMiss struct {
+	publisher int64
+	user      string
+}
+
+// missRetry is how long a looked-up miss is not looked up again.
+const missRetry = 30
+
+// runPanelSync keeps the panel equal to the database: the participants active within
+// PanelWindow at start, then those other processes announce on ParticipantChannel, and after
+// a lost LISTEN connection those active since shortly before it was lost. Panel misses of
+// GET /campaigns (participants inactive for longer than the window) are looked up too.
+func (a *API) runPanelSync(ctx context.Context) {
+	go a.loadNotices(ctx)
+	go a.lookupMisses(ctx)
+	since := time.Unix(a.now(), 0).Add(-a.cfg.PanelWindow)
+	a.db.Listen(ctx, persistence.ParticipantChannel, func(payload string) {
+		id, origin, ok := persistence.ParseParticipantNotice(payload)
+		if !ok || origin == a.origin {
+			return
+		}
+		select {
+		case a.notices <- id:
+		default:
+			a.log.Warn("participant notice dropped: queue full", zap.Int64("participant", id))
+		}
+	}, func() {
+		// Also runs after every reconnect: reload what the lost notices would have named.
+		started := time.Now()
+		n, err := a.loadActive(ctx, since)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("panel load failed", zap.Error(err))
+			}
+			return
+		}
+		a.log.Info("panel loaded", zap.Int("participants", n), zap.Time("active_since", since),
+			zap.Duration("took", time.Since(started)))
+		since = started.Add(-time.Minute)
+		a.loadOnce.Do(func() { close(a.loaded) })
+	})
+}
+
+func (a *API) upsert(p persistence.PanelParticipant) error {
+	_, err := a.panel.Upsert(p.PublisherID, p.User, p.Participant, p.LastActive)
+	return err
+}
+
+func (a *API) loadActive(ctx context.Context, since time.Time) (int, error) {
+	n := 0
+	err := a.db.LoadActiveParticipants(ctx, since, func(p persistence.PanelParticipant) error {
+		n++
+		return a.upsert(p)
+	}, func(participant, campaign, at int64) {
+		a.panel.RecordEntry(participant, campaign, at)
+	})
+	return n, err
+}
+
+// loadNotices loads the participants other processes announced.
+func (a *API) loadNotices(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-a.notices:
+			for attempt := 0; ; attempt++ {
+				p, err := a.db.ParticipantByID(ctx, id)
+				if err == nil {
+					err = a.upsert(p)
+				}
+				if err == nil || fault.KindOf(err) == fault.KindNotFound || attempt == 3 || ctx.Err() != nil {
+					if err != nil && ctx.Err() == nil {
+						a.log.Warn("participant notice not applied", zap.Int64("participant", id), zap.Error(err))
+					}
+					break
+				}
+				time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+			}
+		}
+	}
+}
+
+// noteMiss queues a panel miss for lookup, at most once per missRetry seconds per user. It
+// never blocks: a full queue drops the miss (the next request notes it again).
+func (a *API) noteMiss(publisher int64, user []byte) {
+	now := a.now()
+	a.missMu.Lock()
+	if at, ok := a.missSeen[panelMiss{publisher, bytesString(user)}]; ok && now-at < missRetry {
+		a.missMu.Unlock()
+		return
+	}
+	if len(a.missSeen) >= 100_000 {
+		for k, at := range a.missSeen {
+			if now-at >= missRetry {
+				delete(a.missSeen, k)
+			}
+		}
+	}
+	m := panelMiss{publisher, string(user)}
+	a.missSeen[m] = now
+	a.missMu.Unlock()
+	select {
+	case a.misses <- m:
+	default:
+	}
+}
+
+func (a *API) lookupMisses(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-a.misses:
+			p, err := a.db.ParticipantByUser(ctx, m.publisher, m.user)
+			switch {
+			case err == nil:
+				if err := a.upsert(p); err != nil {
+					a.log.Warn("panel miss not applied", zap.Error(err))
+				}
+			case fault.KindOf(err) == fault.KindNotFound, errors.Is(err, context.Canceled):
+			default:
+				a.log.Debug("panel miss lookup failed", zap.Error(err))
+			}
+		}
+	}
+}
+
+// flushActivity writes the activity the panel saw since `since` back to last_active_at, so
+// that a restart loads the participants that were active. It returns the new mark.
+func (a *API) flushActivity(ctx context.Context, since int64) int64 {
+	mark := a.now()
+	var ids, ats []int64
+	flush := func() bool {
+		if err := a.db.TouchParticipants(ctx, ids, ats); err != nil {
+			a.log.Warn("activity write-back failed", zap.Error(err))
+			return false
+		}
+		ids, ats = ids[:0], ats[:0]
+		return true
+	}
+	ok := true
+	a.panel.Range(func(p *engine.Participant, act engine.Activity) bool {
+		if act.LastActive > since {
+			ids = append(ids, p.ID)
+			ats = append(ats, act.LastActive)
+			if len(ids) == 10_000 {
+				ok = flush()
+			}
+		}
+		return ok
+	})
+	if ok && flush() {
+		return mark
+	}
+	return since
+}

@@ -1,0 +1,229 @@
+// Package supply serves the supply-partner interface, /supply_api/v4 (spec/supply-v4.md and
+// CONTRACT §3, §5, §6, §9): countries, qualifications, impanel and offers.
+//
+// Everything GET /campaigns needs lives in memory: publishers (by token hash), the engine's
+// campaign snapshot, the participant panel, the service key that signs offer tokens and a
+// short per-participant answer cache. The hot path does no database round trip; impanel
+// writes through to PostgreSQL first and tells the other serve processes with a NOTIFY.
+package supply
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/entrytoken"
+	"github.com/switchboard/switchboard/router/httpio"
+)
+
+// Prefix is the base path of the interface.
+const Prefix = "/supply_api/v4"
+
+// Config tunes the interface; zero values take the defaults.
+type Config struct {
+	PublicURL   string // base of every URL handed out (no trailing slash)
+	Environment string // staging or live: publishers of the other environment get 401
+	// TopK is how many surveys GET /campaigns returns at most (default 30).
+	TopK int
+	// CacheTTL is how long an answer of GET /campaigns is reused for the same
+	// (publisher, user, device type, device id) (default 15 s, at most 120 s; negative: off).
+	CacheTTL time.Duration
+	// CacheMaxBytes bounds the answer cache (default 64 MiB).
+	CacheMaxBytes int64
+	// PublisherRefresh is the period of the publisher reload (default 30 s). An unknown
+	// token also triggers a reload, at most once a second.
+	PublisherRefresh time.Duration
+	// PanelWindow: participants active within it are loaded at start (default 30 days).
+	PanelWindow time.Duration
+	// TouchEvery is the period at which offer requests are written back as last_active_at
+	// (default 5 min).
+	TouchEvery time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.Environment == "" {
+		c.Environment = persistence.EnvStaging
+	}
+	if c.TopK <= 0 {
+		c.TopK = 30
+	}
+	if c.CacheTTL == 0 {
+		c.CacheTTL = 15 * time.Second
+	}
+	c.CacheTTL = min(c.CacheTTL, 120*time.Second)
+	if c.CacheMaxBytes <= 0 {
+		c.CacheMaxBytes = 64 << 20
+	}
+	if c.PublisherRefresh <= 0 {
+		c.PublisherRefresh = 30 * time.Second
+	}
+	if c.PanelWindow <= 0 {
+		c.PanelWindow = 30 * 24 * time.Hour
+	}
+	if c.TouchEvery <= 0 {
+		c.TouchEvery = 5 * time.Minute
+	}
+	return c
+}
+
+// Deps is what the interface needs from the process.
+type Deps struct {
+	DB     *persistence.DB
+	Engine *engine.Engine
+	Panel  *engine.Panel
+	Log    *zap.Logger
+	Config Config
+	// Now returns the current unix time in seconds; nil: the clock.
+	Now func() int64
+}
+
+// API is the supply interface of one serve process.
+type API struct {
+	db     *persistence.DB
+	eng    *engine.Engine
+	panel  *engine.Panel
+	log    *zap.Logger
+	cfg    Config
+	now    func() int64
+	origin string // names this process in participant notifications
+
+	key     *entrytoken.Key
+	catalog *catalog
+	pubs    *publisherStore
+	cache   *answerCache
+	hot     *hotTiles
+
+	urlEntry, urlProfile, urlSupport []byte // `"` + JSON-escaped URL prefix ending in "token="
+
+	loaded   chan struct{} // closed after the first panel load
+	loadOnce sync.Once
+	notices  chan int64     // participant ids announced by other processes
+	misses   chan panelMiss // panel misses on GET /campaigns to look up
+	missMu   sync.Mutex
+	missSeen map[panelMiss]int64 // recent lookups, unix seconds
+}
+
+// New loads what the interface serves from memory: the catalog, the publishers and the
+// service key. The panel is loaded by Start.
+func New(ctx context.Context, d Deps) (*API, error) {
+	if d.DB == nil || d.Engine == nil || d.Panel == nil {
+		return nil, errors.New("supply: DB, Engine and Panel are required")
+	}
+	cfg := d.Config.withDefaults()
+	log := d.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	now := d.Now
+	if now == nil {
+		now = func() int64 { return time.Now().Unix() }
+	}
+	var o [8]byte
+	if _, err := rand.Read(o[:]); err != nil {
+		return nil, err
+	}
+	a := &API{db: d.DB, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
+		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}),
+		notices: make(chan int64, 4096), misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
+
+	secret, err := d.DB.ServiceKey(ctx, persistence.EntryKeyName)
+	if err != nil {
+		return nil, err
+	}
+	a.key = entrytoken.NewKey(secret)
+	cat, err := d.DB.LoadCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if a.catalog, err = newCatalog(cat); err != nil {
+		return nil, err
+	}
+	a.pubs = newPublisherStore(d.DB, cfg.Environment, log)
+	if err := a.pubs.refresh(ctx); err != nil {
+		return nil, err
+	}
+	if a.cache, err = newAnswerCache(cfg.CacheTTL, cfg.CacheMaxBytes); err != nil {
+		return nil, err
+	}
+	a.hot = newHotTiles()
+	// Opening quote and escaped prefix; the token and the closing quote follow.
+	a.urlEntry = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/entry?token=")
+	a.urlProfile = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/profile?token=")
+	a.urlSupport = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+"/support?token=")
+	return a, nil
+}
+
+// Register mounts the interface's routes on mux.
+func (a *API) Register(mux *httpio.Mux) {
+	mux.Handle("GET", Prefix+"/countries", a.countries)
+	mux.Handle("GET", Prefix+"/qualifications", a.qualifications)
+	mux.Handle("POST", Prefix+"/players/impanel", a.impanel)
+	mux.Handle("GET", Prefix+"/campaigns", a.campaigns)
+	mux.Handle("GET", Prefix+"/profile", a.profilePage)
+	mux.Handle("GET", "/support", a.supportPage)
+}
+
+// Start runs the background work until ctx ends: the panel load and its LISTEN on
+// participant changes, the publisher refresh, the hot-tile estimate, panel-miss lookups and
+// the write-back of activity.
+func (a *API) Start(ctx context.Context) {
+	go a.runPanelSync(ctx)
+	go a.runLoops(ctx)
+}
+
+// Loaded is closed once the panel holds the participants active within PanelWindow.
+func (a *API) Loaded() <-chan struct{} { return a.loaded }
+
+// Key is the service key that signs and verifies offer-entry, profiler and support tokens;
+// the entry route verifies with it.
+func (a *API) Key() *entrytoken.Key { return a.key }
+
+// PublisherByID returns a publisher of this deployment's environment from memory.
+func (a *API) PublisherByID(id int64) (persistence.Publisher, bool) {
+	p := a.pubs.byID(id)
+	if p == nil {
+		return persistence.Publisher{}, false
+	}
+	return p.Publisher, true
+}
+
+// RollHotTiles closes the current minute of the hot-tile estimate now (it happens every
+// minute by itself; tests call it to avoid waiting).
+func (a *API) RollHotTiles() { a.hot.roll() }
+
+func (a *API) runLoops(ctx context.Context) {
+	pubTick := time.NewTicker(a.cfg.PublisherRefresh)
+	hotTick := time.NewTicker(time.Minute)
+	touchTick := time.NewTicker(a.cfg.TouchEvery)
+	defer pubTick.Stop()
+	defer hotTick.Stop()
+	defer touchTick.Stop()
+	lastTouch := a.now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-pubTick.C:
+			if err := a.pubs.refresh(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn("publisher refresh failed; keeping the last set", zap.Error(err))
+			}
+		case <-hotTick.C:
+			a.hot.roll()
+		case <-touchTick.C:
+			lastTouch = a.flushActivity(ctx, lastTouch)
+		}
+	}
+}
+
+// ReloadPublishers reads the publishers again now (it happens every PublisherRefresh and on
+// unknown tokens by itself; tools and tests call it right after registering one).
+func (a *API) ReloadPublishers(ctx context.Context) error { return a.pubs.refresh(ctx) }
