@@ -7,7 +7,11 @@
 package admin
 
 import (
-	"strconv"
+	"context"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/valyala/fasthttp"
 
 	"github.com/dgraph-io/ristretto/v2"
 	"go.uber.org/zap"
@@ -23,18 +27,51 @@ type Deps struct {
 	Environment string              // the deployment's environment; other tokens get 401
 	PublicURL   string              // base of URLs handed out
 	Limiter     *httpio.RateLimiter // per-token limit on /api/v1 and /insights_api
+	Panel       *engine.Panel       // the in-memory panel feasibility estimates from
+	Outcomes    Outcomes            // reject_completes, reconcile and redirect_test
+}
+
+// Outcomes is the session-side logic of the buyer routes that act on completes. Each takes
+// the authenticated buyer, the campaign id of the path and the request body, and returns
+// the value to answer 200 with. The router implements it.
+type Outcomes interface {
+	RejectCompletes(ctx context.Context, buyer persistence.Buyer, campaignID int64, body []byte) (any, error)
+	Reconcile(ctx context.Context, buyer persistence.Buyer, campaignID int64, body []byte) (any, error)
+	RedirectTest(ctx context.Context, buyer persistence.Buyer, campaignID int64, body []byte) (any, error)
+	// RedirectTestURL is the signed URL that starts a test session on a campaign.
+	RedirectTestURL(campaignID int64, buyerSecret string) string
+}
+
+// outcome adapts an Outcomes method to a route.
+func (a *API) outcome(fn func(context.Context, persistence.Buyer, int64, []byte) (any, error)) handler {
+	return func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+		id, err := pathID(ctx, "id")
+		if err != nil {
+			return err
+		}
+		out, err := fn(dbContext(ctx), b, id, ctx.PostBody())
+		if err != nil {
+			return err
+		}
+		httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+		return nil
+	}
 }
 
 // API is the buyer interface.
 type API struct {
-	d    Deps
-	auth *ristretto.Cache[string, cachedBuyer]
+	d       Deps
+	auth    *ristretto.Cache[string, cachedBuyer]
+	exports chan struct{} // one token per CSV export being streamed (maxExports)
 }
 
 // New returns the buyer interface.
 func New(d Deps) *API {
 	if d.Log == nil {
 		d.Log = zap.NewNop()
+	}
+	if d.Outcomes == nil {
+		d.Outcomes = noOutcomes{}
 	}
 	cache, err := ristretto.NewCache(&ristretto.Config[string, cachedBuyer]{
 		NumCounters: 100_000,
@@ -44,7 +81,7 @@ func New(d Deps) *API {
 	if err != nil {
 		panic("admin: auth cache: " + err.Error()) // only on an invalid static configuration
 	}
-	return &API{d: d, auth: cache}
+	return &API{d: d, auth: cache, exports: make(chan struct{}, maxExports)}
 }
 
 // Prefix is the path prefix of every route of the buyer interface.
@@ -54,10 +91,16 @@ const Prefix = "/api/v1"
 type Route struct {
 	Method, Pattern string
 	h               handler
+	CSV             bool // answers text/csv on success: Accept may admit CSV or JSON
 }
 
-// Routes lists every route of the interface, in documentation order.
+// Routes lists every route of the interface (/api/v1, then /insights_api), in
+// documentation order.
 func (a *API) Routes() []Route {
+	return append(a.apiRoutes(), a.insightsRoutes()...)
+}
+
+func (a *API) apiRoutes() []Route {
 	r := func(method, path string, h handler) Route { return Route{Method: method, Pattern: Prefix + path, h: h} }
 	return []Route{
 		r("GET", "/country_languages", a.countryLanguages),
@@ -68,19 +111,19 @@ func (a *API) Routes() []Route {
 		r("POST", "/campaigns", a.createCampaign),
 		r("GET", "/campaigns/{id}", a.showCampaign),
 		r("PUT", "/campaigns/{id}", a.updateCampaign),
-		r("GET", "/campaigns/{id}/redirect_test", notImplemented("redirect_test")),
-		r("POST", "/campaigns/{id}/reject_completes", notImplemented("reject_completes")),
-		r("POST", "/campaigns/{id}/reconcile", notImplemented("reconcile")),
-		r("GET", "/campaigns/{id}/feasibility", notImplemented("campaign feasibility")),
-		r("POST", "/campaigns/realtime_feasibility", notImplemented("realtime_feasibility")),
+		r("GET", "/campaigns/{id}/redirect_test", a.outcome(a.d.Outcomes.RedirectTest)),
+		r("POST", "/campaigns/{id}/reject_completes", a.outcome(a.d.Outcomes.RejectCompletes)),
+		r("POST", "/campaigns/{id}/reconcile", a.outcome(a.d.Outcomes.Reconcile)),
+		r("GET", "/campaigns/{id}/feasibility", a.campaignFeasibility),
+		r("POST", "/campaigns/realtime_feasibility", a.realtimeFeasibility),
 		r("POST", "/campaigns/{id}/campaign_exclusions", a.excludeFromCampaign),
-		r("POST", "/campaigns/{id}/export_demographics", notImplemented("export_demographics")),
+		{Method: "POST", Pattern: Prefix + "/campaigns/{id}/export_demographics", h: a.exportDemographics, CSV: true},
 
 		r("POST", "/campaigns/{id}/campaign_quotas", a.createQuota),
 		r("GET", "/campaigns/{id}/campaign_quotas/{quota_id}", a.showQuota),
 		r("PUT", "/campaigns/{id}/campaign_quotas/{quota_id}", a.updateQuota),
 		r("DELETE", "/campaigns/{id}/campaign_quotas/{quota_id}", a.deleteQuota),
-		r("GET", "/campaigns/{id}/campaign_quotas/{quota_id}/feasibility", notImplemented("quota feasibility")),
+		r("GET", "/campaigns/{id}/campaign_quotas/{quota_id}/feasibility", a.quotaFeasibility),
 
 		r("POST", "/campaigns/{id}/campaign_retargets", a.addRetargets),
 		r("DELETE", "/campaigns/{id}/campaign_retargets", a.removeRetargets),
@@ -98,14 +141,30 @@ func (a *API) Routes() []Route {
 	}
 }
 
-// Register mounts every /api/v1 route on mux.
+// Register mounts every /api/v1 and /insights_api route on mux.
 func (a *API) Register(mux *httpio.Mux) {
 	for _, r := range a.Routes() {
-		mux.Handle(r.Method, r.Pattern, a.wrap(r.h))
+		if r.CSV {
+			mux.Handle(r.Method, r.Pattern, a.wrapCSV(r.h))
+		} else {
+			mux.Handle(r.Method, r.Pattern, a.wrap(r.h))
+		}
 	}
 }
 
-// redirectTestURL is where a buyer starts a test session on a campaign.
-func (a *API) redirectTestURL(campaignID int64) string {
-	return a.d.PublicURL + "/router/test/" + strconv.FormatInt(campaignID, 10)
+// noOutcomes stands in when no router is wired: the routes answer 501.
+type noOutcomes struct{}
+
+func (noOutcomes) RejectCompletes(context.Context, persistence.Buyer, int64, []byte) (any, error) {
+	return nil, fault.NotImplemented("reject_completes")
 }
+
+func (noOutcomes) Reconcile(context.Context, persistence.Buyer, int64, []byte) (any, error) {
+	return nil, fault.NotImplemented("reconcile")
+}
+
+func (noOutcomes) RedirectTest(context.Context, persistence.Buyer, int64, []byte) (any, error) {
+	return nil, fault.NotImplemented("redirect_test")
+}
+
+func (noOutcomes) RedirectTestURL(int64, string) string { return "" }

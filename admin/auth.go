@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/subtle"
 	"math"
 	"strconv"
@@ -31,10 +32,14 @@ type handler func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error
 // wrap applies, in order: content negotiation (406), credentials (401), the per-token rate
 // limit (429) and authentication (401), then runs h and writes its error, if any.
 func (a *API) wrap(h handler) fasthttp.RequestHandler {
+	return a.wrapFor(httpio.AcceptsJSON, "the Accept header must admit application/json", h)
+}
+
+// wrapFor is wrap with the content negotiation of accepts, refused with refusal.
+func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h handler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		if !httpio.AcceptsJSON(ctx) {
-			httpio.WriteMessage(ctx, httpio.StyleMessage, fasthttp.StatusNotAcceptable,
-				"the Accept header must admit application/json")
+		if !accepts(ctx) {
+			httpio.WriteMessage(ctx, httpio.StyleMessage, fasthttp.StatusNotAcceptable, refusal)
 			return
 		}
 		email, token, ok := httpio.BasicAuth(ctx)
@@ -52,6 +57,11 @@ func (a *API) wrap(h handler) fasthttp.RequestHandler {
 			a.fail(ctx, fault.RateLimited())
 			return
 		}
+		// The database gets a context of its own: a RequestCtx is recycled after the handler
+		// returns and its Done channel is swapped by Server.Shutdown, so it must not reach pgx.
+		dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		ctx.SetUserValue(dbContextKey, dbc)
 		b, err := a.authenticate(ctx, email, token, key)
 		if err != nil {
 			a.fail(ctx, err)
@@ -75,12 +85,26 @@ func (a *API) authenticate(ctx *fasthttp.RequestCtx, email, token string, key [3
 	if c, ok := a.auth.Get(k); ok && subtle.ConstantTimeCompare([]byte(c.email), []byte(email)) == 1 {
 		return c.buyer, nil
 	}
-	b, err := a.d.DB.AuthenticateBuyer(ctx, email, token, a.d.Environment)
+	b, err := a.d.DB.AuthenticateBuyer(dbContext(ctx), email, token, a.d.Environment)
 	if err != nil {
 		return persistence.Buyer{}, err
 	}
 	a.auth.SetWithTTL(k, cachedBuyer{buyer: b, email: email}, 1, authTTL)
 	return b, nil
+}
+
+// requestTimeout bounds the database work of one buyer request.
+const requestTimeout = 30 * time.Second
+
+// dbContextKey holds a request's database context among its user values.
+const dbContextKey = "admin.dbctx"
+
+// dbContext returns the database context wrap made for this request.
+func dbContext(ctx *fasthttp.RequestCtx) context.Context {
+	if c, ok := ctx.UserValue(dbContextKey).(context.Context); ok {
+		return c
+	}
+	return context.Background()
 }
 
 // notImplemented answers 501 on a route whose logic arrives later.

@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func TestCampaignLifecycle(t *testing.T) {
 	b.Do(t, "POST", "/api/v1/campaigns", merge(campaignBody(), map[string]any{"cpi": 1.2, "reentry_interval": 0,
 		"supported_devices": []int{2, 1, 2}})).Expect(t, 201).Decode(t, &c)
 	if c.CPI != "1.95" || c.Status != 5 || c.Reentry == nil || *c.Reentry != 0 || c.MaxDaily != nil || c.Wave != 1 ||
-		len(c.Devices) != 2 || c.Devices[0] != 1 || c.Redirect != s.PublicURL+"/router/test/"+itoa64(c.ID) {
+		len(c.Devices) != 2 || c.Devices[0] != 1 || !strings.HasPrefix(c.Redirect, s.PublicURL+"/router/test/"+itoa64(c.ID)+"?sig=") {
 		t.Errorf("created: %+v", c)
 	}
 	b.Do(t, "PUT", path("/api/v1/campaigns/%d", c.ID), map[string]any{"cpi": "3.456"}).Expect(t, 200).Decode(t, &c)

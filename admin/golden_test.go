@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,11 +33,16 @@ type recorder struct {
 	t    *testing.T
 	s    *apptest.Server
 	seen map[string]bool
+	// subst replaces values that differ from run to run (a buyer's random customer id).
+	subst map[string]string
 }
 
 func newRecorder(t *testing.T, s *apptest.Server) *recorder {
 	return &recorder{t: t, s: s, seen: map[string]bool{}}
 }
+
+// testSig matches the signature of a redirect_test_url.
+var testSig = regexp.MustCompile(`sig=[0-9a-f]{32}`)
 
 // do sends req (body is the JSON value it carries, for the record) and checks the status.
 func (r *recorder) do(name string, req *http.Request, body any, want int) apptest.Response {
@@ -45,7 +51,13 @@ func (r *recorder) do(name string, req *http.Request, body any, want int) apptes
 	if resp.Status != want {
 		r.t.Fatalf("%s: status %d, want %d; body %s", name, resp.Status, want, resp.Body)
 	}
-	r.check(name, render(r.s, req, body, resp))
+	text := render(r.s, req, body, resp)
+	for old, placeholder := range r.subst {
+		text = strings.ReplaceAll(text, old, placeholder)
+	}
+	// Test-session links are signed with the buyer's random secret.
+	text = testSig.ReplaceAllString(text, "sig=<signature>")
+	r.check(name, text)
 	return resp
 }
 
@@ -81,7 +93,7 @@ func (r *recorder) check(name, got string) {
 }
 
 // shownHeaders are the response headers an example shows.
-var shownHeaders = []string{"Content-Type", "Allow", "Retry-After", "Www-Authenticate"}
+var shownHeaders = []string{"Content-Type", "Content-Disposition", "Allow", "Retry-After", "Www-Authenticate"}
 
 // render writes one exchange as text: request line, request headers that matter, pretty
 // JSON body; status line, headers that matter, pretty JSON body. The public URL becomes
@@ -212,7 +224,7 @@ func TestGolden(t *testing.T) {
 	r.buyer("quota_create_global", b, "POST", "/api/v1/campaigns/1/campaign_quotas", map[string]any{
 		"name": "Overall cap", "num_respondents": 300, "is_global": true, "campaign_qualifications": []any{}}, 201)
 	r.buyer("quota_delete", b, "DELETE", "/api/v1/campaigns/1/campaign_quotas/2", nil, 204)
-	r.buyer("quota_feasibility", b, "GET", "/api/v1/campaigns/1/campaign_quotas/1/feasibility", nil, 501)
+	r.buyer("quota_feasibility", b, "GET", "/api/v1/campaigns/1/campaign_quotas/1/feasibility", nil, 200)
 
 	r.buyer("campaign_activate_without_quota", b, "PUT", "/api/v1/campaigns/2", map[string]any{"status": 2}, 422)
 	r.buyer("campaign_update", b, "PUT", "/api/v1/campaigns/1", map[string]any{"status": 2, "length_of_interview": 15}, 200)
@@ -247,17 +259,49 @@ func TestGolden(t *testing.T) {
 	r.buyer("campaign_show", b, "GET", "/api/v1/campaigns/1", nil, 200)
 	r.buyer("campaigns_list", b, "GET", "/api/v1/campaigns?country_language_id=1", nil, 200)
 
+	// Insights and exports, over results stored as entry, the pre-screener and callbacks
+	// would store them.
+	for _, q := range []string{
+		`UPDATE participants SET profile = '{"42": [29], "43": [2], "45": ["94105"], "47": [2], "110": [3, 1]}' WHERE user_identifier = 'user-1'`,
+		`UPDATE participants SET profile = '{"42": [41], "43": [1], "45": ["10001"]}' WHERE user_identifier = 'user-2'`,
+		`UPDATE sessions SET entered_at = '2026-05-04T09:30:00Z', outcome = 'complete', outcome_at = '2026-05-04T09:44:00Z' WHERE tid = 'tid-0001'`,
+		`UPDATE sessions SET entered_at = '2026-05-04T09:31:00Z', outcome = 'over_quota', outcome_at = '2026-05-04T09:33:00Z' WHERE tid = 'tid-0002'`,
+		`INSERT INTO screener_answers (session_id, question_id, pre_codes) SELECT id, 100000, '{1}' FROM sessions WHERE tid = 'tid-0001'`,
+	} {
+		if _, err := s.DB.Pool.Exec(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.subst = map[string]string{b.CustomerID: "<customer_id>"}
+	r.buyer("insights_projects", b, "GET", "/insights_api/projects", nil, 200)
+	r.buyer("insights_projects_one_time", b, "GET", "/insights_api/projects?project_type=one_time&page=1", nil, 200)
+	r.buyer("insights_projects_bad_page", b, "GET", "/insights_api/projects?page=0", nil, 400)
+	r.buyer("insights_project", b, "GET", "/insights_api/projects/1", nil, 200)
+	r.buyer("insights_columns", b, "GET", "/insights_api/projects/1/campaigns/1/columns", nil, 200)
+	csvReq := func(method, path string, body any) *http.Request {
+		req := b.Request(t, method, path, body)
+		req.Header.Set("Accept", "text/csv")
+		return req
+	}
+	r.do("insights_results", csvReq("GET", "/insights_api/projects/1/campaigns/1", nil), nil, 200)
+	r.buyer("insights_results_unknown", b, "GET", "/insights_api/projects/1/campaigns/99", nil, 404)
+	exportBody := map[string]any{"transaction_ids": []string{"tid-0001", "tid-0002"}}
+	r.do("export_demographics", csvReq("POST", "/api/v1/campaigns/1/export_demographics", exportBody), exportBody, 200)
+	exportOne := map[string]any{"player_ids": "R9Q1Z8"}
+	r.do("export_demographics_player", csvReq("POST", "/api/v1/campaigns/1/export_demographics", exportOne), exportOne, 200)
+	r.buyer("export_demographics_invalid", b, "POST", "/api/v1/campaigns/1/export_demographics", map[string]any{"player_ids": 17}, 422)
+	r.subst = nil
+
 	r.buyer("campaign_qualification_delete", b, "DELETE", "/api/v1/campaigns/1/campaign_qualifications/1", nil, 204)
 	r.buyer("relationship_delete", b, "DELETE", "/api/v1/campaign_relationships/1", nil, 204)
 
-	r.buyer("redirect_test", b, "GET", "/api/v1/campaigns/1/redirect_test", nil, 501)
-	r.buyer("campaign_feasibility", b, "GET", "/api/v1/campaigns/1/feasibility", nil, 501)
+	r.buyer("redirect_test", b, "GET", "/api/v1/campaigns/1/redirect_test", nil, 200)
+	r.buyer("campaign_feasibility", b, "GET", "/api/v1/campaigns/1/feasibility", nil, 200)
 	r.buyer("realtime_feasibility", b, "POST", "/api/v1/campaigns/realtime_feasibility", map[string]any{
 		"incidence": 40, "length_of_interview": 12, "country_language_id": 1,
-		"campaign_quotas": []any{map[string]any{"num_respondents": 100, "campaign_qualifications": []any{}}}}, 501)
-	r.buyer("reject_completes", b, "POST", "/api/v1/campaigns/1/reject_completes", map[string]any{"transaction_ids": []string{"tid-0001"}}, 501)
-	r.buyer("reconcile", b, "POST", "/api/v1/campaigns/1/reconcile", map[string]any{"accepted_ids": []string{"tid-0001"}, "purchase_order": "PO-1"}, 501)
-	r.buyer("export_demographics", b, "POST", "/api/v1/campaigns/1/export_demographics", map[string]any{}, 501)
+		"campaign_quotas": []any{map[string]any{"num_respondents": 100, "campaign_qualifications": []any{}}}}, 200)
+	r.buyer("reject_completes", b, "POST", "/api/v1/campaigns/1/reject_completes", map[string]any{"transaction_ids": []string{"tid-0001"}}, 200)
+	r.buyer("reconcile", b, "POST", "/api/v1/campaigns/1/reconcile", map[string]any{"accepted_ids": []string{"tid-0001"}, "purchase_order": "PO-1"}, 200)
 
 	// Conventions.
 	r.do("error_401", s.NewRequest(t, "GET", "/api/v1/campaigns", nil), nil, 401)

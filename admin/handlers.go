@@ -54,7 +54,7 @@ func (a *API) qualifications(ctx *fasthttp.RequestCtx, b persistence.Buyer) erro
 	if err != nil {
 		return err
 	}
-	out, err := a.d.DB.Qualifications(ctx, b.ID, *cl)
+	out, err := a.d.DB.Qualifications(dbContext(ctx), b.ID, *cl)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (a *API) qualification(ctx *fasthttp.RequestCtx, b persistence.Buyer) error
 	if err != nil {
 		return err
 	}
-	out, err := a.d.DB.Qualification(ctx, b.ID, int(qid), *cl)
+	out, err := a.d.DB.Qualification(dbContext(ctx), b.ID, int(qid), *cl)
 	if err != nil {
 		return err
 	}
@@ -86,19 +86,19 @@ func (a *API) listCampaigns(ctx *fasthttp.RequestCtx, b persistence.Buyer) error
 	if err != nil {
 		return err
 	}
-	out, err := a.d.DB.Campaigns(ctx, b.ID, cl)
+	out, err := a.d.DB.Campaigns(dbContext(ctx), b.ID, cl)
 	if err != nil {
 		return err
 	}
 	for i := range out {
-		out[i].RedirectTestURL = a.redirectTestURL(out[i].ID)
+		out[i].RedirectTestURL = a.d.Outcomes.RedirectTestURL(out[i].ID, b.APISecret)
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
 	return nil
 }
 
-func (a *API) writeCampaign(ctx *fasthttp.RequestCtx, status int, c persistence.CampaignDetail) {
-	c.RedirectTestURL = a.redirectTestURL(c.ID)
+func (a *API) writeCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer, status int, c persistence.CampaignDetail) {
+	c.RedirectTestURL = a.d.Outcomes.RedirectTestURL(c.ID, b.APISecret)
 	httpio.WriteJSON(ctx, status, c)
 }
 
@@ -107,11 +107,11 @@ func (a *API) createCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) erro
 	if err != nil {
 		return err
 	}
-	c, err := a.d.DB.CreateCampaign(ctx, b.ID, f)
+	c, err := a.d.DB.CreateCampaign(dbContext(ctx), b.ID, f)
 	if err != nil {
 		return err
 	}
-	a.writeCampaign(ctx, fasthttp.StatusCreated, c)
+	a.writeCampaign(ctx, b, fasthttp.StatusCreated, c)
 	return nil
 }
 
@@ -120,11 +120,11 @@ func (a *API) showCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) error 
 	if err != nil {
 		return err
 	}
-	c, err := a.d.DB.Campaign(ctx, b.ID, id)
+	c, err := a.d.DB.Campaign(dbContext(ctx), b.ID, id)
 	if err != nil {
 		return err
 	}
-	a.writeCampaign(ctx, fasthttp.StatusOK, c)
+	a.writeCampaign(ctx, b, fasthttp.StatusOK, c)
 	return nil
 }
 
@@ -137,11 +137,11 @@ func (a *API) updateCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) erro
 	if err != nil {
 		return err
 	}
-	c, err := a.d.DB.UpdateCampaign(ctx, b.ID, id, f)
+	c, err := a.d.DB.UpdateCampaign(dbContext(ctx), b.ID, id, f)
 	if err != nil {
 		return err
 	}
-	a.writeCampaign(ctx, fasthttp.StatusOK, c)
+	a.writeCampaign(ctx, b, fasthttp.StatusOK, c)
 	return nil
 }
 
@@ -156,7 +156,7 @@ func (a *API) createQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if err != nil {
 		return err
 	}
-	q, err := a.d.DB.CreateQuota(ctx, b.ID, cid, f)
+	q, err := a.d.DB.CreateQuota(dbContext(ctx), b.ID, cid, f)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (a *API) showQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if err != nil {
 		return err
 	}
-	q, err := a.d.DB.Quota(ctx, b.ID, cid, qid)
+	q, err := a.d.DB.Quota(dbContext(ctx), b.ID, cid, qid)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (a *API) updateQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if err != nil {
 		return err
 	}
-	q, err := a.d.DB.UpdateQuota(ctx, b.ID, cid, qid, f)
+	q, err := a.d.DB.UpdateQuota(dbContext(ctx), b.ID, cid, qid, f)
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func (a *API) deleteQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if err != nil {
 		return err
 	}
-	if err := a.d.DB.DeleteQuota(ctx, b.ID, cid, qid); err != nil {
+	if err := a.d.DB.DeleteQuota(dbContext(ctx), b.ID, cid, qid); err != nil {
 		return err
 	}
 	httpio.NoContent(ctx)
@@ -248,7 +248,7 @@ func (a *API) addRetargets(ctx *fasthttp.RequestCtx, b persistence.Buyer) error 
 	if err != nil {
 		return err
 	}
-	c, err := a.d.DB.AddRetargets(ctx, b.ID, cid, r.typ, r.entries, r.expires)
+	c, err := a.d.DB.AddRetargets(dbContext(ctx), b.ID, cid, r.typ, r.entries, r.expires)
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (a *API) removeRetargets(ctx *fasthttp.RequestCtx, b persistence.Buyer) err
 	for i, e := range r.entries {
 		ids[i] = e.ID
 	}
-	c, err := a.d.DB.RemoveRetargets(ctx, b.ID, cid, r.typ, ids)
+	c, err := a.d.DB.RemoveRetargets(dbContext(ctx), b.ID, cid, r.typ, ids)
 	if err != nil {
 		return err
 	}
@@ -297,7 +297,7 @@ func (a *API) excludeFromCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 	if len(in.TransactionIDs) > maxIDs {
 		return fault.Invalid("transaction_ids", "must have at most %d ids", maxIDs)
 	}
-	res, err := a.d.DB.ExcludeFromCampaign(ctx, b.ID, cid, in.PlayerIDs, in.TransactionIDs)
+	res, err := a.d.DB.ExcludeFromCampaign(dbContext(ctx), b.ID, cid, in.PlayerIDs, in.TransactionIDs)
 	if err != nil {
 		return err
 	}
@@ -323,7 +323,7 @@ func (a *API) createRelationship(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 	case *in.CampaignID == *in.RelatedCampaignID:
 		return fault.Invalid("related_campaign_id", "must differ from campaign_id")
 	}
-	r, err := a.d.DB.CreateRelationship(ctx, b.ID, *in.CampaignID, *in.RelatedCampaignID)
+	r, err := a.d.DB.CreateRelationship(dbContext(ctx), b.ID, *in.CampaignID, *in.RelatedCampaignID)
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (a *API) deleteRelationship(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 	if err != nil {
 		return err
 	}
-	if err := a.d.DB.DeleteRelationship(ctx, b.ID, id); err != nil {
+	if err := a.d.DB.DeleteRelationship(dbContext(ctx), b.ID, id); err != nil {
 		return err
 	}
 	httpio.NoContent(ctx)
@@ -371,7 +371,7 @@ func (a *API) createCustomQualification(ctx *fasthttp.RequestCtx, b persistence.
 	if err != nil {
 		return err
 	}
-	q, err := a.d.DB.CreateCustomQualification(ctx, b.ID, persistence.CustomQualificationFields{
+	q, err := a.d.DB.CreateCustomQualification(dbContext(ctx), b.ID, persistence.CustomQualificationFields{
 		Name: name, QuestionText: text, AnswerType: *in.AnswerType, CountryLanguageID: *in.CountryLanguageID})
 	if err != nil {
 		return err
@@ -395,7 +395,7 @@ func (a *API) createCustomAnswer(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 	if err != nil {
 		return err
 	}
-	ans, err := a.d.DB.CreateCustomAnswer(ctx, b.ID, int(qid), text)
+	ans, err := a.d.DB.CreateCustomAnswer(dbContext(ctx), b.ID, int(qid), text)
 	if err != nil {
 		return err
 	}
@@ -427,7 +427,7 @@ func (a *API) attachCustomQualification(ctx *fasthttp.RequestCtx, b persistence.
 	if err != nil {
 		return err
 	}
-	q, err := a.d.DB.AttachCustomQualification(ctx, b.ID, cid, *in.QuestionID, codes)
+	q, err := a.d.DB.AttachCustomQualification(dbContext(ctx), b.ID, cid, *in.QuestionID, codes)
 	if err != nil {
 		return err
 	}
@@ -458,7 +458,7 @@ func (a *API) updateCustomQualification(ctx *fasthttp.RequestCtx, b persistence.
 			return err
 		}
 	}
-	q, err := a.d.DB.UpdateCustomQualification(ctx, b.ID, cid, id, codes)
+	q, err := a.d.DB.UpdateCustomQualification(dbContext(ctx), b.ID, cid, id, codes)
 	if err != nil {
 		return err
 	}
@@ -471,7 +471,7 @@ func (a *API) detachCustomQualification(ctx *fasthttp.RequestCtx, b persistence.
 	if err != nil {
 		return err
 	}
-	if err := a.d.DB.DetachCustomQualification(ctx, b.ID, cid, id); err != nil {
+	if err := a.d.DB.DetachCustomQualification(dbContext(ctx), b.ID, cid, id); err != nil {
 		return err
 	}
 	httpio.NoContent(ctx)
@@ -496,7 +496,7 @@ func (a *API) createAdhocAccount(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 	if err != nil {
 		return err
 	}
-	acct, err := a.d.DB.CreateAdhocAccount(ctx, b.ID, name, ident)
+	acct, err := a.d.DB.CreateAdhocAccount(dbContext(ctx), b.ID, name, ident)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 // concrete turns a route pattern into a path with every id 1.
 func concrete(pattern string) string {
-	for _, p := range []string{"{id}", "{quota_id}", "{question_id}", "{qualification_id}"} {
+	for _, p := range []string{"{id}", "{quota_id}", "{question_id}", "{qualification_id}", "{project_id}", "{campaign_id}"} {
 		pattern = strings.ReplaceAll(pattern, p, "1")
 	}
 	return pattern
@@ -26,15 +26,20 @@ func TestAuthentication(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{})
 	b := s.NewBuyer(t)
 	live := s.NewBuyerIn(t, persistence.EnvLive)
+	csvRoute := csvRoutes()
 	for _, rt := range apiRoutes() {
 		method, pattern, _ := strings.Cut(rt, " ")
 		p := concrete(pattern)
 		t.Run(rt, func(t *testing.T) {
 			// 406 comes first, even without credentials.
+			accept := "text/csv" // CSV routes admit it: they refuse what admits neither CSV nor JSON
+			if csvRoute[rt] {
+				accept = "text/html"
+			}
 			req := s.NewRequest(t, method, p, nil)
-			req.Header.Set("Accept", "text/csv")
+			req.Header.Set("Accept", accept)
 			if r := s.Send(t, req); r.Status != 406 || !strings.Contains(string(r.Body), "message") {
-				t.Errorf("Accept text/csv: %d %s", r.Status, r.Body)
+				t.Errorf("Accept %s: %d %s", accept, r.Status, r.Body)
 			}
 			check401 := func(what string, r apptest.Response) {
 				t.Helper()

@@ -55,7 +55,7 @@ func (db *DB) AddRetargets(ctx context.Context, buyerID, campaignID int64, typ i
 		_, err := tx.Exec(ctx, `INSERT INTO campaign_retargets (campaign_id, retargeting_type, identifier, replacement_id, participant_id, expires_at)
 			SELECT $1, $2::smallint, u.id, u.repl,
 			  CASE $2::smallint
-			    WHEN 0 THEN (SELECT s.participant_id FROM sessions s WHERE s.tid = u.id AND s.buyer_id = $3)
+			    WHEN 0 THEN (SELECT s.participant_id FROM sessions s WHERE s.tid = u.id AND s.buyer_id = $3 AND NOT s.is_test)
 			    WHEN 1 THEN (SELECT r.participant_id FROM respondents r WHERE r.respondent_id = u.id AND r.buyer_id = $3)
 			  END, $4
 			FROM unnest($5::text[], $6::text[]) AS u(id, repl)
@@ -135,7 +135,7 @@ func (db *DB) ExcludeFromCampaign(ctx context.Context, buyerID, campaignID int64
 			return err
 		}
 		sessions, err := lookupParticipants(ctx, tx, `SELECT tid, participant_id FROM sessions
-			WHERE buyer_id = $1 AND tid = ANY($2)`, buyerID, transactionIDs)
+			WHERE buyer_id = $1 AND tid = ANY($2) AND NOT is_test`, buyerID, transactionIDs)
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,7 @@ func commands() []command {
 		{"buyer token", "issue a further token for a buyer", runBuyerToken},
 		{"publisher create", "register a supply partner and print its credentials", runPublisherCreate},
 		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
+		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
 	}
 }
 

@@ -88,7 +88,8 @@ func WriteMessage(ctx *fasthttp.RequestCtx, style Style, status int, msg string)
 	if style == StyleError {
 		key = `{"error":`
 	}
-	b := append(ctx.Response.Body()[:0], key...)
+	b := make([]byte, 0, len(key)+len(msg)+8)
+	b = append(b, key...)
 	b = strconv.AppendQuote(b, msg)
 	b = append(b, '}')
 	ctx.Response.SetBodyRaw(b)

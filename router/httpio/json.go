@@ -23,8 +23,8 @@ const MaxBody = 1 << 20
 func WriteJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	ctx.SetStatusCode(status)
 	ctx.SetContentType(ContentTypeJSON)
-	buf := bytes.NewBuffer(ctx.Response.Body()[:0])
-	enc := json.NewEncoder(buf)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		// Encoding our own response types cannot fail unless a type is wrong: a defect.

@@ -1,0 +1,205 @@
+package admin
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/httpio"
+)
+
+// feasibilityQuota is one per-quota item of a feasibility answer: an estimate, or a message
+// when the quota names questions the country's catalog does not hold.
+type feasibilityQuota struct {
+	ID                 int64  `json:"id,omitempty"`
+	EstimatedCompletes *int   `json:"estimated_completes,omitempty"`
+	Message            string `json:"message,omitempty"`
+}
+
+// feasibilityAnswer is the feasibility result of the spec; ID is absent in realtime answers.
+type feasibilityAnswer struct {
+	ID                 int64              `json:"id,omitempty"`
+	EstimatedCompletes int                `json:"estimated_completes"`
+	OverNumDays        int                `json:"over_num_days"`
+	CampaignQuotas     []feasibilityQuota `json:"campaign_quotas"`
+}
+
+// estimate runs the engine's model over the in-memory panel.
+func (a *API) estimate(ctx *fasthttp.RequestCtx, b persistence.Buyer, req engine.FeasibilityRequest) (engine.FeasibilityResult, error) {
+	known, err := a.d.DB.CountryQuestions(dbContext(ctx), b.ID, req.CountryID)
+	if err != nil {
+		return engine.FeasibilityResult{}, err
+	}
+	panel := a.d.Panel
+	if panel == nil {
+		panel = engine.NewPanel()
+	}
+	return engine.Feasibility(req, panel, time.Now().Unix(), func(_, q int32) bool {
+		_, ok := known[q]
+		return ok
+	}), nil
+}
+
+func answerOf(res engine.FeasibilityResult, withIDs bool) feasibilityAnswer {
+	out := feasibilityAnswer{EstimatedCompletes: res.EstimatedCompletes, OverNumDays: res.OverNumDays,
+		CampaignQuotas: make([]feasibilityQuota, len(res.Quotas))}
+	for i, q := range res.Quotas {
+		item := feasibilityQuota{Message: q.Message}
+		if withIDs {
+			item.ID = q.ID
+		}
+		if q.Message == "" {
+			n := q.EstimatedCompletes
+			item.EstimatedCompletes = &n
+		}
+		out.CampaignQuotas[i] = item
+	}
+	return out
+}
+
+// campaignFeasibility is GET /api/v1/campaigns/:id/feasibility.
+func (a *API) campaignFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	id, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	req, err := a.d.DB.FeasibilityInput(dbContext(ctx), b.ID, id)
+	if err != nil {
+		return err
+	}
+	res, err := a.estimate(ctx, b, req)
+	if err != nil {
+		return err
+	}
+	out := answerOf(res, true)
+	out.ID = id
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
+// quotaFeasibility is GET /api/v1/campaigns/:id/campaign_quotas/:quota_id/feasibility: the
+// quota estimated alone, capped by the campaign's global quotas.
+func (a *API) quotaFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	cid, qid, err := quotaPath(ctx)
+	if err != nil {
+		return err
+	}
+	req, err := a.d.DB.FeasibilityInput(dbContext(ctx), b.ID, cid)
+	if err != nil {
+		return err
+	}
+	kept := req.Quotas[:0:0]
+	found := false
+	for _, q := range req.Quotas {
+		if q.ID == qid {
+			found = true
+		}
+		if q.ID == qid || q.Global {
+			kept = append(kept, q)
+		}
+	}
+	if !found {
+		return fault.NotFound("quota not found")
+	}
+	req.Quotas = kept
+	res, err := a.estimate(ctx, b, req)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"id": qid, "estimated_completes": res.EstimatedCompletes, "over_num_days": res.OverNumDays}
+	for _, q := range res.Quotas {
+		if q.ID == qid && q.Message != "" {
+			out["message"] = q.Message
+		}
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
+// realtimeBody is POST /api/v1/campaigns/realtime_feasibility. The spec's sample omits
+// country_language_id and cpi: country_language_id defaults to 1 (en-US) and cpi, a bid,
+// does not change the estimate.
+type realtimeBody struct {
+	Incidence         *int              `json:"incidence"`
+	LengthOfInterview *int              `json:"length_of_interview"`
+	DaysInField       *int              `json:"days_in_field"`
+	CountryLanguageID *int              `json:"country_language_id"`
+	CPI               *json.Number      `json:"cpi"`
+	CampaignQuotas    []json.RawMessage `json:"campaign_quotas"`
+}
+
+// realtimeFeasibility estimates a campaign that does not exist yet.
+func (a *API) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	var in realtimeBody
+	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+		return err
+	}
+	switch {
+	case in.Incidence == nil:
+		return fault.Invalid("incidence", "is required")
+	case *in.Incidence < 1 || *in.Incidence > 100:
+		return fault.Invalid("incidence", "must be between 1 and 100")
+	case in.LengthOfInterview == nil:
+		return fault.Invalid("length_of_interview", "is required")
+	case *in.LengthOfInterview < 1 || *in.LengthOfInterview > 120:
+		return fault.Invalid("length_of_interview", "must be between 1 and 120")
+	case in.DaysInField != nil && (*in.DaysInField < 1 || *in.DaysInField > 365):
+		return fault.Invalid("days_in_field", "must be between 1 and 365")
+	case len(in.CampaignQuotas) == 0:
+		return fault.Invalid("campaign_quotas", "must be a non-empty array")
+	case len(in.CampaignQuotas) > 100:
+		return fault.Invalid("campaign_quotas", "must have at most 100 quotas")
+	}
+	if in.CPI != nil {
+		if f, err := in.CPI.Float64(); err != nil || f < 0 {
+			return fault.Invalid("cpi", "must be a non-negative decimal")
+		}
+	}
+	cl := 1
+	if in.CountryLanguageID != nil {
+		cl = *in.CountryLanguageID
+	}
+	country, err := a.d.DB.CountryOfLanguage(dbContext(ctx), cl)
+	if err != nil {
+		if fault.KindOf(err) == fault.KindNotFound {
+			return fault.Invalid("country_language_id", "is not a known country language")
+		}
+		return err
+	}
+	types, err := a.d.DB.CountryQuestions(dbContext(ctx), b.ID, country)
+	if err != nil {
+		return err
+	}
+	req := engine.FeasibilityRequest{CountryID: country, Incidence: *in.Incidence, LOI: *in.LengthOfInterview}
+	if in.DaysInField != nil {
+		req.DaysInField = *in.DaysInField
+	}
+	for i, raw := range in.CampaignQuotas {
+		f, err := DecodeQuota(raw, true)
+		if err != nil {
+			if fe := fault.As(err); fe != nil && fe.Kind == fault.KindInvalid {
+				return fault.Invalid(fmt.Sprintf("campaign_quotas[%d].%s", i, fe.Field), "%s", fe.Message[len(fe.Field)+1:])
+			}
+			return err
+		}
+		q := engine.Quota{ID: int64(i + 1), NumRespondents: *f.NumRespondents}
+		if f.IsGlobal != nil {
+			q.Global = *f.IsGlobal
+		}
+		for _, qual := range f.Qualifications {
+			q.Conditions = append(q.Conditions, persistence.Condition(int32(qual.QuestionID), types[int32(qual.QuestionID)], qual.PreCodes))
+		}
+		req.Quotas = append(req.Quotas, q)
+	}
+	res, err := a.estimate(ctx, b, req)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, answerOf(res, false))
+	return nil
+}

@@ -1,0 +1,571 @@
+// Package bench is Switchboard's load generator and benchmark harness, run by
+// `switchboard bench` (`make bench`): it generates a synthetic market (engine/synth), seeds
+// it into a throwaway PostgreSQL with COPY, starts `switchboard serve` as a child process,
+// drives closed- and open-loop load over loopback with a fasthttp client, measures the floor
+// (a minimal fasthttp server answering a body of the same size), times the engine's
+// matching in-process at 1k/10k/100k campaigns, and writes docs/performance.md with SVG
+// charts. See bench/README.md.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/persistence/cluster"
+)
+
+// Options configure a run.
+type Options struct {
+	Campaigns, Participants int
+	// Duration is each phase's measured window; Warmup runs before it, unrecorded.
+	Duration, Warmup time.Duration
+	// Rates are the open-loop rates (requests/s) of the offers and floor phases; empty:
+	// RateFractions of the offers closed-loop maximum.
+	Rates         []float64
+	RateFractions []float64
+	// Connections is the closed-loop concurrency; OpenConnections the open-loop one (enough
+	// to keep the schedule when the server slows down).
+	Connections, OpenConnections int
+	// Out is the report directory: Out/performance.md, Out/bench/*.svg, Out/bench/results.json.
+	Out string
+	// History seeds the participants' past sessions (up to 20 each) as well.
+	History bool
+	// EngineSizes are the market sizes of the in-process match benchmark (none: skipped).
+	EngineSizes        []int
+	EngineParticipants int
+	// Mix is the offers:entries:callbacks proportion of the marketplace scenario.
+	Mix [3]int
+	// Binary is the switchboard binary to run `serve` from (default os.Executable()).
+	Binary string
+	// Profile runs the server through `switchboard bench _serve`, which is `serve` with a
+	// CPU profile taken during the offers maximum-throughput phase (Out/bench/server-cpu.pprof).
+	Profile bool
+	Seed    int64
+	// Command is the command line, for the report.
+	Command string
+	// Quick marks a tiny run (tests); the report says so.
+	Quick    bool
+	Log      *zap.Logger
+	Progress io.Writer
+}
+
+// QuickOptions are the sizes of `bench --quick`.
+func QuickOptions(o Options) Options {
+	o.Campaigns, o.Participants = 200, 2000
+	o.Duration, o.Warmup = time.Second, 200*time.Millisecond
+	o.EngineSizes, o.EngineParticipants = []int{200, 1000}, 200
+	o.Quick = true
+	return o
+}
+
+// DefaultOptions are the sizes of a plain `bench`.
+func DefaultOptions() Options {
+	return Options{
+		Campaigns: 10_000, Participants: 200_000,
+		Duration: 10 * time.Second, Warmup: 2 * time.Second,
+		RateFractions: []float64{0.25, 0.5, 0.75, 0.9},
+		Connections:   32, OpenConnections: 128,
+		Out:         "docs",
+		History:     true,
+		EngineSizes: []int{1_000, 10_000, 100_000}, EngineParticipants: 2_000,
+		Mix:     [3]int{100, 5, 4},
+		Profile: true,
+		Seed:    1,
+	}
+}
+
+// Phase is one measured load phase with the process figures around it.
+type Phase struct {
+	*Result
+	Target      string        // "switchboard" or "floor"
+	ServerCPU   time.Duration // CPU of the server process during the phase (warm-up included)
+	PostgresCPU time.Duration // CPU of the postmaster and its live backends (lower bound)
+	BenchCPU    time.Duration // CPU of this load generator
+	Elapsed     time.Duration // wall time of the phase, warm-up included
+	RSS, HWM    int64         // server memory after the phase
+}
+
+// CPUPer1k is the server's CPU seconds per 1,000 requests.
+func (p *Phase) CPUPer1k() float64 {
+	n := float64(p.Requests) * float64(p.Elapsed) / float64(max(p.Window, 1))
+	if n <= 0 {
+		return 0
+	}
+	return p.ServerCPU.Seconds() / n * 1000
+}
+
+// OpCount is the number of requests of operation name in the phase.
+func (p *Phase) OpCount(name string) uint64 {
+	for _, o := range p.Ops {
+		if o.Name == name {
+			return o.Requests
+		}
+	}
+	return 0
+}
+
+// Report is everything a run measured.
+type Report struct {
+	Options                    Options
+	Machine                    Machine
+	Started                    time.Time
+	Took                       time.Duration
+	Seed                       SeedStats
+	Harvest                    *Harvest
+	Phases                     []*Phase
+	Engine                     []EngineResult
+	ServerRSS                  int64 // after loading, before load
+	ServerHWM                  int64 // peak over the run
+	Load                       time.Duration
+	Notes                      []string // what could not be measured, and why
+	Profile                    string   // path of the server CPU profile, when taken
+	FloorSize                  int
+	EntriesUsed, EntriesReused int64
+}
+
+func (r *Report) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+// Find returns the phase of scenario and mode (and offered rate for open loop, 0: any).
+func (r *Report) Find(scenario, mode string) *Phase {
+	for _, p := range r.Phases {
+		if p.Scenario == scenario && p.Mode == mode {
+			return p
+		}
+	}
+	return nil
+}
+
+// Scenario names.
+const (
+	ScOffers  = "offers"
+	ScEntries = "entries"
+	ScMix     = "mix"
+	ScFloor   = "floor"
+)
+
+func (o *Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "bench: "+format+"\n", args...)
+	}
+}
+
+// Run performs a whole benchmark run and writes its report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		o.Binary = exe
+	}
+	rep := &Report{Options: o, Machine: DescribeMachine(), Started: time.Now()}
+	tmp, err := os.MkdirTemp("", "switchboard-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	// PostgreSQL: throwaway, durable (fsync on), tied to this process.
+	o.progress("starting PostgreSQL (fsync on) in %s", tmp)
+	pg, err := cluster.Start(ctx, cluster.Options{Dir: filepath.Join(tmp, "pg"), Fsync: true, Attached: true,
+		Log: o.Log.Named("cluster"),
+		Settings: map[string]string{"max_connections": "200", "shared_buffers": "256MB", "max_wal_size": "4GB",
+			"checkpoint_timeout": "30min"}})
+	if err != nil {
+		return nil, fmt.Errorf("start PostgreSQL: %w", err)
+	}
+	defer pg.Remove(context.WithoutCancel(ctx)) //nolint:errcheck
+	if err := pg.CreateDatabase(ctx, "bench", ""); err != nil {
+		return nil, err
+	}
+	dbURL := pg.URL("bench")
+	rep.Machine.Postgres = postgresVersion(ctx, dbURL)
+
+	o.progress("generating %d campaigns and %d participants", o.Campaigns, o.Participants)
+	m := GenerateMarket(o.Campaigns, o.Participants, o.Seed)
+	o.progress("seeding with COPY")
+	if rep.Seed, err = Seed(ctx, dbURL, m, o.History, time.Now(), o.Log.Named("seed")); err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	o.progress("seeded in %s: %v", rep.Seed.Took.Round(time.Millisecond), rep.Seed.Rows)
+
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	profile := ""
+	if o.Profile {
+		profile = filepath.Join(tmp, "server-cpu.pprof")
+	}
+	srv, err := startServer(ctx, o, addr, dbURL, profile, filepath.Join(tmp, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	o.progress("server pid %d on %s loaded in %s", srv.cmd.Process.Pid, addr, srv.loaded.Round(time.Millisecond))
+	rep.Load = srv.loaded
+	st := ReadProc(srv.pid())
+	rep.ServerRSS = st.RSS
+
+	t := &Target{Addr: addr, PublicURL: "http://" + addr, Market: m}
+	pgPID := PostmasterPID(pg.DataDir())
+	if err := runLoad(ctx, o, rep, t, srv, pgPID, profile); err != nil {
+		return rep, err
+	}
+	if st := ReadProc(srv.pid()); st.Valid {
+		rep.ServerHWM = st.HWM
+	}
+	srv.stop()
+	if profile != "" {
+		if fi, err := os.Stat(profile); err == nil && fi.Size() > 0 {
+			dst := filepath.Join(o.Out, "bench", "server-cpu.pprof")
+			if err := copyFile(profile, dst); err == nil {
+				rep.Profile = dst
+			}
+		} else {
+			rep.note("no CPU profile was written by the server child")
+		}
+	}
+
+	if len(o.EngineSizes) > 0 {
+		o.progress("engine match benchmark at %v campaigns", o.EngineSizes)
+		rep.Engine = EngineBench(o.EngineSizes, o.EngineParticipants, 3, o.Seed)
+	}
+	rep.Took = time.Since(rep.Started)
+	if err := WriteReport(o.Out, rep); err != nil {
+		return rep, err
+	}
+	o.progress("report written to %s (run took %s)", filepath.Join(o.Out, "performance.md"), rep.Took.Round(time.Second))
+	return rep, nil
+}
+
+// runLoad runs every load phase against the server (and the floor).
+func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server, pgPID int, profile string) error {
+	client := NewClient(t.Addr, max(o.Connections, o.OpenConnections))
+	phase := func(target string, pid int, l Load, s *Scenario) *Phase {
+		l.Client, l.Duration, l.Warmup, l.Seed = client, o.Duration, o.Warmup, uint64(o.Seed)+uint64(len(rep.Phases))
+		if target == "floor" {
+			l.Client = srv.floorClient
+		}
+		before, pgBefore, selfBefore, t0 := ReadProc(pid), TreeCPU(pgPID), SelfCPU(), time.Now()
+		r := Drive(l, s)
+		after := ReadProc(pid)
+		p := &Phase{Result: r, Target: target, ServerCPU: after.CPU - before.CPU, BenchCPU: SelfCPU() - selfBefore,
+			Elapsed: time.Since(t0), RSS: after.RSS, HWM: after.HWM}
+		if target != "floor" {
+			p.PostgresCPU = max(0, TreeCPU(pgPID)-pgBefore)
+		}
+		rep.Phases = append(rep.Phases, p)
+		rate := "max"
+		if r.Mode == "open" {
+			rate = fmt.Sprintf("%.0f/s", r.Offered)
+		}
+		o.progress("%-8s %-6s %-8s %9.0f req/s  p50 %7.2f ms  p99 %7.2f ms  p99.9 %7.2f ms  errors %d  [%s]",
+			s.Name, r.Mode, rate, r.Throughput, r.P(0.5), r.P(0.99), r.P(0.999), r.Errors, describeStatus(r.Status))
+		return p
+	}
+	closed := Load{Workers: o.Connections}
+	open := func(rate float64) Load { return Load{Workers: o.OpenConnections, Rate: rate} }
+
+	// Is the supply interface served at all?
+	probe := probeOffers(client, t)
+	if probe != "" {
+		rep.note("GET /supply_api/v4/campaigns is not usable at this commit (%s): the offers, entries and mix scenarios were skipped", probe)
+	}
+
+	offersMax := 0.0
+	var rates []float64
+	if probe == "" {
+		// Harvest offer entry URLs for the entry phases: enough for the entry phases at up to
+		// 8,000/s (reused after that, and reported).
+		entryWindow := (o.Duration + o.Warmup).Seconds() * 2.5
+		want := int(min(float64(8*len(t.Market.Participants)), max(2000, 8000*entryWindow)))
+		o.progress("harvesting up to %d offer entry URLs", want)
+		rep.Harvest = t.HarvestEntries(client, o.Connections, want, 8, max(20*time.Second, 2*o.Duration), uint64(o.Seed))
+		o.progress("harvested %d entry URLs from %d answers in %s (median answer %d bytes, %.1f offers each, %.0f%% eligible)",
+			len(rep.Harvest.Entries), rep.Harvest.Requests, rep.Harvest.Took.Round(time.Millisecond), rep.Harvest.MedianBytes,
+			rep.Harvest.MeanOffers, 100*rep.Harvest.EligibleShare)
+
+		if profile != "" {
+			srv.signal(syscall.SIGUSR1)
+		}
+		p := phase("switchboard", srv.pid(), closed, t.OffersScenario(ScOffers))
+		if profile != "" {
+			srv.signal(syscall.SIGUSR2)
+		}
+		offersMax = p.Throughput
+		rates = o.Rates
+		if len(rates) == 0 {
+			for _, f := range o.RateFractions {
+				rates = append(rates, roundRate(f*offersMax))
+			}
+		}
+		for _, r := range rates {
+			if r > 0 {
+				phase("switchboard", srv.pid(), open(r), t.OffersScenario(ScOffers))
+			}
+		}
+
+		sessions := &Sessions{max: 1 << 20}
+		if len(rep.Harvest.Entries) == 0 {
+			rep.note("no offers were harvested (no participant matched any campaign): entries and mix skipped")
+		} else {
+			entries := NewEntries(rep.Harvest.Entries)
+			ep := phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
+			if r := roundRate(ep.Throughput / 2); r > 0 {
+				phase("switchboard", srv.pid(), open(r), t.EntriesScenario(ScEntries, entries, sessions))
+			}
+			mp := phase("switchboard", srv.pid(), closed, t.MixScenario(ScMix, o.Mix[0], o.Mix[1], o.Mix[2], entries, sessions))
+			if r := roundRate(mp.Throughput / 2); r > 0 {
+				phase("switchboard", srv.pid(), open(r), t.MixScenario(ScMix, o.Mix[0], o.Mix[1], o.Mix[2], entries, sessions))
+			}
+			rep.EntriesUsed, rep.EntriesReused = entries.Used()
+			if rep.EntriesReused > 0 {
+				rep.note("%d of %d entry requests reused an offer entry URL (the harvest ran out); a reused URL is usually refused by the reentry rule",
+					rep.EntriesReused, rep.EntriesUsed)
+			}
+		}
+	}
+
+	// The floor: same client, same requests, a fixed body of the offers answer's size.
+	rep.FloorSize = 2500
+	if rep.Harvest != nil && rep.Harvest.MedianBytes > 0 {
+		rep.FloorSize = rep.Harvest.MedianBytes
+	}
+	if err := srv.startFloor(ctx, o, rep.FloorSize); err != nil {
+		rep.note("the floor server did not start: %v", err)
+		return nil
+	}
+	fp := phase("floor", srv.floor.Process.Pid, closed, t.FloorScenario(ScFloor))
+	if len(rates) == 0 {
+		for _, f := range o.RateFractions {
+			rates = append(rates, roundRate(f*fp.Throughput))
+		}
+	}
+	for _, r := range rates {
+		if r > 0 {
+			phase("floor", srv.floor.Process.Pid, open(r), t.FloorScenario(ScFloor))
+		}
+	}
+	srv.stopFloor()
+	return ctx.Err()
+}
+
+// roundRate rounds a rate to two significant digits.
+func roundRate(r float64) float64 {
+	if r <= 0 {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 2, 64), 64)
+	return f
+}
+
+// probeOffers returns "" when GET /campaigns answers 200 for a seeded participant.
+func probeOffers(c *fasthttp.HostClient, t *Target) string {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	t.setOffersRequest(req, &t.Market.Participants[0], nil)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := c.DoTimeout(req, resp, 10*time.Second)
+		switch {
+		case err != nil:
+			return err.Error()
+		case resp.StatusCode() == fasthttp.StatusNotFound:
+			return "404: the route is not registered"
+		case resp.StatusCode() != fasthttp.StatusOK:
+			return fmt.Sprintf("status %d: %.200s", resp.StatusCode(), resp.Body())
+		case strings.Contains(string(resp.Body()), `"identifier":"profile"`) && time.Now().Before(deadline):
+			// The panel is still loading: the participant looks unprofiled.
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		return ""
+	}
+}
+
+func postgresVersion(ctx context.Context, url string) string {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "unknown"
+	}
+	defer conn.Close(ctx)
+	var v string
+	if conn.QueryRow(ctx, `SELECT version()`).Scan(&v) != nil {
+		return "unknown"
+	}
+	if i := strings.Index(v, " on "); i > 0 {
+		v = v[:i]
+	}
+	return v
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+// server is the `switchboard serve` child and the floor child.
+type server struct {
+	cmd         *exec.Cmd
+	done        chan struct{}
+	logPath     string
+	loaded      time.Duration
+	floor       *exec.Cmd
+	floorClient *fasthttp.HostClient
+}
+
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+func (s *server) signal(sig syscall.Signal) { _ = s.cmd.Process.Signal(sig) }
+
+// stop ends the server with SIGTERM (a graceful shutdown), SIGKILL after 20 s.
+func (s *server) stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.stopFloor()
+}
+
+func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath string) (*server, error) {
+	args := []string{"serve", "--addr", addr, "--database-url", dbURL, "--rate-limit", "-1"}
+	if profile != "" {
+		args = append([]string{"bench", "_serve", "--cpu-profile", profile, "--"}, args...)
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(o.Binary, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_LOG_LEVEL=warn")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	o.progress("starting %s %s", o.Binary, strings.Join(args, " "))
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	s := &server{cmd: cmd, done: make(chan struct{}), logPath: logPath}
+	go func() { _ = cmd.Wait(); logf.Close(); close(s.done) }()
+	c := NewClient(addr, 1)
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("/readyz")
+	req.Header.SetHost(addr)
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("server exited before ready: %s", tail(logPath))
+		case <-ctx.Done():
+			s.stop()
+			return nil, ctx.Err()
+		default:
+		}
+		if err := c.DoTimeout(req, resp, 5*time.Second); err == nil && resp.StatusCode() == fasthttp.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, errors.New("server not ready after 10 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.loaded = time.Since(start)
+	return s, nil
+}
+
+// startFloor runs `switchboard bench _floor` answering a body of size bytes.
+func (s *server) startFloor(ctx context.Context, o Options, size int) error {
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(o.Binary, "bench", "_floor", "--addr", addr, "--bytes", strconv.Itoa(size))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.floor = cmd
+	s.floorClient = NewClient(addr, max(o.Connections, o.OpenConnections))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			s.stopFloor()
+			return fmt.Errorf("floor server not listening on %s", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *server) stopFloor() {
+	if s.floor == nil {
+		return
+	}
+	_ = s.floor.Process.Kill()
+	_ = s.floor.Wait()
+	s.floor = nil
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}

@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard/switchboard/persistence/cluster"
+)
+
+// TestQuickRun builds bin/switchboard and runs `switchboard bench --quick` end to end:
+// PostgreSQL, seeding, the serve child, every load phase, the floor, the engine benchmark
+// and the report. It is skipped with -short, when the server does not build yet (the supply
+// and router packages are built in parallel), and when no PostgreSQL server binaries exist.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end bench run (~40 s); skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	if _, err := cluster.FindBinaries(ctx, nil); err != nil {
+		t.Skipf("no PostgreSQL server binaries: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "switchboard")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("switchboard does not build at this commit, skipping the end-to-end run:\n%s", out)
+	}
+	vet := exec.CommandContext(ctx, "go", "build", "./supply/...", "./router/...")
+	vet.Dir = ".."
+	if out, err := vet.CombinedOutput(); err != nil {
+		t.Skipf("the supply API does not build yet:\n%s", out)
+	}
+
+	out := filepath.Join(dir, "docs")
+	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--out", out)
+	run.Env = append(os.Environ(), "SWITCHBOARD_LOG_LEVEL=error")
+	var logs strings.Builder
+	run.Stdout, run.Stderr = &logs, &logs
+	if err := run.Run(); err != nil {
+		t.Fatalf("bench --quick: %v\n%s", err, logs.String())
+	}
+	t.Logf("bench --quick:\n%s", logs.String())
+
+	b, err := os.ReadFile(filepath.Join(out, "bench", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range s.Notes {
+		if strings.Contains(n, "not usable at this commit") {
+			t.Skipf("the supply API is not served yet: %s", n)
+		}
+	}
+	seen := map[string]PhaseSummary{}
+	for _, p := range s.Phases {
+		seen[p.Scenario+"/"+p.Mode] = p
+		if p.Requests == 0 || p.Throughput <= 0 {
+			t.Errorf("%s %s: no requests answered", p.Scenario, p.Mode)
+		}
+		if p.Errors > 0 {
+			t.Errorf("%s %s: %d errors, statuses %v", p.Scenario, p.Mode, p.Errors, p.Status)
+		}
+	}
+	for _, want := range []string{"offers/closed", "offers/open", "entries/closed", "mix/closed", "floor/closed", "floor/open"} {
+		if _, ok := seen[want]; !ok {
+			t.Errorf("phase %s missing; ran %v", want, keys(seen))
+		}
+	}
+	if e := seen["entries/closed"]; e.Ops[OpEntryAdmitted] == 0 {
+		t.Errorf("no entry was admitted: %v", e.Ops)
+	}
+	if m := seen["mix/closed"]; m.Ops[OpCallback] == 0 || m.Ops[OpOffers] == 0 {
+		t.Errorf("the mix sent no callbacks or offers: %v", m.Ops)
+	}
+	if len(s.Engine) == 0 || s.Engine[0].P50 <= 0 {
+		t.Errorf("engine benchmark missing: %+v", s.Engine)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "performance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), MarkerStart) || !strings.Contains(string(md), MarkerEnd) || !strings.Contains(string(md), "Quick run") {
+		t.Errorf("performance.md lacks the markers or the quick-run warning:\n%s", md)
+	}
+	for _, f := range []string{"throughput.svg", "latency-offers.svg", "engine-match.svg"} {
+		svg, err := os.ReadFile(filepath.Join(out, "bench", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wellFormed(t, f, svg)
+	}
+}
+
+func keys(m map[string]PhaseSummary) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,240 @@
+package bench
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Scenario is one kind of traffic: Prepare fills the worker's request and names its
+// operation (an index into Ops); Check judges the response. Both run on
+// the worker's goroutine and must be safe to call from many workers at once.
+type Scenario struct {
+	Name    string
+	Ops     []string
+	Prepare func(w *Worker) int
+	// Check returns the operation the request turned out to be (e.g. an entry admitted or
+	// refused) and whether it succeeded.
+	Check func(w *Worker, op int) (int, bool)
+}
+
+// Worker is one load-generating goroutine with its own request, response, random source
+// and histograms.
+type Worker struct {
+	ID   int
+	Rand *rand.Rand
+	Req  *fasthttp.Request
+	Resp *fasthttp.Response
+	// Tag is free for the scenario to carry from Prepare to Check.
+	Tag int64
+	// Buf is scratch space for building requests.
+	Buf []byte
+
+	last   time.Time // when the last recorded request completed
+	all    *Histogram
+	ops    []*Histogram
+	errs   []uint64
+	status [600]uint64
+}
+
+// Load describes how a scenario is driven.
+type Load struct {
+	Client *fasthttp.HostClient
+	// Workers is the number of concurrent requests (and connections) at most.
+	Workers int
+	// Duration is the measured window; Warmup runs before it at the same load, unrecorded.
+	Duration, Warmup time.Duration
+	// Rate > 0: open loop at Rate requests/s on a fixed timeline, latency measured from each
+	// request's intended send time. 0: closed loop, each worker sends as soon as its last
+	// answer is in.
+	Rate float64
+	// Timeout bounds one request (default 10 s).
+	Timeout time.Duration
+	// Seed makes the workers' random choices repeatable.
+	Seed uint64
+}
+
+// OpResult is what one operation of a scenario measured.
+type OpResult struct {
+	Name     string
+	Requests uint64
+	Errors   uint64
+	Hist     *Histogram `json:"-"`
+}
+
+// Result is what one load phase measured.
+type Result struct {
+	Scenario string
+	Mode     string  // "closed" or "open"
+	Offered  float64 // requests/s scheduled (open loop)
+	Workers  int
+	Window   time.Duration // the measured window
+	Requests uint64        // answered or failed in the window
+	Errors   uint64        // transport errors, unexpected statuses and unsent requests
+	// Unsent counts open-loop requests of the window that were still not sent when the phase
+	// gave up (latency recorded as the time they had waited).
+	Unsent     uint64
+	Throughput float64    // Requests / Window
+	Hist       *Histogram `json:"-"`
+	Ops        []OpResult
+	Status     map[int]uint64
+}
+
+// P returns quantile q of the latency in milliseconds.
+func (r *Result) P(q float64) float64 { return float64(r.Hist.Quantile(q)) / 1e6 }
+
+func newWorker(id int, seed uint64, nops int) *Worker {
+	w := &Worker{ID: id, Rand: rand.New(rand.NewPCG(seed, uint64(id)+1)), Req: fasthttp.AcquireRequest(),
+		Resp: fasthttp.AcquireResponse(), all: NewHistogram()}
+	for range nops {
+		w.ops = append(w.ops, NewHistogram())
+	}
+	w.errs = make([]uint64, nops)
+	return w
+}
+
+func (w *Worker) release() {
+	fasthttp.ReleaseRequest(w.Req)
+	fasthttp.ReleaseResponse(w.Resp)
+}
+
+// do sends one request of s and reports its operation and whether it succeeded.
+func (w *Worker) do(l *Load, s *Scenario) (op int, ok bool) {
+	w.Req.Reset()
+	w.Resp.Reset()
+	op = s.Prepare(w)
+	err := l.Client.DoTimeout(w.Req, w.Resp, l.Timeout)
+	if err != nil {
+		return op, false
+	}
+	return s.Check(w, op)
+}
+
+func (w *Worker) record(op int, ok bool, lat time.Duration) {
+	w.last = time.Now()
+	w.all.RecordDuration(lat)
+	w.ops[op].RecordDuration(lat)
+	if !ok {
+		w.errs[op]++
+	}
+	if c := w.Resp.StatusCode(); c > 0 && c < len(w.status) {
+		w.status[c]++
+	}
+}
+
+// Drive drives s as l says and returns what it measured.
+func Drive(l Load, s *Scenario) *Result {
+	if l.Timeout <= 0 {
+		l.Timeout = 10 * time.Second
+	}
+	if l.Workers <= 0 {
+		l.Workers = 1
+	}
+	workers := make([]*Worker, l.Workers)
+	for i := range workers {
+		workers[i] = newWorker(i, l.Seed, len(s.Ops))
+	}
+	start := time.Now()
+	measure := start.Add(l.Warmup)
+	end := measure.Add(l.Duration)
+	var wg sync.WaitGroup
+	var unsent atomic.Uint64
+	var unsentHist = NewHistogram()
+	var unsentMu sync.Mutex
+	if l.Rate <= 0 {
+		for _, w := range workers {
+			wg.Go(func() {
+				for {
+					t0 := time.Now()
+					if !t0.Before(end) {
+						return
+					}
+					op, ok := w.do(&l, s)
+					if !t0.Before(measure) {
+						w.record(op, ok, time.Since(t0))
+					}
+				}
+			})
+		}
+	} else {
+		interval := float64(time.Second) / l.Rate
+		total := int64(float64(end.Sub(start)) / interval)
+		// Requests still unsent this long after the window are given up (and counted).
+		giveUp := end.Add(max(l.Duration, 5*time.Second))
+		var next atomic.Int64
+		for _, w := range workers {
+			wg.Go(func() {
+				for {
+					i := next.Add(1) - 1
+					if i >= total {
+						return
+					}
+					intended := start.Add(time.Duration(float64(i) * interval))
+					now := time.Now()
+					if now.After(giveUp) {
+						// Record every remaining request of the window as waited-for until now.
+						unsentMu.Lock()
+						for j := i; j < total; j++ {
+							t := start.Add(time.Duration(float64(j) * interval))
+							if !t.Before(measure) {
+								unsentHist.RecordDuration(now.Sub(t))
+								unsent.Add(1)
+							}
+						}
+						unsentMu.Unlock()
+						next.Store(total)
+						return
+					}
+					if d := intended.Sub(now); d > 0 {
+						time.Sleep(d)
+					}
+					op, ok := w.do(&l, s)
+					if !intended.Before(measure) {
+						w.record(op, ok, time.Since(intended))
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+
+	r := &Result{Scenario: s.Name, Mode: "closed", Workers: l.Workers, Window: l.Duration, Hist: NewHistogram(),
+		Status: map[int]uint64{}}
+	if l.Rate > 0 {
+		r.Mode, r.Offered = "open", l.Rate
+	}
+	for i, name := range s.Ops {
+		o := OpResult{Name: name, Hist: NewHistogram()}
+		for _, w := range workers {
+			o.Hist.Merge(w.ops[i])
+			o.Errors += w.errs[i]
+		}
+		o.Requests = o.Hist.Count()
+		r.Ops = append(r.Ops, o)
+		r.Errors += o.Errors
+	}
+	last := end
+	for _, w := range workers {
+		if w.last.After(last) {
+			last = w.last
+		}
+		r.Hist.Merge(w.all)
+		for c, n := range w.status {
+			if n > 0 {
+				r.Status[c] += n
+			}
+		}
+		w.release()
+	}
+	r.Unsent = unsent.Load()
+	r.Hist.Merge(unsentHist)
+	r.Errors += r.Unsent
+	r.Requests = r.Hist.Count()
+	// Answers over the time they took to arrive: the window, or longer when an open loop
+	// fell behind its schedule.
+	r.Throughput = float64(r.Requests-r.Unsent) / last.Sub(measure).Seconds()
+	return r
+}

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// slowServer answers every request after delay, one request at a time: it serves at most
+// 1/delay requests per second.
+func slowServer(t *testing.T, delay time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	s := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		mu.Lock()
+		time.Sleep(delay)
+		mu.Unlock()
+		ctx.SetBodyString(`{}`)
+	}}
+	go s.Serve(ln) //nolint:errcheck
+	t.Cleanup(func() { _ = s.Shutdown() })
+	return ln.Addr().String()
+}
+
+func getScenario(addr string) *Scenario {
+	return &Scenario{
+		Name: "get",
+		Ops:  []string{"get"},
+		Prepare: func(w *Worker) int {
+			w.Req.SetRequestURI("/x")
+			w.Req.Header.SetHost(addr)
+			return 0
+		},
+		Check: func(w *Worker, op int) (int, bool) { return op, w.Resp.StatusCode() == 200 },
+	}
+}
+
+// TestOpenLoopCountsFromIntendedTime: a server that takes 10 ms per request, one at a time,
+// serves 100 requests/s. Offered 200/s for 1 s, the open loop must report latencies that
+// grow with the queue (the last requests wait about half a second), although every single
+// request takes only 10 ms once sent. A closed loop on the same server sees ~10 ms.
+func TestOpenLoopCountsFromIntendedTime(t *testing.T) {
+	addr := slowServer(t, 10*time.Millisecond)
+	c := NewClient(addr, 64)
+	open := Drive(Load{Client: c, Workers: 64, Duration: time.Second, Rate: 200, Seed: 1}, getScenario(addr))
+	if open.Mode != "open" || open.Requests < 190 || open.Requests > 201 {
+		t.Fatalf("open loop: mode %s, %d requests, want ~200", open.Mode, open.Requests)
+	}
+	if open.Errors != 0 {
+		t.Fatalf("open loop: %d errors", open.Errors)
+	}
+	p50, p99 := time.Duration(open.Hist.Quantile(0.5)), time.Duration(open.Hist.Quantile(0.99))
+	if p99 < 400*time.Millisecond || p50 < 150*time.Millisecond {
+		t.Errorf("open loop p50 %v, p99 %v: the queue behind the slow server is hidden (coordinated omission)", p50, p99)
+	}
+	if open.Throughput > 130 {
+		t.Errorf("open loop achieved %.0f req/s from a 100 req/s server", open.Throughput)
+	}
+
+	// Closed loop, one connection: every latency is the service time.
+	closed := Drive(Load{Client: NewClient(addr, 1), Workers: 1, Duration: 500 * time.Millisecond, Seed: 1}, getScenario(addr))
+	if closed.Mode != "closed" || closed.Requests < 20 {
+		t.Fatalf("closed loop: %s, %d requests", closed.Mode, closed.Requests)
+	}
+	if p99 := time.Duration(closed.Hist.Quantile(0.99)); p99 > 40*time.Millisecond {
+		t.Errorf("closed loop p99 %v, want about 10 ms", p99)
+	}
+}
+
+// TestOpenLoopKeepsSchedule: against a fast server the open loop sends at the offered rate
+// and no faster.
+func TestOpenLoopKeepsSchedule(t *testing.T) {
+	addr := slowServer(t, 0)
+	r := Drive(Load{Client: NewClient(addr, 16), Workers: 16, Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Rate: 1000, Seed: 1}, getScenario(addr))
+	if r.Requests < 490 || r.Requests > 501 {
+		t.Errorf("%d requests in 0.5 s at 1000/s, want 500", r.Requests)
+	}
+	if r.Errors != 0 || r.Status[200] != r.Requests {
+		t.Errorf("errors %d, statuses %v", r.Errors, r.Status)
+	}
+}
+
+// TestOpenLoopGivesUp: requests a stalled server never lets out are counted as unsent with
+// the time they waited, not dropped.
+func TestOpenLoopGivesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes ~6 s")
+	}
+	addr := slowServer(t, 400*time.Millisecond)
+	r := Drive(Load{Client: NewClient(addr, 2), Workers: 2, Duration: 200 * time.Millisecond, Rate: 100, Seed: 1}, getScenario(addr))
+	if r.Unsent == 0 || r.Requests != 20 {
+		t.Fatalf("unsent %d of %d requests, want some of 20", r.Unsent, r.Requests)
+	}
+	if r.Hist.Max() < int64(4*time.Second) {
+		t.Errorf("max latency %v, want the ~5 s the unsent requests waited", time.Duration(r.Hist.Max()))
+	}
+}

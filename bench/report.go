@@ -1,0 +1,401 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Markers delimit the generated section of performance.md; text outside them is kept.
+const (
+	MarkerStart = "<!-- bench:start -->"
+	MarkerEnd   = "<!-- bench:end -->"
+)
+
+// Targets of the issue, checked by every run.
+const (
+	TargetOffersVsFloor = 0.40
+	TargetP99AtHalf     = 10 * time.Millisecond
+	TargetEntriesPerSec = 5000
+	TargetRSS           = 1 << 30
+)
+
+// PhaseSummary is one phase in results.json.
+type PhaseSummary struct {
+	Scenario, Mode, Target         string
+	Offered, Throughput            float64
+	Requests, Errors, Unsent       uint64
+	P50, P90, P99, P999, Max, Mean float64 // milliseconds
+	ServerCPUPer1k                 float64
+	ServerCPU, PostgresCPU         float64 // seconds
+	BenchCPU                       float64
+	RSS, HWM                       int64
+	Ops                            map[string]uint64
+	Status                         map[int]uint64
+}
+
+// Summary is results.json: what two runs are compared by.
+type Summary struct {
+	Started                 time.Time
+	Command                 string
+	Machine                 Machine
+	Campaigns, Participants int
+	Duration                string
+	Phases                  []PhaseSummary
+	Engine                  []EngineResult
+	Targets                 []TargetCheck
+	Notes                   []string
+}
+
+// TargetCheck is one target, met or not.
+type TargetCheck struct {
+	Name, Measured string
+	Met            *bool // nil: not measured
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+func summarize(p *Phase) PhaseSummary {
+	s := PhaseSummary{Scenario: p.Scenario, Mode: p.Mode, Target: p.Target, Offered: p.Offered, Throughput: p.Throughput,
+		Requests: p.Requests, Errors: p.Errors, Unsent: p.Unsent,
+		P50: ms(p.Hist.Quantile(0.5)), P90: ms(p.Hist.Quantile(0.9)), P99: ms(p.Hist.Quantile(0.99)),
+		P999: ms(p.Hist.Quantile(0.999)), Max: ms(p.Hist.Max()), Mean: p.Hist.Mean() / 1e6,
+		ServerCPUPer1k: p.CPUPer1k(), ServerCPU: p.ServerCPU.Seconds(), PostgresCPU: p.PostgresCPU.Seconds(),
+		BenchCPU: p.BenchCPU.Seconds(), RSS: p.RSS, HWM: p.HWM, Ops: map[string]uint64{}, Status: p.Status}
+	for _, o := range p.Ops {
+		if o.Requests > 0 {
+			s.Ops[o.Name] = o.Requests
+		}
+	}
+	return s
+}
+
+func boolp(b bool) *bool { return &b }
+
+// Targets evaluates the issue's targets on r.
+func (r *Report) Targets() []TargetCheck {
+	var out []TargetCheck
+	off, floor := r.Find(ScOffers, "closed"), r.Find(ScFloor, "closed")
+	name := fmt.Sprintf("GET /campaigns at %d campaigns ≥ 40%% of the floor's throughput", r.Options.Campaigns)
+	if off != nil && floor != nil && floor.Throughput > 0 {
+		ratio := off.Throughput / floor.Throughput
+		out = append(out, TargetCheck{name, fmt.Sprintf("%.0f%% (%.0f vs %.0f req/s)", 100*ratio, off.Throughput, floor.Throughput),
+			boolp(ratio >= TargetOffersVsFloor)})
+	} else {
+		out = append(out, TargetCheck{Name: name, Measured: "not measured"})
+	}
+	name = "GET /campaigns p99 ≤ 10 ms at half of max throughput"
+	if half := r.openNear(ScOffers, 0.5); half != nil {
+		p99 := time.Duration(half.Hist.Quantile(0.99))
+		out = append(out, TargetCheck{name, fmt.Sprintf("p99 %.2f ms at %.0f req/s offered", ms(int64(p99)), half.Offered),
+			boolp(p99 <= TargetP99AtHalf && half.Unsent == 0)})
+	} else {
+		out = append(out, TargetCheck{Name: name, Measured: "not measured"})
+	}
+	name = "entries ≥ 5,000/s durable (admitted, stored before the 302, fsync on)"
+	if e := r.Find(ScEntries, "closed"); e != nil {
+		adm := float64(e.OpCount(OpEntryAdmitted)) / e.Window.Seconds()
+		out = append(out, TargetCheck{name, fmt.Sprintf("%.0f admitted/s (%.0f entry answers/s in all)", adm, e.Throughput),
+			boolp(adm >= TargetEntriesPerSec)})
+	} else {
+		out = append(out, TargetCheck{Name: name, Measured: "not measured"})
+	}
+	name = "≤ 1 GiB RSS with 100k campaigns and 1M participants"
+	hwm := fmt.Sprintf("peak RSS %s at %d campaigns / %d participants", mib(r.ServerHWM), r.Options.Campaigns, r.Options.Participants)
+	if r.ServerHWM > 0 && r.Options.Campaigns >= 100_000 && r.Options.Participants >= 1_000_000 {
+		out = append(out, TargetCheck{name, hwm, boolp(r.ServerHWM <= TargetRSS)})
+	} else {
+		if r.ServerHWM == 0 {
+			hwm = "not measured"
+		}
+		out = append(out, TargetCheck{Name: name, Measured: hwm + " (not this size: run `switchboard bench --campaigns 100000 --participants 1000000`)"})
+	}
+	return out
+}
+
+// openNear returns the open-loop phase of scenario whose offered rate is closest to
+// fraction × the closed-loop maximum.
+func (r *Report) openNear(scenario string, fraction float64) *Phase {
+	c := r.Find(scenario, "closed")
+	if c == nil {
+		return nil
+	}
+	want := fraction * c.Throughput
+	var best *Phase
+	for _, p := range r.Phases {
+		if p.Scenario == scenario && p.Mode == "open" {
+			if best == nil || abs(p.Offered-want) < abs(best.Offered-want) {
+				best = p
+			}
+		}
+	}
+	return best
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func mib(b int64) string {
+	if b <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+func fmtMS(ns int64) string {
+	v := float64(ns) / 1e6
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(10 * time.Nanosecond).String()
+}
+
+// WriteReport writes out/performance.md (between the markers), out/bench/*.svg and
+// out/bench/results.json.
+func WriteReport(out string, r *Report) error {
+	dir := filepath.Join(out, "bench")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	charts := map[string][]byte{}
+	md := r.Markdown(charts)
+	for name, b := range charts {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	sum := Summary{Started: r.Started, Command: r.Options.Command, Machine: r.Machine, Campaigns: r.Options.Campaigns,
+		Participants: r.Options.Participants, Duration: r.Options.Duration.String(), Engine: r.Engine,
+		Targets: r.Targets(), Notes: r.Notes}
+	for _, p := range r.Phases {
+		sum.Phases = append(sum.Phases, summarize(p))
+	}
+	js, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	return ReplaceSection(filepath.Join(out, "performance.md"), md)
+}
+
+// ReplaceSection puts section between the markers of the file at path, creating the file
+// (or appending the markers) when needed; everything outside the markers is kept.
+func ReplaceSection(path, section string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	doc := string(old)
+	if len(old) == 0 {
+		doc = "# Performance\n\nMeasured by `make bench` (`switchboard bench`, see bench/README.md).\n\n" +
+			MarkerStart + "\n" + MarkerEnd + "\n"
+	}
+	i, j := strings.Index(doc, MarkerStart), strings.Index(doc, MarkerEnd)
+	if i < 0 || j < i {
+		doc = strings.TrimRight(doc, "\n") + "\n\n" + MarkerStart + "\n" + MarkerEnd + "\n"
+		i, j = strings.Index(doc, MarkerStart), strings.Index(doc, MarkerEnd)
+	}
+	doc = doc[:i+len(MarkerStart)] + "\n" + strings.TrimSpace(section) + "\n" + doc[j:]
+	return os.WriteFile(path, []byte(doc), 0o644)
+}
+
+// Markdown renders the report section and fills charts (file name → SVG).
+func (r *Report) Markdown(charts map[string][]byte) string {
+	var b strings.Builder
+	o := r.Options
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("## Results\n\n")
+	if o.Quick {
+		w("> **Quick run** (`--quick`: a tiny market and 1 s phases, for tests). The figures below say nothing about performance.\n\n")
+	}
+	w("Generated by `switchboard bench` on %s in %s. Command:\n\n```\n%s\n```\n\n", r.Started.UTC().Format("2006-01-02 15:04 MST"),
+		r.Took.Round(time.Second), o.Command)
+	m := r.Machine
+	w("**Machine:** %d CPUs (%s), %s memory, kernel %s, %s, %s. The load generator, the server, the floor and PostgreSQL share these CPUs.\n\n",
+		m.CPUs, orDash(m.Model), mib(m.MemTotal), orDash(m.Kernel), m.GoVersion, orDash(m.Postgres))
+	w("**Market:** %d active campaigns, %d impaneled participants (engine/synth, seed %d)", o.Campaigns, o.Participants, o.Seed)
+	if len(r.Seed.Rows) > 0 {
+		keys := make([]string, 0, len(r.Seed.Rows))
+		for k := range r.Seed.Rows {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.Seed.Rows[k]))
+		}
+		w("; rows written with COPY in %s: %s", r.Seed.Took.Round(time.Millisecond), strings.Join(parts, ", "))
+	}
+	w(". The server was ready %s after start and held %s RSS before the load; peak RSS over the run %s.\n\n",
+		r.Load.Round(time.Millisecond), mib(r.ServerRSS), mib(r.ServerHWM))
+	if h := r.Harvest; h != nil {
+		w("**Offers answers:** median %d bytes, %.1f surveys each, %.0f%% of participants eligible for at least one (from %d answers harvested for %d entry URLs).\n\n",
+			h.MedianBytes, h.MeanOffers, 100*h.EligibleShare, h.Requests, len(h.Entries))
+	}
+	w("Phases: %s measured after %s of warm-up; closed loop with %d connections, open loop with up to %d.\n\n",
+		o.Duration, o.Warmup, o.Connections, o.OpenConnections)
+
+	w("### Targets\n\n| Target | Measured | Met |\n|---|---|---|\n")
+	for _, t := range r.Targets() {
+		met := "not measured"
+		if t.Met != nil {
+			met = map[bool]string{true: "**met**", false: "**missed**"}[*t.Met]
+		}
+		w("| %s | %s | %s |\n", t.Name, t.Measured, met)
+	}
+	w("\n")
+
+	floor := r.Find(ScFloor, "closed")
+	w("### Maximum throughput (closed loop)\n\n")
+	w("| Scenario | req/s | vs floor | p50 ms | p90 ms | p99 ms | p99.9 ms | errors | server CPU s / 1k req | PostgreSQL CPU s | bench CPU s | RSS after | statuses |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var bars []Bar
+	for _, p := range r.Phases {
+		if p.Mode != "closed" {
+			continue
+		}
+		vs := "–"
+		if floor != nil && floor.Throughput > 0 {
+			vs = fmt.Sprintf("%.0f%%", 100*p.Throughput/floor.Throughput)
+		}
+		w("| %s | %.0f | %s | %s | %s | %s | %s | %d | %.3f | %.1f | %.1f | %s | %s |\n", p.Scenario, p.Throughput, vs,
+			fmtMS(p.Hist.Quantile(0.5)), fmtMS(p.Hist.Quantile(0.9)), fmtMS(p.Hist.Quantile(0.99)), fmtMS(p.Hist.Quantile(0.999)),
+			p.Errors, p.CPUPer1k(), p.PostgresCPU.Seconds(), p.BenchCPU.Seconds(), mib(p.RSS), describeStatus(p.Status))
+		bars = append(bars, Bar{Label: p.Scenario, Value: p.Throughput, Note: vs + " of floor"})
+	}
+	if len(bars) > 0 {
+		charts["throughput.svg"] = BarChart{Title: "Maximum throughput vs the floor (closed loop)", Unit: "req/s", Bars: bars}.SVG()
+		w("\n![Throughput vs the floor](bench/throughput.svg)\n\n")
+	}
+	w("`vs floor`: the scenario's throughput over the floor's, a fasthttp server in its own process answering a fixed %d-byte JSON body to the same requests. Server CPU counts the `serve` process only (utime+stime from /proc, warm-up included); PostgreSQL CPU sums the postmaster and its live backends.\n\n", r.FloorSize)
+
+	var opRows []string
+	for _, p := range r.Phases {
+		if len(p.Ops) < 2 {
+			continue
+		}
+		for _, op := range p.Ops {
+			if op.Requests == 0 {
+				continue
+			}
+			rate := "max"
+			if p.Mode == "open" {
+				rate = fmt.Sprintf("%.0f/s", p.Offered)
+			}
+			opRows = append(opRows, fmt.Sprintf("| %s | %s | %s | %d | %.0f | %s | %s | %s | %d |", p.Scenario, rate, op.Name,
+				op.Requests, float64(op.Requests)/p.Window.Seconds(), fmtMS(op.Hist.Quantile(0.5)), fmtMS(op.Hist.Quantile(0.99)),
+				fmtMS(op.Hist.Quantile(0.999)), op.Errors))
+		}
+	}
+	if len(opRows) > 0 {
+		w("### Entries, callbacks and the mix, by operation\n\n| Scenario | load | operation | requests | per s | p50 ms | p99 ms | p99.9 ms | errors |\n|---|---|---|---|---|---|---|---|---|\n")
+		w("%s\n\n", strings.Join(opRows, "\n"))
+		w("An admitted entry is stored durably (PostgreSQL, fsync on) before its 302; a refused one (quota full, reentry rule, related campaign, a reused URL) is answered with the partner's over_quota redirect. The mix is offers:entries:callbacks = %d:%d:%d; callbacks answer sessions admitted earlier in the run, outcomes in marketplace proportions.\n\n",
+			o.Mix[0], o.Mix[1], o.Mix[2])
+	}
+
+	w("### Latency vs offered load (open loop)\n\n")
+	w("Requests are scheduled on a fixed timeline; each latency runs from the request's *intended* send time, so a stall shows as the queue it causes (no coordinated omission). `unsent`: requests still not sent %s after the window, counted as errors with the time they had waited.\n\n", max(o.Duration, 5*time.Second))
+	w("| Scenario | offered req/s | achieved req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unsent | server CPU s / 1k req |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	series := map[string][]Series{}
+	for _, p := range r.Phases {
+		if p.Mode != "open" {
+			continue
+		}
+		w("| %s | %.0f | %.0f | %s | %s | %s | %s | %s | %d | %d | %.3f |\n", p.Scenario, p.Offered, p.Throughput,
+			fmtMS(p.Hist.Quantile(0.5)), fmtMS(p.Hist.Quantile(0.9)), fmtMS(p.Hist.Quantile(0.99)), fmtMS(p.Hist.Quantile(0.999)),
+			fmtMS(p.Hist.Max()), p.Errors, p.Unsent, p.CPUPer1k())
+		ss := series[p.Scenario]
+		if ss == nil {
+			ss = []Series{{Name: "p50"}, {Name: "p90"}, {Name: "p99"}, {Name: "p99.9"}}
+		}
+		for i, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+			ss[i].Points = append(ss[i].Points, Point{p.Offered, ms(p.Hist.Quantile(q))})
+		}
+		series[p.Scenario] = ss
+	}
+	w("\n")
+	if off, fl := series[ScOffers], series[ScFloor]; off != nil || fl != nil {
+		var all []Series
+		for _, s := range off {
+			s.Name = "offers " + s.Name
+			all = append(all, s)
+		}
+		for _, s := range fl {
+			if s.Name == "p50" || s.Name == "p99" {
+				s.Name, s.Dashed = "floor "+s.Name, true
+				all = append(all, s)
+			}
+		}
+		charts["latency-offers.svg"] = LineChart{Title: "GET /campaigns latency vs offered load", XLabel: "offered load (requests/s)",
+			YLabel: "latency (ms, log scale)", LogY: true, Series: all}.SVG()
+		w("![Latency percentiles vs offered load](bench/latency-offers.svg)\n\n")
+	}
+
+	if len(r.Engine) > 0 {
+		w("### Engine match time vs campaign count (in-process)\n\n")
+		w("engine.Match of %d synthetic participants × 3 rounds against synth.Market(n), top 30, one at a time on one goroutine; each match timed alone.\n\n", o.EngineParticipants)
+		w("| campaigns | load (build) | p50 | p90 | p99 | mean | offers per match | live heap |\n|---|---|---|---|---|---|---|---|\n")
+		p50 := Series{Name: "p50"}
+		p99 := Series{Name: "p99"}
+		mean := Series{Name: "mean", Dashed: true}
+		for _, e := range r.Engine {
+			w("| %d | %s | %s | %s | %s | %s | %.1f | %s |\n", e.Campaigns, fmtDur(e.Build), fmtDur(e.P50), fmtDur(e.P90), fmtDur(e.P99),
+				fmtDur(e.Mean), e.MeanOffers, mib(int64(e.HeapBytes)))
+			x := float64(e.Campaigns)
+			p50.Points = append(p50.Points, Point{x, float64(e.P50) / 1e3})
+			p99.Points = append(p99.Points, Point{x, float64(e.P99) / 1e3})
+			mean.Points = append(mean.Points, Point{x, float64(e.Mean) / 1e3})
+		}
+		charts["engine-match.svg"] = LineChart{Title: "Engine match time vs campaign count", XLabel: "active campaigns (log scale)",
+			YLabel: "time per match (µs, log scale)", LogX: true, LogY: true, Series: []Series{p50, p99, mean}}.SVG()
+		w("\n![Engine match time vs campaign count](bench/engine-match.svg)\n\n")
+		w("The same figures as Go benchmarks: `go test -run '^$' -bench . ./engine/` (compare commits with benchstat).\n\n")
+	}
+
+	w("### CPU profile\n\n")
+	if r.Profile != "" {
+		w("The server's CPU profile during the offers maximum-throughput phase: `%s` (view with `go tool pprof -top bin/switchboard %s`). It is taken by running the server as `switchboard bench _serve -- serve …`, which is `serve` with pprof started and stopped by SIGUSR1/SIGUSR2 from the bench (serve itself exposes no pprof).\n\n",
+			filepath.ToSlash(r.Profile), filepath.ToSlash(r.Profile))
+	} else {
+		w("Not taken in this run (`--profile=false`, or the offers phase did not run).\n\n")
+	}
+	if len(r.Notes) > 0 {
+		w("### Notes\n\n")
+		for _, n := range r.Notes {
+			w("- %s\n", n)
+		}
+		w("\n")
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

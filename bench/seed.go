@@ -1,0 +1,387 @@
+package bench
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/synth"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// Hosts of the URLs the seeded accounts hand out; nothing listens there: the load generator
+// never follows a redirect, it only reads where it points.
+const (
+	SurveyHost       = "https://survey.bench.test"
+	PublisherReturn  = "https://publisher.bench.test/return"
+	benchBuyerCount  = 50 // synth.Market draws buyer ids 1..50
+	benchRevShare    = 0.6
+	benchExchange    = 100
+	benchPublisherNm = "Bench Publisher"
+)
+
+// questionIDs maps the ids of engine/synth's catalog to the standard catalog of the
+// reference data (0002_reference_data.sql), so that the seeded market reads like one a buyer
+// built through /api/v1. AGE, GENDER, ZIP and HISPANIC share their ids already.
+var questionIDs = map[int32]int32{
+	synth.Region: 100, synth.Income: 101, synth.Education: 102, synth.Employment: 103,
+	synth.Marital: 104, synth.Children: 106, synth.Ethnicity: 112,
+}
+
+func refQuestion(q int32) int32 {
+	if r, ok := questionIDs[q]; ok {
+		return r
+	}
+	return q
+}
+
+// Account is a seeded buyer or publisher with the credentials the bench signs with.
+type Account struct {
+	ID         int64
+	CustomerID string // buyers
+	Token      string
+	Secret     string
+}
+
+// Market is the synthetic market of one run: what engine/synth generated and the accounts
+// it was seeded under.
+type Market struct {
+	Campaigns    []engine.Campaign
+	Participants []engine.Participant
+	// Buyers[i] is synth buyer id i+1.
+	Buyers    []Account
+	Publisher Account
+	// Links[i] is the supplier link of campaign i+1.
+	Links []string
+}
+
+// GenerateMarket builds n campaigns and p participants (ids 1..n and 1..p) from seed.
+func GenerateMarket(n, p int, seed int64) *Market {
+	m := &Market{Campaigns: synth.Market(n, seed), Participants: synth.Participants(p, seed+1, n)}
+	r := rand.New(rand.NewPCG(uint64(seed), 7))
+	m.Links = make([]string, n)
+	for i := range m.Links {
+		// Links as buyers write them: {ID} in the query, often {RESPONDENT_ID}, some signed.
+		l := SurveyHost + "/s/" + strconv.Itoa(i+1) + "?tid={ID}"
+		if r.IntN(2) == 0 {
+			l += "&rid={RESPONDENT_ID}"
+		}
+		if r.IntN(3) == 0 {
+			l += "&security_hash={LINK_HASH}"
+		}
+		m.Links[i] = l
+	}
+	return m
+}
+
+// SeedStats says how much was written and how long it took.
+type SeedStats struct {
+	Rows map[string]int64
+	Took time.Duration
+}
+
+// Seed migrates the database at url and writes m into it: accounts through the persistence
+// API (51 rows), everything else with COPY straight into the tables. At 10,000 campaigns the
+// market is ~10,000 campaigns, ~25,000 quotas, ~60,000 quota qualifications (ZIP lists of up
+// to 1,000 codes), 200,000 participants and ~2 million past sessions; through /api/v1 that
+// would be tens of thousands of validated requests with per-request NOTIFY and engine
+// updates, minutes of setup. The schema is the contract the server loads from, so writing it
+// directly yields exactly the state the API would have produced. now anchors the synthetic
+// times (synth.Now) to the wall clock.
+func Seed(ctx context.Context, url string, m *Market, history bool, now time.Time, log *zap.Logger) (SeedStats, error) {
+	start := time.Now()
+	st := SeedStats{Rows: map[string]int64{}}
+	db, err := persistence.Open(ctx, url, log)
+	if err != nil {
+		return st, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return st, err
+	}
+	m.Buyers = make([]Account, benchBuyerCount)
+	for i := range m.Buyers {
+		tok, sec := fmt.Sprintf("bench-buyer-token-%02d", i+1), fmt.Sprintf("bench-buyer-secret-%02d", i+1)
+		b, _, err := db.CreateBuyerWith(ctx, fmt.Sprintf("buyer%02d@bench.test", i+1), fmt.Sprintf("Bench Buyer %d", i+1),
+			persistence.EnvStaging, tok, sec)
+		if err != nil {
+			db.Close()
+			return st, fmt.Errorf("create buyer: %w", err)
+		}
+		m.Buyers[i] = Account{ID: b.ID, CustomerID: b.CustomerID, Token: tok, Secret: sec}
+	}
+	pub, _, err := db.CreatePublisherWith(ctx, persistence.NewPublisher{Name: benchPublisherNm, CurrencyName: "Coins",
+		ExchangeRate: benchExchange, RevenueShare: benchRevShare, RedirectURL: PublisherReturn, Environment: persistence.EnvStaging},
+		"bench-publisher-token", "bench-publisher-secret")
+	db.Close()
+	if err != nil {
+		return st, fmt.Errorf("create publisher: %w", err)
+	}
+	m.Publisher = Account{ID: pub.ID, Token: "bench-publisher-token", Secret: "bench-publisher-secret"}
+
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return st, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return copyMarket(ctx, tx, m, history, now, st.Rows) })
+	if err != nil {
+		return st, err
+	}
+	if _, err := conn.Exec(ctx, `ANALYZE`); err != nil {
+		return st, err
+	}
+	st.Took = time.Since(start)
+	return st, nil
+}
+
+// shift moves a synthetic time (relative to synth.Now) onto the wall clock.
+func shift(now time.Time, at int64) time.Time {
+	return now.Add(time.Duration(at-synth.Now) * time.Second)
+}
+
+func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now time.Time, rows map[string]int64) error {
+	r := rand.New(rand.NewPCG(42, 43))
+	buyer := func(synthID int64) int64 { return m.Buyers[(synthID-1)%benchBuyerCount].ID }
+	cp := func(table string, cols []string, src [][]any) error {
+		n, err := tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(src))
+		rows[table] += n
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", table, err)
+		}
+		return nil
+	}
+	// The rows are generated consistent with each other; checking every foreign key row by
+	// row (four index probes per session) would double the load. The migrations define no
+	// triggers of their own, so this switches off exactly the foreign-key checks, for this
+	// transaction only (the bench is the cluster's superuser).
+	if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+		return err
+	}
+	cs := m.Campaigns
+	var projects, campaigns, quotas, quals, rels, rets, excl [][]any
+	np := int64(len(m.Participants))
+	for i := range cs {
+		c := &cs[i]
+		b := buyer(c.BuyerID)
+		name := fmt.Sprintf("Bench study %d", c.ID)
+		projects = append(projects, []any{c.ID, b, name})
+		var devices []int16
+		for code := range 3 {
+			if c.Devices&(1<<code) != 0 {
+				devices = append(devices, int16(code))
+			}
+		}
+		if devices == nil {
+			devices = []int16{}
+		}
+		var daily, reentry any
+		if c.MaxDailyCompletes > 0 {
+			daily = c.MaxDailyCompletes
+		}
+		if c.ReentryMinutes != engine.ReentryNever {
+			reentry = c.ReentryMinutes
+		}
+		campaigns = append(campaigns, []any{c.ID, b, c.ID, name, int32(c.CPICents), int32(c.CPICents), int32(5 + r.IntN(25)),
+			int32(c.Incidence), int16(engine.StatusActive), int32(c.LOI), m.Links[i], daily, reentry, int32(1),
+			len(c.Retargets) > 0, devices})
+		for _, q := range c.Quotas {
+			completes := 0
+			if q.NumRespondents > 1 {
+				completes = r.IntN(q.NumRespondents * 6 / 10)
+			}
+			quotas = append(quotas, []any{q.ID, c.ID, fmt.Sprintf("Quota %d", q.ID), int32(q.NumRespondents), q.ClickBalanced,
+				q.Global, int32(completes), int32(completes + completes/2)})
+			for _, cond := range q.Conditions {
+				codes, texts := cond.Codes, cond.Texts
+				if codes == nil {
+					codes = []int32{}
+				}
+				if texts == nil {
+					texts = []string{}
+				}
+				quals = append(quals, []any{q.ID, refQuestion(cond.QuestionID), codes, texts})
+			}
+		}
+		for _, o := range c.Related {
+			if o < c.ID {
+				rels = append(rels, []any{b, c.ID, o})
+			}
+		}
+		seenRet := map[string]bool{}
+		for _, t := range c.Retargets {
+			ident, pid := t.Value, any(nil)
+			switch t.Kind {
+			case engine.RetargetTransaction:
+				ident, pid = fmt.Sprintf("BT%d", t.ParticipantID), t.ParticipantID
+			case engine.RetargetRespondent:
+				ident, pid = fmt.Sprintf("BR%d", t.ParticipantID), t.ParticipantID
+			}
+			key := strconv.Itoa(int(t.Kind)) + ident
+			if seenRet[key] {
+				continue
+			}
+			seenRet[key] = true
+			rets = append(rets, []any{c.ID, int16(t.Kind), ident, pid, shift(now, t.ExpiresAt)})
+		}
+		seenEx := map[int64]bool{}
+		for _, pid := range c.ExcludedParticipants {
+			// synth draws excluded ids up to 1,000,000; the table references participants.
+			pid = (pid-1)%max(np, 1) + 1
+			if np > 0 && !seenEx[pid] {
+				seenEx[pid] = true
+				excl = append(excl, []any{c.ID, pid})
+			}
+		}
+	}
+	if err := cp("projects", []string{"id", "buyer_id", "name"}, projects); err != nil {
+		return err
+	}
+	if err := cp("campaigns", []string{"id", "buyer_id", "project_id", "name", "cpi_cents", "cpi_bid_cents", "days_in_field",
+		"incidence", "status", "length_of_interview", "supplier_link", "max_daily_completes", "reentry_interval",
+		"country_language_id", "is_retarget", "supported_devices"}, campaigns); err != nil {
+		return err
+	}
+	if err := cp("campaign_quotas", []string{"id", "campaign_id", "name", "num_respondents", "is_click_balanced", "is_global",
+		"completes", "entries"}, quotas); err != nil {
+		return err
+	}
+	if err := cp("quota_qualifications", []string{"quota_id", "question_id", "pre_codes", "text_values"}, quals); err != nil {
+		return err
+	}
+	if err := cp("campaign_relationships", []string{"buyer_id", "campaign_id", "related_campaign_id"}, rels); err != nil {
+		return err
+	}
+	if err := cp("campaign_retargets", []string{"campaign_id", "retargeting_type", "identifier", "participant_id", "expires_at"}, rets); err != nil {
+		return err
+	}
+	projects, campaigns, quotas, quals, rels, rets = nil, nil, nil, nil, nil, nil
+
+	// Participants and their history, streamed (CopyFromFunc) to bound memory at 1M
+	// participants and ~10M sessions.
+	ps := m.Participants
+	i := 0
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"participants"},
+		[]string{"id", "publisher_id", "user_identifier", "country_id", "profile", "last_active_at"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if i >= len(ps) {
+				return nil, nil
+			}
+			p := &ps[i]
+			i++
+			return []any{p.ID, m.Publisher.ID, UserID(p.ID), int32(1), profileJSON(p.Answers), now}, nil
+		}))
+	rows["participants"] += n
+	if err != nil {
+		return fmt.Errorf("copy participants: %w", err)
+	}
+	if history {
+		// Building the secondary indexes once after the load is several times faster than
+		// maintaining them row by row; the definitions are read back from the catalog, so the
+		// schema ends up exactly as migrated. Constraint indexes (primary key, unique tid)
+		// stay in place.
+		defs, err := dropIndexes(ctx, tx, "sessions")
+		if err != nil {
+			return err
+		}
+		var tidBuf [12]byte
+		pi, ei := 0, 0
+		n, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
+			[]string{"tid", "campaign_id", "buyer_id", "publisher_id", "participant_id", "entered_at", "outcome", "outcome_at"},
+			pgx.CopyFromFunc(func() ([]any, error) {
+				for pi < len(ps) && ei >= len(ps[pi].Entries) {
+					pi, ei = pi+1, 0
+				}
+				if pi >= len(ps) {
+					return nil, nil
+				}
+				p := &ps[pi]
+				e := p.Entries[ei]
+				ei++
+				c := &cs[e.CampaignID-1]
+				at := shift(now, e.At)
+				for j := range tidBuf {
+					tidBuf[j] = byte(r.Uint32())
+				}
+				return []any{hex.EncodeToString(tidBuf[:]), c.ID, buyer(c.BuyerID), m.Publisher.ID, p.ID,
+					at, outcomes[r.IntN(len(outcomes))], at.Add(time.Duration(c.LOI) * time.Minute)}, nil
+			}))
+		rows["sessions"] += n
+		if err != nil {
+			return fmt.Errorf("copy sessions: %w", err)
+		}
+		for _, d := range defs {
+			if _, err := tx.Exec(ctx, d); err != nil {
+				return fmt.Errorf("recreate index: %w", err)
+			}
+		}
+	}
+	if err := cp("campaign_exclusions", []string{"campaign_id", "participant_id"}, excl); err != nil {
+		return err
+	}
+	for _, s := range []string{"projects", "campaigns", "campaign_quotas", "participants"} {
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', 'id'), GREATEST((SELECT max(id) FROM %s), 1))`, s, s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outcomes of seeded past sessions, in rough marketplace proportions.
+var outcomes = []string{"complete", "complete", "disqualified", "disqualified", "disqualified", "over_quota", "over_quota", "quality_term"}
+
+// UserID is the partner's user identifier of participant id.
+func UserID(id int64) string { return "bench-" + strconv.FormatInt(id, 10) }
+
+// profileJSON is the stored profile {"<question id>": [values]} of a participant.
+func profileJSON(answers []engine.Answer) []byte {
+	m := make(map[string]any, len(answers))
+	for _, a := range answers {
+		k := strconv.Itoa(int(refQuestion(a.QuestionID)))
+		if a.Text != "" {
+			m[k] = []string{a.Text}
+		} else {
+			m[k] = a.Codes
+		}
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// dropIndexes drops the indexes of table that back no constraint and returns the
+// statements that recreate them.
+func dropIndexes(ctx context.Context, tx pgx.Tx, table string) ([]string, error) {
+	rows, err := tx.Query(ctx, `SELECT i.indexname, i.indexdef FROM pg_indexes i
+		WHERE i.schemaname = current_schema() AND i.tablename = $1
+		AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)`, table)
+	if err != nil {
+		return nil, err
+	}
+	var names, defs []string
+	for rows.Next() {
+		var n, d string
+		if err := rows.Scan(&n, &d); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		names, defs = append(names, n), append(defs, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if _, err := tx.Exec(ctx, `DROP INDEX `+pgx.Identifier{n}.Sanitize()); err != nil {
+			return nil, err
+		}
+	}
+	return defs, nil
+}

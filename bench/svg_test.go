@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// wellFormed parses doc to the end and checks its root is an svg element.
+func wellFormed(t *testing.T, name string, doc []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	root := ""
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: not well-formed XML: %v\n%s", name, err, doc)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if depth == 0 {
+				root = e.Name.Local
+				if e.Name.Space != "http://www.w3.org/2000/svg" {
+					t.Errorf("%s: root namespace %q", name, e.Name.Space)
+				}
+			}
+			depth++
+		case xml.EndElement:
+			depth--
+		}
+	}
+	if root != "svg" || depth != 0 {
+		t.Errorf("%s: root %q, depth at end %d", name, root, depth)
+	}
+}
+
+func TestSVGWellFormed(t *testing.T) {
+	charts := map[string][]byte{
+		"line": LineChart{Title: `Latency <p99> & "friends"`, XLabel: "req/s", YLabel: "ms", LogY: true, Series: []Series{
+			{Name: "p50 <a&b>", Points: []Point{{1000, 0.5}, {2000, 0.7}, {4000, 3}}},
+			{Name: "p99", Points: []Point{{1000, 2}, {2000, 4}, {4000, 80}}, Dashed: true},
+			{Name: "zero and negative are skipped on log axes", Points: []Point{{0, 0}, {-1, 5}}},
+		}}.SVG(),
+		"loglog": LineChart{Title: "engine", LogX: true, LogY: true, Series: []Series{{Name: "p50", Points: []Point{{1000, 3}, {10000, 20}, {100000, 300}}}}}.SVG(),
+		"empty":  LineChart{Title: "nothing"}.SVG(),
+		"flat":   LineChart{Title: "one point", Series: []Series{{Name: "a", Points: []Point{{5, 5}}}}}.SVG(),
+		"bars":   BarChart{Title: "throughput", Unit: "req/s", Bars: []Bar{{"offers", 20000, "70% of floor"}, {"floor <x>", 30000, ""}, {"zero", 0, ""}}}.SVG(),
+		"nobars": BarChart{Title: "none"}.SVG(),
+	}
+	for name, doc := range charts {
+		wellFormed(t, name, doc)
+		if bytes.Contains(doc, []byte("NaN")) || bytes.Contains(doc, []byte("Inf")) {
+			t.Errorf("%s: contains NaN or Inf coordinates", name)
+		}
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.md")
+	if err := ReplaceSection(path, "first"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), MarkerStart+"\nfirst\n"+MarkerEnd) {
+		t.Fatalf("new file:\n%s", b)
+	}
+	doc := "# Perf\n\nhand-written intro\n\n" + MarkerStart + "\nold\n" + MarkerEnd + "\n\nhand-written outro\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReplaceSection(path, "second"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	want := "# Perf\n\nhand-written intro\n\n" + MarkerStart + "\nsecond\n" + MarkerEnd + "\n\nhand-written outro\n"
+	if string(b) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+// TestReportRenders renders a report of synthetic phases and checks its charts.
+func TestReportRenders(t *testing.T) {
+	mk := func(sc, mode string, rate, tput float64, lat int64) *Phase {
+		h := NewHistogram()
+		for i := range int64(1000) {
+			h.Record(lat + i*1000)
+		}
+		return &Phase{Result: &Result{Scenario: sc, Mode: mode, Offered: rate, Throughput: tput, Window: time.Second,
+			Requests: 1000, Hist: h, Status: map[int]uint64{200: 1000},
+			Ops: []OpResult{{Name: OpOffers, Requests: 1000, Hist: h}, {Name: OpEntryAdmitted, Hist: NewHistogram()}}},
+			Target: "switchboard", ServerCPU: time.Second, Elapsed: time.Second}
+	}
+	r := &Report{Options: DefaultOptions(), Machine: DescribeMachine(), Phases: []*Phase{
+		mk(ScOffers, "closed", 0, 20000, 1e6), mk(ScOffers, "open", 10000, 10000, 5e5), mk(ScFloor, "closed", 0, 40000, 5e5),
+		mk(ScFloor, "open", 10000, 10000, 3e5),
+	}, Engine: []EngineResult{{Campaigns: 1000, P50: 3000, P99: 9000, Mean: 3500}, {Campaigns: 10000, P50: 20000, P99: 50000, Mean: 22000}}}
+	out := t.TempDir()
+	if err := WriteReport(out, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"throughput.svg", "latency-offers.svg", "engine-match.svg"} {
+		b, err := os.ReadFile(filepath.Join(out, "bench", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wellFormed(t, f, b)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "performance.md"))
+	for _, want := range []string{"50% (20000 vs 40000 req/s)", "**met**", "at 10000 req/s offered"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -1,0 +1,230 @@
+// Package app assembles one Switchboard server from a Config: the database, the engine and
+// every HTTP interface on one listener. cmd/switchboard fills the Config from flags; tests
+// fill it directly.
+package app
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/admin"
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router"
+	"github.com/switchboard/switchboard/router/httpio"
+	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/supply"
+)
+
+// Config is everything a server needs; it is filled from flags by cmd/switchboard.
+type Config struct {
+	Addr        string  // listen address, e.g. 127.0.0.1:8080
+	DatabaseURL string  // PostgreSQL URL
+	PublicURL   string  // base of every URL handed out and of every hash checked
+	Environment string  // staging or live
+	RateLimit   float64 // buyer requests per second per token; <= 0 disables
+	RateBurst   int     // buyer burst per token
+	// RebuildEvery is the period of the engine's full rebuild from the database, the safety
+	// net under NOTIFY (default 60 s).
+	RebuildEvery time.Duration
+	// Supply tunes /supply_api/v4 (top k, answer cache, ...); its PublicURL and Environment
+	// are taken from the fields above.
+	Supply supply.Config
+	// Router tunes entry routing and callbacks; its PublicURL is taken from the field above.
+	Router router.Config
+	// Postbacks tunes the partner postback worker (timeouts, backoff, the 24 h retry window).
+	Postbacks payout.WorkerConfig
+}
+
+// withDefaults fills what the caller left empty.
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.Environment == "" {
+		c.Environment = persistence.EnvStaging
+	}
+	if c.RateLimit == 0 {
+		c.RateLimit = 100
+	}
+	if c.RateBurst == 0 {
+		c.RateBurst = 200
+	}
+	if c.RebuildEvery == 0 {
+		c.RebuildEvery = time.Minute
+	}
+	return c
+}
+
+// App is one running server process.
+type App struct {
+	cfg     Config
+	log     *zap.Logger
+	DB      *persistence.DB
+	Metrics *httpio.Metrics
+	Engine  *engine.Engine
+	Panel   *engine.Panel // participants, shared by supply and entry routing
+	Supply  *supply.API
+	Router  *router.Router // entry, callbacks, test sessions; counters kept across processes
+	Payouts *payout.Worker // delivers the partner postback outbox; every process runs one
+	server  *fasthttp.Server
+	stop    context.CancelFunc
+	sync    *engineSync
+}
+
+// New connects to the database, migrates it under an advisory lock and builds every
+// interface. It does not listen yet.
+func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
+	cfg = cfg.withDefaults()
+	if !persistence.ValidEnvironment(cfg.Environment) {
+		return nil, errors.New("environment must be staging or live")
+	}
+	db, err := persistence.Open(ctx, cfg.DatabaseURL, log.Named("db"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil)}
+	a.registerPoolMetrics()
+
+	// The engine loads in the background; /readyz reports when the first load is in.
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	a.stop = stop
+	a.sync = newEngineSync(db, a.Engine, log.Named("engine"), cfg.RebuildEvery)
+	go a.sync.run(bg)
+	select {
+	case <-a.sync.loaded:
+	case <-time.After(10 * time.Second):
+		log.Warn("engine not loaded after 10s; serving while it loads")
+	}
+
+	mux := httpio.NewMux(a.Metrics, log.Named("http"))
+	mux.Handle("GET", "/healthz", a.healthz)
+	mux.Handle("GET", "/readyz", a.readyz)
+	mux.Handle("GET", "/metrics", a.Metrics.Handler)
+	scfg := cfg.Supply
+	scfg.PublicURL, scfg.Environment = cfg.PublicURL, cfg.Environment
+	a.Panel = engine.NewPanel()
+	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
+		Log: log.Named("supply"), Config: scfg}); err != nil {
+		stop()
+		db.Close()
+		return nil, err
+	}
+	a.Supply.Register(mux)
+	a.Supply.Start(bg)
+	rcfg := cfg.Router
+	rcfg.PublicURL = cfg.PublicURL
+	if a.Router, err = router.New(router.Deps{DB: db, Engine: a.Engine, Panel: a.Panel, Key: a.Supply.Key(),
+		Log: log.Named("router"), Config: rcfg, Publisher: a.Supply.PublisherByID}); err != nil {
+		stop()
+		db.Close()
+		return nil, err
+	}
+	a.Router.Register(mux)
+	a.Router.Start(bg)
+	admin.New(admin.Deps{
+		DB:          db,
+		Log:         log.Named("admin"),
+		Environment: cfg.Environment,
+		PublicURL:   cfg.PublicURL,
+		Limiter:     httpio.NewRateLimiter(cfg.RateLimit, cfg.RateBurst),
+		Panel:       a.Panel,
+		Outcomes:    &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes")},
+	}).Register(mux)
+	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
+	a.Payouts.RegisterMetrics(a.Metrics)
+	go a.Payouts.Run(bg)
+	select {
+	case <-a.Supply.Loaded():
+	case <-time.After(10 * time.Second):
+		log.Warn("panel not loaded after 10s; serving while it loads")
+	}
+
+	a.server = &fasthttp.Server{
+		Handler:               mux.Handler,
+		Name:                  "switchboard",
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          60 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+		MaxRequestBodySize:    8 << 20, // the JSON routes answer 413 above httpio.MaxBody
+		NoDefaultServerHeader: false,
+		NoDefaultContentType:  true,
+		CloseOnShutdown:       true,
+	}
+	return a, nil
+}
+
+// Serve answers requests on ln until Shutdown.
+func (a *App) Serve(ln net.Listener) error {
+	a.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.String("public_url", a.cfg.PublicURL),
+		zap.String("environment", a.cfg.Environment))
+	return a.server.Serve(ln)
+}
+
+// Shutdown stops accepting requests, drains those in flight until ctx ends, and closes the
+// database.
+func (a *App) Shutdown(ctx context.Context) error {
+	a.stop()
+	err := a.server.ShutdownWithContext(ctx)
+	a.Router.Close() // after the server: entries in flight still commit
+	// Postbacks in flight record their result before the pool closes.
+	select {
+	case <-a.Payouts.Done():
+	case <-ctx.Done():
+	}
+	a.DB.Close()
+	return err
+}
+
+func (a *App) healthz(ctx *fasthttp.RequestCtx) {
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (a *App) readyz(ctx *fasthttp.RequestCtx) {
+	c, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	checks := map[string]string{"database": "ok", "engine": "ok"}
+	status := fasthttp.StatusOK
+	if err := a.DB.Ping(c); err != nil {
+		checks["database"] = "unreachable"
+		status = fasthttp.StatusServiceUnavailable
+	}
+	select {
+	case <-a.sync.loaded:
+	default:
+		checks["engine"] = "not loaded"
+		status = fasthttp.StatusServiceUnavailable
+	}
+	httpio.WriteJSON(ctx, status, checks)
+}
+
+func (a *App) registerPoolMetrics() {
+	stat := func(f func() float64) func() []httpio.Sample {
+		return func() []httpio.Sample { return []httpio.Sample{{Value: f()}} }
+	}
+	p := a.DB.Pool
+	a.Metrics.Gauge("switchboard_db_pool_acquired_conns", "gauge", "Connections in use.",
+		stat(func() float64 { return float64(p.Stat().AcquiredConns()) }))
+	a.Metrics.Gauge("switchboard_db_pool_idle_conns", "gauge", "Idle connections.",
+		stat(func() float64 { return float64(p.Stat().IdleConns()) }))
+	a.Metrics.Gauge("switchboard_db_pool_total_conns", "gauge", "Open connections.",
+		stat(func() float64 { return float64(p.Stat().TotalConns()) }))
+	a.Metrics.Gauge("switchboard_db_pool_max_conns", "gauge", "Pool size limit.",
+		stat(func() float64 { return float64(p.Stat().MaxConns()) }))
+	a.Metrics.Gauge("switchboard_db_pool_acquire_wait_total", "counter", "Acquires that had to wait.",
+		stat(func() float64 { return float64(p.Stat().EmptyAcquireCount()) }))
+}

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// engineSync keeps this process's engine snapshot equal to the database: a full load when the
+// LISTEN connection is (re)established and every RebuildEvery, and between those the
+// campaigns that NOTIFY names, in small batches.
+type engineSync struct {
+	db      *persistence.DB
+	eng     *engine.Engine
+	log     *zap.Logger
+	every   time.Duration
+	loaded  chan struct{} // closed after the first full load
+	once    sync.Once
+	mu      sync.Mutex
+	pending map[int64]struct{}
+	kick    chan struct{}
+}
+
+func newEngineSync(db *persistence.DB, eng *engine.Engine, log *zap.Logger, every time.Duration) *engineSync {
+	return &engineSync{db: db, eng: eng, log: log, every: every, loaded: make(chan struct{}),
+		pending: map[int64]struct{}{}, kick: make(chan struct{}, 1)}
+}
+
+// run listens and applies changes until ctx ends.
+func (s *engineSync) run(ctx context.Context) {
+	go s.db.Listen(ctx, persistence.CampaignChannel, s.notified, func() { s.full(ctx) })
+	tick := time.NewTicker(s.every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			s.full(ctx)
+		case <-s.kick:
+			s.applyPending(ctx)
+		}
+	}
+}
+
+func (s *engineSync) notified(payload string) {
+	id, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.pending[id] = struct{}{}
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// full rebuilds the snapshot from every active campaign. On failure it keeps the last
+// snapshot: serving stale offers beats serving none while the database is away.
+func (s *engineSync) full(ctx context.Context) {
+	start := time.Now()
+	cs, err := s.db.EngineCampaigns(ctx, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("engine full load failed; keeping last snapshot", zap.Error(err))
+		}
+		return
+	}
+	s.eng.Load(cs)
+	s.log.Debug("engine loaded", zap.Int("campaigns", len(cs)), zap.Duration("took", time.Since(start)))
+	s.once.Do(func() { close(s.loaded) })
+}
+
+func (s *engineSync) applyPending(ctx context.Context) {
+	s.mu.Lock()
+	ids := make([]int64, 0, len(s.pending))
+	for id := range s.pending {
+		ids = append(ids, id)
+	}
+	clear(s.pending)
+	s.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	cs, err := s.db.EngineCampaigns(ctx, ids)
+	if err != nil {
+		s.log.Warn("engine update failed; will retry", zap.Int("campaigns", len(ids)), zap.Error(err))
+		s.mu.Lock()
+		for _, id := range ids {
+			s.pending[id] = struct{}{}
+		}
+		s.mu.Unlock()
+		time.AfterFunc(500*time.Millisecond, func() {
+			select {
+			case s.kick <- struct{}{}:
+			default:
+			}
+		})
+		return
+	}
+	active := cs[:0]
+	seen := make(map[int64]bool, len(cs))
+	for _, c := range cs {
+		if c.Status == engine.StatusActive {
+			active = append(active, c)
+			seen[c.ID] = true
+		}
+	}
+	var removed []int64
+	for _, id := range ids {
+		if !seen[id] {
+			removed = append(removed, id)
+		}
+	}
+	s.eng.Apply(active, removed)
+}

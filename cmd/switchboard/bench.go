@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/bench"
+)
+
+// runBench is `switchboard bench`: the load generator and engine benchmarks (bench/README.md).
+// Two internal modes serve the run's child processes: `bench _serve` (serve with a CPU
+// profile switched by signals) and `bench _floor` (the floor server).
+func runBench(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "_serve":
+			return runBenchServe(ctx, args[1:], out)
+		case "_floor":
+			return runBenchFloor(ctx, args[1:])
+		}
+	}
+	o := bench.DefaultOptions()
+	f := newFlags("bench")
+	f.IntVar(&o.Campaigns, "campaigns", o.Campaigns, "active campaigns in the synthetic market (e.g. 1000, 10000, 100000)")
+	f.IntVar(&o.Participants, "participants", o.Participants, "impaneled participants")
+	f.DurationVar(&o.Duration, "duration", o.Duration, "measured window of each load phase")
+	f.DurationVar(&o.Warmup, "warmup", o.Warmup, "unmeasured warm-up before each phase")
+	rates := f.String("rates", "", "comma-separated open-loop rates (req/s) for offers and the floor (default: 25,50,75,90% of the offers maximum)")
+	f.IntVar(&o.Connections, "connections", o.Connections, "closed-loop connections (concurrent requests)")
+	f.IntVar(&o.OpenConnections, "open-connections", o.OpenConnections, "open-loop connections at most")
+	f.StringVar(&o.Out, "out", o.Out, "report directory: performance.md, bench/*.svg, bench/results.json")
+	quick := f.Bool("quick", false, "a tiny run for tests: 200 campaigns, 2,000 participants, 1 s phases")
+	f.BoolVar(&o.History, "history", o.History, "seed the participants' past sessions too")
+	engineSizes := f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
+	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
+	f.StringVar(&o.Binary, "binary", "", "switchboard binary to run serve from (default: this one)")
+	mix := f.String("mix", "100:5:4", "offers:entries:callbacks proportion of the mix scenario")
+	f.Int64Var(&o.Seed, "seed", o.Seed, "seed of the synthetic market and the load")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if *quick {
+		q := bench.QuickOptions(o)
+		// Explicit flags still win over the quick sizes.
+		for name, apply := range map[string]func(){
+			"campaigns": func() { q.Campaigns = o.Campaigns }, "participants": func() { q.Participants = o.Participants },
+			"duration": func() { q.Duration = o.Duration }, "warmup": func() { q.Warmup = o.Warmup },
+		} {
+			if given[name] {
+				apply()
+			}
+		}
+		if given["engine-sizes"] {
+			q.EngineSizes = nil
+		}
+		o = q
+	}
+	if *rates != "" {
+		for _, s := range strings.Split(*rates, ",") {
+			r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || r <= 0 {
+				return fmt.Errorf("--rates: %q is not a positive rate", s)
+			}
+			o.Rates = append(o.Rates, r)
+		}
+	}
+	if !*quick || given["engine-sizes"] {
+		o.EngineSizes = nil
+		for _, s := range strings.Split(*engineSizes, ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+			n, err := strconv.Atoi(s)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("--engine-sizes: %q is not a campaign count", s)
+			}
+			o.EngineSizes = append(o.EngineSizes, n)
+		}
+	}
+	parts := strings.Split(*mix, ":")
+	if len(parts) != 3 {
+		return errors.New("--mix must be offers:entries:callbacks, e.g. 100:5:4")
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--mix: %q is not a count", p)
+		}
+		o.Mix[i] = n
+	}
+	if o.Mix[0]+o.Mix[1]+o.Mix[2] == 0 || o.Campaigns <= 0 || o.Participants <= 0 || o.Duration <= 0 || o.Connections <= 0 {
+		return errors.New("--mix, --campaigns, --participants, --duration and --connections must be positive")
+	}
+	o.Command = "switchboard " + strings.Join(append([]string{"bench"}, args...), " ")
+	o.Progress = os.Stderr
+	log := newLogger()
+	defer log.Sync() //nolint:errcheck
+	if os.Getenv("SWITCHBOARD_LOG_LEVEL") == "" {
+		// The bench prints its own progress; the libraries' info logs would drown it.
+		log = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
+	}
+	o.Log = log.Named("bench")
+	_, err := bench.Run(ctx, o)
+	return err
+}
+
+// runBenchServe is `serve` (the same function, the same flags after "--") with a CPU profile
+// written to --cpu-profile between a SIGUSR1 and a SIGUSR2 (or the end of the process).
+func runBenchServe(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("bench _serve")
+	path := f.String("cpu-profile", "", "where to write the CPU profile")
+	i := 0
+	for i < len(args) && args[i] != "--" {
+		i++
+	}
+	if err := f.parse(args[:i]); err != nil {
+		return err
+	}
+	rest := args[min(i+1, len(args)):]
+	if len(rest) == 0 || rest[0] != "serve" {
+		return errors.New("usage: switchboard bench _serve --cpu-profile P -- serve [flags]")
+	}
+	var mu sync.Mutex
+	var file *os.File
+	stop := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if file != nil {
+			pprof.StopCPUProfile()
+			file.Close()
+			file = nil
+		}
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGUSR2 {
+				stop()
+				continue
+			}
+			mu.Lock()
+			if file == nil && *path != "" {
+				if fl, err := os.Create(*path); err == nil {
+					if pprof.StartCPUProfile(fl) == nil {
+						file = fl
+					} else {
+						fl.Close()
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	defer stop()
+	return runServe(ctx, rest[1:], out)
+}
+
+// runBenchFloor serves the floor: a fixed JSON body for every request.
+func runBenchFloor(ctx context.Context, args []string) error {
+	f := newFlags("bench _floor")
+	addr := f.String("addr", "127.0.0.1:0", "listen address")
+	size := f.Int("bytes", 2500, "body size")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	go func() { <-ctx.Done(); time.Sleep(10 * time.Millisecond); ln.Close() }()
+	err = bench.ServeFloor(ln, bench.FloorBody(*size))
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,227 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/engine/fault"
+)
+
+// rejectSQL rejects accepted completes of campaign $1 (buyer $2) chosen by the filter on
+// sessions s and the transaction-id list $3: they stop counting toward their quotas and
+// toward the completes of the day they completed on. It returns the rejected session ids.
+func rejectSQL(filter string) string {
+	return `WITH r AS (
+		UPDATE sessions s SET rejected = true, rejected_at = now()
+		WHERE s.campaign_id = $1 AND s.buyer_id = $2 AND NOT s.is_test AND s.outcome = 'complete' AND NOT s.rejected
+		AND ` + filter + `
+		RETURNING s.id, s.quota_ids, s.outcome_at
+	), x AS (
+		SELECT qid, count(*) AS n FROM r, unnest(r.quota_ids) AS qid GROUP BY qid
+	), q AS (
+		UPDATE campaign_quotas cq SET completes = cq.completes - x.n FROM x WHERE cq.id = x.qid RETURNING 1
+	), dd AS (
+		SELECT (outcome_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n FROM r GROUP BY 1
+	), d AS (
+		UPDATE campaign_daily_counts d SET completes = d.completes - dd.n FROM dd
+		WHERE d.campaign_id = $1 AND d.day = dd.day RETURNING 1
+	)
+	SELECT id FROM r ORDER BY id`
+}
+
+// Reversal is called inside the rejecting transaction for every complete it rejects, to
+// enqueue the partner's reversal postback.
+type Reversal func(tx pgx.Tx, s Session) error
+
+func rejectWith(ctx context.Context, tx pgx.Tx, filter string, campaignID, buyerID int64, tids []string, reverse Reversal) (int, error) {
+	rows, err := tx.Query(ctx, rejectSQL(filter), campaignID, buyerID, tids)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(ids) == 0 || reverse == nil {
+		return len(ids), err
+	}
+	rows, err = tx.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = ANY($1) ORDER BY s.id`, ids)
+	if err != nil {
+		return 0, err
+	}
+	ss, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) { return scanSession(r) })
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range ss {
+		if err := reverse(tx, s); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}
+
+func ownCampaign(ctx context.Context, tx pgx.Tx, buyerID, campaignID int64, lock bool) (int, error) {
+	q := `SELECT status FROM campaigns WHERE id = $1 AND buyer_id = $2`
+	if lock {
+		q += ` FOR UPDATE`
+	}
+	var status int16
+	err := tx.QueryRow(ctx, q, campaignID, buyerID).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fault.NotFound("campaign not found")
+	}
+	return int(status), err
+}
+
+// Rejection is the answer to reject_completes.
+type Rejection struct {
+	ID                     int64    `json:"id"`
+	RejectedTransactionIDs []string `json:"rejected_transaction_ids"`
+	NotFoundTransactionIDs []string `json:"not_found_transaction_ids"`
+	newlyRejected          int
+}
+
+// NewlyRejected is how many completes this request rejected (the others were already).
+func (r Rejection) NewlyRejected() int { return r.newlyRejected }
+
+// RejectCompletes rejects the listed completes of a buyer's campaign (CONTRACT §8): they no
+// longer count toward their quotas, and reverse is called for each newly rejected one inside
+// the same transaction. Listed ids that are completes of the campaign (rejected now or
+// before) are reported rejected; any other id (unknown, another campaign's or buyer's, not a
+// complete) is reported not found.
+func (db *DB) RejectCompletes(ctx context.Context, buyerID, campaignID int64, tids []string, reverse Reversal) (Rejection, error) {
+	tids = dedupe(tids)
+	var out Rejection
+	err := retry(ctx, func() error {
+		out = Rejection{}
+		return db.Tx(ctx, func(tx pgx.Tx) error {
+			if _, err := ownCampaign(ctx, tx, buyerID, campaignID, false); err != nil {
+				return err
+			}
+			n, err := rejectWith(ctx, tx, `s.tid = ANY($3)`, campaignID, buyerID, tids, reverse)
+			if err != nil {
+				return err
+			}
+			out.newlyRejected = n
+			rows, err := tx.Query(ctx, `SELECT tid FROM sessions WHERE tid = ANY($3) AND campaign_id = $1 AND buyer_id = $2
+				AND NOT is_test AND outcome = 'complete' AND rejected`, campaignID, buyerID, tids)
+			if err != nil {
+				return err
+			}
+			got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			set := make(map[string]bool, len(got))
+			for _, t := range got {
+				set[t] = true
+			}
+			out.RejectedTransactionIDs, out.NotFoundTransactionIDs = []string{}, []string{}
+			for _, t := range tids {
+				if set[t] {
+					out.RejectedTransactionIDs = append(out.RejectedTransactionIDs, t)
+				} else {
+					out.NotFoundTransactionIDs = append(out.NotFoundTransactionIDs, t)
+				}
+			}
+			return tx.QueryRow(ctx, `INSERT INTO complete_rejections (campaign_id, buyer_id, rejected_tids, not_found_tids)
+				VALUES ($1, $2, $3, $4) RETURNING id`, campaignID, buyerID, out.RejectedTransactionIDs, out.NotFoundTransactionIDs).
+				Scan(&out.ID)
+		})
+	})
+	return out, classify(err)
+}
+
+// Reconciliation is the answer to reconcile.
+type Reconciliation struct {
+	ID            int64   `json:"id"`
+	AcceptedCount int64   `json:"accepted_count"`
+	RejectedCount int64   `json:"rejected_count"`
+	PurchaseOrder *string `json:"purchase_order"`
+}
+
+// acceptSQL makes the listed sessions ($3) of campaign $1 accepted completes: each that was
+// not one (another outcome, none yet, or a rejected complete) becomes a complete that counts
+// toward its quotas (leaving in_progress if it was still there) and toward the day's counts.
+const acceptSQL = `WITH old AS (
+	SELECT id, outcome, rejected, released_at IS NULL AS held, quota_ids, outcome_at FROM sessions
+	WHERE tid = ANY($3) AND campaign_id = $1 AND buyer_id = $2 AND NOT is_test AND (outcome IS DISTINCT FROM 'complete' OR rejected)
+	ORDER BY id FOR UPDATE
+), u AS (
+	UPDATE sessions s SET outcome = 'complete', outcome_at = COALESCE(s.outcome_at, now()), rejected = false, rejected_at = NULL
+	FROM old WHERE s.id = old.id RETURNING s.id
+), x AS (
+	SELECT qid, count(*) AS n, count(*) FILTER (WHERE old.outcome IS NULL AND old.held) AS ip
+	FROM old, unnest(old.quota_ids) AS qid GROUP BY qid
+), q AS (
+	UPDATE campaign_quotas cq SET completes = cq.completes + x.n, in_progress = cq.in_progress - x.ip FROM x WHERE cq.id = x.qid RETURNING 1
+), dd AS (
+	SELECT (COALESCE(outcome_at, now()) AT TIME ZONE 'UTC')::date AS day, count(*) AS n,
+		count(*) FILTER (WHERE outcome IS NULL) AS newout FROM old GROUP BY 1
+), d AS (
+	INSERT INTO campaign_daily_counts AS d (campaign_id, day, outcomes, completes) SELECT $1, day, newout, n FROM dd
+	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + EXCLUDED.outcomes, completes = d.completes + EXCLUDED.completes
+	RETURNING 1
+)
+SELECT count(*) FROM u`
+
+// Reconcile makes the listed transaction ids the campaign's final accepted completes
+// (CONTRACT §8): a listed session that is not an accepted complete becomes one, an accepted
+// complete that is not listed is rejected (reverse is called for it inside the transaction),
+// and the campaign becomes 6 Reconciled. accepted_count counts the listed ids that are
+// sessions of the campaign; rejected_count the completes that were not listed.
+func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []string, purchaseOrder *string, reverse Reversal) (Reconciliation, error) {
+	tids = dedupe(tids)
+	var out Reconciliation
+	err := retry(ctx, func() error {
+		out = Reconciliation{PurchaseOrder: purchaseOrder}
+		return db.Tx(ctx, func(tx pgx.Tx) error {
+			status, err := ownCampaign(ctx, tx, buyerID, campaignID, true)
+			if err != nil {
+				return err
+			}
+			if status == StatusArchived {
+				return fault.Invalid("status", "an archived campaign cannot be reconciled")
+			}
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE tid = ANY($3) AND campaign_id = $1 AND buyer_id = $2 AND NOT is_test`,
+				campaignID, buyerID, tids).Scan(&out.AcceptedCount); err != nil {
+				return err
+			}
+			var accepted int64
+			if err := tx.QueryRow(ctx, acceptSQL, campaignID, buyerID, tids).Scan(&accepted); err != nil {
+				return err
+			}
+			if _, err := rejectWith(ctx, tx, `NOT (s.tid = ANY($3))`, campaignID, buyerID, tids, reverse); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE campaign_id = $1 AND buyer_id = $2 AND NOT is_test
+				AND outcome = 'complete' AND NOT (tid = ANY($3))`, campaignID, buyerID, tids).Scan(&out.RejectedCount); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE campaigns SET status = 6, status_changed_at = CASE WHEN status <> 6 THEN now() ELSE status_changed_at END,
+				completed_at = COALESCE(completed_at, now()), updated_at = now() WHERE id = $1`, campaignID); err != nil {
+				return err
+			}
+			if err := NotifyCampaigns(ctx, tx, campaignID); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, `INSERT INTO reconciliations (campaign_id, buyer_id, purchase_order, accepted_count, rejected_count)
+				VALUES ($1, $2, $3, $4, $5) RETURNING id`, campaignID, buyerID, purchaseOrder, out.AcceptedCount, out.RejectedCount).
+				Scan(&out.ID)
+		})
+	})
+	return out, classify(err)
+}
+
+// dedupe drops repeated ids, keeping the first occurrence's order.
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

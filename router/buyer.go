@@ -1,0 +1,145 @@
+package router
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/httpio"
+	"github.com/switchboard/switchboard/router/payout"
+)
+
+// BuyerOps is the buyer-side logic of the routes the admin interface mounts:
+// reject_completes, reconcile and redirect_test. Each takes the authenticated buyer, the
+// campaign id of the path and the request body, and returns the value to answer 200 with.
+type BuyerOps struct {
+	DB        *persistence.DB
+	PublicURL string
+	Log       *zap.Logger
+}
+
+// maxIDs bounds the id arrays of one request (CONTRACT §2).
+const maxIDs = 10_000
+
+// reverse enqueues the reversal postback of a rejected complete.
+func (o *BuyerOps) reverse(ctx context.Context) persistence.Reversal {
+	pubs := map[int64]persistence.Publisher{}
+	return func(tx pgx.Tx, s persistence.Session) error {
+		if s.PublisherID == 0 {
+			return nil
+		}
+		pub, ok := pubs[s.PublisherID]
+		if !ok {
+			if err := tx.QueryRow(ctx, `SELECT id, name, currency_name, exchange_rate::float8, revenue_share::float8, redirect_url,
+				COALESCE(postback_url, ''), api_secret, environment FROM publishers WHERE id = $1`, s.PublisherID).
+				Scan(&pub.ID, &pub.Name, &pub.CurrencyName, &pub.ExchangeRate, &pub.RevenueShare, &pub.RedirectURL,
+					&pub.PostbackURL, &pub.APISecret, &pub.Environment); err != nil {
+				return err
+			}
+			pubs[s.PublisherID] = pub
+		}
+		return payout.EnqueueReversal(ctx, tx, pub, payout.Fields{TID: s.TID, Reward: s.Reward,
+			PayoutUSD: payout.USD(s.PayoutUSD), UserIdentifier: s.UserIdentifier})
+	}
+}
+
+type rejectBody struct {
+	TransactionIDs *[]string `json:"transaction_ids"`
+}
+
+// RejectCompletes is POST /api/v1/campaigns/:id/reject_completes: 200
+// {"id","rejected_transaction_ids","not_found_transaction_ids"}.
+func (o *BuyerOps) RejectCompletes(ctx context.Context, buyer persistence.Buyer, campaignID int64, body []byte) (any, error) {
+	var b rejectBody
+	if err := httpio.DecodeJSON(body, &b); err != nil {
+		return nil, err
+	}
+	if b.TransactionIDs == nil {
+		return nil, fault.Invalid("transaction_ids", "is required")
+	}
+	if len(*b.TransactionIDs) > maxIDs {
+		return nil, fault.Invalid("transaction_ids", "must hold at most %d ids", maxIDs)
+	}
+	out, err := o.DB.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, o.reverse(ctx))
+	if err != nil {
+		return nil, err
+	}
+	if out.NewlyRejected() > 0 {
+		o.announce(ctx, campaignID)
+	}
+	return out, nil
+}
+
+type reconcileBody struct {
+	AcceptedIDs   *[]string `json:"accepted_ids"`
+	PurchaseOrder *string   `json:"purchase_order"`
+}
+
+// Reconcile is POST /api/v1/campaigns/:id/reconcile: 200
+// {"id","accepted_count","rejected_count","purchase_order"}; the campaign becomes 6.
+func (o *BuyerOps) Reconcile(ctx context.Context, buyer persistence.Buyer, campaignID int64, body []byte) (any, error) {
+	var b reconcileBody
+	if err := httpio.DecodeJSON(body, &b); err != nil {
+		return nil, err
+	}
+	if b.AcceptedIDs == nil {
+		return nil, fault.Invalid("accepted_ids", "is required")
+	}
+	if len(*b.AcceptedIDs) > maxIDs {
+		return nil, fault.Invalid("accepted_ids", "must hold at most %d ids", maxIDs)
+	}
+	out, err := o.DB.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, o.reverse(ctx))
+	if err != nil {
+		return nil, err
+	}
+	o.announce(ctx, campaignID)
+	return out, nil
+}
+
+// RedirectTest is GET /api/v1/campaigns/:id/redirect_test: 200 {"redirect_test_url"}.
+func (o *BuyerOps) RedirectTest(ctx context.Context, buyer persistence.Buyer, campaignID int64, _ []byte) (any, error) {
+	route, err := o.DB.CampaignRoute(ctx, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	if route.BuyerID != buyer.ID {
+		return nil, fault.NotFound("campaign not found")
+	}
+	return map[string]string{"redirect_test_url": RedirectTestURL(o.PublicURL, campaignID, buyer.APISecret)}, nil
+}
+
+func (o *BuyerOps) announce(ctx context.Context, campaignID int64) {
+	if err := o.DB.NotifyCounts(context.WithoutCancel(ctx), []int64{campaignID}); err != nil && o.Log != nil {
+		o.Log.Warn("counts notification failed; reconciliation catches up", zap.Error(err))
+	}
+}
+
+// Handler adapts one of BuyerOps' funcs to fasthttp, for an interface that authenticates the
+// buyer itself: auth returns the buyer or the error to answer with.
+func Handler(auth func(ctx *fasthttp.RequestCtx) (persistence.Buyer, error), log *zap.Logger,
+	fn func(context.Context, persistence.Buyer, int64, []byte) (any, error)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		buyer, err := auth(ctx)
+		if err != nil {
+			httpio.WriteError(ctx, log, httpio.StyleMessage, err)
+			return
+		}
+		idText, _ := ctx.UserValue("id").(string)
+		id, err := strconv.ParseInt(idText, 10, 64)
+		if err != nil || id <= 0 {
+			httpio.WriteError(ctx, log, httpio.StyleMessage, fault.NotFound("campaign not found"))
+			return
+		}
+		out, err := fn(ctx, buyer, id, ctx.PostBody())
+		if err != nil {
+			httpio.WriteError(ctx, log, httpio.StyleMessage, err)
+			return
+		}
+		httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	}
+}

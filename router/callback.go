@@ -1,0 +1,122 @@
+package router
+
+import (
+	"context"
+	"html"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/httpio"
+	"github.com/switchboard/switchboard/router/payout"
+)
+
+// callback is GET /router/customers/{customer_id}/cps/{outcome}?tid=&tr_sech= (CONTRACT §7).
+func (r *Router) callback(ctx *fasthttp.RequestCtx) {
+	location, page, err := r.handleCallback(ctx, ctx.UserValue("customer_id").(string),
+		ctx.UserValue("outcome").(string), string(ctx.Request.Header.RequestURI()), string(ctx.QueryArgs().Peek("tid")))
+	switch {
+	case err != nil:
+		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
+	case page != "":
+		ctx.SetStatusCode(fasthttp.StatusOK)
+		ctx.SetContentType("text/html; charset=utf-8")
+		ctx.Response.Header.Set("Cache-Control", "no-store")
+		ctx.SetBodyString(page)
+	default:
+		redirect(ctx, location)
+	}
+}
+
+// handleCallback decides a callback: the partner redirect to answer with, or the page of a
+// test session, or an error.
+func (r *Router) handleCallback(ctx context.Context, customerID, outcome, requestURI, tid string) (location, page string, err error) {
+	if !persistence.ValidOutcome(outcome) {
+		return "", "", fault.NotFound("not found")
+	}
+	buyer, err := r.buyer(ctx, customerID)
+	if err != nil {
+		return "", "", err
+	}
+	hashOK := VerifyCallback(r.cfg.PublicURL, requestURI, buyer.APISecret)
+	if !hashOK && tid == "" {
+		return "", "", fault.Forbidden("invalid tr_sech")
+	}
+	s, err := r.db.SessionByTID(ctx, tid)
+	if err != nil && !isNotFound(err) {
+		return "", "", err
+	}
+	found := err == nil && s.BuyerID == buyer.ID
+	if found && s.IsTest {
+		return "", testPage(outcome, hashOK), nil
+	}
+	if !hashOK {
+		return "", "", fault.Forbidden("invalid tr_sech")
+	}
+	if !found {
+		return "", "", fault.NotFound("unknown transaction")
+	}
+	now := time.Now()
+	if now.Sub(s.EnteredAt) > r.cfg.SessionMaxAge {
+		return "", "", fault.Gone("transaction is older than 7 days")
+	}
+	pub, err := r.publisher(ctx, s.PublisherID)
+	if err != nil {
+		return "", "", err
+	}
+	if s.Outcome != "" {
+		return r.repeat(pub, s, outcome)
+	}
+	pay := r.cfg.Rules.Pay(payout.Session{Outcome: outcome, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
+		pub.RevenueShare, pub.ExchangeRate)
+	fields := payout.Fields{TID: s.TID, Status: outcome, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier}
+	rec := persistence.OutcomeRecord{Outcome: outcome, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward}
+	enqueue := func(tx pgx.Tx) error { return payout.EnqueueOutcome(context.WithoutCancel(ctx), tx, pub, fields) }
+	record := r.db.RecordOutcome
+	if r.outw != nil {
+		record = r.outw.Record
+	}
+	decided, held, stored, err := record(ctx, s, rec, enqueue)
+	if err != nil {
+		return "", "", err
+	}
+	if !decided {
+		return r.repeat(pub, stored, outcome)
+	}
+	complete := outcome == persistence.OutcomeComplete
+	c := r.eng.Counters()
+	if held {
+		c.RecordOutcome(s.CampaignID, s.QuotaIDs, complete, now.Unix())
+	} else if complete {
+		c.AddCompletes(s.CampaignID, s.QuotaIDs, 1, now.Unix())
+	}
+	r.notify.counts(s.CampaignID)
+	if complete {
+		r.notify.completed(s.CampaignID)
+	}
+	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: outcome, Reward: pay.Reward}), "", nil
+}
+
+// repeat answers a callback of a session that has its outcome: the same answer for the same
+// outcome, 409 for another.
+func (r *Router) repeat(pub persistence.Publisher, s persistence.Session, outcome string) (string, string, error) {
+	if s.Outcome != outcome {
+		return "", "", fault.Conflict("transaction already has outcome " + s.Outcome)
+	}
+	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: s.Outcome, Reward: s.Reward}), "", nil
+}
+
+// testPage is the answer to a test session's callback.
+func testPage(outcome string, hashOK bool) string {
+	valid := "valid"
+	if !hashOK {
+		valid = "NOT valid"
+	}
+	o := html.EscapeString(outcome)
+	return "<!doctype html><html><head><meta charset=\"utf-8\"><title>Switchboard redirect test</title></head>" +
+		"<body><h1>Redirect test</h1><p>Outcome received: <strong id=\"outcome\">" + o + "</strong></p>" +
+		"<p>Security hash (tr_sech): <strong id=\"hash\">" + valid + "</strong></p></body></html>"
+}

@@ -1,0 +1,248 @@
+package router
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// notifier debounces what this process tells the others: campaign ids whose counts changed
+// (CountsChannel) and admitted entries (EntriesChannel), one NOTIFY each per period.
+type notifier struct {
+	db     *persistence.DB
+	origin string
+	every  time.Duration
+	log    *zap.Logger
+
+	mu      sync.Mutex
+	camps   map[int64]struct{}
+	full    map[int64]struct{} // campaigns that got a complete: are all their quotas full?
+	entries []string
+	kick    chan struct{}
+}
+
+func newNotifier(db *persistence.DB, origin string, every time.Duration, log *zap.Logger) *notifier {
+	return &notifier{db: db, origin: origin, every: every, log: log, camps: map[int64]struct{}{}, full: map[int64]struct{}{}, kick: make(chan struct{}, 1)}
+}
+
+func (n *notifier) counts(campaignID int64) {
+	n.mu.Lock()
+	n.camps[campaignID] = struct{}{}
+	n.mu.Unlock()
+}
+
+// completed asks for a check whether the campaign's non-global quotas are all full now (it
+// then becomes 3 Complete). The database decides, at the next flush.
+func (n *notifier) completed(campaignID int64) {
+	n.mu.Lock()
+	n.full[campaignID] = struct{}{}
+	n.mu.Unlock()
+}
+
+func (n *notifier) entry(participantID, campaignID, at int64) {
+	item := strconv.FormatInt(participantID, 10) + ":" + strconv.FormatInt(campaignID, 10) + ":" + strconv.FormatInt(at, 10)
+	n.mu.Lock()
+	if len(n.entries) < 100_000 {
+		n.entries = append(n.entries, item)
+	}
+	n.mu.Unlock()
+}
+
+func (n *notifier) run(ctx context.Context) {
+	t := time.NewTicker(n.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			n.flush(context.Background())
+			return
+		case <-t.C:
+			n.flush(ctx)
+		}
+	}
+}
+
+func (n *notifier) flush(ctx context.Context) {
+	n.mu.Lock()
+	if len(n.camps) == 0 && len(n.entries) == 0 && len(n.full) == 0 {
+		n.mu.Unlock()
+		return
+	}
+	var full []int64
+	for id := range n.full {
+		full = append(full, id)
+	}
+	clear(n.full)
+	ids := make([]int64, 0, len(n.camps))
+	for id := range n.camps {
+		ids = append(ids, id)
+	}
+	clear(n.camps)
+	entries := n.entries
+	n.entries = nil
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := n.db.NotifyEntries(ctx, n.origin, entries); err != nil {
+		n.log.Warn("entries notification failed; other processes learn them on reload", zap.Error(err))
+	}
+	if err := n.db.NotifyCounts(ctx, ids); err != nil {
+		n.log.Warn("counts notification failed; reconciliation catches up", zap.Error(err))
+	}
+	if len(full) > 0 {
+		done, err := n.db.CompleteFullCampaigns(ctx, full)
+		if err != nil {
+			n.log.Warn("completing full campaigns failed; the sweeper retries", zap.Error(err))
+		}
+		for _, id := range done {
+			n.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
+		}
+	}
+}
+
+// listenCounts keeps the engine's counters equal to the database: campaigns named on
+// CountsChannel are re-read within a debounce period, and every campaign every
+// ReconcileEvery (and after the LISTEN connection is (re)established).
+func (r *Router) listenCounts(ctx context.Context) {
+	var mu sync.Mutex
+	pending := map[int64]struct{}{}
+	kick := make(chan struct{}, 1)
+	go r.db.Listen(ctx, persistence.CountsChannel, func(payload string) {
+		mu.Lock()
+		for _, f := range strings.Split(payload, ",") {
+			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+				pending[id] = struct{}{}
+			}
+		}
+		mu.Unlock()
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}, func() { r.reconcileCounts(ctx, nil) })
+	t := time.NewTicker(r.cfg.ReconcileEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.reconcileCounts(ctx, nil)
+		case <-kick:
+			// Debounce: let a burst of notifications gather.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(r.cfg.NotifyEvery):
+			}
+			mu.Lock()
+			ids := make([]int64, 0, len(pending))
+			for id := range pending {
+				ids = append(ids, id)
+			}
+			clear(pending)
+			mu.Unlock()
+			if len(ids) > 0 {
+				r.reconcileCounts(ctx, ids)
+			}
+		}
+	}
+}
+
+// reconcileCounts sets the counters of the given campaigns (every active one when nil) to
+// the database's values.
+func (r *Router) reconcileCounts(ctx context.Context, ids []int64) {
+	qs, cs, err := r.db.Counts(ctx, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("counters reconciliation failed", zap.Error(err))
+		}
+		return
+	}
+	c := r.eng.Counters()
+	for _, q := range qs {
+		c.SetQuota(q.QuotaID, engine.QuotaCounts{Completes: q.Completes, InProgress: q.InProgress, Entries: q.Entries})
+	}
+	for _, k := range cs {
+		c.SetCampaign(k.CampaignID, engine.CampaignCounts{Day: k.Day.Unix() / 86400, DayCompletes: k.DayCompletes,
+			Sessions: k.Outcomes, Completes: k.Completes})
+	}
+}
+
+// listenEntries records other processes' admitted entries in this process's panel, so that
+// reentry and relationship rules see them at once.
+func (r *Router) listenEntries(ctx context.Context) {
+	r.db.Listen(ctx, persistence.EntriesChannel, func(payload string) {
+		origin, items, ok := strings.Cut(payload, "|")
+		if !ok || origin == r.origin {
+			return
+		}
+		for _, it := range strings.Split(items, ",") {
+			f := strings.SplitN(it, ":", 3)
+			if len(f) != 3 {
+				continue
+			}
+			pid, e1 := strconv.ParseInt(f[0], 10, 64)
+			cid, e2 := strconv.ParseInt(f[1], 10, 64)
+			at, e3 := strconv.ParseInt(f[2], 10, 64)
+			if e1 == nil && e2 == nil && e3 == nil {
+				r.panel.RecordEntry(pid, cid, at)
+			}
+		}
+	}, func() {})
+}
+
+// runSweeper periodically releases stale sessions, pauses campaigns with broken links and
+// completes full campaigns. Every process runs it; each step is idempotent.
+func (r *Router) runSweeper(ctx context.Context) {
+	t := time.NewTicker(r.cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.Sweep(ctx)
+		}
+	}
+}
+
+// Sweep runs the sweeper's steps once.
+func (r *Router) Sweep(ctx context.Context) {
+	for {
+		ids, err := r.db.ReleaseStaleSessions(ctx, 5000)
+		if err != nil {
+			r.log.Warn("releasing stale sessions failed", zap.Error(err))
+			break
+		}
+		for _, id := range ids {
+			r.notify.counts(id)
+		}
+		if len(ids) == 0 {
+			break
+		}
+	}
+	if r.cfg.BrokenLinkEntries > 0 {
+		ids, err := r.db.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries)
+		if err != nil {
+			r.log.Warn("broken-link detection failed", zap.Error(err))
+		}
+		for _, id := range ids {
+			r.log.Warn("campaign system-paused: its link looks broken", zap.Int64("campaign", id))
+		}
+	}
+	if ids, err := r.db.CompleteFullCampaigns(ctx, nil); err != nil {
+		r.log.Warn("completing full campaigns failed", zap.Error(err))
+	} else {
+		for _, id := range ids {
+			r.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package router
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/entrytoken"
+	"github.com/switchboard/switchboard/router/httpio"
+	"github.com/switchboard/switchboard/router/payout"
+)
+
+// entry is GET /supply_api/v4/entry?token=: verify the offer token, re-check eligibility
+// against live counters, let the database admit the entry (durably, before answering), and
+// send the respondent to the supplier link; anyone not admitted goes back to the partner
+// with status=over_quota.
+func (r *Router) entry(ctx *fasthttp.RequestCtx) {
+	now := time.Now()
+	claims, err := r.key.Verify(string(ctx.QueryArgs().Peek("token")), now.Unix())
+	if err == nil && (claims.Kind != entrytoken.KindOffer || claims.ParticipantID == 0 || claims.CampaignID == 0) {
+		err = fault.Forbidden("not an offer token")
+	}
+	if err != nil {
+		httpio.WriteError(ctx, r.log, httpio.StyleError, err)
+		return
+	}
+	pub, err := r.publisher(ctx, claims.PublisherID)
+	if err != nil {
+		if isNotFound(err) {
+			err = fault.Forbidden("unknown publisher")
+		}
+		httpio.WriteError(ctx, r.log, httpio.StyleError, err)
+		return
+	}
+	location, err := r.enter(ctx, &claims, now)
+	if err != nil {
+		httpio.WriteError(ctx, r.log, httpio.StyleError, err)
+		return
+	}
+	if location == "" {
+		location = payout.NotEligibleURL(pub)
+	}
+	redirect(ctx, location)
+}
+
+// enter admits the participant of claims into its campaign and returns the supplier link,
+// or "" when the participant may not enter.
+func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.Time) (string, error) {
+	stored, err := r.participant(ctx, claims.ParticipantID)
+	if err != nil {
+		if isNotFound(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	// The device is the one of this offer, not of the last impanel.
+	p := *stored
+	p.Device = engine.DeviceFromSupply(int(claims.DeviceType))
+	if claims.DeviceID != "" && claims.DeviceID != p.DeviceID {
+		p.DeviceID, p.DeviceIDHash = claims.DeviceID, engine.HashDeviceID(claims.DeviceID)
+	}
+	var buf [16]int64
+	quotas, ok := r.eng.Eligible(&p, claims.CampaignID, now.Unix(), buf[:0])
+	if !ok {
+		return "", nil
+	}
+	route, err := r.route(ctx, claims.CampaignID)
+	if err != nil {
+		if isNotFound(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	// Placeholders that need the database are looked up before admission, so that an
+	// admitted session is answered without another round trip.
+	var retarget string
+	if containsPlaceholder(route.SupplierLink, "RETARGET_IDENTIFIER") {
+		if retarget, err = r.db.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
+			return "", err
+		}
+	}
+	e := persistence.Entry{
+		TID:           newTID(),
+		CampaignID:    claims.CampaignID,
+		PublisherID:   claims.PublisherID,
+		ParticipantID: p.ID,
+		DeviceID:      claims.DeviceID,
+		QuotaIDs:      quotas,
+		RespondentID:  newRespondentID(),
+	}
+	a, err := r.admit(ctx, e)
+	if err != nil {
+		return "", err
+	}
+	if a.Refused != "" {
+		// The engine's mirror was behind the database: catch it up.
+		r.notify.counts(claims.CampaignID)
+		return "", nil
+	}
+	at := a.EnteredAt.Unix()
+	r.eng.Counters().RecordEntry(claims.CampaignID, a.QuotaIDs)
+	r.panel.RecordEntry(p.ID, claims.CampaignID, at)
+	r.notify.entry(p.ID, claims.CampaignID, at)
+	r.notify.counts(claims.CampaignID)
+	return SupplierLink(route.SupplierLink, LinkValues{TID: e.TID, RespondentID: a.RespondentID,
+		RetargetID: retarget, Answers: p.Answers}, route.BuyerSecret), nil
+}
+
+// newRespondentID is a fresh opaque {RESPONDENT_ID}: 20 random bytes as upper-case hex,
+// used when the participant enters a campaign of a buyer for the first time.
+func newRespondentID() string { return strings.ToUpper(randomHex(10)) }
+
+// RedirectTestURL is the stable redirect_test_url of a campaign: each visit starts a test
+// session. The signature (keyed with the buyer's api_secret) keeps others from starting
+// test sessions on campaigns they do not own.
+func RedirectTestURL(publicURL string, campaignID int64, buyerSecret string) string {
+	id := strconv.FormatInt(campaignID, 10)
+	return strings.TrimRight(publicURL, "/") + "/router/test/" + id + "?sig=" + redirectTestSig(id, buyerSecret)
+}
+
+func redirectTestSig(campaignID, secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("redirect_test:" + campaignID))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// redirectTest is GET /router/redirect_test/{campaign_id}?sig=: a test session on the
+// campaign, in any status, sent to its supplier link like a real respondent.
+func (r *Router) redirectTest(ctx *fasthttp.RequestCtx) {
+	idText, _ := ctx.UserValue("campaign_id").(string)
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil || id <= 0 {
+		httpio.WriteError(ctx, r.log, httpio.StyleMessage, fault.NotFound("not found"))
+		return
+	}
+	route, err := r.db.CampaignRoute(ctx, id)
+	if err != nil {
+		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
+		return
+	}
+	want := redirectTestSig(idText, route.BuyerSecret)
+	if !hmac.Equal([]byte(want), ctx.QueryArgs().Peek("sig")) {
+		httpio.WriteError(ctx, r.log, httpio.StyleMessage, fault.Forbidden("invalid signature"))
+		return
+	}
+	tid := newTID()
+	if _, err := r.db.StartTestSession(ctx, tid, id); err != nil {
+		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
+		return
+	}
+	r.log.Debug("test session started", zap.Int64("campaign", id))
+	redirect(ctx, SupplierLink(route.SupplierLink, LinkValues{TID: tid, RespondentID: "TEST" + tid[:12]}, route.BuyerSecret))
+}

@@ -1,0 +1,264 @@
+// Package router moves respondents and money: the offer entry (GET
+// /supply_api/v4/entry), buyer callbacks (GET /router/customers/{customer_id}/cps/{outcome}),
+// test sessions (redirect_test), and the buyer-side reject_completes and reconcile logic.
+//
+// PostgreSQL is the arbiter of every count: an entry is admitted by one statement that locks
+// the matched quota rows (persistence.admitSQL), normally inside a group-commit batch; a
+// callback records its outcome and moves the counts in one transaction with the partner's
+// postback. The engine's atomics on every process mirror those counts through NOTIFY and a
+// periodic reconciliation (docs/architecture.md, "Counting across processes").
+package router
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/entrytoken"
+	"github.com/switchboard/switchboard/router/httpio"
+	"github.com/switchboard/switchboard/router/payout"
+)
+
+// Config tunes the router; zero values take the defaults.
+type Config struct {
+	PublicURL string // base of every URL handed out and of every hash checked
+	// Naive admits every entry, and records every callback, in its own transaction instead of
+	// group commit (for the benchmark comparison).
+	Naive bool
+	// GroupCommit tunes the group-commit writer.
+	GroupCommit persistence.EntryWriterConfig
+	// BrokenLinkEntries: this many entries in a row with no callback within 2 × LOI + 10
+	// minutes pause a campaign (7 System Paused). Default 50; negative: off.
+	BrokenLinkEntries int
+	// SweepEvery is the period of the sweeper: stale sessions, broken links, full campaigns
+	// (default 30 s).
+	SweepEvery time.Duration
+	// ReconcileEvery is the period of the counters' reconciliation from the database
+	// (default 3 s).
+	ReconcileEvery time.Duration
+	// NotifyEvery is the debounce of the counts and entries notifications (default 20 ms).
+	NotifyEvery time.Duration
+	// SessionMaxAge: callbacks of older sessions answer 410 (default 7 days).
+	SessionMaxAge time.Duration
+	// Rules price sessions (default payout.DefaultRules()).
+	Rules *payout.Rules
+}
+
+func (c Config) withDefaults() Config {
+	if c.BrokenLinkEntries == 0 {
+		c.BrokenLinkEntries = 50
+	}
+	if c.SweepEvery <= 0 {
+		c.SweepEvery = 30 * time.Second
+	}
+	if c.ReconcileEvery <= 0 {
+		c.ReconcileEvery = 3 * time.Second
+	}
+	if c.NotifyEvery <= 0 {
+		c.NotifyEvery = 20 * time.Millisecond
+	}
+	if c.SessionMaxAge <= 0 {
+		c.SessionMaxAge = 7 * 24 * time.Hour
+	}
+	if c.Rules == nil {
+		r := payout.DefaultRules()
+		c.Rules = &r
+	}
+	return c
+}
+
+// Deps is what the router needs from the process.
+type Deps struct {
+	DB     *persistence.DB
+	Engine *engine.Engine
+	Panel  *engine.Panel
+	Key    *entrytoken.Key // the service key of offer-entry tokens
+	Log    *zap.Logger
+	Config Config
+	// Publisher finds a publisher in memory (supply's store); nil or a miss: the database.
+	Publisher func(id int64) (persistence.Publisher, bool)
+}
+
+// Router serves entry and callbacks.
+type Router struct {
+	db     *persistence.DB
+	eng    *engine.Engine
+	panel  *engine.Panel
+	key    *entrytoken.Key
+	log    *zap.Logger
+	cfg    Config
+	pubFn  func(id int64) (persistence.Publisher, bool)
+	writer *persistence.EntryWriter
+	outw   *persistence.OutcomeWriter
+	origin string
+
+	routes  ttlCache[int64, persistence.CampaignRoute]
+	buyers  ttlCache[string, persistence.Buyer]
+	pubs    ttlCache[int64, persistence.Publisher]
+	notify  *notifier
+	stop    context.CancelFunc
+	done    sync.WaitGroup
+	started bool
+}
+
+// New builds the router; Start runs its background work.
+func New(d Deps) (*Router, error) {
+	if d.DB == nil || d.Engine == nil || d.Panel == nil || d.Key == nil {
+		return nil, errors.New("router: DB, Engine, Panel and Key are required")
+	}
+	log := d.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cfg := d.Config.withDefaults()
+	r := &Router{db: d.DB, eng: d.Engine, panel: d.Panel, key: d.Key, log: log, cfg: cfg, pubFn: d.Publisher,
+		origin: randomHex(8)}
+	r.routes.ttl = time.Second
+	r.buyers.ttl = time.Minute
+	r.pubs.ttl = 30 * time.Second
+	if !cfg.Naive {
+		r.writer = d.DB.NewEntryWriter(cfg.GroupCommit)
+		r.outw = d.DB.NewOutcomeWriter(cfg.GroupCommit)
+	}
+	r.notify = newNotifier(d.DB, r.origin, cfg.NotifyEvery, log)
+	return r, nil
+}
+
+// Register mounts entry, callbacks and test sessions on mux.
+func (r *Router) Register(mux *httpio.Mux) {
+	mux.Handle("GET", "/supply_api/v4/entry", r.entry)
+	mux.Handle("GET", "/router/customers/{customer_id}/cps/{outcome}", r.callback)
+	mux.Handle("GET", "/router/test/{campaign_id}", r.redirectTest)
+}
+
+// Start runs the background work until Close: notifications out and in, the counters'
+// reconciliation and the sweeper.
+func (r *Router) Start(ctx context.Context) {
+	ctx, r.stop = context.WithCancel(ctx)
+	r.started = true
+	r.done.Add(4)
+	go func() { defer r.done.Done(); r.notify.run(ctx) }()
+	go func() { defer r.done.Done(); r.listenCounts(ctx) }()
+	go func() { defer r.done.Done(); r.listenEntries(ctx) }()
+	go func() { defer r.done.Done(); r.runSweeper(ctx) }()
+}
+
+// Close stops the background work and the group-commit writer (after its queued entries).
+func (r *Router) Close() {
+	if r.writer != nil {
+		r.writer.Close()
+		r.outw.Close()
+	}
+	if r.started {
+		r.stop()
+		r.done.Wait()
+	}
+}
+
+// admit decides an entry through the group-commit writer or, when naive, alone.
+func (r *Router) admit(ctx context.Context, e persistence.Entry) (persistence.Admission, error) {
+	if r.writer != nil {
+		return r.writer.Admit(ctx, e)
+	}
+	return r.db.Admit(ctx, e)
+}
+
+func (r *Router) publisher(ctx context.Context, id int64) (persistence.Publisher, error) {
+	if r.pubFn != nil {
+		if p, ok := r.pubFn(id); ok {
+			return p, nil
+		}
+	}
+	return r.pubs.get(id, func() (persistence.Publisher, error) { return r.db.PublisherByID(ctx, id) })
+}
+
+func (r *Router) buyer(ctx context.Context, customerID string) (persistence.Buyer, error) {
+	return r.buyers.get(customerID, func() (persistence.Buyer, error) { return r.db.BuyerByCustomerID(ctx, customerID) })
+}
+
+func (r *Router) route(ctx context.Context, id int64) (persistence.CampaignRoute, error) {
+	return r.routes.get(id, func() (persistence.CampaignRoute, error) { return r.db.CampaignRoute(ctx, id) })
+}
+
+// participant returns the panel's participant, loading it into the panel on a miss (a
+// participant impaneled by another process that this one has not heard of yet).
+func (r *Router) participant(ctx context.Context, id int64) (*engine.Participant, error) {
+	if p, ok := r.panel.GetByID(id); ok {
+		return p, nil
+	}
+	pp, err := r.db.ParticipantByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.panel.Upsert(pp.PublisherID, pp.User, pp.Participant, pp.LastActive)
+}
+
+// newTID returns an unguessable transaction id: 16 random bytes, hex.
+func newTID() string { return randomHex(16) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+// redirect answers 302 to location byte for byte (signed URLs must not be re-encoded).
+func redirect(ctx *fasthttp.RequestCtx, location string) {
+	ctx.Response.Header.Set("Location", location)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetStatusCode(fasthttp.StatusFound)
+}
+
+// ttlCache is a small read-through cache of rarely changing rows.
+type ttlCache[K comparable, V any] struct {
+	mu  sync.RWMutex
+	m   map[K]ttlEntry[V]
+	ttl time.Duration
+}
+
+type ttlEntry[V any] struct {
+	v  V
+	at time.Time
+}
+
+func (c *ttlCache[K, V]) get(k K, load func() (V, error)) (V, error) {
+	now := time.Now()
+	c.mu.RLock()
+	e, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok && now.Sub(e.at) < c.ttl {
+		return e.v, nil
+	}
+	v, err := load()
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) > 100_000 {
+		c.m = make(map[K]ttlEntry[V])
+	}
+	c.m[k] = ttlEntry[V]{v, now}
+	c.mu.Unlock()
+	return v, nil
+}
+
+func (c *ttlCache[K, V]) forget(k K) {
+	c.mu.Lock()
+	delete(c.m, k)
+	c.mu.Unlock()
+}
+
+// isNotFound reports a fault.NotFound.
+func isNotFound(err error) bool { return fault.KindOf(err) == fault.KindNotFound }
