@@ -2,10 +2,8 @@ package router
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine/fault"
@@ -113,33 +111,14 @@ func (o *BuyerOps) RedirectTest(ctx context.Context, buyer persistence.Buyer, ca
 	return map[string]string{"redirect_test_url": RedirectTestURL(o.PublicURL, campaignID, buyer.APISecret)}, nil
 }
 
+// RedirectTestURL is the signed URL that starts a test session on a campaign.
+func (o *BuyerOps) RedirectTestURL(campaignID int64, buyerSecret string) string {
+	return RedirectTestURL(o.PublicURL, campaignID, buyerSecret)
+}
+
+// announce tells every process that the campaign's counts changed.
 func (o *BuyerOps) announce(ctx context.Context, campaignID int64) {
 	if err := o.DB.NotifyCounts(context.WithoutCancel(ctx), []int64{campaignID}); err != nil && o.Log != nil {
 		o.Log.Warn("counts notification failed; reconciliation catches up", zap.Error(err))
-	}
-}
-
-// Handler adapts one of BuyerOps' funcs to fasthttp, for an interface that authenticates the
-// buyer itself: auth returns the buyer or the error to answer with.
-func Handler(auth func(ctx *fasthttp.RequestCtx) (persistence.Buyer, error), log *zap.Logger,
-	fn func(context.Context, persistence.Buyer, int64, []byte) (any, error)) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		buyer, err := auth(ctx)
-		if err != nil {
-			httpio.WriteError(ctx, log, httpio.StyleMessage, err)
-			return
-		}
-		idText, _ := ctx.UserValue("id").(string)
-		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil || id <= 0 {
-			httpio.WriteError(ctx, log, httpio.StyleMessage, fault.NotFound("campaign not found"))
-			return
-		}
-		out, err := fn(ctx, buyer, id, ctx.PostBody())
-		if err != nil {
-			httpio.WriteError(ctx, log, httpio.StyleMessage, err)
-			return
-		}
-		httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
 	}
 }
