@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -37,6 +38,13 @@ type campaignCounter struct {
 	daily     atomic.Uint64 // day<<dailyBits | completes that UTC day
 	sessions  atomic.Int64  // sessions that reached an outcome
 	completes atomic.Int64  // sessions that completed
+	// hiA and hiB (float64 bits) bound the two terms of the conversion
+	// estimate, a = completes/(sessions+m) and b = m/(sessions+m), so that
+	// Conversion ≤ hiA + hiB·incidence/100 whatever the campaign's incidence
+	// (see convBound). Writers raise them when a term passes its bound and
+	// log the raise (Counters.logRaise); only tighten lowers them.
+	hiA, hiB atomic.Uint64
+	id       int64
 }
 
 // QuotaCounts is a read (or an absolute value to set) of a quota's counters.
@@ -79,7 +87,34 @@ type Counters struct {
 	// in memory: matching reads them in that order.
 	quotaSlab    []quotaCounter
 	campaignSlab []campaignCounter
+
+	// raises numbers the raises of conversion bounds; raiseLog keeps the
+	// campaign id of the latest ones (entry seq&raiseMask). A snapshot's
+	// ranking order is valid for every campaign not raised since the order
+	// was computed.
+	raises   atomic.Uint64
+	raiseLog [raiseLogSize]raiseEntry
 }
+
+// raiseLogSize is the number of bound raises the log remembers.
+const (
+	raiseLogSize = 4096
+	raiseMask    = raiseLogSize - 1
+)
+
+type raiseEntry struct {
+	seq atomic.Uint64 // 0 while being written
+	id  atomic.Int64
+}
+
+// Conversion bound margins: a raised bound leaves this much head room, so
+// that a conversion drifting up by a few completes does not raise it again.
+const (
+	boundMarginA = 0.01
+	boundMarginB = 1e-6
+	// tightenSlack: a bound this far above its term is lowered by tighten.
+	tightenSlack = 0.02
+)
 
 // slabSize is the number of counters allocated at once.
 const slabSize = 256
@@ -123,13 +158,68 @@ func (c *Counters) campaign(id int64) *campaignCounter {
 	defer c.mu.Unlock()
 	k = c.campaigns[id]
 	if k == nil {
-		if len(c.campaignSlab) == 0 {
-			c.campaignSlab = make([]campaignCounter, slabSize)
-		}
-		k, c.campaignSlab = &c.campaignSlab[0], c.campaignSlab[1:]
-		c.campaigns[id] = k
+		k = c.newCampaignLocked(id)
 	}
 	return k
+}
+
+// newCampaignLocked creates the counter of campaign id; c.mu is held.
+func (c *Counters) newCampaignLocked(id int64) *campaignCounter {
+	if len(c.campaignSlab) == 0 {
+		c.campaignSlab = make([]campaignCounter, slabSize)
+	}
+	k := &c.campaignSlab[0]
+	c.campaignSlab = c.campaignSlab[1:]
+	k.id = id
+	k.hiB.Store(math.Float64bits(1)) // b ≤ 1 always; a = 0 without completes
+	c.campaigns[id] = k
+	return k
+}
+
+// campaignsOf returns the counter of every campaign of defs, in order,
+// taking the lock once.
+func (c *Counters) campaignsOf(defs []*Campaign) []*campaignCounter {
+	out := make([]*campaignCounter, len(defs))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, d := range defs {
+		k := c.campaigns[d.ID]
+		if k == nil {
+			k = c.newCampaignLocked(d.ID)
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// quotasOf returns the counters of the quotas of every campaign of defs,
+// taking the lock once.
+func (c *Counters) quotasOf(defs []*Campaign) [][]*quotaCounter {
+	n := 0
+	for _, d := range defs {
+		n += len(d.Quotas)
+	}
+	flat := make([]*quotaCounter, 0, n)
+	out := make([][]*quotaCounter, len(defs))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, d := range defs {
+		start := len(flat)
+		for j := range d.Quotas {
+			id := d.Quotas[j].ID
+			q := c.quotas[id]
+			if q == nil {
+				if len(c.quotaSlab) == 0 {
+					c.quotaSlab = make([]quotaCounter, slabSize)
+				}
+				q, c.quotaSlab = &c.quotaSlab[0], c.quotaSlab[1:]
+				c.quotas[id] = q
+			}
+			flat = append(flat, q)
+		}
+		out[i] = flat[start:len(flat):len(flat)]
+	}
+	return out
 }
 
 // RecordEntry counts a respondent entering a campaign with the quotas that
@@ -160,6 +250,7 @@ func (c *Counters) RecordOutcome(campaignID int64, quotaIDs []int64, complete bo
 		k.completes.Add(1)
 		k.addDaily(utcDay(at), 1)
 	}
+	k.observe(c)
 }
 
 // ReleaseSession ends a session that will get no outcome (it timed out): it
@@ -180,6 +271,7 @@ func (c *Counters) AddCompletes(campaignID int64, quotaIDs []int64, delta int64,
 	k := c.campaign(campaignID)
 	k.completes.Add(delta)
 	k.addDaily(utcDay(at), delta)
+	k.observe(c)
 }
 
 // Quota reads the counts of a quota.
@@ -215,6 +307,7 @@ func (c *Counters) SetCampaign(id int64, v CampaignCounts) {
 	k.daily.Store(uint64(v.Day)<<dailyBits | uint64(max(v.DayCompletes, 0))&dailyMask)
 	k.sessions.Store(v.Sessions)
 	k.completes.Store(v.Completes)
+	k.observe(c)
 }
 
 func (q *quotaCounter) read() QuotaCounts {
@@ -251,4 +344,92 @@ func (k *campaignCounter) addDaily(day, delta int64) {
 			return
 		}
 	}
+}
+
+// convTerms returns the two terms of the conversion estimate of the current
+// counts: Conversion = clamp(a + b·incidence/100).
+func (k *campaignCounter) convTerms() (a, b float64) {
+	d := float64(max(k.sessions.Load(), 0)) + ConversionPriorWeight
+	return float64(k.completes.Load()) / d, ConversionPriorWeight / d
+}
+
+// observe raises the conversion bounds the current counts exceed and logs
+// the raise. Every writer of sessions or completes calls it after writing,
+// so once writers stop the bounds hold for the final counts.
+func (k *campaignCounter) observe(c *Counters) {
+	a, b := k.convTerms()
+	ra := raiseBound(&k.hiA, a, a+boundMarginA)
+	rb := raiseBound(&k.hiB, b, min(b+boundMarginB, 1))
+	if ra || rb {
+		c.logRaise(k.id)
+	}
+}
+
+func raiseBound(cell *atomic.Uint64, v, to float64) bool {
+	for {
+		old := cell.Load()
+		if v <= math.Float64frombits(old) {
+			return false
+		}
+		if cell.CompareAndSwap(old, math.Float64bits(to)) {
+			return true
+		}
+	}
+}
+
+// tighten lowers bounds that have drifted well above the current terms
+// (conversion went down), then re-checks them against the counts: a write
+// racing with the lowering is caught either here or by its own observe.
+// Orders computed from the former, higher bounds stay valid.
+func (k *campaignCounter) tighten(c *Counters) {
+	a, b := k.convTerms()
+	if old := k.hiA.Load(); math.Float64frombits(old) > a+tightenSlack {
+		k.hiA.CompareAndSwap(old, math.Float64bits(a+boundMarginA))
+	}
+	if old := k.hiB.Load(); math.Float64frombits(old) > b+tightenSlack {
+		k.hiB.CompareAndSwap(old, math.Float64bits(min(b+boundMarginB, 1)))
+	}
+	k.observe(c)
+}
+
+// convBound bounds Conversion(incidence, sessions, completes) for the
+// counts now and until the next logged raise.
+func (k *campaignCounter) convBound(incidence int32) float64 {
+	a := math.Float64frombits(k.hiA.Load())
+	b := math.Float64frombits(k.hiB.Load())
+	return min(max(a+b*max(float64(incidence)/100, 0), 0), 1)
+}
+
+func (c *Counters) logRaise(id int64) {
+	seq := c.raises.Add(1)
+	e := &c.raiseLog[seq&raiseMask]
+	e.seq.Store(0)
+	e.id.Store(id)
+	e.seq.Store(seq)
+}
+
+// raisedSince appends to dst the ids of the campaigns whose bounds were
+// raised after raise number from (an id may repeat). It returns false when
+// there are more than limit or the log cannot tell (overwritten or still
+// being written): the caller must then not rely on its order.
+func (c *Counters) raisedSince(from uint64, limit int, dst []int64) ([]int64, bool) {
+	cur := c.raises.Load()
+	if cur-from > uint64(limit) {
+		return dst, false
+	}
+	for j := from + 1; j <= cur; j++ {
+		e := &c.raiseLog[j&raiseMask]
+		if e.seq.Load() != j {
+			return dst, false
+		}
+		id := e.id.Load()
+		if e.seq.Load() != j {
+			return dst, false
+		}
+		dst = append(dst, id)
+	}
+	if c.raises.Load()-from > raiseLogSize-1 {
+		return dst, false // entries may have been overwritten while read
+	}
+	return dst, true
 }

@@ -2,9 +2,11 @@
 // order they are offered.
 //
 // The engine keeps an immutable Snapshot of every active campaign behind an
-// atomic pointer. A snapshot is partitioned by country; each partition holds
-// an inverted conjunction index (after Whang et al., "Indexing Boolean
-// Expressions", VLDB 2009) from (question, answer) to (quota, condition bit).
+// atomic pointer. A snapshot is partitioned by country; each partition keeps
+// its campaigns' quotas and conditions compiled into flat arrays (code masks,
+// plus postings from text answers to conditions) and walks campaigns in
+// descending order of an EPC upper bound, stopping once the k best are found
+// (see partition).
 // Live counters (completes, sessions in progress, entries, daily completes,
 // outcome statistics) sit beside the snapshot in atomics, so a count never
 // forces a rebuild. Matching is a pure function of (snapshot, counters,

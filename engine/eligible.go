@@ -13,27 +13,27 @@ func (e *Engine) Eligible(p *Participant, campaignID int64, now int64, dst []int
 
 // Eligible is Engine.Eligible against this snapshot.
 func (s *Snapshot) Eligible(p *Participant, campaignID int64, now int64, dst []int64) ([]int64, bool) {
-	part := s.parts[p.CountryID]
-	if part == nil {
+	ctry := s.parts[p.CountryID]
+	if ctry == nil {
 		return dst, false
 	}
-	ref, ok := part.byID[campaignID]
-	if !ok || ref.self < 0 {
+	part, slot, ok := ctry.slot(campaignID)
+	if !ok {
 		return dst, false
 	}
-	cm := &part.camps[ref.self]
+	cm, cold := &part.camps[slot], &part.cold[slot]
 	if cm.devices != 0 && cm.devices&p.Device == 0 {
 		return dst, false
 	}
-	if at, entered := p.lastEntry(cm.id); entered && reentryBlocks(cm.reentry, at, now) {
+	if at, entered := p.lastEntry(cold.id); entered && reentryBlocks(cold.reentry, at, now) {
 		return dst, false
 	}
-	for _, r := range cm.def.Related {
-		if _, entered := p.lastEntry(r); entered && r != cm.id {
+	for _, r := range cold.def.Related {
+		if _, entered := p.lastEntry(r); entered && r != cold.id {
 			return dst, false
 		}
 	}
-	if cm.restriction != nil && !cm.restriction.admits(p, now) {
+	if cold.restriction != nil && !cold.restriction.admits(p, now) {
 		return dst, false
 	}
 	if cm.maxDaily > 0 && cm.counter.dailyOn(utcDay(now)) >= int64(cm.maxDaily) {
@@ -42,8 +42,8 @@ func (s *Snapshot) Eligible(p *Participant, campaignID int64, now int64, dst []i
 	n := len(dst)
 	open := false
 	for q := cm.q0; q < cm.q1; q++ {
-		qm := &part.quotas[q]
-		if !quotaMatches(qm.def, p) {
+		qm, def := &part.quotas[q], part.qdefs[q]
+		if !quotaMatches(def, p) {
 			continue
 		}
 		full := qm.counter.full(qm.num, qm.clickBalanced)
@@ -51,7 +51,7 @@ func (s *Snapshot) Eligible(p *Participant, campaignID int64, now int64, dst []i
 			return dst[:n], false
 		}
 		open = open || (!qm.global && !full)
-		dst = append(dst, qm.def.ID)
+		dst = append(dst, def.ID)
 	}
 	if !open {
 		return dst[:n], false

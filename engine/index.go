@@ -1,40 +1,59 @@
 package engine
 
 import (
-	"sync"
+	"cmp"
+	"slices"
+	"sync/atomic"
 	"unsafe"
 )
 
-// condBits is the number of conditions a quota can have in the index (one
-// bit each in a uint32 mask). A quota with more is evaluated directly.
-const condBits = 32
-
-// partition is the index of the active campaigns of one country. Campaigns
-// and quotas live in dense slots; a campaign's quotas are contiguous, the
-// non-global ones first.
+// partition is the index of the active campaigns of one country.
+//
+// Matching evaluates campaigns one at a time, in descending order of an
+// upper bound of their EPC (rankOrder), and stops as soon as the k-th best
+// offer found beats the bound of the next campaign: with a realistic market
+// only a few hundred campaigns are looked at, whatever the market's size.
+// Each campaign's quotas and conditions are compiled into flat arrays; a
+// condition on a select question (or AGE) is a 128-bit code mask tested
+// against the participant's answers compiled the same way, so evaluating a
+// campaign touches a few contiguous cache lines. Text conditions (ZIP) and
+// codes outside 0..127 go through inverted postings (answer → conditions)
+// that are scanned once per match.
 type partition struct {
-	camps  []campMeta
+	ctr *Counters
+
+	camps  []campMeta // hot fields, by slot
+	cold   []campCold // the rest, by slot
 	quotas []quotaMeta
+	qdefs  []*Quota // by quota slot
+	conds  []condMeta
+	qids   []int32 // questions with conditions, sorted; condMeta.qs indexes it
 
-	// Postings: an answer (question, code) or (question, normalized text)
-	// names a span of posts; a post packs the quota slot, the quota's number
-	// of conditions and the condition's bit (see makePost), so a hit needs no
-	// other memory access to tell whether the quota is now fully matched.
-	codes  map[uint64]span
-	shorts map[uint64]span  // texts of at most 7 bytes, see shortKey
-	texts  map[textKey]span // longer texts
+	// Postings from an answer to the conditions it satisfies.
+	codes  keyTable // codeKey → code outside 0..127
+	shorts keyTable // shortKey → text of at most 7 bytes
+	texts  map[textKey]span
+	spans  []span // codes and shorts values
 	posts  []uint32
-	// textQs numbers the questions with text conditions for shortKey.
-	textQs []int32
-
-	always []int32 // non-global quotas without conditions: they match everyone
-	wide   []int32 // non-global quotas with more than condBits conditions
+	textQs []int32 // numbers text questions for shortKey
 
 	// byID maps a campaign id to its slot here (self, -1 when it is not an
 	// active campaign of this country) and to the slots its entry blocks
 	// through campaign relationships (blocks[b0:b1]).
 	byID   map[int64]idRef
 	blocks []int32
+
+	ord        atomic.Pointer[rankOrder]
+	refreshing atomic.Bool
+}
+
+// rankOrder lists every campaign slot by descending bound: keys[i] ≥
+// EPC/share of campaign slots[i] for every campaign whose conversion bound
+// has not been raised since raise number seq.
+type rankOrder struct {
+	seq   uint64
+	slots []int32
+	keys  []float64
 }
 
 type span struct{ off, n uint32 }
@@ -50,9 +69,7 @@ const maxTextQs = 255
 
 // shortKey packs a text of 1..7 bytes without NUL bytes (every postal code
 // format served) and the number of its question (1..maxTextQs) into one
-// integer, injectively. Integer keys take the map's fast path and need no
-// string hashing or comparison: building the index is several times faster
-// than with string keys, and postal code lists are most of its postings.
+// integer, injectively.
 func shortKey(qnum int, s string) (uint64, bool) {
 	if len(s) == 0 || len(s) > 7 || qnum == 0 {
 		return 0, false
@@ -83,128 +100,122 @@ type idRef struct {
 	b0, b1 int32
 }
 
-// campMeta is the matching view of one campaign.
+// campMeta is what matching reads of every campaign it evaluates.
 type campMeta struct {
+	cpi        int64
+	counter    *campaignCounter
+	q0, g0, q1 int32 // quotas [q0,g0) non-global, [g0,q1) global
+	maxDaily   int32
+	inc        int32
+	devices    uint8 // 0 all
+	restricted bool  // cold.restriction != nil
+}
+
+// campCold is the rest of a campaign: read for offers and entry rules.
+type campCold struct {
 	id, buyer   int64
-	cpiCents    int64
-	loi, inc    int32
-	maxDaily    int32
+	loi         int32
 	reentry     int32 // minutes; ReentryNever; 0 unlimited
-	devices     uint8 // 0 all
-	q0, g0, q1  int32 // quotas [q0,g0) non-global, [g0,q1) global
-	counter     *campaignCounter
-	restriction *restrictions // nil when the campaign has no exclusions nor retargets
+	restriction *restrictions
 	def         *Campaign
 }
 
 // quotaMeta is the matching view of one quota.
 type quotaMeta struct {
-	camp          int32
-	full          uint32 // mask with one bit per condition; 0 for no conditions
+	counter       *quotaCounter
 	num           int64
+	c0, nc        uint32 // conditions conds[c0:c0+nc]
 	clickBalanced bool
 	global        bool
-	wide          bool // more than condBits conditions: evaluated directly
-	counter       *quotaCounter
-	def           *Quota
 }
+
+// condMeta is one compiled condition: it matches when the participant's
+// codes for question qids[qs] meet mask, or (posted) when a posting of one
+// of the participant's answers named it during this match.
+type condMeta struct {
+	mask   [2]uint64 // codes 0..127
+	qs     uint32
+	posted bool // has texts or codes outside 0..127
+}
+
+// maskCodes is the code range conditions keep as a mask.
+const maskCodes = 128
 
 func codeKey(q int32, code int32) uint64 { return uint64(uint32(q))<<32 | uint64(uint32(code)) }
 
-// maxPostSlot bounds the quota slots a post can name (22 bits); quotas past
-// it, like wide ones, are evaluated directly.
-const maxPostSlot = 1<<22 - 1
+// boundSlack makes keys robust to float rounding between the bound and the
+// EPC computed from the counts.
+const boundSlack = 1 + 1e-9
 
-// makePost packs quota slot, condition count n (1..condBits) and condition
-// bit into one posting.
-func makePost(slot int32, n, bit int) uint32 {
-	return uint32(slot)<<10 | uint32(n-1)<<5 | uint32(bit)
-}
-
-// postSlot, postBit and postFull unpack a posting.
-func postSlot(p uint32) uint32 { return p >> 10 }
-func postBit(p uint32) uint32  { return 1 << (p & 31) }
-func postFull(p uint32) uint32 { return uint32(uint64(2)<<((p>>5)&31) - 1) }
-
-// postBuilder collects postings in two passes: keys are numbered as they
-// appear, then laid out contiguously per key.
-type postBuilder[K comparable] struct {
-	keyIdx map[K]int32
-	keys   []K
-	counts []uint32
-	idx    []int32 // key index of each posting, in order
-	post   []uint32
-}
-
-func newPostBuilder[K comparable](keys, posts int) *postBuilder[K] {
-	return &postBuilder[K]{keyIdx: make(map[K]int32, keys), idx: make([]int32, 0, posts), post: make([]uint32, 0, posts)}
-}
-
-func (b *postBuilder[K]) add(key K, post uint32) {
-	i, ok := b.keyIdx[key]
-	if !ok {
-		i = int32(len(b.keys))
-		b.keyIdx[key] = i
-		b.keys = append(b.keys, key)
-		b.counts = append(b.counts, 0)
+// boundKey bounds EPC/share of a campaign (0 for a non-positive cpi, whose
+// EPC is never positive).
+func boundKey(cpi int64, inc int32, k *campaignCounter) float64 {
+	if cpi <= 0 {
+		return 0
 	}
-	b.counts[i]++
-	b.idx = append(b.idx, i)
-	b.post = append(b.post, post)
-}
-
-// layout writes the postings into posts (appending) and returns the key map.
-func (b *postBuilder[K]) layout(posts []uint32) (map[K]span, []uint32) {
-	m := make(map[K]span, len(b.keys))
-	base := uint32(len(posts))
-	next := make([]uint32, len(b.keys))
-	off := base
-	for i, k := range b.keys {
-		m[k] = span{off, b.counts[i]}
-		next[i] = off
-		off += b.counts[i]
-	}
-	posts = append(posts, make([]uint32, len(b.post))...)
-	for j, p := range b.post {
-		i := b.idx[j]
-		posts[next[i]] = p
-		next[i]++
-	}
-	return m, posts
+	return float64(cpi) / 100 * k.convBound(inc) * boundSlack
 }
 
 // buildPartition indexes the given active campaigns of one country, taking
 // counter pointers from ctr.
 func buildPartition(defs []*Campaign, ctr *Counters) *partition {
-	nq, ncodes, ntexts := 0, 0, 0
+	n := len(defs)
+	seq := ctr.raises.Load() // before reading any bound
+	kc := ctr.campaignsOf(defs)
+	keys := make([]float64, n)
+	perm := make([]int32, n)
+	for i, c := range defs {
+		kc[i].tighten(ctr)
+		keys[i] = boundKey(c.CPICents, int32(c.Incidence), kc[i])
+		perm[i] = int32(i)
+	}
+	// Slots in bound order: matching walks them (nearly) sequentially.
+	slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(keys[y], keys[x]) })
+
+	nq, nc := 0, 0
+	qset := make(map[int32]struct{})
 	for _, c := range defs {
 		nq += len(c.Quotas)
 		for i := range c.Quotas {
-			for _, cond := range c.Quotas[i].Conditions {
-				ncodes += len(cond.Codes)
-				ntexts += len(cond.Texts)
+			nc += len(c.Quotas[i].Conditions)
+			for j := range c.Quotas[i].Conditions {
+				qset[c.Quotas[i].Conditions[j].QuestionID] = struct{}{}
 			}
 		}
 	}
 	p := &partition{
-		camps:  make([]campMeta, len(defs)),
+		ctr:    ctr,
+		camps:  make([]campMeta, n),
+		cold:   make([]campCold, n),
 		quotas: make([]quotaMeta, 0, nq),
-		byID:   make(map[int64]idRef, len(defs)),
+		qdefs:  make([]*Quota, 0, nq),
+		conds:  make([]condMeta, 0, nc),
+		byID:   make(map[int64]idRef, n),
 	}
-	codes := newPostBuilder[uint64](min(ncodes, 4096), ncodes)
-	shorts := newPostBuilder[uint64](min(ntexts, 1<<16), ntexts)
-	texts := newPostBuilder[textKey](0, 0)
+	for q := range qset {
+		p.qids = append(p.qids, q)
+	}
+	slices.Sort(p.qids)
+	qctr := ctr.quotasOf(defs)
 
-	for ci, c := range defs {
-		m := &p.camps[ci]
+	ord := &rankOrder{seq: seq, slots: make([]int32, n), keys: make([]float64, n)}
+	var pb postBuilder
+	for slot, ci := range perm {
+		c := defs[ci]
+		ord.slots[slot] = int32(slot)
+		ord.keys[slot] = keys[ci]
+		r := newRestrictions(c)
+		p.cold[slot] = campCold{
+			id: c.ID, buyer: c.BuyerID, loi: int32(c.LOI), reentry: int32(c.ReentryMinutes),
+			restriction: r, def: c,
+		}
+		m := &p.camps[slot]
 		*m = campMeta{
-			id: c.ID, buyer: c.BuyerID, cpiCents: c.CPICents,
-			loi: int32(c.LOI), inc: int32(c.Incidence),
-			maxDaily: int32(c.MaxDailyCompletes), reentry: int32(c.ReentryMinutes),
-			devices: c.Devices, counter: ctr.campaign(c.ID),
-			restriction: newRestrictions(c), def: c,
+			cpi: c.CPICents, counter: kc[ci], maxDaily: int32(c.MaxDailyCompletes),
+			inc: int32(c.Incidence), devices: c.Devices, restricted: r != nil,
 		}
 		m.q0 = int32(len(p.quotas))
+		qc := qctr[ci]
 		for pass := 0; pass < 2; pass++ { // non-global quotas first, then global
 			if pass == 1 {
 				m.g0 = int32(len(p.quotas))
@@ -214,79 +225,66 @@ func buildPartition(defs []*Campaign, ctr *Counters) *partition {
 				if q.Global != (pass == 1) {
 					continue
 				}
-				slot := int32(len(p.quotas))
-				meta := quotaMeta{
-					camp: int32(ci), num: int64(q.NumRespondents),
+				p.quotas = append(p.quotas, quotaMeta{
+					counter: qc[qi], num: int64(q.NumRespondents),
+					c0: uint32(len(p.conds)), nc: uint32(len(q.Conditions)),
 					clickBalanced: q.ClickBalanced, global: q.Global,
-					counter: ctr.quota(q.ID), def: q,
+				})
+				p.qdefs = append(p.qdefs, q)
+				for j := range q.Conditions {
+					p.conds = append(p.conds, p.compile(&pb, &q.Conditions[j], uint32(len(p.conds))))
 				}
-				switch n := len(q.Conditions); {
-				case n > condBits || (n > 0 && slot > maxPostSlot):
-					meta.wide = true
-					if !q.Global {
-						p.wide = append(p.wide, slot)
-					}
-				case n == 0:
-					if !q.Global {
-						p.always = append(p.always, slot)
-					}
-				default:
-					meta.full = uint32(uint64(1)<<n - 1)
-					for _, cond := range q.Conditions {
-						if len(cond.Texts) > 0 {
-							p.numberTextQ(cond.QuestionID)
-						}
-					}
-				}
-				p.quotas = append(p.quotas, meta)
 			}
 		}
 		m.q1 = int32(len(p.quotas))
 	}
-	// Code and text postings are independent: collect them on two cores.
-	var wg sync.WaitGroup
-	wg.Go(func() { p.collect(codes, nil, nil) })
-	p.collect(nil, shorts, texts)
-	wg.Wait()
-
-	p.posts = make([]uint32, 0, len(codes.post)+len(shorts.post)+len(texts.post))
-	p.codes, p.posts = codes.layout(p.posts)
-	p.shorts, p.posts = shorts.layout(p.posts)
-	p.texts, p.posts = texts.layout(p.posts)
+	p.codes, p.shorts, p.texts, p.spans, p.posts = pb.layout()
 	p.indexRelations()
+	p.ord.Store(ord)
 	return p
 }
 
-// collect adds the postings of every indexed quota's conditions: codes to
-// codes, texts to shorts or texts (a nil builder skips that kind).
-func (p *partition) collect(codes, shorts *postBuilder[uint64], texts *postBuilder[textKey]) {
-	for slot := range p.quotas {
-		qm := &p.quotas[slot]
-		if qm.full == 0 || qm.wide {
-			continue
+// compile turns a condition into its mask and postings.
+func (p *partition) compile(pb *postBuilder, c *Condition, idx uint32) condMeta {
+	qs, _ := slices.BinarySearch(p.qids, c.QuestionID)
+	m := condMeta{qs: uint32(qs)}
+	for _, code := range c.Codes {
+		if uint32(code) < maskCodes {
+			m.mask[code>>6] |= 1 << (code & 63)
+		} else {
+			m.posted = true
+			pb.addCode(codeKey(c.QuestionID, code), idx)
 		}
-		n := len(qm.def.Conditions)
-		for bit, cond := range qm.def.Conditions {
-			post := makePost(int32(slot), n, bit)
-			if codes != nil {
-				for _, code := range cond.Codes {
-					codes.add(codeKey(cond.QuestionID, code), post)
-				}
-			}
-			if shorts == nil || len(cond.Texts) == 0 {
-				continue
-			}
-			qnum := p.textQ(cond.QuestionID)
-			for _, t := range cond.Texts {
-				t = NormalizeText(t)
-				if k, ok := shortKey(qnum, t); ok {
-					shorts.add(k, post)
-				} else {
-					texts.add(textKey{cond.QuestionID, t}, post)
-				}
+	}
+	if len(c.Texts) > 0 {
+		m.posted = true
+		qnum := p.numberTextQ(c.QuestionID)
+		for _, t := range c.Texts {
+			t = NormalizeText(t)
+			if k, ok := shortKey(qnum, t); ok {
+				pb.addShort(k, idx)
+			} else {
+				pb.addText(textKey{c.QuestionID, t}, idx)
 			}
 		}
 	}
+	return m
+}
+
+// qslot returns the index of question q in qids, or -1.
+func (p *partition) qslot(q int32) int {
+	if len(p.qids) <= 16 {
+		for i, x := range p.qids {
+			if x == q {
+				return i
+			}
+		}
+		return -1
+	}
+	if i, ok := slices.BinarySearch(p.qids, q); ok {
+		return i
+	}
+	return -1
 }
 
 // numberTextQ returns the number of text question q, numbering it when new
@@ -302,13 +300,13 @@ func (p *partition) numberTextQ(q int32) int {
 // indexRelations fills byID: every campaign's own slot, and for every
 // campaign id named in a relationship the slots an entry into it blocks.
 func (p *partition) indexRelations() {
-	for ci := range p.camps {
-		p.byID[p.camps[ci].id] = idRef{self: int32(ci)}
+	for ci := range p.cold {
+		p.byID[p.cold[ci].id] = idRef{self: int32(ci)}
 	}
 	blocked := make(map[int64][]int32)
 	var order []int64
-	for ci := range p.camps {
-		c := p.camps[ci].def
+	for ci := range p.cold {
+		c := p.cold[ci].def
 		for _, r := range c.Related {
 			if r == c.ID {
 				continue
@@ -331,21 +329,57 @@ func (p *partition) indexRelations() {
 	}
 }
 
+// refreshAsync recomputes the ranking order in the background, once at a
+// time: matching falls back to a slower path while many campaigns have had
+// their bounds raised since the order was computed.
+func (p *partition) refreshAsync() {
+	if p.refreshing.CompareAndSwap(false, true) {
+		go func() {
+			p.refresh()
+			p.refreshing.Store(false)
+		}()
+	}
+}
+
+// refresh recomputes the bounds of every campaign (tightening those that
+// drifted up) and publishes the new order.
+func (p *partition) refresh() {
+	n := len(p.camps)
+	ord := &rankOrder{seq: p.ctr.raises.Load(), slots: make([]int32, n), keys: make([]float64, n)}
+	for i := range p.camps {
+		m := &p.camps[i]
+		m.counter.tighten(p.ctr)
+		ord.slots[i] = int32(i)
+		ord.keys[i] = boundKey(m.cpi, m.inc, m.counter)
+	}
+	slices.SortStableFunc(ord.slots, func(x, y int32) int { return cmp.Compare(ord.keys[y], ord.keys[x]) })
+	sorted := make([]float64, n)
+	for i, s := range ord.slots {
+		sorted[i] = ord.keys[s]
+	}
+	ord.keys = sorted
+	p.ord.Store(ord)
+}
+
 // bytes estimates the memory the partition holds (its own arrays and maps,
 // not the campaign definitions it points to).
 func (p *partition) bytes() int {
 	const mapEntryOverhead = 8 // control byte and load-factor slack, roughly
 	n := cap(p.camps)*int(unsafe.Sizeof(campMeta{})) +
-		cap(p.quotas)*int(unsafe.Sizeof(quotaMeta{})) +
-		cap(p.posts)*4 + (cap(p.always)+cap(p.wide)+cap(p.blocks))*4
-	n += len(p.codes) * (8 + int(unsafe.Sizeof(span{})) + mapEntryOverhead)
-	n += len(p.shorts) * (8 + int(unsafe.Sizeof(span{})) + mapEntryOverhead)
+		cap(p.cold)*int(unsafe.Sizeof(campCold{})) +
+		cap(p.quotas)*int(unsafe.Sizeof(quotaMeta{})) + cap(p.qdefs)*8 +
+		cap(p.conds)*int(unsafe.Sizeof(condMeta{})) +
+		cap(p.posts)*4 + cap(p.spans)*int(unsafe.Sizeof(span{})) + cap(p.blocks)*4 +
+		p.codes.bytes() + p.shorts.bytes()
+	if o := p.ord.Load(); o != nil {
+		n += cap(o.slots)*4 + cap(o.keys)*8
+	}
 	for k := range p.texts {
 		n += int(unsafe.Sizeof(k)+unsafe.Sizeof(span{})) + mapEntryOverhead + len(k.text)
 	}
 	n += len(p.byID) * (8 + int(unsafe.Sizeof(idRef{})) + mapEntryOverhead)
-	for i := range p.camps {
-		if r := p.camps[i].restriction; r != nil {
+	for i := range p.cold {
+		if r := p.cold[i].restriction; r != nil {
 			n += int(unsafe.Sizeof(*r)) + cap(r.excluded)*8 + cap(r.byID)*16 +
 				(cap(r.byDevice)+cap(r.byHash))*int(unsafe.Sizeof(textExpiry{}))
 		}

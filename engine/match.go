@@ -1,37 +1,52 @@
 package engine
 
+import "math/bits"
+
+func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
+
 // Campaign flags kept in scratch during one match.
 const (
 	flagBlocked uint32 = 1 << iota // a rule already rejected the campaign
-	flagCand                       // an open non-global quota matched
+	flagDone                       // already evaluated
+)
+
+// Raised bounds a match handles itself before it gives up on the order and
+// evaluates every campaign; past refreshAfter it asks for a new order.
+const (
+	maxPending   = 256
+	refreshAfter = 32
 )
 
 // scratch is the reusable working memory of one match. Its slots carry the
-// epoch of the match that wrote them in their high 32 bits, so a new match
-// starts by incrementing the epoch instead of clearing anything.
+// epoch of the match that wrote them, so a new match starts by incrementing
+// the epoch instead of clearing anything.
 type scratch struct {
 	epoch   uint32
-	quota   []uint64 // epoch<<32 | condition bits seen
-	camp    []uint64 // epoch<<32 | campaign flags
-	matched []int32  // quota slots whose conditions all matched
-	cands   []int32  // campaign slots with an open matching non-global quota
+	camp    []uint64    // epoch<<32 | campaign flags
+	cond    []uint32    // epoch: a posting of the participant named the condition
+	pm      [][2]uint64 // participant's codes 0..127 per question of qids
+	pending []int64
+	delta   *scratch // for a country's delta partition
 }
 
 func (sc *scratch) begin(p *partition) {
-	if len(sc.quota) < len(p.quotas) {
-		sc.quota = make([]uint64, len(p.quotas)+len(p.quotas)/4)
-	}
 	if len(sc.camp) < len(p.camps) {
 		sc.camp = make([]uint64, len(p.camps)+len(p.camps)/4)
 	}
+	if len(sc.cond) < len(p.conds) {
+		sc.cond = make([]uint32, len(p.conds)+len(p.conds)/4)
+	}
+	if cap(sc.pm) < len(p.qids) {
+		sc.pm = make([][2]uint64, len(p.qids))
+	}
+	sc.pm = sc.pm[:len(p.qids)]
+	clear(sc.pm)
 	sc.epoch++
 	if sc.epoch == 0 { // wrapped: stale slots could look current
-		clear(sc.quota)
 		clear(sc.camp)
+		clear(sc.cond)
 		sc.epoch = 1
 	}
-	sc.matched = sc.matched[:0]
-	sc.cands = sc.cands[:0]
 }
 
 func (sc *scratch) flags(c int32) uint32 {
@@ -44,35 +59,6 @@ func (sc *scratch) flags(c int32) uint32 {
 
 func (sc *scratch) setFlag(c int32, f uint32) {
 	sc.camp[c] = uint64(sc.epoch)<<32 | uint64(sc.flags(c)|f)
-}
-
-func (sc *scratch) mask(q int32) uint32 {
-	v := sc.quota[q]
-	if uint32(v>>32) != sc.epoch {
-		return 0
-	}
-	return uint32(v)
-}
-
-// hit ORs the condition bits of a posting list into the quota masks and
-// records each quota whose mask becomes complete.
-func (sc *scratch) hit(posts []uint32) {
-	ep := uint64(sc.epoch) << 32
-	for _, post := range posts {
-		q := postSlot(post)
-		v := sc.quota[q]
-		if v&^0xffffffff != ep {
-			v = ep
-		}
-		nv := v | uint64(postBit(post))
-		if nv == v {
-			continue
-		}
-		sc.quota[q] = nv
-		if uint32(nv) == postFull(post) {
-			sc.matched = append(sc.matched, int32(q))
-		}
-	}
 }
 
 // reentryBlocks reports whether an entry at `at` forbids entering again at
@@ -96,51 +82,117 @@ func (e *Engine) Match(p *Participant, share float64, now int64, k int, dst []Of
 	return dst
 }
 
+// evalCtx is what evaluating one campaign needs besides the campaign.
+type evalCtx struct {
+	sc    *scratch
+	p     *Participant
+	share float64
+	now   int64
+	day   int64
+	k     int
+}
+
 func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, k int, dst []Offer) []Offer {
-	part := s.parts[p.CountryID]
-	if part == nil {
+	ctry := s.parts[p.CountryID]
+	if ctry == nil {
 		return dst
 	}
-	sc.begin(part)
-	part.markEntries(sc, p, now)
-	part.scanAnswers(sc, p)
-
-	for _, q := range sc.matched {
-		if !part.quotas[q].global {
-			part.consider(sc, q, p)
-		}
-	}
-	for _, q := range part.always {
-		part.consider(sc, q, p)
-	}
-	for _, q := range part.wide {
-		if quotaMatches(part.quotas[q].def, p) {
-			part.consider(sc, q, p)
-		}
-	}
-
+	// Walking by bound and stopping early needs a positive share (the bound
+	// scales with it) and a finite k.
+	bounded := k > 0 && share > 0
 	if k <= 0 {
-		k = len(sc.cands)
+		k = ctry.len()
 	}
 	day := utcDay(now)
-	for _, c := range sc.cands {
-		cm := &part.camps[c]
-		if len(dst) == k && float64(cm.cpiCents)/100*share < dst[0].EPC {
-			continue // even a certain complete would not beat the worst kept offer
+	base := ctry.base
+	sc.begin(base)
+	base.markEntries(sc, p, now)
+	if ctry.ndead > 0 {
+		for w, bits := range ctry.dead {
+			for ; bits != 0; bits &= bits - 1 {
+				sc.setFlag(int32(w*64+trailingZeros(bits)), flagBlocked)
+			}
 		}
-		if cm.maxDaily > 0 && cm.counter.dailyOn(day) >= int64(cm.maxDaily) {
-			continue
+	}
+	base.compileParticipant(sc, p)
+	ec := evalCtx{sc: sc, p: p, share: share, now: now, day: day, k: k}
+	dst, bounded = base.evaluateRaised(&ec, dst, bounded)
+
+	bo := base.ord.Load()
+	var do *rankOrder
+	var dc evalCtx
+	if d := ctry.delta; d != nil {
+		if sc.delta == nil {
+			sc.delta = new(scratch)
 		}
-		if cm.restriction != nil && !cm.restriction.admits(p, now) {
-			continue
+		sd := sc.delta
+		sd.begin(d)
+		d.markEntries(sd, p, now)
+		d.compileParticipant(sd, p)
+		dc = evalCtx{sc: sd, p: p, share: share, now: now, day: day, k: k}
+		dst, bounded = d.evaluateRaised(&dc, dst, bounded)
+		do = d.ord.Load()
+	}
+
+	// Walk both orders merged by key.
+	i, j := 0, 0
+	for {
+		var key float64
+		fromDelta := false
+		switch {
+		case do != nil && j < len(do.slots) && (i >= len(bo.slots) || do.keys[j] > bo.keys[i]):
+			key, fromDelta = do.keys[j], true
+		case i < len(bo.slots):
+			key = bo.keys[i]
+		default:
+			sortTop(dst)
+			return dst
 		}
-		if part.globalFull(sc, cm, p) {
-			continue
+		if bounded && len(dst) == k && dst[0].EPC > key*share {
+			break // no campaign left can beat the worst offer kept
 		}
-		dst = pushTop(dst, k, cm.offer(share))
+		if fromDelta {
+			if c := do.slots[j]; dc.sc.flags(c) == 0 {
+				dst = ctry.delta.evaluate(&dc, c, dst)
+			}
+			j++
+		} else {
+			if c := bo.slots[i]; sc.flags(c) == 0 {
+				dst = base.evaluate(&ec, c, dst)
+			}
+			i++
+		}
 	}
 	sortTop(dst)
 	return dst
+}
+
+// evaluateRaised evaluates first the campaigns whose bound rose since the
+// partition's order was computed (they may sit too low in it) and marks them
+// done. It returns bounded false when it cannot tell which they are: the
+// caller must then walk the whole order. Dead and blocked slots are
+// flagged already.
+func (part *partition) evaluateRaised(ec *evalCtx, dst []Offer, bounded bool) ([]Offer, bool) {
+	ord := part.ord.Load()
+	if !bounded || part.ctr.raises.Load() == ord.seq {
+		return dst, bounded
+	}
+	sc := ec.sc
+	ids, ok := part.ctr.raisedSince(ord.seq, maxPending, sc.pending[:0])
+	sc.pending = ids[:0]
+	if !ok || len(ids) > refreshAfter {
+		part.refreshAsync()
+	}
+	if !ok {
+		return dst, false
+	}
+	for _, id := range ids {
+		if ref, found := part.byID[id]; found && ref.self >= 0 && sc.flags(ref.self) == 0 {
+			sc.setFlag(ref.self, flagDone)
+			dst = part.evaluate(ec, ref.self, dst)
+		}
+	}
+	return dst, true
 }
 
 // markEntries blocks the campaigns the participant's entry history rules
@@ -151,7 +203,7 @@ func (part *partition) markEntries(sc *scratch, p *Participant, now int64) {
 		if !ok {
 			continue
 		}
-		if ref.self >= 0 && reentryBlocks(part.camps[ref.self].reentry, e.At, now) {
+		if ref.self >= 0 && reentryBlocks(part.cold[ref.self].reentry, e.At, now) {
 			sc.setFlag(ref.self, flagBlocked)
 		}
 		for _, c := range part.blocks[ref.b0:ref.b1] {
@@ -160,67 +212,93 @@ func (part *partition) markEntries(sc *scratch, p *Participant, now int64) {
 	}
 }
 
-// scanAnswers walks only the participant's own answers through the postings.
-func (part *partition) scanAnswers(sc *scratch, p *Participant) {
+// compileParticipant turns the participant's answers into code masks per
+// question and marks the conditions its texts (and codes outside the mask
+// range) satisfy through the postings.
+func (part *partition) compileParticipant(sc *scratch, p *Participant) {
 	for i := range p.Answers {
 		a := &p.Answers[i]
+		qs := part.qslot(a.QuestionID)
+		if qs < 0 {
+			continue // no condition asks this question
+		}
 		for _, code := range a.Codes {
-			if sp, ok := part.codes[codeKey(a.QuestionID, code)]; ok {
-				sc.hit(part.posts[sp.off : sp.off+sp.n])
+			if uint32(code) < maskCodes {
+				sc.pm[qs][code>>6] |= 1 << (code & 63)
+			} else if i := part.codes.get(codeKey(a.QuestionID, code)); i >= 0 {
+				part.hit(sc, part.spans[i])
 			}
 		}
 		if a.Text == "" {
 			continue
 		}
-		var sp span
-		var ok bool
 		if k, short := shortKey(part.textQ(a.QuestionID), a.Text); short {
-			sp, ok = part.shorts[k]
-		} else {
-			sp, ok = part.texts[textKey{a.QuestionID, a.Text}]
-		}
-		if ok {
-			sc.hit(part.posts[sp.off : sp.off+sp.n])
+			if i := part.shorts.get(k); i >= 0 {
+				part.hit(sc, part.spans[i])
+			}
+		} else if sp, ok := part.texts[textKey{a.QuestionID, a.Text}]; ok {
+			part.hit(sc, sp)
 		}
 	}
 }
 
-// consider takes a matching non-global quota: its campaign becomes a
-// candidate when the device fits and the quota is open.
-func (part *partition) consider(sc *scratch, q int32, p *Participant) {
-	qm := &part.quotas[q]
-	if sc.flags(qm.camp) != 0 {
-		return // already a candidate, or rejected
+func (part *partition) hit(sc *scratch, sp span) {
+	for _, c := range part.posts[sp.off : sp.off+sp.n] {
+		sc.cond[c] = sc.epoch
 	}
-	cm := &part.camps[qm.camp]
+}
+
+// quotaMatches reports whether the participant meets every condition of
+// quota slot q (a quota without conditions matches everyone).
+func (part *partition) quotaMatches(sc *scratch, qm *quotaMeta) bool {
+	for c := qm.c0; c < qm.c0+qm.nc; c++ {
+		cm := &part.conds[c]
+		pm := &sc.pm[cm.qs]
+		if pm[0]&cm.mask[0]|pm[1]&cm.mask[1] == 0 && !(cm.posted && sc.cond[c] == sc.epoch) {
+			return false
+		}
+	}
+	return true
+}
+
+// evaluate applies every rule to campaign slot c and keeps its offer in the
+// top-k heap dst when it is eligible and good enough.
+func (part *partition) evaluate(ec *evalCtx, c int32, dst []Offer) []Offer {
+	cm := &part.camps[c]
+	p := ec.p
 	if cm.devices != 0 && cm.devices&p.Device == 0 {
-		sc.setFlag(qm.camp, flagBlocked)
-		return
+		return dst
 	}
-	if qm.counter.full(qm.num, qm.clickBalanced) {
-		return
+	open := false
+	for q := cm.q0; q < cm.g0; q++ {
+		qm := &part.quotas[q]
+		if part.quotaMatches(ec.sc, qm) && !qm.counter.full(qm.num, qm.clickBalanced) {
+			open = true
+			break
+		}
 	}
-	sc.setFlag(qm.camp, flagCand)
-	sc.cands = append(sc.cands, qm.camp)
-}
-
-// globalFull reports whether the participant matches a full global quota of
-// the campaign. A global quota without conditions matches everyone.
-func (part *partition) globalFull(sc *scratch, cm *campMeta, p *Participant) bool {
+	if !open {
+		return dst
+	}
 	for q := cm.g0; q < cm.q1; q++ {
 		qm := &part.quotas[q]
-		var matches bool
-		switch {
-		case qm.wide:
-			matches = quotaMatches(qm.def, p)
-		case qm.full == 0:
-			matches = true
-		default:
-			matches = sc.mask(q) == qm.full
-		}
-		if matches && qm.counter.full(qm.num, qm.clickBalanced) {
-			return true
+		if part.quotaMatches(ec.sc, qm) && qm.counter.full(qm.num, qm.clickBalanced) {
+			return dst
 		}
 	}
-	return false
+	if cm.maxDaily > 0 && cm.counter.dailyOn(ec.day) >= int64(cm.maxDaily) {
+		return dst
+	}
+	cold := &part.cold[c]
+	if cm.restricted && !cold.restriction.admits(p, ec.now) {
+		return dst
+	}
+	conv := Conversion(int(cm.inc), cm.counter.sessions.Load(), cm.counter.completes.Load())
+	o := Offer{
+		CampaignID: cold.id, BuyerID: cold.buyer, CPICents: cm.cpi,
+		LOI: int(cold.loi), Incidence: int(cm.inc),
+		Conversion: conv,
+		EPC:        float64(cm.cpi) / 100 * ec.share * conv,
+	}
+	return pushTop(dst, ec.k, o)
 }

@@ -103,3 +103,33 @@ func BenchmarkEligible(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkMatchAfterUpdates is BenchmarkMatch at 10k once the country has
+// a full delta index: campaigns changed one at a time since the last full
+// rebuild, each dead in the base and indexed again in the delta.
+func BenchmarkMatchAfterUpdates(b *testing.B) {
+	e, cs, ps := benchMarket(10_000)
+	for i := range 300 { // just under the delta limit of a 10k country
+		c := cs[(i*7919)%len(cs)]
+		c.CPICents++
+		e.Apply([]engine.Campaign{c}, nil)
+	}
+	dst := make([]engine.Offer, 0, 30)
+	for i := range ps {
+		dst = e.Match(&ps[i], 0.6, synth.Now, 30, dst)
+	}
+	lat := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		t0 := time.Now()
+		dst = e.Match(&ps[i%len(ps)], 0.6, synth.Now, 30, dst)
+		if len(lat) < cap(lat) {
+			lat = append(lat, time.Since(t0))
+		}
+		i++
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+}

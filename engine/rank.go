@@ -28,16 +28,6 @@ func Conversion(incidence int, sessions, completes int64) float64 {
 	return min(max(c, 0), 1)
 }
 
-func (cm *campMeta) offer(share float64) Offer {
-	conv := Conversion(int(cm.inc), cm.counter.sessions.Load(), cm.counter.completes.Load())
-	return Offer{
-		CampaignID: cm.id, BuyerID: cm.buyer, CPICents: cm.cpiCents,
-		LOI: int(cm.loi), Incidence: int(cm.inc),
-		Conversion: conv,
-		EPC:        float64(cm.cpiCents) / 100 * share * conv,
-	}
-}
-
 // worse orders offers: lower EPC first, equal EPC broken by higher campaign
 // id, so that ranking is deterministic.
 func worse(a, b *Offer) bool {

@@ -6,7 +6,66 @@ package engine
 // only a change of campaign definitions needs a new snapshot.
 type Snapshot struct {
 	counters *Counters
-	parts    map[int32]*partition
+	parts    map[int32]*country
+}
+
+// country is the index of one country: a base partition, and the campaigns
+// changed or added since it was built in a small delta partition. Base
+// campaigns replaced or removed since are dead (skipped). Once the delta
+// grows past deltaLimit the country is rebuilt as one base again.
+type country struct {
+	base  *partition
+	delta *partition // nil without changes
+	dead  []uint64   // bitset over base slots
+	ndead int
+}
+
+// deltaLimit is how many changed campaigns (dead or in the delta) a country
+// holds before With rebuilds it whole: a delta rebuild costs O(delta), a
+// full one O(country); matching pays a little per dead or delta campaign.
+func deltaLimit(n int) int { return max(64, min(n/32, 2048)) }
+
+func (c *country) isDead(slot int32) bool {
+	return c.dead != nil && c.dead[slot>>6]&(1<<(slot&63)) != 0
+}
+
+// slot resolves a campaign id to its live partition and slot.
+func (c *country) slot(id int64) (*partition, int32, bool) {
+	if c.delta != nil {
+		if ref, ok := c.delta.byID[id]; ok && ref.self >= 0 {
+			return c.delta, ref.self, true
+		}
+	}
+	if ref, ok := c.base.byID[id]; ok && ref.self >= 0 && !c.isDead(ref.self) {
+		return c.base, ref.self, true
+	}
+	return nil, 0, false
+}
+
+func (c *country) len() int {
+	n := len(c.base.camps) - c.ndead
+	if c.delta != nil {
+		n += len(c.delta.camps)
+	}
+	return n
+}
+
+// defs returns the definitions of the live campaigns.
+func (c *country) defs(skip map[int64]bool) []*Campaign {
+	out := make([]*Campaign, 0, c.len())
+	for i := range c.base.cold {
+		if !c.isDead(int32(i)) && !skip[c.base.cold[i].id] {
+			out = append(out, c.base.cold[i].def)
+		}
+	}
+	if c.delta != nil {
+		for i := range c.delta.cold {
+			if !skip[c.delta.cold[i].id] {
+				out = append(out, c.delta.cold[i].def)
+			}
+		}
+	}
+	return out
 }
 
 // Build indexes the campaigns with status StatusActive (the others are
@@ -23,18 +82,20 @@ func Build(campaigns []Campaign, counters *Counters) *Snapshot {
 			byCountry[c.CountryID] = append(byCountry[c.CountryID], c)
 		}
 	}
-	s := &Snapshot{counters: counters, parts: make(map[int32]*partition, len(byCountry))}
-	for country, defs := range byCountry {
-		s.parts[country] = buildPartition(defs, counters)
+	s := &Snapshot{counters: counters, parts: make(map[int32]*country, len(byCountry))}
+	for id, defs := range byCountry {
+		s.parts[id] = &country{base: buildPartition(defs, counters)}
 	}
 	return s
 }
 
 // With returns a new snapshot in which the campaigns of changed replace (or
 // add to) those with the same id and the campaigns of removed are gone; s is
-// left untouched. Only the country partitions a change touches are rebuilt;
-// the others are shared with s. A changed campaign that is not active simply
-// leaves the index.
+// left untouched. Countries a change does not touch are shared with s. In a
+// touched country the base index is shared too: only a small delta index of
+// the changed campaigns is built, until the changes pile up and the country
+// is rebuilt whole. A changed campaign that is not active simply leaves the
+// index.
 func (s *Snapshot) With(changed []Campaign, removed []int64) *Snapshot {
 	gone := make(map[int64]bool, len(changed)+len(removed))
 	touched := make(map[int32]bool)
@@ -47,38 +108,73 @@ func (s *Snapshot) With(changed []Campaign, removed []int64) *Snapshot {
 			touched[changed[i].CountryID] = true
 		}
 	}
-	for country, p := range s.parts {
-		for id := range gone {
-			if ref, ok := p.byID[id]; ok && ref.self >= 0 {
-				touched[country] = true
+	for id, c := range s.parts {
+		for cid := range gone {
+			if _, _, ok := c.slot(cid); ok {
+				touched[id] = true
 				break
 			}
 		}
 	}
-	n := &Snapshot{counters: s.counters, parts: make(map[int32]*partition, len(s.parts)+1)}
-	for country, p := range s.parts {
-		if !touched[country] {
-			n.parts[country] = p
+	n := &Snapshot{counters: s.counters, parts: make(map[int32]*country, len(s.parts)+1)}
+	for id, c := range s.parts {
+		if !touched[id] {
+			n.parts[id] = c
 		}
 	}
-	for country := range touched {
-		var defs []*Campaign
-		if old := s.parts[country]; old != nil {
-			defs = make([]*Campaign, 0, len(old.camps)+len(changed))
-			for i := range old.camps {
-				if !gone[old.camps[i].id] {
-					defs = append(defs, old.camps[i].def)
-				}
-			}
-		}
+	for id := range touched {
+		var added []*Campaign
 		for i := range changed {
-			if c := &changed[i]; c.Status == StatusActive && c.CountryID == country {
-				defs = append(defs, c)
+			if c := &changed[i]; c.Status == StatusActive && c.CountryID == id {
+				added = append(added, c)
 			}
 		}
-		if len(defs) > 0 {
-			n.parts[country] = buildPartition(defs, s.counters)
+		old := s.parts[id]
+		if old == nil {
+			if len(added) > 0 {
+				n.parts[id] = &country{base: buildPartition(added, s.counters)}
+			}
+			continue
 		}
+		if c := old.with(added, gone, s.counters); c != nil {
+			n.parts[id] = c
+		}
+	}
+	return n
+}
+
+// with returns the country with the gone campaigns removed and added ones
+// (re)indexed, or nil when no campaign is left.
+func (c *country) with(added []*Campaign, gone map[int64]bool, ctr *Counters) *country {
+	n := &country{base: c.base, ndead: c.ndead}
+	n.dead = make([]uint64, (len(c.base.camps)+63)/64)
+	copy(n.dead, c.dead)
+	for id := range gone {
+		if ref, ok := c.base.byID[id]; ok && ref.self >= 0 && !c.isDead(ref.self) {
+			n.dead[ref.self>>6] |= 1 << (ref.self & 63)
+			n.ndead++
+		}
+	}
+	var delta []*Campaign
+	if c.delta != nil {
+		for i := range c.delta.cold {
+			if !gone[c.delta.cold[i].id] {
+				delta = append(delta, c.delta.cold[i].def)
+			}
+		}
+	}
+	delta = append(delta, added...)
+	live := len(c.base.camps) - n.ndead + len(delta)
+	if live == 0 {
+		return nil
+	}
+	if n.ndead+len(delta) > deltaLimit(live) {
+		defs := c.defs(gone)
+		defs = append(defs, added...)
+		return &country{base: buildPartition(defs, ctr)}
+	}
+	if len(delta) > 0 {
+		n.delta = buildPartition(delta, ctr)
 	}
 	return n
 }
@@ -89,17 +185,17 @@ func (s *Snapshot) Counters() *Counters { return s.counters }
 // Len returns the number of active campaigns indexed.
 func (s *Snapshot) Len() int {
 	n := 0
-	for _, p := range s.parts {
-		n += len(p.camps)
+	for _, c := range s.parts {
+		n += c.len()
 	}
 	return n
 }
 
 // Campaign returns the definition of an indexed (active) campaign.
 func (s *Snapshot) Campaign(id int64) (*Campaign, bool) {
-	for _, p := range s.parts {
-		if ref, ok := p.byID[id]; ok && ref.self >= 0 {
-			return p.camps[ref.self].def, true
+	for _, c := range s.parts {
+		if p, slot, ok := c.slot(id); ok {
+			return p.cold[slot].def, true
 		}
 	}
 	return nil, false
@@ -109,8 +205,11 @@ func (s *Snapshot) Campaign(id int64) (*Campaign, bool) {
 // definitions themselves; benchmarks report it per campaign.
 func (s *Snapshot) IndexBytes() int {
 	n := 0
-	for _, p := range s.parts {
-		n += p.bytes()
+	for _, c := range s.parts {
+		n += c.base.bytes() + cap(c.dead)*8
+		if c.delta != nil {
+			n += c.delta.bytes()
+		}
 	}
 	return n
 }
