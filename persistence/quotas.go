@@ -307,8 +307,8 @@ func resolveQualifications(ctx context.Context, tx pgx.Tx, buyerID int64, cl int
 				qq.PreCodes = append(qq.PreCodes, n)
 			}
 		}
-		qq.PreCodes = dedupInts(qq.PreCodes)
-		qq.TextValues = dedupStrings(qq.TextValues)
+		qq.PreCodes = dedup(qq.PreCodes)
+		qq.TextValues = dedup(qq.TextValues)
 		out = append(out, qq)
 	}
 	return out, nil
@@ -333,26 +333,12 @@ func insertQualifications(ctx context.Context, tx pgx.Tx, quotaID int64, quals [
 	return tx.SendBatch(ctx, b).Close()
 }
 
-func dedupInts(in []int) []int {
+// dedup drops repeated values, keeping the first of each in order.
+func dedup[T comparable](in []T) []T {
 	if len(in) < 2 {
 		return in
 	}
-	seen := make(map[int]bool, len(in))
-	out := in[:0]
-	for _, v := range in {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func dedupStrings(in []string) []string {
-	if len(in) < 2 {
-		return in
-	}
-	seen := make(map[string]bool, len(in))
+	seen := make(map[T]bool, len(in))
 	out := in[:0]
 	for _, v := range in {
 		if !seen[v] {

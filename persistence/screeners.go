@@ -119,7 +119,7 @@ func checkCustomPreCodes(ctx context.Context, tx pgx.Tx, buyerID int64, cl, ques
 // AttachCustomQualification attaches one of the buyer's custom questions, with the
 // qualifying pre_codes, to one of the buyer's campaigns.
 func (db *DB) AttachCustomQualification(ctx context.Context, buyerID, campaignID int64, questionID int, codes []int) (CampaignQualification, error) {
-	codes = dedupInts(codes)
+	codes = dedup(codes)
 	out := CampaignQualification{QuestionID: questionID, PreCodes: codes}
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		cl, err := lockCampaign(ctx, tx, buyerID, campaignID)
@@ -165,7 +165,7 @@ func (db *DB) UpdateCustomQualification(ctx context.Context, buyerID, campaignID
 		if codes == nil {
 			return nil
 		}
-		codes = dedupInts(codes)
+		codes = dedup(codes)
 		if err := checkCustomPreCodes(ctx, tx, buyerID, cl, out.QuestionID, codes); err != nil {
 			return err
 		}
