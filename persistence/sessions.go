@@ -1,8 +1,10 @@
 package persistence
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,69 +74,360 @@ type Admission struct {
 	EnteredAt    time.Time
 }
 
-// admitSQL admits one entry in one statement, in whatever transaction it runs. It locks the
-// matched quota rows of the campaign in id order (FOR UPDATE returns their latest committed
-// counts), admits only when the campaign is active, at least one matched non-global quota is
-// open (completes + in_progress < num, or entries < num when click-balanced), no matched
-// global quota is full, today's completes are under max_daily_completes and neither an
-// exclusion, reentry_interval nor a related campaign forbids it; then it counts the entry
-// (entries and in_progress) on the open non-global and the global quotas, creates the
-// respondent id on first entry for this buyer and inserts the session.
+// The arbiter. A batch of entries (one entry on the naive path) is decided in one
+// transaction of two round trips:
 //
-// $1 tid, $2 campaign, $3 publisher, $4 participant, $5 device id, $6 matched quota ids,
-// $7 candidate respondent id.
-const admitSQL = `WITH c AS (
-	SELECT id, buyer_id, status, max_daily_completes, reentry_interval FROM campaigns WHERE id = $2
-), q AS (
-	SELECT id, is_global,
-		CASE WHEN is_click_balanced THEN entries >= num_respondents
-		     ELSE completes + GREATEST(in_progress, 0) >= num_respondents END AS full
-	FROM campaign_quotas WHERE campaign_id = $2 AND id = ANY($6::bigint[])
-	ORDER BY id FOR UPDATE
-), v AS (
-	SELECT c.buyer_id, CASE
-		WHEN c.status <> 2 THEN 'status'
-		WHEN NOT EXISTS (SELECT 1 FROM q WHERE NOT q.is_global AND NOT q.full)
-		  OR EXISTS (SELECT 1 FROM q WHERE q.is_global AND q.full) THEN 'quota'
-		WHEN c.max_daily_completes IS NOT NULL AND COALESCE((SELECT d.completes FROM campaign_daily_counts d
-			WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0) >= c.max_daily_completes THEN 'daily'
-		WHEN EXISTS (SELECT 1 FROM campaign_exclusions e WHERE e.campaign_id = c.id AND e.participant_id = $4) THEN 'excluded'
-		WHEN c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
-			WHERE s.participant_id = $4 AND s.campaign_id = c.id AND NOT s.is_test
-			AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))) THEN 'reentry'
-		WHEN EXISTS (SELECT 1 FROM campaign_relationships r WHERE (r.campaign_id = c.id OR r.related_campaign_id = c.id)
-			AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = $4 AND NOT s.is_test
-				AND s.campaign_id = CASE WHEN r.campaign_id = c.id THEN r.related_campaign_id ELSE r.campaign_id END)) THEN 'related'
-		ELSE '' END AS refused
-	FROM c
-), upd AS (
-	UPDATE campaign_quotas cq SET entries = cq.entries + 1, in_progress = cq.in_progress + 1
-	FROM q, v WHERE v.refused = '' AND cq.id = q.id AND (q.is_global OR NOT q.full)
-	RETURNING cq.id
-), r AS (
-	INSERT INTO respondents (buyer_id, participant_id, respondent_id)
-	SELECT v.buyer_id, $4, $7 FROM v WHERE v.refused = ''
-	ON CONFLICT (buyer_id, participant_id) DO NOTHING
-	RETURNING respondent_id
-), rid AS (
-	SELECT COALESCE((SELECT respondent_id FROM r),
-		(SELECT x.respondent_id FROM respondents x, v WHERE x.buyer_id = v.buyer_id AND x.participant_id = $4), '') AS id
-), ins AS (
-	INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, device_id, quota_ids, respondent_id)
-	SELECT $1, $2, v.buyer_id, $3, $4, $5, ARRAY(SELECT id FROM upd ORDER BY id), rid.id FROM v, rid WHERE v.refused = ''
-	RETURNING quota_ids, entered_at, respondent_id
-)
-SELECT COALESCE((SELECT refused FROM v), 'status'), (SELECT quota_ids FROM ins),
-	COALESCE((SELECT respondent_id FROM ins), ''), COALESCE((SELECT entered_at FROM ins), now())`
+//  1. BEGIN; read each entry's campaign (status, caps, today's completes) and exclusion,
+//     reentry, relationship and respondent facts (admitChecksSQL) and, when a participant
+//     appears twice in the batch, the campaigns' relationships; then lock every quota row the
+//     batch matched, in id order (admitLockSQL: FOR UPDATE returns the latest committed
+//     counts, and concurrent batches on any process lock in one global order, so they never
+//     deadlock). The reads come before the lock so that a hot quota's lock is held as briefly
+//     as possible; like the single-statement arbiter before it, they see the snapshot of
+//     their statement, so the one residual race is the reentry and relationship check of the
+//     same participant entering on two processes within the same millisecond.
+//  2. decideBatch applies the admission rules to the entries in arrival order, each against
+//     the counts the entries before it left; then one statement (admitWriteSQL) inserts the
+//     sessions and first respondents and moves the quota counts, and COMMIT (one WAL flush)
+//     makes the whole batch durable before any respondent is redirected.
+//
+// The rules, per entry: the campaign is active; at least one matched non-global quota is
+// open (completes + in_progress < num, or entries < num when click-balanced) and no matched
+// global quota is full; today's completes are under max_daily_completes; no exclusion,
+// reentry_interval or related-campaign entry (stored, or admitted earlier in the batch)
+// forbids it. An admitted entry counts (entries and in_progress) on the open non-global and
+// the global matched quotas, and its session's quota_ids are exactly those. Because the
+// quota rows stay locked from the check to the commit, over-fill is 0.
 
-func admitArgs(e *Entry) []any {
-	return []any{e.TID, e.CampaignID, e.PublisherID, e.ParticipantID, e.DeviceID, e.QuotaIDs, e.RespondentID}
+// admitLockSQL locks the batch's matched quota rows in id order and returns their counts.
+const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_respondents, entries, completes, in_progress
+	FROM campaign_quotas WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`
+
+// admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
+// today's UTC completes) and what stored rows say: excluded, entered within
+// reentry_interval, entered a related campaign, and the participant's respondent id for the
+// campaign's buyer ("" when none yet). An entry whose campaign does not exist returns no row.
+const admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
+	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
+	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
+	c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
+		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test
+		AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))),
+	EXISTS (SELECT 1 FROM campaign_relationships r WHERE (r.campaign_id = c.id OR r.related_campaign_id = c.id)
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test
+			AND s.campaign_id = CASE WHEN r.campaign_id = c.id THEN r.related_campaign_id ELSE r.campaign_id END)),
+	COALESCE((SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p), '')
+	FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS e(c, p, i) JOIN campaigns c ON c.id = e.c`
+
+// admitRelatedSQL lists the relationships of the batch's campaigns, for entries of one
+// participant into related campaigns within the same batch.
+const admitRelatedSQL = `SELECT campaign_id, related_campaign_id FROM campaign_relationships
+	WHERE campaign_id = ANY($1::bigint[]) OR related_campaign_id = ANY($1::bigint[])`
+
+// admitWriteSQL stores the admitted entries of a batch: first respondent ids ($1–$3), the
+// quota counts ($4 quota ids, $5 entries each; the rows are locked already) and the sessions
+// ($6–$13; quota_ids as array literals, respondent "" = the one inserted here).
+const admitWriteSQL = `WITH r AS (
+	INSERT INTO respondents (buyer_id, participant_id, respondent_id)
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])
+	ON CONFLICT (buyer_id, participant_id) DO NOTHING
+	RETURNING buyer_id, participant_id, respondent_id
+), u AS (
+	UPDATE campaign_quotas cq SET entries = cq.entries + d.n, in_progress = cq.in_progress + d.n
+	FROM unnest($4::bigint[], $5::int[]) AS d(id, n) WHERE cq.id = d.id
+	RETURNING cq.id
+)
+INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, device_id, quota_ids, respondent_id)
+SELECT e.tid, e.c, e.b, e.pub, e.p, e.dev, e.q::bigint[], CASE WHEN e.rid <> '' THEN e.rid
+	ELSE COALESCE((SELECT r.respondent_id FROM r WHERE r.buyer_id = e.b AND r.participant_id = e.p), '') END
+FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
+	AS e(tid, c, b, pub, p, dev, q, rid)
+RETURNING tid, entered_at, respondent_id`
+
+// admitQuota is a locked quota row as the batch's decisions move it.
+type admitQuota struct {
+	campaignID                          int64
+	global, clickBalanced               bool
+	num, entries, completes, inProgress int64
 }
 
-func scanAdmission(row pgx.Row) (Admission, error) {
-	var a Admission
-	err := row.Scan(&a.Refused, &a.QuotaIDs, &a.RespondentID, &a.EnteredAt)
-	return a, err
+func (q *admitQuota) full() bool {
+	if q.clickBalanced {
+		return q.entries >= q.num
+	}
+	return q.completes+max(q.inProgress, 0) >= q.num
+}
+
+type admitCampaign struct {
+	buyerID      int64
+	status       int16
+	maxDaily     *int32
+	reentry      *int32 // nil: no reentry ever; 0: no limit; n: not within n minutes
+	dayCompletes int64
+}
+
+// admitFacts are what stored rows say about one entry.
+type admitFacts struct {
+	excluded, reentry, related bool
+	respondent                 string
+}
+
+// admitState is what decideBatch needs: locked quotas, campaigns, per-entry facts and the
+// relationships (loaded only when a participant appears twice in the batch).
+type admitState struct {
+	quotas  map[int64]*admitQuota
+	camps   map[int64]*admitCampaign
+	facts   []admitFacts
+	related map[[2]int64]bool // {a, b}: a and b are related (both orders stored)
+}
+
+// admitWrite is what a batch stores.
+type admitWrite struct {
+	rBuyer, rPart          []int64
+	rID                    []string
+	qID                    []int64
+	qN                     []int32
+	tid                    []string
+	camp, buyer, pub, part []int64
+	dev, quotas, rid       []string
+	index                  map[string]int // tid → entry
+}
+
+// decideBatch decides es in order against st (which it moves) and returns the verdicts
+// and what to store.
+func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
+	out := make([]Admission, len(es))
+	w := &admitWrite{index: map[string]int{}}
+	deltas := map[int64]int32{}
+	type pc struct{ p, c int64 }
+	entered := map[pc]bool{}
+	enteredBy := map[int64][]int64{}
+	pending := map[[2]int64]bool{} // {buyer, participant}: respondent inserted by this batch
+	known := map[[2]int64]string{}
+	var matched []*admitQuota
+	var matchedIDs []int64
+	for i := range es {
+		e := &es[i]
+		c := st.camps[e.CampaignID]
+		if c == nil || c.status != 2 {
+			out[i].Refused = RefusedStatus
+			continue
+		}
+		matched, matchedIDs = matched[:0], matchedIDs[:0]
+		for _, id := range e.QuotaIDs {
+			if q := st.quotas[id]; q != nil && q.campaignID == e.CampaignID && !slices.Contains(matchedIDs, id) {
+				matched, matchedIDs = append(matched, q), append(matchedIDs, id)
+			}
+		}
+		open, globalFull := false, false
+		for _, q := range matched {
+			full := q.full()
+			open = open || (!q.global && !full)
+			globalFull = globalFull || (q.global && full)
+		}
+		f := st.facts[i]
+		switch {
+		case !open || globalFull:
+			out[i].Refused = RefusedQuota
+		case c.maxDaily != nil && c.dayCompletes >= int64(*c.maxDaily):
+			out[i].Refused = RefusedDaily
+		case f.excluded:
+			out[i].Refused = RefusedExcluded
+		case f.reentry || (entered[pc{e.ParticipantID, e.CampaignID}] && (c.reentry == nil || *c.reentry > 0)):
+			out[i].Refused = RefusedReentry
+		case f.related || slices.ContainsFunc(enteredBy[e.ParticipantID], func(other int64) bool { return st.related[[2]int64{e.CampaignID, other}] }):
+			out[i].Refused = RefusedRelated
+		}
+		if out[i].Refused != "" {
+			continue
+		}
+		// Admitted: count it where it counts, against the entries after it.
+		var counted []int64
+		for k, q := range matched {
+			if q.global || !q.full() {
+				counted = append(counted, matchedIDs[k])
+			}
+		}
+		for _, id := range counted {
+			q := st.quotas[id]
+			q.entries++
+			q.inProgress++
+			deltas[id]++
+		}
+		slices.Sort(counted)
+		out[i].QuotaIDs = counted
+		entered[pc{e.ParticipantID, e.CampaignID}] = true
+		enteredBy[e.ParticipantID] = append(enteredBy[e.ParticipantID], e.CampaignID)
+		key := [2]int64{c.buyerID, e.ParticipantID}
+		rid := f.respondent
+		if rid == "" {
+			rid = known[key]
+		}
+		if rid == "" && !pending[key] {
+			pending[key] = true
+			w.rBuyer, w.rPart, w.rID = append(w.rBuyer, c.buyerID), append(w.rPart, e.ParticipantID), append(w.rID, e.RespondentID)
+		}
+		if rid != "" {
+			known[key] = rid
+		}
+		w.index[e.TID] = i
+		w.tid, w.camp, w.buyer, w.pub, w.part = append(w.tid, e.TID), append(w.camp, e.CampaignID), append(w.buyer, c.buyerID),
+			append(w.pub, e.PublisherID), append(w.part, e.ParticipantID)
+		w.dev, w.quotas, w.rid = append(w.dev, e.DeviceID), append(w.quotas, int64sLiteral(counted)), append(w.rid, rid)
+	}
+	for id, n := range deltas {
+		w.qID, w.qN = append(w.qID, id), append(w.qN, n)
+	}
+	return out, w
+}
+
+// int64sLiteral is ids as a PostgreSQL array literal.
+func int64sLiteral(ids []int64) string {
+	b := make([]byte, 0, 2+len(ids)*8)
+	b = append(b, '{')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, '}'))
+}
+
+// admitBatch decides es in order in one transaction (see "The arbiter" above).
+func (db *DB) admitBatch(ctx context.Context, es []Entry) ([]Admission, error) {
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	out, err := admitOn(ctx, conn.Conn(), es)
+	if err != nil && !conn.Conn().IsClosed() && conn.Conn().PgConn().TxStatus() != 'I' {
+		// Never hand a connection with an open transaction back to the pool.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_, _ = conn.Exec(rctx, "ROLLBACK")
+		cancel()
+	}
+	return out, err
+}
+
+func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry) ([]Admission, error) {
+	var qids, cids, camps, parts []int64
+	seen := make(map[int64]bool, len(es))
+	repeat := false
+	for i := range es {
+		qids = append(qids, es[i].QuotaIDs...)
+		cids = append(cids, es[i].CampaignID)
+		camps, parts = append(camps, es[i].CampaignID), append(parts, es[i].ParticipantID)
+		repeat = repeat || seen[es[i].ParticipantID]
+		seen[es[i].ParticipantID] = true
+	}
+	slices.Sort(qids)
+	qids = slices.Compact(qids)
+	slices.Sort(cids)
+	cids = slices.Compact(cids)
+
+	st := &admitState{quotas: make(map[int64]*admitQuota, len(qids)), camps: make(map[int64]*admitCampaign, len(cids)),
+		facts: make([]admitFacts, len(es))}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	// Generic plans: these statements run with arrays of any length, and re-planning them
+	// for every batch would cost more than running them.
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(admitChecksSQL, camps, parts).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var i int32
+			var c admitCampaign
+			var f admitFacts
+			if err := rows.Scan(&i, &c.buyerID, &c.status, &c.maxDaily, &c.reentry, &c.dayCompletes,
+				&f.excluded, &f.reentry, &f.related, &f.respondent); err != nil {
+				return err
+			}
+			if i < 1 || int(i) > len(es) {
+				return fmt.Errorf("admit: unexpected entry %d", i)
+			}
+			st.facts[i-1] = f
+			if st.camps[es[i-1].CampaignID] == nil {
+				st.camps[es[i-1].CampaignID] = &c
+			}
+		}
+		return rows.Err()
+	})
+	if repeat {
+		st.related = map[[2]int64]bool{}
+		b.Queue(admitRelatedSQL, cids).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var a, c int64
+				if err := rows.Scan(&a, &c); err != nil {
+					return err
+				}
+				st.related[[2]int64{a, c}], st.related[[2]int64{c, a}] = true, true
+			}
+			return rows.Err()
+		})
+	}
+	b.Queue(admitLockSQL, qids).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id int64
+			var q admitQuota
+			var num, entries, completes, inProgress int32
+			if err := rows.Scan(&id, &q.campaignID, &q.global, &q.clickBalanced, &num, &entries, &completes, &inProgress); err != nil {
+				return err
+			}
+			q.num, q.entries, q.completes, q.inProgress = int64(num), int64(entries), int64(completes), int64(inProgress)
+			st.quotas[id] = &q
+		}
+		return rows.Err()
+	})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+
+	out, w := decideBatch(es, st)
+	now := time.Now()
+	if len(w.tid) == 0 {
+		// Nothing admitted: nothing to make durable.
+		_, err := conn.Exec(ctx, "ROLLBACK")
+		for i := range out {
+			out[i].EnteredAt = now
+		}
+		return out, err
+	}
+	b = &pgx.Batch{}
+	b.Queue(admitWriteSQL, w.rBuyer, w.rPart, w.rID, w.qID, w.qN, w.tid, w.camp, w.buyer, w.pub, w.part, w.dev, w.quotas, w.rid).
+		Query(func(rows pgx.Rows) error {
+			n := 0
+			for rows.Next() {
+				var tid, rid string
+				var at time.Time
+				if err := rows.Scan(&tid, &at, &rid); err != nil {
+					return err
+				}
+				i, ok := w.index[tid]
+				if !ok {
+					return fmt.Errorf("admit: stored an unknown tid %q", tid)
+				}
+				out[i].EnteredAt, out[i].RespondentID = at, rid
+				n++
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if n != len(w.tid) {
+				return fmt.Errorf("admit: stored %d sessions of %d", n, len(w.tid))
+			}
+			return nil
+		})
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Refused != "" {
+			out[i].EnteredAt = now
+		}
+	}
+	return out, nil
 }
 
 // Admit decides one entry in its own transaction: the naive path, one commit per entry.
@@ -142,8 +435,10 @@ func scanAdmission(row pgx.Row) (Admission, error) {
 func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
 	var a Admission
 	err := retry(ctx, func() error {
-		var err error
-		a, err = scanAdmission(db.Pool.QueryRow(ctx, admitSQL, admitArgs(&e)...))
+		out, err := db.admitBatch(ctx, []Entry{e})
+		if err == nil {
+			a = out[0]
+		}
 		return err
 	})
 	if err != nil {
@@ -152,7 +447,7 @@ func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
 	return db.fillRespondent(ctx, &e, a)
 }
 
-// fillRespondent covers the one race of admitSQL: a concurrent first entry of the same
+// fillRespondent covers the one race of admitBatch: a concurrent first entry of the same
 // participant for the same buyer inserted the respondent after this statement's snapshot.
 func (db *DB) fillRespondent(ctx context.Context, e *Entry, a Admission) (Admission, error) {
 	if a.Refused != "" || a.RespondentID != "" {
@@ -188,9 +483,9 @@ func retryable(err error) bool {
 }
 
 // EntryWriter admits entries by group commit: concurrent entries are collected into one
-// pipelined batch that PostgreSQL runs as one implicit transaction with one COMMIT (one WAL
-// flush) for the whole batch. Each entry is still decided by admitSQL against the counts
-// left by the entries before it, so batching changes durability cost, never the verdicts.
+// batch that admitBatch decides in one transaction with one COMMIT (one WAL flush). Each
+// entry is still decided by the same rules against the counts left by the entries before
+// it, so batching changes durability cost, never the verdicts.
 type EntryWriter struct {
 	db       *DB
 	jobs     chan *entryJob
@@ -304,17 +599,8 @@ func (w *EntryWriter) work() {
 // run commits one batch, retrying it whole after a deadlock or serialization failure; any
 // other failure is retried entry by entry so that one bad entry cannot fail its neighbours.
 func (w *EntryWriter) run(batch []*entryJob) {
-	// Lock quota rows in one global order (campaign, then quota id inside admitSQL) so that
-	// concurrent batches do not deadlock each other.
-	slices.SortStableFunc(batch, func(a, b *entryJob) int {
-		switch {
-		case a.e.CampaignID < b.e.CampaignID:
-			return -1
-		case a.e.CampaignID > b.e.CampaignID:
-			return 1
-		}
-		return 0
-	})
+	// Entries are decided in arrival order; admitBatch locks quota rows in id order, so
+	// concurrent batches (on any process) do not deadlock each other.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := retry(ctx, func() error { return w.runOnce(ctx, batch) })
@@ -337,16 +623,19 @@ func (w *EntryWriter) run(batch []*entryJob) {
 }
 
 func (w *EntryWriter) runOnce(ctx context.Context, batch []*entryJob) error {
-	b := &pgx.Batch{}
-	for _, j := range batch {
-		b.Queue(admitSQL, admitArgs(&j.e)...).QueryRow(func(row pgx.Row) error {
-			var err error
-			j.a, err = scanAdmission(row)
-			return err
-		})
+	es := make([]Entry, len(batch))
+	for i, j := range batch {
+		es[i] = j.e
 	}
-	// A batch runs as one implicit transaction: all admitted or none.
-	return w.db.Pool.SendBatch(ctx, b).Close()
+	// One transaction: all admitted or none.
+	out, err := w.db.admitBatch(ctx, es)
+	if err != nil {
+		return err
+	}
+	for i, j := range batch {
+		j.a = out[i]
+	}
+	return nil
 }
 
 func isUnavailable(err error) bool {
@@ -416,61 +705,149 @@ type OutcomeRecord struct {
 	At        time.Time
 	PayoutUSD int64 // ten-thousandths of a dollar
 	Reward    int64
+	// Postback is the partner's notification of this outcome, stored in the outbox in the
+	// same transaction when (and only when) this callback decides the outcome. URL "": none.
+	Postback Postback
 }
 
-// recordOutcomeSQL records the first outcome of a session and moves its quotas' counts in
-// one statement: the session leaves in_progress (unless the sweeper released it already), a
-// complete counts toward every quota of quota_ids, and the day's counts move. It returns no
-// row when the session had an outcome already.
-const recordOutcomeSQL = `WITH s AS (
-	UPDATE sessions SET outcome = $2, outcome_at = $3, payout_usd = $4::numeric / 10000, reward = $5
-	WHERE id = $1 AND outcome IS NULL
-	RETURNING campaign_id, quota_ids, released_at IS NULL AS held, is_test
+// recordOutcomesSQL records the first outcome of each listed session ($1 session ids,
+// distinct, in id order, with $2–$5 the outcome, time, payout and reward and $6–$8 the
+// postback's tid, publisher and URL) in one statement, and moves the counts: a session
+// that had no outcome leaves in_progress (unless the sweeper released it already), a
+// complete counts toward every quota of its quota_ids, the day's counts move and the
+// postback is enqueued (the outbox workers are woken at commit). Quota rows are locked in id
+// order so that concurrent batches and entries never deadlock. It returns one row per
+// session it decided: id and whether it still held its places; a session that had an
+// outcome already returns no row.
+const recordOutcomesSQL = `WITH j AS (
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[])
+		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url)
+), s AS (
+	UPDATE sessions s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward
+	FROM j WHERE s.id = j.id AND s.outcome IS NULL
+	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url
+), x AS (
+	SELECT qid, count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE s.outcome = 'complete') AS completes
+	FROM s, unnest(s.quota_ids) AS qid WHERE NOT s.is_test GROUP BY qid
+), l AS (
+	SELECT cq.id FROM campaign_quotas cq WHERE cq.id IN (SELECT qid FROM x) ORDER BY cq.id FOR UPDATE
 ), q AS (
-	UPDATE campaign_quotas cq
-	SET in_progress = cq.in_progress - CASE WHEN s.held THEN 1 ELSE 0 END,
-		completes = cq.completes + CASE WHEN $2 = 'complete' THEN 1 ELSE 0 END
-	FROM s WHERE cq.id = ANY(s.quota_ids) AND NOT s.is_test
+	UPDATE campaign_quotas cq SET in_progress = cq.in_progress - x.held, completes = cq.completes + x.completes
+	FROM x, l WHERE cq.id = x.qid AND l.id = x.qid
 	RETURNING cq.id
 ), d AS (
 	INSERT INTO campaign_daily_counts AS d (campaign_id, day, outcomes, completes)
-	SELECT s.campaign_id, ($3::timestamptz AT TIME ZONE 'UTC')::date, 1, CASE WHEN $2 = 'complete' THEN 1 ELSE 0 END
-	FROM s WHERE NOT s.is_test
-	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + 1, completes = d.completes + EXCLUDED.completes
+	SELECT s.campaign_id, (s.at AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE s.outcome = 'complete')
+	FROM s WHERE NOT s.is_test GROUP BY 1, 2 ORDER BY 1, 2
+	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + EXCLUDED.outcomes, completes = d.completes + EXCLUDED.completes
+	RETURNING 1
+), p AS (
+	INSERT INTO postback_outbox (tid, kind, publisher_id, url)
+	SELECT s.pb_tid, 'outcome', s.pb_pub, s.pb_url FROM s WHERE s.pb_url <> '' ORDER BY s.id
+	ON CONFLICT (tid, kind) DO NOTHING
 	RETURNING 1
 )
-SELECT s.held, (SELECT count(*) FROM q) + (SELECT count(*) FROM d) FROM s`
+SELECT s.id, s.held, (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
+	(SELECT count(pg_notify($9, '')) FROM (SELECT 1 FROM p LIMIT 1) n)
+FROM s`
 
-// RecordOutcome stores the first outcome of session s in one transaction with whatever
-// enqueue adds to it (the partner's postback). It reports decided true when this call
-// decided the outcome (held: the session still held its in_progress places), false with the
-// stored session when an earlier callback had decided it.
-func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord, enqueue func(tx pgx.Tx) error) (decided, held bool, stored Session, err error) {
-	err = retry(ctx, func() error {
-		decided, held = false, false
-		return db.Tx(ctx, func(tx pgx.Tx) error {
-			var n int64
-			err := tx.QueryRow(ctx, recordOutcomeSQL, s.ID, o.Outcome, o.At, o.PayoutUSD, o.Reward).Scan(&held, &n)
-			if errors.Is(err, pgx.ErrNoRows) {
-				stored, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, s.ID))
-				return err
-			}
-			if err != nil {
-				return err
-			}
-			decided = true
-			if enqueue != nil {
-				return enqueue(tx)
-			}
-			return nil
-		})
-	})
-	return decided, held, stored, classify(err)
+// outcomeItem is one callback of a batch; decided and held are the verdict.
+type outcomeItem struct {
+	s             *Session
+	o             *OutcomeRecord
+	decided, held bool
 }
 
-// OutcomeWriter records callbacks by group commit: concurrent callbacks share one
-// transaction and one COMMIT. Each is still decided by recordOutcomeSQL (first outcome wins)
-// and its postback is enqueued in that same transaction.
+// recordOutcomes runs recordOutcomesSQL for items (distinct sessions) in one transaction:
+// one statement, one COMMIT, one round trip.
+func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem) error {
+	slices.SortFunc(items, func(a, b *outcomeItem) int { return cmp.Compare(a.s.ID, b.s.ID) })
+	n := len(items)
+	ids, outcomes, ats, payouts, rewards := make([]int64, n), make([]string, n), make([]time.Time, n), make([]int64, n), make([]int64, n)
+	pbTIDs, pbPubs, pbURLs := make([]string, n), make([]int64, n), make([]string, n)
+	byID := make(map[int64]*outcomeItem, n)
+	for i, it := range items {
+		it.decided, it.held = false, false
+		ids[i], outcomes[i], ats[i], payouts[i], rewards[i] = it.s.ID, it.o.Outcome, it.o.At, it.o.PayoutUSD, it.o.Reward
+		pbTIDs[i], pbPubs[i], pbURLs[i] = it.o.Postback.TID, it.o.Postback.PublisherID, it.o.Postback.URL
+		byID[it.s.ID] = it
+	}
+	// One round trip: BEGIN, a generic plan (custom plans of this statement cost more to
+	// plan than to run, and small batches would always get one), the statement, COMMIT.
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(recordOutcomesSQL, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, PostbackChannel).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id, moved, notified int64
+			var held bool
+			if err := rows.Scan(&id, &held, &moved, &notified); err != nil {
+				return err
+			}
+			if it := byID[id]; it != nil {
+				it.decided, it.held = true, held
+			}
+		}
+		return rows.Err()
+	})
+	b.Queue("COMMIT")
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		for _, it := range items {
+			it.decided, it.held = false, false
+		}
+		if !conn.Conn().IsClosed() && conn.Conn().PgConn().TxStatus() != 'I' {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_, _ = conn.Exec(rctx, "ROLLBACK")
+			cancel()
+		}
+		return err
+	}
+	return nil
+}
+
+// storedSessions loads the sessions of ids (callbacks that did not decide an outcome).
+func (db *DB) storedSessions(ctx context.Context, ids []int64) (map[int64]Session, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	out := make(map[int64]Session, len(ids))
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, classify(err)
+		}
+		out[s.ID] = s
+	}
+	return out, classify(rows.Err())
+}
+
+// RecordOutcome stores the first outcome of session s, with its postback, in its own
+// transaction (the naive path). It reports decided true when this call decided the outcome
+// (held: the session still held its in_progress places), false with the stored session when
+// an earlier callback had decided it.
+func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (decided, held bool, stored Session, err error) {
+	it := &outcomeItem{s: &s, o: &o}
+	if err = retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}) }); err != nil {
+		return false, false, Session{}, classify(err)
+	}
+	if it.decided {
+		return true, it.held, Session{}, nil
+	}
+	stored, err = scanSession(db.Pool.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, s.ID))
+	return false, false, stored, classify(err)
+}
+
+// OutcomeWriter records callbacks by group commit: concurrent callbacks are recorded by one
+// statement (recordOutcomesSQL) with one COMMIT. Each is still decided on its own (first
+// outcome wins; two callbacks of one session in a batch: the earlier one decides) and its
+// postback is enqueued in that same transaction.
 type OutcomeWriter struct {
 	db       *DB
 	jobs     chan *outcomeJob
@@ -481,14 +858,11 @@ type OutcomeWriter struct {
 }
 
 type outcomeJob struct {
-	s       Session
-	o       OutcomeRecord
-	enqueue func(tx pgx.Tx) error
+	item outcomeItem
 
-	decided, held bool
-	stored        Session
-	err           error
-	done          chan struct{}
+	stored Session
+	err    error
+	done   chan struct{}
 }
 
 // NewOutcomeWriter starts the writer's workers (cfg as for EntryWriter; MaxWait unused).
@@ -514,8 +888,8 @@ func (w *OutcomeWriter) Close() {
 }
 
 // Record is RecordOutcome through the group commit.
-func (w *OutcomeWriter) Record(ctx context.Context, s Session, o OutcomeRecord, enqueue func(tx pgx.Tx) error) (decided, held bool, stored Session, err error) {
-	j := &outcomeJob{s: s, o: o, enqueue: enqueue, done: make(chan struct{})}
+func (w *OutcomeWriter) Record(ctx context.Context, s Session, o OutcomeRecord) (decided, held bool, stored Session, err error) {
+	j := &outcomeJob{item: outcomeItem{s: &s, o: &o}, done: make(chan struct{})}
 	select {
 	case w.jobs <- j:
 	case <-w.stop:
@@ -523,8 +897,10 @@ func (w *OutcomeWriter) Record(ctx context.Context, s Session, o OutcomeRecord, 
 	case <-ctx.Done():
 		return false, false, Session{}, fault.Unavailable(ctx.Err())
 	}
+	// Queued: wait for the batch even if ctx ends, so that a recorded outcome is never
+	// reported as a failure.
 	<-j.done
-	return j.decided, j.held, j.stored, j.err
+	return j.item.decided, j.item.held, j.stored, j.err
 }
 
 func (w *OutcomeWriter) work() {
@@ -558,67 +934,59 @@ func (w *OutcomeWriter) work() {
 	}
 }
 
+// run records one batch, retrying it whole after a deadlock or serialization failure; any
+// other failure is retried callback by callback so that one bad callback cannot fail its
+// neighbours.
 func (w *OutcomeWriter) run(batch []*outcomeJob) {
-	slices.SortStableFunc(batch, func(a, b *outcomeJob) int {
-		switch {
-		case a.s.CampaignID < b.s.CampaignID:
-			return -1
-		case a.s.CampaignID > b.s.CampaignID:
-			return 1
-		}
-		return 0
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := retry(ctx, func() error {
-		return w.db.Tx(ctx, func(tx pgx.Tx) error { return w.runOnce(ctx, tx, batch) })
-	})
+	// One item per session: a later callback of the same session in this batch is decided
+	// by the earlier one, like a callback arriving after it.
+	items := make([]*outcomeItem, 0, len(batch))
+	first := make(map[int64]bool, len(batch))
+	for _, j := range batch {
+		j.item.decided, j.item.held = false, false
+		if !first[j.item.s.ID] {
+			first[j.item.s.ID] = true
+			items = append(items, &j.item)
+		}
+	}
+	err := retry(ctx, func() error { return w.db.recordOutcomes(ctx, items) })
 	if err != nil && len(batch) > 1 && !isUnavailable(err) {
 		for _, j := range batch {
 			w.run([]*outcomeJob{j})
 		}
 		return
 	}
+	if err != nil {
+		for _, j := range batch {
+			j.item.decided, j.item.held, j.err = false, false, classify(err)
+			close(j.done)
+		}
+		return
+	}
+	var undecided []int64
 	for _, j := range batch {
-		if err != nil {
-			j.decided, j.held, j.err = false, false, classify(err)
+		if !j.item.decided {
+			undecided = append(undecided, j.item.s.ID)
+		}
+	}
+	var stored map[int64]Session
+	if len(undecided) > 0 {
+		stored, err = w.db.storedSessions(ctx, undecided)
+	}
+	for _, j := range batch {
+		if !j.item.decided {
+			if s, ok := stored[j.item.s.ID]; ok {
+				j.stored = s
+			} else if err != nil {
+				j.err = err
+			} else {
+				j.err = fault.NotFound("not found")
+			}
 		}
 		close(j.done)
 	}
-}
-
-func (w *OutcomeWriter) runOnce(ctx context.Context, tx pgx.Tx, batch []*outcomeJob) error {
-	b := &pgx.Batch{}
-	for _, j := range batch {
-		j.decided, j.held = false, false
-		b.Queue(recordOutcomeSQL, j.s.ID, j.o.Outcome, j.o.At, j.o.PayoutUSD, j.o.Reward).QueryRow(func(row pgx.Row) error {
-			var n int64
-			err := row.Scan(&j.held, &n)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			j.decided = err == nil
-			return err
-		})
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
-	}
-	for _, j := range batch {
-		if j.decided {
-			if j.enqueue != nil {
-				if err := j.enqueue(tx); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		var err error
-		if j.stored, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, j.s.ID)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // CompleteFullCampaigns moves those of ids that are active and whose non-global quotas are

@@ -1,0 +1,84 @@
+package persistence
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestDecideBatch: entries of one batch are decided in order, each against the counts and
+// entries the ones before it left (the rules of admitChecksSQL, applied within the batch).
+func TestDecideBatch(t *testing.T) {
+	ptr := func(v int32) *int32 { return &v }
+	newState := func(n int) *admitState {
+		return &admitState{
+			quotas: map[int64]*admitQuota{
+				10: {campaignID: 1, num: 3},                              // non-global, 3 places
+				11: {campaignID: 1, num: 100, global: true},              // global cap
+				20: {campaignID: 2, num: 2, clickBalanced: true},         // click-balanced
+				30: {campaignID: 3, num: 5, completes: 4, inProgress: 1}, // full
+			},
+			camps: map[int64]*admitCampaign{
+				1: {buyerID: 7, status: 2, reentry: ptr(0)},
+				2: {buyerID: 7, status: 2, reentry: nil},
+				3: {buyerID: 8, status: 2, reentry: ptr(0)},
+				4: {buyerID: 8, status: 5, reentry: ptr(0)},
+			},
+			facts:   make([]admitFacts, n),
+			related: map[[2]int64]bool{{1, 2}: true, {2, 1}: true},
+		}
+	}
+	entry := func(tid string, c, p int64, q ...int64) Entry {
+		return Entry{TID: tid, CampaignID: c, ParticipantID: p, PublisherID: 1, QuotaIDs: q, RespondentID: "R" + tid}
+	}
+
+	// Exact fill inside a batch: 3 places, 5 entries; the global quota counts every admitted one.
+	es := []Entry{entry("a", 1, 1, 10, 11), entry("b", 1, 2, 10, 11), entry("c", 1, 3, 11, 10),
+		entry("d", 1, 4, 10, 11), entry("e", 1, 5, 10, 11)}
+	st := newState(len(es))
+	out, w := decideBatch(es, st)
+	var refused []string
+	for _, a := range out {
+		refused = append(refused, a.Refused)
+	}
+	if !slices.Equal(refused, []string{"", "", "", RefusedQuota, RefusedQuota}) {
+		t.Fatalf("verdicts %q", refused)
+	}
+	if !slices.Equal(out[2].QuotaIDs, []int64{10, 11}) || st.quotas[10].entries != 3 || st.quotas[10].inProgress != 3 || st.quotas[11].entries != 3 {
+		t.Fatalf("counts: %v %+v %+v", out[2].QuotaIDs, *st.quotas[10], *st.quotas[11])
+	}
+	if len(w.tid) != 3 || len(w.qID) != 2 || len(w.rBuyer) != 3 {
+		t.Fatalf("write: %+v", w)
+	}
+
+	// Reentry (nil interval: never again), relationships and respondents inside a batch;
+	// status, full quotas, other campaigns' quotas and stored facts.
+	es = []Entry{
+		entry("f", 2, 9, 20), // admitted
+		entry("g", 2, 9, 20), // reentry within the batch
+		entry("h", 1, 9, 10), // related to campaign 2, entered in this batch
+		entry("i", 3, 9, 30), // full
+		entry("j", 4, 9, 30), // not active
+		entry("k", 1, 8, 20), // quota 20 belongs to campaign 2: no matched quota
+		entry("l", 2, 8, 20), // admitted (fills the click-balanced quota)
+		entry("m", 2, 6, 20), // click-balanced quota full
+		entry("n", 1, 5, 10), // stored exclusion
+	}
+	st = newState(len(es))
+	st.facts[6].respondent = "STORED"
+	st.facts[8].excluded = true
+	out, w = decideBatch(es, st)
+	refused = refused[:0]
+	for _, a := range out {
+		refused = append(refused, a.Refused)
+	}
+	want := []string{"", RefusedReentry, RefusedRelated, RefusedQuota, RefusedStatus, RefusedQuota, "", RefusedQuota, RefusedExcluded}
+	if !slices.Equal(refused, want) {
+		t.Fatalf("verdicts %q, want %q", refused, want)
+	}
+	if !slices.Equal(w.rid, []string{"", "STORED"}) || !slices.Equal(w.rPart, []int64{9}) {
+		t.Fatalf("respondents: rid %q, inserted for %v", w.rid, w.rPart)
+	}
+	if st.quotas[20].entries != 2 {
+		t.Fatalf("click-balanced entries %d", st.quotas[20].entries)
+	}
+}
