@@ -8,7 +8,7 @@ BIN      := bin/switchboard
 # cluster's data directory is not readable by every user).
 GOFILES   = $(shell find . \( -path ./.git -o -path ./.data -o -path ./bin -o -path ./test-artifacts \) -prune -o -name '*.go' -print)
 
-.PHONY: all build run test bench fmt lint clean pg
+.PHONY: all build run test bench fmt lint clean pg browser
 
 all: build
 
@@ -20,7 +20,7 @@ build:
 run: build $(if $(DATABASE_URL),,pg)
 	./$(BIN) serve --demo
 
-test: $(if $(TEST_DATABASE_URL),,pg)
+test: $(if $(TEST_DATABASE_URL),,pg) browser
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 bench: build
@@ -50,4 +50,18 @@ pg:
 		echo "Install them (Debian/Ubuntu: sudo apt-get install postgresql), or point the tests at a server" >&2; \
 		echo "with TEST_DATABASE_URL=postgres://user@host:port/db (the user needs CREATEDB)." >&2; \
 		exit 1; \
+	fi
+
+# Chromium for the browser tests of the hosted pages (cmd/switchboard/app/browsertest):
+# Debian's package, installed with apt-get when missing and running as root. Without it
+# those tests skip, except under CI=true, where they fail.
+browser:
+	@if [ -x /usr/bin/chromium ]; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Chromium not found: installing the chromium package"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	else \
+		echo "Chromium (/usr/bin/chromium) is not installed: the browser tests will skip." >&2; \
+		echo "Install it (Debian/Ubuntu: sudo apt-get install chromium) to run them." >&2; \
 	fi

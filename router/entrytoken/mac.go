@@ -1,0 +1,20 @@
+package entrytoken
+
+// MAC returns HMAC-SHA256, under the service key, of a message in the given domain: the
+// hosted pages derive their per-form CSRF values with it. The message starts with a byte
+// that no token payload starts with (payloads start with the version, 1) and the domain, so
+// a MAC is never a token tag and MACs of different domains never collide.
+func (k *Key) MAC(domain string, parts ...string) [32]byte {
+	n := 2 + len(domain)
+	for _, p := range parts {
+		n += 1 + len(p)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, 0xff)
+	b = append(b, domain...)
+	for _, p := range parts {
+		b = append(b, 0)
+		b = append(b, p...)
+	}
+	return k.mac(b)
+}
