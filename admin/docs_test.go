@@ -125,7 +125,9 @@ fresh database; ` + "`{base_url}`" + ` stands for the server's public URL (` + "
   ` + "`pq_<question_id>`" + ` for every standard question of the campaign's country language in catalog order, titled by its
   question text, AGE as ` + "`pq_42`" + ` (band: ` + "`Under 18`" + `, ` + "`18-24`" + `, ` + "`25-34`" + `, ` + "`35-44`" + `, ` + "`45-54`" + `,
   ` + "`55-64`" + `, ` + "`65+`" + `) followed by ` + "`pq_42_non_bucketed`" + ` (the age given); then ` + "`tq_<question_id>`" + ` for every
-  custom screener question attached to the campaign (answers given on the pre-screener).
+  custom screener question attached to the campaign (answers given on the pre-screener); last ` + "`speeder`" + `
+  (` + "`true`" + ` when the complete came back faster than the speeder fraction of the length of interview, default 25%,
+  so that it can be rejected; docs/quality.md).
 - **Results CSV**: one row per session that reached complete, in session order; ` + "`status`" + ` is ` + "`Complete`" + `, or
   ` + "`Rejected`" + ` once rejected (by reject_completes or reconcile). Test sessions are never listed.
 - **Answer values** (both CSVs): select questions give the **option texts** of the chosen answers (in the language of
@@ -134,7 +136,7 @@ fresh database; ` + "`{base_url}`" + ` stands for the server's public URL (` + "
 - **export_demographics** answers one row per session of the campaign, any outcome (test sessions aside), in session
   order. Header: ` + "`transaction_id,respondent_id,status`" + `, then one column per standard question of the campaign's country
   language that at least one of the exported respondents answered, in catalog order, titled by the qualification name
-  (` + "`AGE`" + `, ` + "`GENDER`" + `, …; AGE is the age given). ` + "`status`" + `: ` + "`Complete`" + `, ` + "`Rejected`" + `, ` + "`Over quota`" + `,
+  (` + "`AGE`" + `, ` + "`GENDER`" + `, …; AGE is the age given), then ` + "`speeder`" + ` (` + "`true`" + `/` + "`false`" + `, as in the results). ` + "`status`" + `: ` + "`Complete`" + `, ` + "`Rejected`" + `, ` + "`Over quota`" + `,
   ` + "`Quality term`" + `, ` + "`Disqualified`" + `, ` + "`In progress`" + ` (no callback yet) or ` + "`Abandoned`" + ` (no callback within
   2 × LOI + 10 minutes). Filters ` + "`transaction_ids`" + ` and ` + "`player_ids`" + ` (the buyer's ` + "`{RESPONDENT_ID}`" + ` values) each
   take a string or an array of strings (at most 10,000; an empty string or array is no filter); given both, a session

@@ -499,7 +499,7 @@ func TestInsightsColumnsAndResults(t *testing.T) {
 	keys, titles := orderedKeys(t, resp.Body)
 	wantKeys := []string{"id", "time", "panelist_id", "status", "pq_42", "pq_42_non_bucketed", "pq_43", "pq_45", "pq_100", "pq_47",
 		"pq_112", "pq_101", "pq_102", "pq_103", "pq_104", "pq_105", "pq_106", "pq_107", "pq_108", "pq_109", "pq_110", "pq_111",
-		fmt.Sprintf("tq_%d", cq.QuestionID)}
+		fmt.Sprintf("tq_%d", cq.QuestionID), "speeder"}
 	if !reflect.DeepEqual(keys, wantKeys) {
 		t.Fatalf("columns order:\n got %v\nwant %v", keys, wantKeys)
 	}
@@ -604,7 +604,7 @@ func TestExportDemographics(t *testing.T) {
 
 	// No sessions: the header only.
 	recs, resp := getCSV(t, b, "POST", exportPath, nil)
-	if !reflect.DeepEqual(recs, [][]string{{"transaction_id", "respondent_id", "status"}}) {
+	if !reflect.DeepEqual(recs, [][]string{{"transaction_id", "respondent_id", "status", "speeder"}}) {
 		t.Errorf("empty export: %q", recs)
 	}
 	if cd := resp.Header.Get("Content-Disposition"); cd != fmt.Sprintf("attachment; filename=campaign_%d_demographics.csv", c.ID) {
@@ -626,14 +626,14 @@ func TestExportDemographics(t *testing.T) {
 
 	recs, _ = getCSV(t, b, "POST", exportPath, map[string]any{})
 	want := [][]string{
-		{"transaction_id", "respondent_id", "status", "AGE", "GENDER", "ZIP", "HISPANIC"},
-		{"t-1", "P1", "Complete", "34", "Female", "10001", ""},
-		{"t-2", "P2", "Rejected", "", "Male", "", "Yes, Mexican, Mexican American, Chicano"},
-		{"t-3", "P3", "Over quota", "", "", "x, \"y\"\n日本語 🚀", ""},
-		{"t-4", "P4", "Quality term", "", "", "", ""},
-		{"t-5", "P5", "Disqualified", "", "", "", ""},
-		{"t-6", "P6", "In progress", "", "", "", ""},
-		{"t-7", "P7", "Abandoned", "", "", "", ""},
+		{"transaction_id", "respondent_id", "status", "AGE", "GENDER", "ZIP", "HISPANIC", "speeder"},
+		{"t-1", "P1", "Complete", "34", "Female", "10001", "", "false"},
+		{"t-2", "P2", "Rejected", "", "Male", "", "Yes, Mexican, Mexican American, Chicano", "false"},
+		{"t-3", "P3", "Over quota", "", "", "x, \"y\"\n日本語 🚀", "", "false"},
+		{"t-4", "P4", "Quality term", "", "", "", "", "false"},
+		{"t-5", "P5", "Disqualified", "", "", "", "", "false"},
+		{"t-6", "P6", "In progress", "", "", "", "", "false"},
+		{"t-7", "P7", "Abandoned", "", "", "", "", "false"},
 	}
 	if !reflect.DeepEqual(recs, want) {
 		t.Errorf("export:\n got %q\nwant %q", recs, want)
@@ -663,7 +663,7 @@ func TestExportDemographics(t *testing.T) {
 	}
 	// Columns follow the filtered respondents' answers.
 	recs, _ = getCSV(t, b, "POST", exportPath, map[string]any{"transaction_ids": "t-2"})
-	if !reflect.DeepEqual(recs[0], []string{"transaction_id", "respondent_id", "status", "GENDER", "HISPANIC"}) {
+	if !reflect.DeepEqual(recs[0], []string{"transaction_id", "respondent_id", "status", "GENDER", "HISPANIC", "speeder"}) {
 		t.Errorf("filtered header: %v", recs[0])
 	}
 

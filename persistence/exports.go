@@ -165,11 +165,14 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 		header = append(header, c.Title)
 		sel.WriteString(`, (s.profile -> '` + strconv.Itoa(int(c.QuestionID)) + `')::text`)
 	}
+	header = append(header, "speeder") // last: quality.go
+	sel.WriteString(`, ` + speederSQL)
 	sel.WriteString(` FROM ` + sessionsInOrder(where) + ` ORDER BY s.id`)
 
 	var (
 		tid, respondent, outcome string
 		rejected, released       bool
+		speeder                  bool
 		vals                     = make([]*string, len(cols))
 		dest                     = append([]any{&tid, &respondent, &outcome, &rejected, &released}, make([]any, len(cols))...)
 		fm                       answerFormatter
@@ -177,6 +180,7 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 	for i := range vals {
 		dest[5+i] = &vals[i]
 	}
+	dest = append(dest, &speeder)
 	row := func(rows pgx.Rows, rec []string) ([]string, error) {
 		if err := rows.Scan(dest...); err != nil {
 			return rec, err
@@ -194,7 +198,7 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 			}
 			rec = append(rec, fm.answer(answers, c, raw))
 		}
-		return rec, nil
+		return append(rec, speederText(speeder)), nil
 	}
 	return db.openExport(ctx, header, sel.String(), args, row)
 }

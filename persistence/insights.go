@@ -235,6 +235,7 @@ func (db *DB) CampaignResultLayout(ctx context.Context, buyerID, projectID, camp
 	if err := rows.Err(); err != nil {
 		return ResultLayout{}, classify(err)
 	}
+	l.Columns = append(l.Columns, speederColumn) // last (quality.go)
 	if l.answers, err = db.answerTexts(ctx, cl, qids); err != nil {
 		return ResultLayout{}, err
 	}
@@ -308,6 +309,9 @@ func (db *DB) OpenCampaignResults(ctx context.Context, l ResultLayout) (*CSVExpo
 		case ColumnAnswer, ColumnAgeBand:
 			sel.WriteString(`, (s.profile -> '` + strconv.Itoa(int(c.QuestionID)) + `')::text`)
 			qcols = append(qcols, c)
+		case ColumnSpeeder:
+			sel.WriteString(`, ` + speederSQL + `::text`)
+			qcols = append(qcols, c)
 		case ColumnScreener:
 			sel.WriteString(`, (SELECT array_to_json(sa.pre_codes)::text FROM screener_answers sa WHERE sa.session_id = s.id AND sa.question_id = ` +
 				strconv.Itoa(int(c.QuestionID)) + `)`)
@@ -344,6 +348,10 @@ func (db *DB) OpenCampaignResults(ctx context.Context, l ResultLayout) (*CSVExpo
 			var raw string
 			if vals[i] != nil {
 				raw = *vals[i]
+			}
+			if c.Kind == ColumnSpeeder {
+				rec = append(rec, raw)
+				continue
 			}
 			if c.Kind == ColumnAgeBand {
 				band, exact := f.age(raw)

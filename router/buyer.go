@@ -19,6 +19,8 @@ type BuyerOps struct {
 	DB        *persistence.DB
 	PublicURL string
 	Log       *zap.Logger
+	// Quality records rejected completes as quality signals (quality.go); nil: off.
+	Quality QualityGate
 }
 
 // maxIDs bounds the id arrays of one request (CONTRACT §2).
@@ -63,10 +65,12 @@ func (o *BuyerOps) RejectCompletes(ctx context.Context, buyer persistence.Buyer,
 	if len(*b.TransactionIDs) > maxIDs {
 		return nil, fault.Invalid("transaction_ids", "must hold at most %d ids", maxIDs)
 	}
-	out, err := o.DB.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, o.reverse(ctx))
+	reverse, observe := o.qualityReverse(ctx, o.reverse(ctx))
+	out, err := o.DB.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, reverse)
 	if err != nil {
 		return nil, err
 	}
+	observe()
 	if out.NewlyRejected() > 0 {
 		o.announce(ctx, campaignID)
 	}
@@ -91,10 +95,12 @@ func (o *BuyerOps) Reconcile(ctx context.Context, buyer persistence.Buyer, campa
 	if len(*b.AcceptedIDs) > maxIDs {
 		return nil, fault.Invalid("accepted_ids", "must hold at most %d ids", maxIDs)
 	}
-	out, err := o.DB.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, o.reverse(ctx))
+	reverse, observe := o.qualityReverse(ctx, o.reverse(ctx))
+	out, err := o.DB.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, reverse)
 	if err != nil {
 		return nil, err
 	}
+	observe()
 	o.announce(ctx, campaignID)
 	return out, nil
 }

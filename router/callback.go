@@ -5,7 +5,6 @@ import (
 	"html"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/engine/fault"
@@ -16,7 +15,7 @@ import (
 
 // callback is GET /router/customers/{customer_id}/cps/{outcome}?tid=&tr_sech= (CONTRACT §7).
 func (r *Router) callback(ctx *fasthttp.RequestCtx) {
-	location, page, err := r.handleCallback(ctx, ctx.UserValue("customer_id").(string),
+	location, page, err := r.handleCallback(context.Background(), ctx.UserValue("customer_id").(string),
 		ctx.UserValue("outcome").(string), string(ctx.Request.Header.RequestURI()), string(ctx.QueryArgs().Peek("tid")))
 	switch {
 	case err != nil:
@@ -73,13 +72,11 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 	pay := r.cfg.Rules.Pay(payout.Session{Outcome: outcome, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
 		pub.RevenueShare, pub.ExchangeRate)
 	fields := payout.Fields{TID: s.TID, Status: outcome, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier}
-	rec := persistence.OutcomeRecord{Outcome: outcome, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward}
-	enqueue := func(tx pgx.Tx) error { return payout.EnqueueOutcome(context.WithoutCancel(ctx), tx, pub, fields) }
-	record := r.db.RecordOutcome
-	if r.outw != nil {
-		record = r.outw.Record
-	}
-	decided, held, stored, err := record(ctx, s, rec, enqueue)
+	// The partner's postback is stored with the outcome, in the same transaction.
+	rec := persistence.OutcomeRecord{Outcome: outcome, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward,
+		Postback: persistence.Postback{TID: s.TID, Kind: persistence.PostbackOutcome, PublisherID: pub.ID,
+			URL: payout.PostbackURL(pub, fields)}}
+	decided, held, stored, err := r.record(ctx, s, rec)
 	if err != nil {
 		return "", "", err
 	}
@@ -97,6 +94,7 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 	if complete {
 		r.notify.completed(s.CampaignID)
 	}
+	r.afterOutcome(ctx, s, outcome, now) // quality signals: quality_term, speeders (quality.go)
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: outcome, Reward: pay.Reward}), "", nil
 }
 

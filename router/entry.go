@@ -34,7 +34,10 @@ func (r *Router) entry(ctx *fasthttp.RequestCtx) {
 		httpio.WriteError(ctx, r.log, httpio.StyleError, err)
 		return
 	}
-	pub, err := r.publisher(ctx, claims.PublisherID)
+	// The database gets a context of its own: a RequestCtx's Done channel is replaced by
+	// Server.Shutdown and must not reach pgx.
+	bg := context.Background()
+	pub, err := r.publisher(bg, claims.PublisherID)
 	if err != nil {
 		if isNotFound(err) {
 			err = fault.Forbidden("unknown publisher")
@@ -42,7 +45,17 @@ func (r *Router) entry(ctx *fasthttp.RequestCtx) {
 		httpio.WriteError(ctx, r.log, httpio.StyleError, err)
 		return
 	}
-	location, err := r.enter(ctx, &claims, now)
+	// Quality hook (router/quality.go): a blocked participant goes back with quality_term.
+	if loc := r.qualityRefusal(&claims, pub, now); loc != "" {
+		redirect(ctx, loc)
+		return
+	}
+	// Hosted pre-screener hook (router/prescreen.go): a campaign with custom screener
+	// questions sends an eligible participant to /router/prescreen first; its post enters.
+	if r.prescreenFirst(ctx, &claims, now) {
+		return
+	}
+	location, err := r.enter(bg, &claims, now)
 	if err != nil {
 		httpio.WriteError(ctx, r.log, httpio.StyleError, err)
 		return

@@ -2,8 +2,8 @@
 // /supply_api/v4/entry), buyer callbacks (GET /router/customers/{customer_id}/cps/{outcome}),
 // test sessions (redirect_test), and the buyer-side reject_completes and reconcile logic.
 //
-// PostgreSQL is the arbiter of every count: an entry is admitted by one statement that locks
-// the matched quota rows (persistence.admitSQL), normally inside a group-commit batch; a
+// PostgreSQL is the arbiter of every count: an entry is admitted in a transaction that locks
+// the matched quota rows (persistence.admitBatch), normally for a group-commit batch; a
 // callback records its outcome and moves the counts in one transaction with the partner's
 // postback. The engine's atomics on every process mirror those counts through NOTIFY and a
 // periodic reconciliation (docs/architecture.md, "Counting across processes").
@@ -108,6 +108,11 @@ type Router struct {
 	stop    context.CancelFunc
 	done    sync.WaitGroup
 	started bool
+
+	quality qualityHooks // participant quality checks (quality.go); zero: off
+
+	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
+	screeners ttlCache[int64, *persistence.Screener]
 }
 
 // New builds the router; Start runs its background work.
@@ -125,6 +130,7 @@ func New(d Deps) (*Router, error) {
 	r.routes.ttl = time.Second
 	r.buyers.ttl = time.Minute
 	r.pubs.ttl = 30 * time.Second
+	r.screeners.ttl = time.Second
 	if !cfg.Naive {
 		r.writer = d.DB.NewEntryWriter(cfg.GroupCommit)
 		r.outw = d.DB.NewOutcomeWriter(cfg.GroupCommit)
@@ -138,6 +144,8 @@ func (r *Router) Register(mux *httpio.Mux) {
 	mux.Handle("GET", "/supply_api/v4/entry", r.entry)
 	mux.Handle("GET", "/router/customers/{customer_id}/cps/{outcome}", r.callback)
 	mux.Handle("GET", "/router/test/{campaign_id}", r.redirectTest)
+	mux.Handle("GET", PrescreenPath, r.prescreenPage)
+	mux.Handle("POST", PrescreenPath, r.prescreenSubmit)
 }
 
 // Start runs the background work until Close: notifications out and in, the counters'
@@ -170,6 +178,14 @@ func (r *Router) admit(ctx context.Context, e persistence.Entry) (persistence.Ad
 		return r.writer.Admit(ctx, e)
 	}
 	return r.db.Admit(ctx, e)
+}
+
+// record stores a callback's outcome through the group-commit writer or, when naive, alone.
+func (r *Router) record(ctx context.Context, s persistence.Session, o persistence.OutcomeRecord) (decided, held bool, stored persistence.Session, err error) {
+	if r.outw != nil {
+		return r.outw.Record(ctx, s, o)
+	}
+	return r.db.RecordOutcome(ctx, s, o)
 }
 
 func (r *Router) publisher(ctx context.Context, id int64) (persistence.Publisher, error) {

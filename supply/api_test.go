@@ -276,7 +276,7 @@ func TestCampaignsRequestValidation(t *testing.T) {
 	expectError(t, p.campaignsRaw(t, u, "", "user_ip=1.2.3.4&device_type=4"), 400, "device_type")
 	expectError(t, p.campaignsRaw(t, u, "", "user_ip=1.2.3.4&device_type=0"), 400, "device_type")
 	expectError(t, p.campaignsRaw(t, u, strings.Repeat("d", 256), "user_ip=1.2.3.4&device_type=1"), 400, "X-Device-Identifier")
-	p.campaignsRaw(t, u, "", "user_ip=2001:db8::1&device_type=3").Expect(t, 200)
+	p.campaignsRaw(t, u, "", "user_ip=2a00:1450:4001:80b::200e&device_type=3").Expect(t, 200)
 }
 
 func TestProfileSurveyForUnprofiled(t *testing.T) {
@@ -298,7 +298,7 @@ func TestProfileSurveyForUnprofiled(t *testing.T) {
 		t.Fatalf("profile token %+v %v", c, err)
 	}
 	r := get(t, s, sv.OfferEntryURL).Expect(t, 200)
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.Body), "Profiler coming soon") {
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.Body), "Where do you live?") {
 		t.Fatalf("profiler page %s %s", r.Header.Get("Content-Type"), r.Body)
 	}
 	get(t, s, sv.SupportURL).Expect(t, 200)

@@ -87,8 +87,13 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		a.fail(ctx, errNoIP)
 		return
 	}
-	if _, err := netip.ParseAddr(bytesString(ip)); err != nil {
+	addr, err := netip.ParseAddr(bytesString(ip))
+	if err != nil {
 		a.fail(ctx, errBadIP)
+		return
+	}
+	if err := a.quality.checkIP(addr); err != nil { // public addresses only (quality.go)
+		a.fail(ctx, err)
 		return
 	}
 	dt := args.Peek("device_type")
@@ -104,6 +109,11 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 
 	now := a.now()
 	p, profiled := a.panel.Get(pub.ID, bytesString(user))
+	// Blocked for quality, or an IP in another country: from memory, before the cache (quality.go).
+	if body := a.quality.refusal(pub.ID, user, p, addr, now); body != nil {
+		writeRaw(ctx, body)
+		return
+	}
 	snap := a.eng.Snapshot() // before matching: a newer snapshot only makes the entry stale
 	key := a.cache.key(pub.ID, user, devType, device)
 	if body := a.cache.get(key, pub.ID, user, devType, device, p, snap); body != nil {
@@ -114,6 +124,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
+	a.quality.sight(pub.ID, device, user, now) // the shared-device rule, batched (quality.go)
 	sc := scratchPool.Get().(*reqScratch)
 	if !profiled {
 		sc.buf = a.appendProfileAnswer(sc, pub, user, devType, device, now)

@@ -38,14 +38,17 @@ func benchAPI(tb testing.TB, cacheTTL time.Duration) (*API, []string) {
 		users = append(users, u)
 	}
 	cfg := Config{PublicURL: "https://sb.example.test", CacheTTL: cacheTTL}.withDefaults()
+	var err error
 	a := &API{eng: eng, panel: panel, log: zap.NewNop(), cfg: cfg, now: func() int64 { return synth.Now },
 		key: entrytoken.NewKey([]byte("0123456789abcdef0123456789abcdef")), catalog: testCatalog(tb),
 		hot: newHotTiles(), misses: make(chan panelMiss, 1), missSeen: map[panelMiss]int64{}}
+	if a.quality, err = newQuality(QualityConfig{}, nil, zap.NewNop(), a.now, nil); err != nil { // quality.go: IP checks, blocked set, sightings
+		tb.Fatal(err)
+	}
 	a.pubs = newPublisherStore(nil, persistence.EnvStaging, zap.NewNop())
 	pub := &publisher{Publisher: persistence.Publisher{ID: 1, CurrencyName: "Coins", ExchangeRate: 100, RevenueShare: 0.7,
 		Environment: persistence.EnvStaging}, currency: appendJSONString(nil, "Coins")}
 	a.pubs.set.Store(&publisherSet{byHash: map[[32]byte]*publisher{sha256.Sum256([]byte(benchToken)): pub}, byID: map[int64]*publisher{1: pub}})
-	var err error
 	if a.cache, err = newAnswerCache(cfg.CacheTTL, cfg.CacheMaxBytes); err != nil {
 		tb.Fatal(err)
 	}
@@ -63,7 +66,7 @@ func benchAPI(tb testing.TB, cacheTTL time.Duration) (*API, []string) {
 func benchRequest(ctx *fasthttp.RequestCtx, user string) {
 	ctx.Request.Reset()
 	ctx.Response.Reset()
-	ctx.Request.SetRequestURI("/supply_api/v4/campaigns?user_ip=203.0.113.7&device_type=1")
+	ctx.Request.SetRequestURI("/supply_api/v4/campaigns?user_ip=73.15.20.7&device_type=1")
 	ctx.Request.Header.SetMethod("GET")
 	ctx.Request.Header.Set("X-Api-Token", benchToken)
 	ctx.Request.Header.Set("X-User-Identifier", user)

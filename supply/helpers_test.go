@@ -154,7 +154,7 @@ func (p *partner) campaignsRaw(t *testing.T, user, device string, query string) 
 
 func (p *partner) campaigns(t *testing.T, user, device string, deviceType int) offers {
 	t.Helper()
-	r := p.campaignsRaw(t, user, device, "user_ip=203.0.113.9&device_type="+strconv.Itoa(deviceType))
+	r := p.campaignsRaw(t, user, device, "user_ip=73.15.20.9&device_type="+strconv.Itoa(deviceType))
 	r.Expect(t, 200)
 	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Fatalf("content type %q", ct)

@@ -368,6 +368,13 @@ func (a *API) doImpanel(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
+	return a.storeImpanel(pub, user, device, cc, answers, attrs)
+}
+
+// storeImpanel impanels a participant whose answers are validated against cc: write-through
+// to PostgreSQL (which NOTIFYs the other processes), the panel update and the drop of the
+// user's cached offers. POST /players/impanel and the hosted profiler both end here.
+func (a *API) storeImpanel(pub *publisher, user, device []byte, cc *countryCatalog, answers []persistence.ProfileAnswer, attrs map[string]any) error {
 	in := persistence.Impanel{PublisherID: pub.ID, User: string(user), CountryID: cc.id, Profile: answers, Attributes: attrs}
 	// Not the RequestCtx: pgx may watch its context after the handler has returned.
 	dbctx, cancel := context.WithTimeout(context.Background(), impanelTimeout)
@@ -382,5 +389,6 @@ func (a *API) doImpanel(ctx *fasthttp.RequestCtx) error {
 		return fault.Internal(err)
 	}
 	a.cache.dropUser(pub.ID, user, device)
+	a.quality.afterImpanel(pub.ID, user, device, stored.ID, cc.id, answers) // profile rules (quality.go)
 	return nil
 }

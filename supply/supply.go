@@ -46,6 +46,8 @@ type Config struct {
 	// TouchEvery is the period at which offer requests are written back as last_active_at
 	// (default 5 min).
 	TouchEvery time.Duration
+	// Quality tunes the participant quality defenses (quality.go).
+	Quality QualityConfig
 }
 
 func (c Config) withDefaults() Config {
@@ -98,9 +100,11 @@ type API struct {
 
 	key     *entrytoken.Key
 	catalog *catalog
+	pages   *pageCatalog // the hosted profiler's texts (pages_catalog.go)
 	pubs    *publisherStore
 	cache   *answerCache
 	hot     *hotTiles
+	quality *Quality // blocked set, IP checks, device sightings (quality.go)
 
 	urlEntry, urlProfile, urlSupport []byte // `"` + JSON-escaped URL prefix ending in "token="
 
@@ -147,6 +151,14 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	if a.catalog, err = newCatalog(cat); err != nil {
 		return nil, err
 	}
+	if a.quality, err = newQuality(cfg.Quality, d.DB, log.Named("quality"), now, cat.Countries); err != nil {
+		return nil, err
+	}
+	abbrs, err := d.DB.CountryLanguageAbbrs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.pages = newPageCatalog(cat, a.catalog, abbrs)
 	a.pubs = newPublisherStore(d.DB, cfg.Environment, log)
 	if err := a.pubs.refresh(ctx); err != nil {
 		return nil, err
@@ -168,8 +180,11 @@ func (a *API) Register(mux *httpio.Mux) {
 	mux.Handle("GET", Prefix+"/qualifications", a.qualifications)
 	mux.Handle("POST", Prefix+"/players/impanel", a.impanel)
 	mux.Handle("GET", Prefix+"/campaigns", a.campaigns)
+	// The hosted pages (pages.go, pages_support.go).
 	mux.Handle("GET", Prefix+"/profile", a.profilePage)
-	mux.Handle("GET", "/support", a.supportPage)
+	mux.Handle("POST", Prefix+"/profile", a.profileSubmit)
+	mux.Handle("GET", "/support", a.supportPageGet)
+	mux.Handle("POST", "/support", a.supportSubmit)
 }
 
 // Start runs the background work until ctx ends: the panel load and its LISTEN on
@@ -178,6 +193,7 @@ func (a *API) Register(mux *httpio.Mux) {
 func (a *API) Start(ctx context.Context) {
 	go a.runPanelSync(ctx)
 	go a.runLoops(ctx)
+	a.startQuality(ctx)
 }
 
 // Loaded is closed once the panel holds the participants active within PanelWindow.

@@ -32,6 +32,8 @@ func commands() []command {
 		{"buyer token", "issue a further token for a buyer", runBuyerToken},
 		{"publisher create", "register a supply partner and print its credentials", runPublisherCreate},
 		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
+		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
+		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
 	}
 }

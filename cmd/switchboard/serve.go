@@ -22,6 +22,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.StringVar(&cfg.Environment, "environment", persistence.EnvStaging, "staging or live: which tokens this deployment accepts")
 	f.Float64Var(&cfg.RateLimit, "rate-limit", 100, "buyer requests per second per token (negative: off)")
 	f.IntVar(&cfg.RateBurst, "rate-burst", 200, "buyer burst per token")
+	qualityFlags(f, &cfg) // quality.go
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	if err := f.parse(args); err != nil {

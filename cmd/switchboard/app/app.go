@@ -38,6 +38,9 @@ type Config struct {
 	Supply supply.Config
 	// Router tunes entry routing and callbacks; its PublicURL is taken from the field above.
 	Router router.Config
+	// RouterQuality tunes the routing side of participant quality (speeders); the rest is
+	// Supply.Quality (docs/quality.md).
+	RouterQuality router.QualityConfig
 	// Postbacks tunes the partner postback worker (timeouts, backoff, the 24 h retry window).
 	Postbacks payout.WorkerConfig
 }
@@ -134,6 +137,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	a.Router.SetQuality(a.Supply.Quality(), cfg.RouterQuality)
+	a.Supply.Quality().RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
 	a.Router.Start(bg)
 	admin.New(admin.Deps{
@@ -143,7 +148,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		PublicURL:   cfg.PublicURL,
 		Limiter:     httpio.NewRateLimiter(cfg.RateLimit, cfg.RateBurst),
 		Panel:       a.Panel,
-		Outcomes:    &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes")},
+		Outcomes:    &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Supply.Quality()},
 	}).Register(mux)
 	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
 	a.Payouts.RegisterMetrics(a.Metrics)
@@ -195,9 +200,9 @@ func (a *App) healthz(ctx *fasthttp.RequestCtx) {
 }
 
 func (a *App) readyz(ctx *fasthttp.RequestCtx) {
-	c, cancel := context.WithTimeout(ctx, 2*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	checks := map[string]string{"database": "ok", "engine": "ok"}
+	checks := map[string]string{"database": "ok", "engine": "ok", "geoip": a.Supply.Quality().GeoIPStatus()}
 	status := fasthttp.StatusOK
 	if err := a.DB.Ping(c); err != nil {
 		checks["database"] = "unreachable"

@@ -42,6 +42,9 @@ type Options struct {
 	RateBurst   int         // 0: the default
 	DatabaseURL string      // default: a fresh database from pgtest.URL
 	Log         *zap.Logger // default: none, or development logging when APPTEST_LOG is set
+	// Configure, when set, adjusts the app's Config before it starts (supply, router and
+	// quality settings).
+	Configure func(*app.Config)
 }
 
 // Server is a running app.
@@ -79,8 +82,12 @@ func Start(tb testing.TB, o Options) *Server {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, err := app.New(ctx, app.Config{Addr: addr, DatabaseURL: o.DatabaseURL, PublicURL: o.PublicURL,
-		Environment: o.Environment, RateLimit: o.RateLimit, RateBurst: o.RateBurst}, o.Log)
+	cfg := app.Config{Addr: addr, DatabaseURL: o.DatabaseURL, PublicURL: o.PublicURL,
+		Environment: o.Environment, RateLimit: o.RateLimit, RateBurst: o.RateBurst}
+	if o.Configure != nil {
+		o.Configure(&cfg)
+	}
+	a, err := app.New(ctx, cfg, o.Log)
 	if err != nil {
 		ln.Close()
 		tb.Fatalf("apptest: start app: %v", err)

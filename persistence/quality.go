@@ -1,0 +1,618 @@
+package persistence
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/engine/fault"
+)
+
+// QualityChannel is the NOTIFY channel that tells every serve process a participant's block
+// state changed (a block decided or lifted); the payload is the participant id.
+const QualityChannel = "switchboard_quality"
+
+// Kinds of quality signal (quality_signals.kind).
+const (
+	SignalQualityTerm       = "quality_term"       // a quality_term callback
+	SignalRejected          = "rejected"           // a complete rejected by reject_completes or reconcile
+	SignalSpeeder           = "speeder"            // a complete faster than a fraction of the LOI
+	SignalSharedDevice      = "shared_device"      // a device seen with too many users of the publisher
+	SignalMultiCountry      = "multi_country"      // impaneled in more than one country within 24 h
+	SignalImplausibleAge    = "implausible_age"    // AGE moved backwards or by more than a year
+	SignalImplausibleGender = "implausible_gender" // GENDER flipped more than once
+)
+
+// Rule classes: what a block names (never the thresholds).
+const (
+	ClassOutcomes    = "outcomes"
+	ClassSpeeding    = "speeding"
+	ClassDuplicates  = "duplicates"
+	ClassImplausible = "implausible_profile"
+)
+
+// QualityClasses lists the rule classes in the order decisions consider them.
+var QualityClasses = []string{ClassDuplicates, ClassImplausible, ClassSpeeding, ClassOutcomes}
+
+// SignalClass is the rule class of a signal kind.
+func SignalClass(kind string) string {
+	switch kind {
+	case SignalQualityTerm, SignalRejected:
+		return ClassOutcomes
+	case SignalSpeeder:
+		return ClassSpeeding
+	case SignalSharedDevice, SignalMultiCountry:
+		return ClassDuplicates
+	default:
+		return ClassImplausible
+	}
+}
+
+// QualityPolicy decides blocks from signals. Zero values take the defaults.
+type QualityPolicy struct {
+	// Window: signals older than this no longer count (default 30 days). Signals older than
+	// the participant's latest decision (a block or its lifting) never count again.
+	Window time.Duration
+	// BlockFor is how long a block lasts (default 30 days).
+	BlockFor time.Duration
+	// Thresholds: a participant with at least this many counted signals of a rule class is
+	// blocked. Defaults: outcomes 3, speeding 3, duplicates 1, implausible_profile 1. A
+	// negative threshold turns the class off.
+	Thresholds map[string]int
+}
+
+// DefaultQualityThresholds are the thresholds a zero QualityPolicy uses.
+func DefaultQualityThresholds() map[string]int {
+	return map[string]int{ClassOutcomes: 3, ClassSpeeding: 3, ClassDuplicates: 1, ClassImplausible: 1}
+}
+
+// WithDefaults fills what p leaves empty.
+func (p QualityPolicy) WithDefaults() QualityPolicy {
+	if p.Window <= 0 {
+		p.Window = 30 * 24 * time.Hour
+	}
+	if p.BlockFor <= 0 {
+		p.BlockFor = 30 * 24 * time.Hour
+	}
+	th := DefaultQualityThresholds()
+	for k, v := range p.Thresholds {
+		th[k] = v
+	}
+	p.Thresholds = th
+	return p
+}
+
+// QualitySignal is one piece of evidence against a participant.
+type QualitySignal struct {
+	ParticipantID int64
+	PublisherID   int64
+	Kind          string
+	Ref           string // makes the signal idempotent per (participant, kind)
+	TID           string // the session, for session signals
+	Evidence      map[string]any
+}
+
+// QualityBlock is a decision: (publisher, user) may not take surveys until ExpiresAt unless
+// lifted (UnblockedAt).
+type QualityBlock struct {
+	ID            int64           `json:"id"`
+	ParticipantID int64           `json:"participant_id"`
+	PublisherID   int64           `json:"publisher_id"`
+	User          string          `json:"user_identifier"`
+	RuleClass     string          `json:"rule_class"`
+	Evidence      json.RawMessage `json:"evidence"`
+	BlockedAt     time.Time       `json:"blocked_at"`
+	ExpiresAt     time.Time       `json:"expires_at"`
+	UnblockedAt   *time.Time      `json:"unblocked_at"`
+	UnblockNote   string          `json:"unblock_note,omitempty"`
+}
+
+// Until is when the block stops: its expiry or its lifting, whichever is first.
+func (b QualityBlock) Until() time.Time {
+	if b.UnblockedAt != nil && b.UnblockedAt.Before(b.ExpiresAt) {
+		return *b.UnblockedAt
+	}
+	return b.ExpiresAt
+}
+
+// QualityOutcome is what recording signals did: the signals newly stored (repeats of a
+// stored signal are not counted) and the blocks newly decided.
+type QualityOutcome struct {
+	NewSignals []QualitySignal
+	Blocks     []QualityBlock
+}
+
+// RecordQualitySignals stores signals (idempotently) and decides blocks, in one transaction.
+func (db *DB) RecordQualitySignals(ctx context.Context, pol QualityPolicy, sigs []QualitySignal) (QualityOutcome, error) {
+	var out QualityOutcome
+	if len(sigs) == 0 {
+		return out, nil
+	}
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = RecordQualitySignalsTx(ctx, tx, pol, sigs)
+		return err
+	})
+	return out, err
+}
+
+// RecordQualitySignalsTx is RecordQualitySignals inside tx (e.g. the transaction that rejects
+// completes). Each new block NOTIFYs QualityChannel at commit.
+func RecordQualitySignalsTx(ctx context.Context, tx pgx.Tx, pol QualityPolicy, sigs []QualitySignal) (QualityOutcome, error) {
+	pol = pol.WithDefaults()
+	var out QualityOutcome
+	var touched []int64
+	for _, s := range sigs {
+		if s.ParticipantID == 0 {
+			continue
+		}
+		ev := s.Evidence
+		if ev == nil {
+			ev = map[string]any{}
+		}
+		evJSON, err := json.Marshal(ev)
+		if err != nil {
+			return out, err
+		}
+		var tid *string
+		if s.TID != "" {
+			tid = &s.TID
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO quality_signals (participant_id, publisher_id, kind, rule_class, ref, tid, evidence)
+			SELECT $1, COALESCE(NULLIF($2::bigint, 0), p.publisher_id), $3, $4, $5, $6, $7 FROM participants p WHERE p.id = $1
+			ON CONFLICT (participant_id, kind, ref) DO NOTHING`,
+			s.ParticipantID, s.PublisherID, s.Kind, SignalClass(s.Kind), s.Ref, tid, evJSON)
+		if err != nil {
+			return out, err
+		}
+		if tag.RowsAffected() == 1 {
+			out.NewSignals = append(out.NewSignals, s)
+			if !slices.Contains(touched, s.ParticipantID) {
+				touched = append(touched, s.ParticipantID)
+			}
+		}
+	}
+	for _, id := range touched {
+		b, ok, err := decideBlock(ctx, tx, pol, id)
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			out.Blocks = append(out.Blocks, b)
+		}
+	}
+	return out, nil
+}
+
+// decideBlock blocks participant id when its counted signals of a rule class reach the
+// class's threshold and it is not blocked already.
+func decideBlock(ctx context.Context, tx pgx.Tx, pol QualityPolicy, id int64) (QualityBlock, bool, error) {
+	// One decision at a time per participant, across processes.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(730045101, hashint8($1))`, id); err != nil {
+		return QualityBlock{}, false, err
+	}
+	var active bool
+	var since time.Time
+	if err := tx.QueryRow(ctx, `SELECT
+			COALESCE(bool_or(unblocked_at IS NULL AND expires_at > now()), false),
+			COALESCE(greatest(max(blocked_at), max(unblocked_at)), 'epoch'::timestamptz)
+		FROM quality_blocks WHERE participant_id = $1`, id).Scan(&active, &since); err != nil {
+		return QualityBlock{}, false, err
+	}
+	if active {
+		return QualityBlock{}, false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT rule_class, count(*)::int, jsonb_agg(jsonb_build_object(
+			'kind', kind, 'ref', ref, 'tid', tid, 'evidence', evidence, 'at', created_at) ORDER BY created_at, id)
+		FROM quality_signals WHERE participant_id = $1 AND created_at > $2 AND created_at > now() - $3::interval
+		GROUP BY rule_class`, id, since, strconv.FormatInt(int64(pol.Window/time.Second), 10)+" seconds")
+	if err != nil {
+		return QualityBlock{}, false, err
+	}
+	counts := map[string]int{}
+	evidence := map[string]json.RawMessage{}
+	for rows.Next() {
+		var class string
+		var n int
+		var ev []byte
+		if err := rows.Scan(&class, &n, &ev); err != nil {
+			rows.Close()
+			return QualityBlock{}, false, err
+		}
+		counts[class], evidence[class] = n, ev
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return QualityBlock{}, false, err
+	}
+	class := ""
+	for _, c := range QualityClasses {
+		if th := pol.Thresholds[c]; th > 0 && counts[c] >= th {
+			class = c
+			break
+		}
+	}
+	if class == "" {
+		return QualityBlock{}, false, nil
+	}
+	ev, err := json.Marshal(map[string]any{"rule_class": class, "signals": evidence[class], "signal_count": counts[class]})
+	if err != nil {
+		return QualityBlock{}, false, err
+	}
+	b := QualityBlock{ParticipantID: id, RuleClass: class}
+	err = tx.QueryRow(ctx, `INSERT INTO quality_blocks (participant_id, publisher_id, user_identifier, rule_class, evidence, expires_at)
+		SELECT p.id, p.publisher_id, p.user_identifier, $2, $3, now() + $4::interval FROM participants p WHERE p.id = $1
+		RETURNING id, publisher_id, user_identifier, evidence, blocked_at, expires_at`,
+		id, class, ev, strconv.FormatInt(int64(pol.BlockFor/time.Second), 10)+" seconds").
+		Scan(&b.ID, &b.PublisherID, &b.User, &b.Evidence, &b.BlockedAt, &b.ExpiresAt)
+	if err != nil {
+		return QualityBlock{}, false, err
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, QualityChannel, strconv.FormatInt(id, 10)); err != nil {
+		return QualityBlock{}, false, err
+	}
+	return b, true, nil
+}
+
+const qualityBlockColumns = `id, participant_id, publisher_id, user_identifier, rule_class, evidence, blocked_at, expires_at,
+	unblocked_at, COALESCE(unblock_note, '')`
+
+func scanQualityBlock(row pgx.Row) (QualityBlock, error) {
+	var b QualityBlock
+	err := row.Scan(&b.ID, &b.ParticipantID, &b.PublisherID, &b.User, &b.RuleClass, &b.Evidence, &b.BlockedAt,
+		&b.ExpiresAt, &b.UnblockedAt, &b.UnblockNote)
+	return b, err
+}
+
+// RecentQualityBlocks returns, per participant, the latest block that is active or ended
+// within `ended` (entry refuses tokens issued before a block for as long as they live).
+func (db *DB) RecentQualityBlocks(ctx context.Context, ended time.Duration) ([]QualityBlock, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT DISTINCT ON (participant_id) `+qualityBlockColumns+` FROM quality_blocks
+		WHERE least(expires_at, COALESCE(unblocked_at, 'infinity')) > now() - $1::interval
+		ORDER BY participant_id, blocked_at DESC, id DESC`, strconv.FormatInt(int64(ended/time.Second), 10)+" seconds")
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QualityBlock, error) { return scanQualityBlock(r) })
+	return out, classify(err)
+}
+
+// LatestQualityBlock returns the participant's latest block; ok is false when it has none.
+func (db *DB) LatestQualityBlock(ctx context.Context, participantID int64) (QualityBlock, bool, error) {
+	b, err := scanQualityBlock(db.Pool.QueryRow(ctx, `SELECT `+qualityBlockColumns+` FROM quality_blocks
+		WHERE participant_id = $1 ORDER BY blocked_at DESC, id DESC LIMIT 1`, participantID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return b, false, nil
+	}
+	return b, err == nil, classify(err)
+}
+
+// QualityReport is what an operator sees of one participant.
+type QualityReport struct {
+	PublisherID   int64          `json:"publisher_id"`
+	User          string         `json:"user_identifier"`
+	ParticipantID int64          `json:"participant_id"`
+	Blocked       bool           `json:"blocked"`
+	Block         *QualityBlock  `json:"active_block"`
+	Blocks        []QualityBlock `json:"blocks"`
+	Signals       []StoredSignal `json:"signals"`
+}
+
+// StoredSignal is a signal as stored.
+type StoredSignal struct {
+	Kind      string          `json:"kind"`
+	RuleClass string          `json:"rule_class"`
+	Ref       string          `json:"ref"`
+	TID       string          `json:"tid,omitempty"`
+	Evidence  json.RawMessage `json:"evidence"`
+	At        time.Time       `json:"at"`
+}
+
+// QualityReportOf reads the decisions and the latest 200 signals of (publisher, user).
+func (db *DB) QualityReportOf(ctx context.Context, publisherID int64, user string) (QualityReport, error) {
+	r := QualityReport{PublisherID: publisherID, User: user, Blocks: []QualityBlock{}, Signals: []StoredSignal{}}
+	err := db.Pool.QueryRow(ctx, `SELECT id FROM participants WHERE publisher_id = $1 AND user_identifier = $2`,
+		publisherID, user).Scan(&r.ParticipantID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fault.NotFound("no participant " + strconv.Quote(user) + " of publisher " + strconv.FormatInt(publisherID, 10))
+	} else if err != nil {
+		return r, classify(err)
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT `+qualityBlockColumns+`, unblocked_at IS NULL AND expires_at > now()
+		FROM quality_blocks WHERE participant_id = $1 ORDER BY blocked_at DESC, id DESC`, r.ParticipantID)
+	if err != nil {
+		return r, classify(err)
+	}
+	for rows.Next() {
+		var b QualityBlock
+		var active bool
+		if err := rows.Scan(&b.ID, &b.ParticipantID, &b.PublisherID, &b.User, &b.RuleClass, &b.Evidence, &b.BlockedAt,
+			&b.ExpiresAt, &b.UnblockedAt, &b.UnblockNote, &active); err != nil {
+			rows.Close()
+			return r, classify(err)
+		}
+		if active && r.Block == nil {
+			r.Blocked = true
+			bb := b
+			r.Block = &bb
+		}
+		r.Blocks = append(r.Blocks, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return r, classify(err)
+	}
+	rows, err = db.Pool.Query(ctx, `SELECT kind, rule_class, ref, COALESCE(tid, ''), evidence, created_at FROM quality_signals
+		WHERE participant_id = $1 ORDER BY created_at DESC, id DESC LIMIT 200`, r.ParticipantID)
+	if err != nil {
+		return r, classify(err)
+	}
+	sigs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (StoredSignal, error) {
+		var s StoredSignal
+		err := row.Scan(&s.Kind, &s.RuleClass, &s.Ref, &s.TID, &s.Evidence, &s.At)
+		return s, err
+	})
+	if err != nil {
+		return r, classify(err)
+	}
+	r.Signals = append(r.Signals, sigs...)
+	return r, nil
+}
+
+// UnblockParticipant lifts the active blocks of (publisher, user) and NOTIFYs every process.
+// Signals recorded before the lifting no longer count. It returns the blocks lifted.
+func (db *DB) UnblockParticipant(ctx context.Context, publisherID int64, user, note string) ([]QualityBlock, error) {
+	var out []QualityBlock
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `SELECT id FROM participants WHERE publisher_id = $1 AND user_identifier = $2`,
+			publisherID, user).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fault.NotFound("no participant " + strconv.Quote(user) + " of publisher " + strconv.FormatInt(publisherID, 10))
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(730045101, hashint8($1))`, id); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `UPDATE quality_blocks SET unblocked_at = now(), unblock_note = NULLIF($2, '')
+			WHERE participant_id = $1 AND unblocked_at IS NULL AND expires_at > now() RETURNING `+qualityBlockColumns, id, note)
+		if err != nil {
+			return err
+		}
+		if out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (QualityBlock, error) { return scanQualityBlock(r) }); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, QualityChannel, strconv.FormatInt(id, 10))
+		return err
+	})
+	return out, err
+}
+
+// ImpanelQuality is what the profile rules need to know of one impanel.
+type ImpanelQuality struct {
+	ParticipantID int64
+	PublisherID   int64
+	CountryID     int32
+	Age           *int32 // nil: the impanel did not carry AGE
+	Gender        *int32 // nil: the impanel did not carry GENDER (its first pre_code otherwise)
+}
+
+// Windows of the profile rules.
+const (
+	multiCountryWindow = 24 * time.Hour
+	ageWindow          = 300 * 24 * time.Hour
+)
+
+// RecordImpanelQuality logs an impanel and applies the profile rules to the participant's
+// history: more than one country within 24 hours (duplicates); AGE moved backwards, or up by
+// more than one year, against any AGE given within 300 days; GENDER changed more than once
+// (implausible profile). Signals and decisions are stored as RecordQualitySignals does.
+func (db *DB) RecordImpanelQuality(ctx context.Context, pol QualityPolicy, in ImpanelQuality) (QualityOutcome, error) {
+	var out QualityOutcome
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(730045102, hashint8($1))`, in.ParticipantID); err != nil {
+			return err
+		}
+		type logRow struct {
+			id      int64
+			country int32
+			age     *int32
+			gender  *int32
+			at      time.Time
+		}
+		rows, err := tx.Query(ctx, `SELECT id, country_id, age, gender, at FROM quality_impanels
+			WHERE participant_id = $1 ORDER BY at, id`, in.ParticipantID)
+		if err != nil {
+			return err
+		}
+		hist, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (logRow, error) {
+			var l logRow
+			err := r.Scan(&l.id, &l.country, &l.age, &l.gender, &l.at)
+			return l, err
+		})
+		if err != nil {
+			return err
+		}
+		var logID int64
+		var now time.Time
+		if err := tx.QueryRow(ctx, `INSERT INTO quality_impanels (participant_id, country_id, age, gender)
+			VALUES ($1, $2, $3, $4) RETURNING id, at`, in.ParticipantID, in.CountryID, in.Age, in.Gender).Scan(&logID, &now); err != nil {
+			return err
+		}
+		ref := "impanel:" + strconv.FormatInt(logID, 10)
+		var sigs []QualitySignal
+		// Countries within 24 hours.
+		countries := []int32{in.CountryID}
+		for _, h := range hist {
+			if now.Sub(h.at) <= multiCountryWindow && !slices.Contains(countries, h.country) {
+				countries = append(countries, h.country)
+			}
+		}
+		if len(countries) > 1 {
+			slices.Sort(countries)
+			parts := make([]string, len(countries))
+			for i, c := range countries {
+				parts[i] = strconv.Itoa(int(c))
+			}
+			sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID, Kind: SignalMultiCountry,
+				Ref: "countries:" + strings.Join(parts, ","), Evidence: map[string]any{"country_ids": countries, "within_hours": 24}})
+		}
+		// AGE against every AGE given within 300 days.
+		if in.Age != nil {
+			for i := len(hist) - 1; i >= 0; i-- {
+				h := hist[i]
+				if h.age == nil || now.Sub(h.at) > ageWindow {
+					continue
+				}
+				if *in.Age < *h.age || *in.Age > *h.age+1 {
+					sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID,
+						Kind: SignalImplausibleAge, Ref: ref, Evidence: map[string]any{
+							"previous_age": *h.age, "previous_at": h.at, "age": *in.Age}})
+					break
+				}
+			}
+		}
+		// GENDER changes over the whole history; signalled by the impanel that makes one.
+		if in.Gender != nil {
+			var last *int32
+			flips := 0
+			for _, h := range hist {
+				if h.gender == nil {
+					continue
+				}
+				if last != nil && *last != *h.gender {
+					flips++
+				}
+				last = h.gender
+			}
+			if last != nil && *last != *in.Gender && flips+1 > 1 {
+				sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID,
+					Kind: SignalImplausibleGender, Ref: ref, Evidence: map[string]any{"changes": flips + 1, "gender": *in.Gender}})
+			}
+		}
+		out, err = RecordQualitySignalsTx(ctx, tx, pol, sigs)
+		return err
+	})
+	return out, err
+}
+
+// DeviceSighting is one (publisher, device, user) seen at unix time At.
+type DeviceSighting struct {
+	PublisherID int64
+	DeviceID    string
+	User        string
+	At          int64
+}
+
+// SharedDevice is a device seen with more users of its publisher than allowed.
+type SharedDevice struct {
+	PublisherID int64
+	DeviceID    string
+	Users       []string
+}
+
+// maxEvidenceUsers bounds the users listed in one shared-device signal's evidence.
+const maxEvidenceUsers = 50
+
+// RecordDeviceSightings stores sightings and applies the shared-device rule to the devices
+// they name: a device seen with more than maxUsers user identifiers of its publisher within
+// 24 hours gives each of those users that is a participant a shared_device signal.
+func (db *DB) RecordDeviceSightings(ctx context.Context, pol QualityPolicy, batch []DeviceSighting, maxUsers int) ([]SharedDevice, QualityOutcome, error) {
+	var out QualityOutcome
+	var shared []SharedDevice
+	if len(batch) == 0 {
+		return nil, out, nil
+	}
+	pubs := make([]int64, len(batch))
+	devs := make([]string, len(batch))
+	users := make([]string, len(batch))
+	ats := make([]int64, len(batch))
+	for i, s := range batch {
+		pubs[i], devs[i], users[i], ats[i] = s.PublisherID, s.DeviceID, s.User, s.At
+	}
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO quality_device_sightings AS s (publisher_id, device_id, user_identifier, last_seen)
+			SELECT t.p, t.d, t.u, to_timestamp(max(t.at)) FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[]) AS t(p, d, u, at)
+			WHERE EXISTS (SELECT 1 FROM publishers WHERE id = t.p)
+			GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+			ON CONFLICT (publisher_id, device_id, user_identifier) DO UPDATE SET last_seen = greatest(s.last_seen, excluded.last_seen)`,
+			pubs, devs, users, ats); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `WITH t AS (SELECT DISTINCT p, d FROM unnest($1::bigint[], $2::text[]) AS t(p, d))
+			SELECT s.publisher_id, s.device_id, array_agg(s.user_identifier ORDER BY s.user_identifier)
+			FROM quality_device_sightings s JOIN t ON s.publisher_id = t.p AND s.device_id = t.d
+			WHERE s.last_seen > now() - interval '24 hours'
+			GROUP BY 1, 2 HAVING count(*) > $3`, pubs, devs, maxUsers)
+		if err != nil {
+			return err
+		}
+		shared, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (SharedDevice, error) {
+			var s SharedDevice
+			err := r.Scan(&s.PublisherID, &s.DeviceID, &s.Users)
+			return s, err
+		})
+		if err != nil || len(shared) == 0 {
+			return err
+		}
+		var sigs []QualitySignal
+		for _, sd := range shared {
+			rows, err := tx.Query(ctx, `SELECT id FROM participants WHERE publisher_id = $1 AND user_identifier = ANY($2) ORDER BY id`,
+				sd.PublisherID, sd.Users)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				return err
+			}
+			listed := sd.Users
+			if len(listed) > maxEvidenceUsers {
+				listed = listed[:maxEvidenceUsers]
+			}
+			for _, id := range ids {
+				sigs = append(sigs, QualitySignal{ParticipantID: id, PublisherID: sd.PublisherID, Kind: SignalSharedDevice,
+					Ref: "device:" + sd.DeviceID, Evidence: map[string]any{"device_id": sd.DeviceID, "user_count": len(sd.Users),
+						"users": listed, "within_hours": 24}})
+			}
+		}
+		out, err = RecordQualitySignalsTx(ctx, tx, pol, sigs)
+		return err
+	})
+	return shared, out, err
+}
+
+// PruneQualityHistory deletes device sightings older than 24 hours and impanel history older
+// than 300 days.
+func (db *DB) PruneQualityHistory(ctx context.Context) error {
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM quality_device_sightings WHERE last_seen < now() - interval '25 hours'`); err != nil {
+		return classify(err)
+	}
+	_, err := db.Pool.Exec(ctx, `DELETE FROM quality_impanels WHERE at < now() - interval '301 days'`)
+	return classify(err)
+}
+
+// speederSQL is the export expression that says whether session s was marked a speeder.
+const speederSQL = `quality_speeder(s.tid)`
+
+// speederText formats the speeder column.
+func speederText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// ColumnSpeeder is the results column that says whether the complete was a speeder
+// ("true"/"false").
+const ColumnSpeeder ColumnKind = 100
+
+// speederColumn is the last column of a campaign's results.
+var speederColumn = ResultColumn{ID: "speeder", Title: "Speeder (completed implausibly fast)", Kind: ColumnSpeeder}
