@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"math/rand/v2"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/persistence"
@@ -66,11 +68,109 @@ func seedDemo(ctx context.Context, db *persistence.DB, cfg app.Config, _ bool) (
 	if err != nil {
 		return nil, err
 	}
+	campaigns, err := seedDemoCampaigns(ctx, db, buyer.ID)
+	if err != nil {
+		return nil, err
+	}
+	panel, err := seedDemoPanel(ctx, db, pub.ID, demoPanelSize)
+	if err != nil {
+		return nil, err
+	}
 	return map[string]any{
-		"seeded": true,
+		"seeded":    true,
+		"campaigns": campaigns,
+		"panel":     map[string]any{"participants": panel, "user_identifiers": "demo-user-0001 … demo-user-" + fmt.Sprintf("%04d", panel)},
 		"buyer": map[string]any{"email": buyer.Email, "api_token": demoBuyerToken, "api_secret": demoBuyerSecret,
 			"customer_id": buyer.CustomerID, "environment": persistence.EnvStaging},
 		"publisher": map[string]any{"publisher_id": pub.ID, "api_token": demoPublisherToken,
 			"api_secret": demoPublisherKey, "environment": persistence.EnvStaging},
 	}, nil
+}
+
+// demoPanelSize is how many synthetic participants the demo publisher impanels.
+const demoPanelSize = 500
+
+// seedDemoCampaigns creates three active US campaigns through the same persistence calls the
+// buyer API uses, and returns their ids.
+func seedDemoCampaigns(ctx context.Context, db *persistence.DB, buyerID int64) ([]int64, error) {
+	type quota struct {
+		name  string
+		num   int
+		quals []persistence.QualificationInput
+	}
+	codes := func(q int, vals ...int) persistence.QualificationInput {
+		in := persistence.QualificationInput{QuestionID: q}
+		for _, v := range vals {
+			in.PreCodes = append(in.PreCodes, persistence.PreCode{Text: fmt.Sprint(v), Number: true})
+		}
+		return in
+	}
+	ages := func(lo, hi int) persistence.QualificationInput {
+		vals := make([]int, 0, hi-lo+1)
+		for a := lo; a <= hi; a++ {
+			vals = append(vals, a)
+		}
+		return codes(42, vals...)
+	}
+	demo := []struct {
+		name           string
+		loi, incidence int
+		quotas         []quota
+	}{
+		{"Demo: coffee habits", 12, 40, []quota{
+			{"Women 25-34", 100, []persistence.QualificationInput{codes(43, 2), ages(25, 34)}},
+			{"Men 25-34", 100, []persistence.QualificationInput{codes(43, 1), ages(25, 34)}},
+		}},
+		{"Demo: streaming services", 8, 60, []quota{
+			{"Adults 18-64", 300, []persistence.QualificationInput{ages(18, 64)}},
+		}},
+		{"Demo: home improvement", 20, 25, []quota{
+			{"Home owners 35+", 150, []persistence.QualificationInput{ages(35, 99)}},
+		}},
+	}
+	var ids []int64
+	for _, d := range demo {
+		name, loi, inc, cl := d.name, d.loi, d.incidence, 1
+		link := "https://survey.example.com/s/demo?tid={ID}&rid={RESPONDENT_ID}"
+		c, err := db.CreateCampaign(ctx, buyerID, persistence.CampaignFields{Name: &name, LengthOfInterview: &loi,
+			Incidence: &inc, CountryLanguageID: &cl, SupplierLink: &link})
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range d.quotas {
+			n := q.num
+			f := persistence.QuotaFields{NumRespondents: &n, Qualifications: q.quals}
+			f.Name.Valid, f.Name.V = true, q.name
+			if _, err := db.CreateQuota(ctx, buyerID, c.ID, f); err != nil {
+				return nil, err
+			}
+		}
+		active := persistence.StatusActive
+		if _, err := db.UpdateCampaign(ctx, buyerID, c.ID, persistence.CampaignFields{Status: &active}); err != nil {
+			return nil, err
+		}
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}
+
+// seedDemoPanel impanels n synthetic US participants (demo-user-0001 …) with plausible
+// answers to AGE, GENDER, ZIP and REGION, so that the demo offers and feasibility have a
+// panel to work from. The generator is seeded: every demo database holds the same panel.
+func seedDemoPanel(ctx context.Context, db *persistence.DB, publisherID int64, n int) (int, error) {
+	rng := rand.New(rand.NewPCG(42, 7))
+	zips := []string{"94105", "10001", "60601", "73301", "98101", "30301", "02108", "33101"}
+	for i := 1; i <= n; i++ {
+		in := persistence.Impanel{PublisherID: publisherID, User: fmt.Sprintf("demo-user-%04d", i), CountryID: 1,
+			Profile: []persistence.ProfileAnswer{
+				{QuestionID: 42, Codes: []int32{int32(18 + rng.IntN(60))}},
+				{QuestionID: 43, Codes: []int32{int32(1 + rng.IntN(2))}},
+				{QuestionID: 45, Texts: []string{zips[rng.IntN(len(zips))]}},
+				{QuestionID: 100, Codes: []int32{int32(1 + rng.IntN(9))}},
+			}}
+		if _, err := db.ImpanelParticipant(ctx, in, "seed-demo", func() error { return nil }); err != nil {
+			return i - 1, err
+		}
+	}
+	return n, nil
 }

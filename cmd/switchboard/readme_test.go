@@ -42,6 +42,9 @@ func TestReadmeWalkthrough(t *testing.T) {
 	if _, err := seedDemo(context.Background(), s.DB, app.Config{PublicURL: s.PublicURL}, false); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.App.Supply.ReloadPublishers(context.Background()); err != nil { // as serve --demo does
+		t.Fatal(err)
+	}
 	script := walkthrough(t)
 	if !strings.Contains(script, "BASE=http://127.0.0.1:8080") {
 		t.Fatal("walk-through no longer sets BASE=http://127.0.0.1:8080")
@@ -53,7 +56,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatalf("walk-through failed: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{`"abbr":"en-US"`, "campaign ", `"name":"Women 25-34"`, `"status":2`, `"num_respondents":200`} {
+	for _, want := range []string{`"abbr":"en-US"`, "campaign ", `"name":"Women 25-34"`, `"status":2`, `"num_respondents":200`, `"surveys":[{"identifier":`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("walk-through output lacks %s:\n%s", want, text)
 		}

@@ -47,6 +47,11 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		if creds != nil {
+			// The demo publisher was registered after the supply interface loaded its
+			// publishers: load them again so its token works at once.
+			if err := a.Supply.ReloadPublishers(ctx); err != nil {
+				return err
+			}
 			if err := printJSON(out, creds); err != nil {
 				return err
 			}
