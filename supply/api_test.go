@@ -234,13 +234,25 @@ func TestImpanel(t *testing.T) {
 	p.impanelRaw(t, fresh, "", b).Expect(t, 200)
 }
 
-// TestImpanelDatabaseDown stops the cluster: impanel must answer 503 and GET /campaigns keep
-// serving from memory.
+// TestImpanelDatabaseDown stops PostgreSQL under a running server: GET /campaigns keeps
+// answering from memory, writes answer 503, and once PostgreSQL is back everything recovers
+// without a restart (writes, and buyer changes reaching the engine through LISTEN again).
 func TestImpanelDatabaseDown(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{})
 	p := newPartner(t, s)
+	b := s.NewBuyer(t)
 	user := newUser()
 	p.impanel(t, user, 1, usProfile(30, 1, "10001")...)
+	var camp struct {
+		ID int64 `json:"id"`
+	}
+	b.Do(t, "POST", "/api/v1/campaigns", map[string]any{"name": "Outage", "incidence": 50, "length_of_interview": 10,
+		"country_language_id": 1, "supplier_link": "https://survey.example/s?tid={ID}"}).Expect(t, 201).Decode(t, &camp)
+	b.Do(t, "POST", "/api/v1/campaigns/"+itoa(camp.ID)+"/campaign_quotas",
+		map[string]any{"num_respondents": 10, "campaign_qualifications": []any{}}).Expect(t, 201)
+	b.Do(t, "PUT", "/api/v1/campaigns/"+itoa(camp.ID), map[string]any{"status": 2}).Expect(t, 200)
+	eventually(t, "campaign offered", func() bool { return p.campaigns(t, user, "", 1).has(camp.ID) })
+
 	c := pgtestCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -253,7 +265,8 @@ func TestImpanelDatabaseDown(t *testing.T) {
 	if r.Header.Get("Retry-After") == "" {
 		t.Fatal("503 without Retry-After")
 	}
-	if o := p.campaigns(t, user, "", 1); o.Eligibility.Reason != supply.ReasonNoSurveys {
+	b.Do(t, "PUT", "/api/v1/campaigns/"+itoa(camp.ID), map[string]any{"status": 5}).Expect(t, 503)
+	if o := p.campaigns(t, user, "", 1); !o.has(camp.ID) {
 		t.Fatalf("offers while the database is down: %+v", o)
 	}
 	if err := c.Start(ctx); err != nil {
@@ -262,6 +275,10 @@ func TestImpanelDatabaseDown(t *testing.T) {
 	eventually(t, "impanel after restart", func() bool {
 		return p.impanelRaw(t, "x", "", p.impanelBody("x", 1, usProfile(30, 1, "10001"))).Status == 200
 	})
+	eventually(t, "buyer write after restart", func() bool {
+		return b.Do(t, "PUT", "/api/v1/campaigns/"+itoa(camp.ID), map[string]any{"status": 5}).Status == 200
+	})
+	eventually(t, "paused campaign gone from offers", func() bool { return !p.campaigns(t, user, "", 1).has(camp.ID) })
 }
 
 func TestCampaignsRequestValidation(t *testing.T) {
