@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -487,13 +486,8 @@ func retryable(err error) bool {
 // entry is still decided by the same rules against the counts left by the entries before
 // it, so batching changes durability cost, never the verdicts.
 type EntryWriter struct {
-	db       *DB
-	jobs     chan *entryJob
-	maxBatch int
-	maxWait  time.Duration
-	wg       sync.WaitGroup
-	stop     chan struct{}
-	once     sync.Once
+	db *DB
+	gc groupCommit[*entryJob]
 }
 
 type entryJob struct {
@@ -513,35 +507,19 @@ type EntryWriterConfig struct {
 
 // NewEntryWriter starts the writer's workers; Close stops them.
 func (db *DB) NewEntryWriter(cfg EntryWriterConfig) *EntryWriter {
-	if cfg.Workers <= 0 {
-		cfg.Workers = 4
-	}
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = 128
-	}
-	w := &EntryWriter{db: db, jobs: make(chan *entryJob, 4096), maxBatch: cfg.MaxBatch, maxWait: cfg.MaxWait, stop: make(chan struct{})}
-	for range cfg.Workers {
-		w.wg.Add(1)
-		go w.work()
-	}
+	w := &EntryWriter{db: db}
+	w.gc.start(cfg, w.run)
 	return w
 }
 
 // Close stops the workers once the queued entries are written.
-func (w *EntryWriter) Close() {
-	w.once.Do(func() { close(w.stop) })
-	w.wg.Wait()
-}
+func (w *EntryWriter) Close() { w.gc.close() }
 
 // Admit queues e and waits for its verdict, durably committed when admitted.
 func (w *EntryWriter) Admit(ctx context.Context, e Entry) (Admission, error) {
 	j := &entryJob{ctx: ctx, e: e, done: make(chan struct{})}
-	select {
-	case w.jobs <- j:
-	case <-w.stop:
-		return Admission{}, fault.Unavailable(errors.New("entry writer closed"))
-	case <-ctx.Done():
-		return Admission{}, fault.Unavailable(ctx.Err())
+	if err := w.gc.offer(j, ctx.Done(), ctx.Err); err != nil {
+		return Admission{}, err
 	}
 	// The job is in the queue: its fate is decided by a batch; wait for it even if ctx ends,
 	// so that a committed admission is never reported as a failure.
@@ -550,50 +528,6 @@ func (w *EntryWriter) Admit(ctx context.Context, e Entry) (Admission, error) {
 		return Admission{}, j.err
 	}
 	return w.db.fillRespondent(context.WithoutCancel(ctx), &j.e, j.a)
-}
-
-func (w *EntryWriter) work() {
-	defer w.wg.Done()
-	batch := make([]*entryJob, 0, w.maxBatch)
-	for {
-		batch = batch[:0]
-		select {
-		case j := <-w.jobs:
-			batch = append(batch, j)
-		case <-w.stop:
-			for {
-				select {
-				case j := <-w.jobs:
-					w.run([]*entryJob{j})
-				default:
-					return
-				}
-			}
-		}
-		var timer <-chan time.Time
-		if w.maxWait > 0 {
-			timer = time.After(w.maxWait)
-		}
-	collect:
-		for len(batch) < w.maxBatch {
-			if timer == nil {
-				select {
-				case j := <-w.jobs:
-					batch = append(batch, j)
-				default:
-					break collect
-				}
-				continue
-			}
-			select {
-			case j := <-w.jobs:
-				batch = append(batch, j)
-			case <-timer:
-				break collect
-			}
-		}
-		w.run(batch)
-	}
 }
 
 // run commits one batch, retrying it whole after a deadlock or serialization failure; any
@@ -849,12 +783,8 @@ func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (de
 // outcome wins; two callbacks of one session in a batch: the earlier one decides) and its
 // postback is enqueued in that same transaction.
 type OutcomeWriter struct {
-	db       *DB
-	jobs     chan *outcomeJob
-	maxBatch int
-	wg       sync.WaitGroup
-	stop     chan struct{}
-	once     sync.Once
+	db *DB
+	gc groupCommit[*outcomeJob]
 }
 
 type outcomeJob struct {
@@ -867,71 +797,25 @@ type outcomeJob struct {
 
 // NewOutcomeWriter starts the writer's workers (cfg as for EntryWriter; MaxWait unused).
 func (db *DB) NewOutcomeWriter(cfg EntryWriterConfig) *OutcomeWriter {
-	if cfg.Workers <= 0 {
-		cfg.Workers = 4
-	}
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = 128
-	}
-	w := &OutcomeWriter{db: db, jobs: make(chan *outcomeJob, 4096), maxBatch: cfg.MaxBatch, stop: make(chan struct{})}
-	for range cfg.Workers {
-		w.wg.Add(1)
-		go w.work()
-	}
+	cfg.MaxWait = 0
+	w := &OutcomeWriter{db: db}
+	w.gc.start(cfg, w.run)
 	return w
 }
 
 // Close stops the workers once the queued callbacks are written.
-func (w *OutcomeWriter) Close() {
-	w.once.Do(func() { close(w.stop) })
-	w.wg.Wait()
-}
+func (w *OutcomeWriter) Close() { w.gc.close() }
 
 // Record is RecordOutcome through the group commit.
 func (w *OutcomeWriter) Record(ctx context.Context, s Session, o OutcomeRecord) (decided, held bool, stored Session, err error) {
 	j := &outcomeJob{item: outcomeItem{s: &s, o: &o}, done: make(chan struct{})}
-	select {
-	case w.jobs <- j:
-	case <-w.stop:
-		return false, false, Session{}, fault.Unavailable(errors.New("outcome writer closed"))
-	case <-ctx.Done():
-		return false, false, Session{}, fault.Unavailable(ctx.Err())
+	if err := w.gc.offer(j, ctx.Done(), ctx.Err); err != nil {
+		return false, false, Session{}, err
 	}
 	// Queued: wait for the batch even if ctx ends, so that a recorded outcome is never
 	// reported as a failure.
 	<-j.done
 	return j.item.decided, j.item.held, j.stored, j.err
-}
-
-func (w *OutcomeWriter) work() {
-	defer w.wg.Done()
-	batch := make([]*outcomeJob, 0, w.maxBatch)
-	for {
-		batch = batch[:0]
-		select {
-		case j := <-w.jobs:
-			batch = append(batch, j)
-		case <-w.stop:
-			for {
-				select {
-				case j := <-w.jobs:
-					w.run([]*outcomeJob{j})
-				default:
-					return
-				}
-			}
-		}
-	collect:
-		for len(batch) < w.maxBatch {
-			select {
-			case j := <-w.jobs:
-				batch = append(batch, j)
-			default:
-				break collect
-			}
-		}
-		w.run(batch)
-	}
 }
 
 // run records one batch, retrying it whole after a deadlock or serialization failure; any

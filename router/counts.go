@@ -99,7 +99,14 @@ func (n *notifier) flush(ctx context.Context) {
 	if len(full) > 0 {
 		done, err := n.db.CompleteFullCampaigns(ctx, full)
 		if err != nil {
-			n.log.Warn("completing full campaigns failed; the sweeper retries", zap.Error(err))
+			// A lock conflict with concurrent callbacks must not leave a full campaign
+			// active until the sweeper: retry with the next flush.
+			n.log.Warn("completing full campaigns failed; retrying", zap.Error(err))
+			n.mu.Lock()
+			for _, id := range full {
+				n.full[id] = struct{}{}
+			}
+			n.mu.Unlock()
 		}
 		for _, id := range done {
 			n.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
