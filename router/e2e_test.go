@@ -554,14 +554,19 @@ func TestCrashKill9(t *testing.T) {
 	if int64(len(w.partner.postbacks)) != outcomes {
 		t.Errorf("postbacks %d, outcomes %d", len(w.partner.postbacks), outcomes)
 	}
-	if w.partner.dupes != 0 {
-		t.Errorf("%d duplicate postbacks", w.partner.dupes)
-	}
 	w.partner.mu.Unlock()
-	// The partner's 2xx arrives before the worker records it: wait for the records, but for
-	// less than the 30 s lease, so a postback whose delivery the crash interrupted would show
-	// up here as undelivered rather than as a late duplicate.
-	waitFor(t, "every postback recorded as delivered", 20*time.Second, func() bool {
+	// Delivery is at least once (CONTRACT §7): a postback the killed process sent but had not
+	// recorded is sent again when its 30 s lease runs out. Wait for every record; the
+	// idempotent partner applies each tid once (checked above), and repeats can only come from
+	// the claims the killed process held (at most one claim batch of its worker).
+	waitFor(t, "every postback recorded as delivered", 60*time.Second, func() bool {
 		return w.count(`SELECT count(*) FROM postback_outbox WHERE delivered_at IS NULL`) == 0
 	})
+	w.partner.mu.Lock()
+	dupes := w.partner.dupes
+	w.partner.mu.Unlock()
+	t.Logf("repeated deliveries after the crash: %d", dupes)
+	if limit := payout.DefaultParallel; dupes > limit {
+		t.Errorf("%d repeated postbacks, more than the %d a crashed worker can hold", dupes, limit)
+	}
 }

@@ -19,6 +19,10 @@ import (
 )
 
 // WorkerConfig tunes a postback Worker. Zero fields take the defaults shown.
+// DefaultParallel is how many postbacks a worker has claimed and in flight at most, and so
+// how many a crashed process can leave delivered but unrecorded (sent again after the lease).
+const DefaultParallel = 16
+
 type WorkerConfig struct {
 	Timeout     time.Duration // one GET, connect to body: 10 s
 	Lease       time.Duration // how long a claimed row stays invisible to other workers: Timeout + 20 s
@@ -26,7 +30,7 @@ type WorkerConfig struct {
 	MaxBackoff  time.Duration // the longest delay between attempts: 10 min
 	Window      time.Duration // retries stop (dead letter) this long after enqueueing: 24 h
 	Poll        time.Duration // look for due rows at least this often: 1 s
-	Parallel    int           // deliveries in flight at once: 16
+	Parallel    int           // deliveries in flight at once: DefaultParallel
 	StatsEvery  time.Duration // refresh of the pending/dead gauges: 5 s
 	// Client sends the GETs; nil: a client with Timeout that follows at most 3 redirects.
 	Client *http.Client
@@ -52,7 +56,7 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 		c.Poll = time.Second
 	}
 	if c.Parallel <= 0 {
-		c.Parallel = 16
+		c.Parallel = DefaultParallel
 	}
 	if c.StatsEvery <= 0 {
 		c.StatsEvery = 5 * time.Second
