@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -134,7 +135,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		a.panel.Touch(p.ID, now)
 	}
 	writeRaw(ctx, sc.buf)
-	a.cache.set(key, pub.ID, user, devType, device, p, snap, sc.buf)
+	a.cache.set(key, pub.ID, user, devType, device, p, snap, now, sc.buf)
 	sc.p = engine.Participant{}
 	scratchPool.Put(sc)
 }
@@ -245,10 +246,20 @@ func (a *API) appendProfileAnswer(sc *reqScratch, pub *publisher, user []byte, d
 // device id). An entry is used only while the participant and the campaign snapshot it was
 // computed from are still current, so an impanel, a recorded entry or a buyer change
 // retires it at once; otherwise it lives for the TTL. A dropped Set only costs a recompute.
+//
+// Admission: most keys are asked for once, and caching their answer would only copy ~11 KiB
+// per miss into the heap for nothing (allocation rate, hence GC work, of the hot path). An
+// answer is therefore cached only when its key missed before within the TTL: seen, a
+// direct-mapped table of (key fingerprint, unix second of the last miss), remembers the
+// misses. A participant's second request in the TTL is computed and cached, the third on are
+// hits; a first request allocates nothing. Collisions only make the filter forget a key (one
+// more miss) or, with a matching 32-bit fingerprint, admit one early: never a wrong answer,
+// which get rules out by comparing the full key.
 type answerCache struct {
 	c    *ristretto.Cache[uint64, *cachedAnswer]
 	ttl  time.Duration
 	seed maphash.Seed
+	seen []atomic.Uint64 // fingerprint<<32 | unix second; indexed by the low bits of the key
 }
 
 type cachedAnswer struct {
@@ -275,7 +286,25 @@ func newAnswerCache(ttl time.Duration, maxBytes int64) (*answerCache, error) {
 		return nil, err
 	}
 	ac.c = c
+	// About the number of counters: a slot per ~256 bytes of budget, 8 bytes each and no
+	// pointers (the GC does not scan it). 64 MiB → 262,144 slots, 2 MiB.
+	slots := 1 << 12
+	for slots < 1<<22 && int64(slots) < maxBytes/256 {
+		slots <<= 1
+	}
+	ac.seen = make([]atomic.Uint64, slots)
 	return ac, nil
+}
+
+// admit reports whether the answer of key, which just missed at now (unix seconds), should
+// be cached: whether key missed before within the TTL. It notes the miss either way.
+func (ac *answerCache) admit(key uint64, now int64) bool {
+	slot := &ac.seen[key&uint64(len(ac.seen)-1)]
+	fp := key >> 32
+	v := slot.Load()
+	slot.Store(fp<<32 | uint64(uint32(now)))
+	age := uint32(now) - uint32(v) // wraps: a clock that went back admits nothing
+	return v != 0 && v>>32 == fp && age <= uint32(ac.ttl/time.Second)+1
 }
 
 func (ac *answerCache) key(pub int64, user []byte, devType uint8, device []byte) uint64 {
@@ -305,8 +334,8 @@ func (ac *answerCache) get(key uint64, pub int64, user []byte, devType uint8, de
 	return e.body
 }
 
-func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap *engine.Snapshot, body []byte) {
-	if ac.c == nil {
+func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap *engine.Snapshot, now int64, body []byte) {
+	if ac.c == nil || !ac.admit(key, now) {
 		return
 	}
 	e := &cachedAnswer{publisher: pub, user: string(user), devType: devType, device: string(device),

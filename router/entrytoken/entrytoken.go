@@ -2,9 +2,11 @@
 // offer_entry_url, the profiler URL and support_url (CONTRACT §6, §9).
 //
 // A token is base64url(payload) "." base64url(tag), both without padding, where tag is the
-// first 16 bytes of HMAC-SHA256(service key, payload). The payload is binary:
+// 16-byte AES-CMAC of payload under a key derived from the service key (cmac.go says why
+// that is sound; version 1 tokens, tagged with HMAC-SHA256, are no longer accepted). The
+// payload is binary:
 //
-//	version   1 byte (1)
+//	version   1 byte (2)
 //	kind      1 byte (KindOffer, KindProfile, KindSupport)
 //	publisher uvarint
 //	participant uvarint (0: not impaneled yet)
@@ -28,6 +30,7 @@ import (
 	"encoding/binary"
 	"hash"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/switchboard/switchboard/engine/fault"
@@ -41,8 +44,8 @@ const (
 )
 
 const (
-	version = 1
-	// TagSize is the number of HMAC-SHA256 bytes kept.
+	version = 2
+	// TagSize is the size of a token's tag (an AES-CMAC).
 	TagSize = 16
 	// MaxString is the longest device or user identifier a token carries; Sign truncates
 	// longer ones, so callers reject them first.
@@ -53,8 +56,10 @@ const (
 	MinKeySize = 16
 	// maxPayload bounds the binary payload: fixed part plus two strings.
 	maxPayload = 2 + 3*binary.MaxVarintLen64 + 1 + binary.MaxVarintLen64 + 8 + 2 + 2*MaxString
+	// tagLen is the length of an encoded tag.
+	tagLen = (TagSize*4 + 2) / 3
 	// MaxTokenLen bounds the length of a token string.
-	MaxTokenLen = (maxPayload*4+2)/3 + 1 + (TagSize*4+2)/3
+	MaxTokenLen = (maxPayload*4+2)/3 + 1 + tagLen
 )
 
 // Claims is what a token names.
@@ -70,12 +75,17 @@ type Claims struct {
 	UserID        string
 }
 
-// Key is a prepared service key: the SHA-256 states after the HMAC pads are computed once,
-// so a token costs the hashing of its payload only.
+// Key is a prepared service key: the AES-CMAC key of token tags, and for MAC the SHA-256
+// states after the HMAC pads, computed once.
 type Key struct {
+	tok          *cmac
 	inner, outer []byte // marshaled SHA-256 states after ipad and opad
 	pool         sync.Pool
 }
+
+// cmacLabel derives the token key: HMAC-SHA256(service key, cmacLabel)[:16]. It starts with
+// 0xfe, which no Key.MAC message starts with.
+const cmacLabel = "\xfeentrytoken/aes-cmac/v2"
 
 // hashPair is pooled working state; payloads are copied into buf so that nothing on the
 // caller's stack escapes through the hash.Hash interface.
@@ -102,6 +112,12 @@ func NewKey(secret []byte) *Key {
 	k := new(Key)
 	k.inner = padState(ipad[:])
 	k.outer = padState(opad[:])
+	sub := k.mac([]byte(cmacLabel))
+	tok, err := newCMAC(sub[:16])
+	if err != nil {
+		panic("entrytoken: aes: " + err.Error())
+	}
+	k.tok = tok
 	return k
 }
 
@@ -115,7 +131,7 @@ func padState(pad []byte) []byte {
 	return st
 }
 
-// mac is HMAC-SHA256 over payload.
+// mac is HMAC-SHA256 over payload (Key.MAC and the derivation of the token key).
 func (k *Key) mac(payload []byte) [32]byte {
 	hp, _ := k.pool.Get().(*hashPair)
 	if hp == nil {
@@ -167,7 +183,11 @@ func appendPayload(b []byte, c *Claims) []byte {
 func (k *Key) AppendToken(dst []byte, c Claims) []byte {
 	var pbuf [maxPayload]byte
 	payload := appendPayload(pbuf[:0], &c)
-	tag := k.mac(payload)
+	// The CMAC works in the spare capacity of dst (heap memory already; see cmac.sum), which
+	// the token then overwrites.
+	dst = slices.Grow(dst, base64.RawURLEncoding.EncodedLen(len(payload))+1+tagLen)
+	var tag [TagSize]byte
+	k.tok.sum(&tag, dst[len(dst):len(dst)+TagSize], payload)
 	dst = base64.RawURLEncoding.AppendEncode(dst, payload)
 	dst = append(dst, '.')
 	return base64.RawURLEncoding.AppendEncode(dst, tag[:TagSize])
@@ -175,8 +195,7 @@ func (k *Key) AppendToken(dst []byte, c Claims) []byte {
 
 // Sign returns the token of c.
 func (k *Key) Sign(c Claims) string {
-	var buf [MaxTokenLen]byte
-	return string(k.AppendToken(buf[:0], c))
+	return string(k.AppendToken(make([]byte, 0, MaxTokenLen), c))
 }
 
 // Verify checks token and returns its claims. A missing, malformed, forged or expired token
@@ -213,8 +232,9 @@ func (k *Key) Verify(token string, now int64) (Claims, error) {
 	if err != nil || m != TagSize {
 		return Claims{}, fault.Forbidden("invalid token")
 	}
-	want := k.mac(payload)
-	if subtle.ConstantTimeCompare(want[:TagSize], tbuf[:TagSize]) != 1 {
+	var want [TagSize]byte
+	k.tok.sum(&want, make([]byte, TagSize), payload)
+	if subtle.ConstantTimeCompare(want[:], tbuf[:TagSize]) != 1 {
 		return Claims{}, fault.Forbidden("invalid token")
 	}
 	// Base64 has several encodings of one payload (trailing bits); only the canonical one

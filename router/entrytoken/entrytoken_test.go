@@ -1,8 +1,11 @@
 package entrytoken
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -47,6 +50,80 @@ func TestMACIsHMAC(t *testing.T) {
 			t.Fatalf("key len %d: mac differs from crypto/hmac", len(key))
 		}
 	}
+}
+
+// TestCMACVectors checks the AES-CMAC of token tags against RFC 4493 §4 (AES-128).
+func TestCMACVectors(t *testing.T) {
+	key, _ := hex.DecodeString("2b7e151628aed2a6abf7158809cf4f3c")
+	msg, _ := hex.DecodeString("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51" +
+		"30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710")
+	m, err := newCMAC(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(m.k1[:]) + hex.EncodeToString(m.k2[:]); got != "fbeed618357133667c85e08f7236a8de"+"f7ddac306ae266ccf90bc11ee46d513b" {
+		t.Fatalf("subkeys %s", got)
+	}
+	for _, v := range []struct {
+		n   int
+		tag string
+	}{
+		{0, "bb1d6929e95937287fa37d129b756746"},
+		{16, "070a16b46b4d4144f79bdd9dd04a287c"},
+		{40, "dfa66747de9ae63030ca32611497c827"},
+		{64, "51f0bebf7e3b9d92fc49741779363cfe"},
+	} {
+		var tag [16]byte
+		m.sum(&tag, make([]byte, 16), msg[:v.n])
+		if got := hex.EncodeToString(tag[:]); got != v.tag {
+			t.Fatalf("len %d: cmac %s, want %s", v.n, got, v.tag)
+		}
+	}
+}
+
+// TestTagIsCMAC pins the token format: payload "." tag, the tag being AES-CMAC under the key
+// derived from the service key with HMAC-SHA256, and the payload starting with version 2.
+func TestTagIsCMAC(t *testing.T) {
+	c := sample()
+	tok := NewKey(testKey).Sign(c)
+	pl, tg, ok := strings.Cut(tok, ".")
+	if !ok {
+		t.Fatal("no dot")
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(pl)
+	if err != nil || payload[0] != 2 || !bytes.Equal(payload, appendPayload(nil, &c)) {
+		t.Fatalf("payload %x (%v)", payload, err)
+	}
+	h := hmac.New(sha256.New, testKey)
+	h.Write([]byte("\xfeentrytoken/aes-cmac/v2"))
+	m, err := newCMAC(h.Sum(nil)[:16])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [16]byte
+	m.sum(&want, make([]byte, 16), payload)
+	if tg != base64.RawURLEncoding.EncodeToString(want[:]) {
+		t.Fatalf("tag %s, want CMAC %x", tg, want)
+	}
+}
+
+// TestRejectsVersion1 checks that tokens of the previous format (version 1, HMAC-SHA256 tag)
+// no longer verify, and that a version 1 payload under a valid CMAC is refused too.
+func TestRejectsVersion1(t *testing.T) {
+	k := NewKey(testKey)
+	c := sample()
+	payload := appendPayload(nil, &c)
+	payload[0] = 1
+	h := hmac.New(sha256.New, testKey)
+	h.Write(payload)
+	old := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:TagSize])
+	_, err := k.Verify(old, c.Expires-1)
+	wantForbidden(t, err, "version 1 token")
+	var tag [16]byte
+	k.tok.sum(&tag, make([]byte, 16), payload)
+	v1 := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(tag[:])
+	_, err = k.Verify(v1, c.Expires-1)
+	wantForbidden(t, err, "version 1 payload")
 }
 
 func wantForbidden(t *testing.T, err error, what string) {

@@ -1,9 +1,10 @@
 package entrytoken
 
 // MAC returns HMAC-SHA256, under the service key, of a message in the given domain: the
-// hosted pages derive their per-form CSRF values with it. The message starts with a byte
-// that no token payload starts with (payloads start with the version, 1) and the domain, so
-// a MAC is never a token tag and MACs of different domains never collide.
+// hosted pages derive their per-form CSRF values with it. The message starts with 0xff,
+// which neither the derivation of the token key (0xfe, cmac.go) nor a token payload (the
+// version, 2; tags are AES-CMAC under the derived key anyway) starts with, then the domain,
+// so a MAC is never a token tag or key and MACs of different domains never collide.
 func (k *Key) MAC(domain string, parts ...string) [32]byte {
 	n := 2 + len(domain)
 	for _, p := range parts {

@@ -1,0 +1,93 @@
+package supply
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/engine"
+)
+
+// TestAnswerCacheAdmission: an answer is cached only on the second miss of its key within
+// the TTL; a key of another fingerprint in the same slot, or a miss older than the TTL, does
+// not admit.
+func TestAnswerCacheAdmission(t *testing.T) {
+	ac, err := newAnswerCache(15*time.Second, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, dev := []byte("u1"), []byte("d1")
+	p, snap := &engine.Participant{ID: 1}, &engine.Snapshot{}
+	key := ac.key(1, user, 1, dev)
+	const now = 1_800_000_000
+	set := func(at int64, body string) {
+		ac.set(key, 1, user, 1, dev, p, snap, at, []byte(body))
+		ac.c.Wait()
+	}
+	set(now, "first")
+	if b := ac.get(key, 1, user, 1, dev, p, snap); b != nil {
+		t.Fatalf("first miss cached: %q", b)
+	}
+	set(now+20, "late") // older than the TTL: noted again, not cached
+	if b := ac.get(key, 1, user, 1, dev, p, snap); b != nil {
+		t.Fatalf("miss after the TTL cached: %q", b)
+	}
+	// Another key in the same slot replaces the note.
+	other := key ^ 1<<40
+	if ac.admit(other, now+21) {
+		t.Fatal("other key admitted")
+	}
+	set(now+22, "evicted note")
+	if b := ac.get(key, 1, user, 1, dev, p, snap); b != nil {
+		t.Fatalf("cached after its note was replaced: %q", b)
+	}
+	set(now+30, "second")
+	if b := ac.get(key, 1, user, 1, dev, p, snap); string(b) != "second" {
+		t.Fatalf("second miss within the TTL: cached %q", b)
+	}
+	// A clock that goes back admits nothing.
+	if ac.admit(other, now+40) || ac.admit(other, now+39) {
+		t.Fatal("admitted with the clock going back")
+	}
+}
+
+// TestCampaignsMissAllocs: a miss of a key not seen before (the common case) allocates
+// nothing with the cache on, and a repeat request is eventually answered from the cache.
+func TestCampaignsMissAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
+	a, users := benchAPI(t, time.Minute)
+	// Off: each request here names a new device, whose sighting (the shared-device rule,
+	// quality.go) is stored by design: two strings per new (device, user) pair.
+	a.quality = nil
+	var ctx fasthttp.RequestCtx
+	dev := make([]byte, 0, 32)
+	i := 0
+	req := func() {
+		benchRequest(&ctx, users[i%len(users)])
+		dev = strconv.AppendInt(append(dev[:0], "DEV-"...), int64(i), 10)
+		ctx.Request.Header.SetBytesV("X-Device-Identifier", dev)
+		a.campaigns(&ctx)
+		i++
+	}
+	for range 200 {
+		req()
+	}
+	if n := testing.AllocsPerRun(200, req); n != 0 {
+		t.Fatalf("a first miss allocates %v times", n)
+	}
+	// Repeats: computed twice, then cached.
+	var bodies []string
+	for range 4 {
+		benchRequest(&ctx, users[0])
+		a.campaigns(&ctx)
+		bodies = append(bodies, string(ctx.Response.Body()))
+		a.cache.c.Wait()
+	}
+	if bodies[0] == bodies[1] || bodies[1] != bodies[2] || bodies[2] != bodies[3] {
+		t.Fatal("want the second answer cached and served to the third and fourth requests")
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package supply
+
+const raceEnabled = true
