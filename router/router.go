@@ -127,10 +127,12 @@ func New(d Deps) (*Router, error) {
 	cfg := d.Config.withDefaults()
 	r := &Router{db: d.DB, eng: d.Engine, panel: d.Panel, key: d.Key, log: log, cfg: cfg, pubFn: d.Publisher,
 		origin: randomHex(8)}
-	r.routes.ttl = time.Second
+	// Campaign rows are forgotten when the campaign changes (CampaignsChanged); the TTL
+	// is the safety net under that.
+	r.routes.ttl = 30 * time.Second
 	r.buyers.ttl = time.Minute
 	r.pubs.ttl = 30 * time.Second
-	r.screeners.ttl = time.Second
+	r.screeners.ttl = 30 * time.Second
 	if !cfg.Naive {
 		r.writer = d.DB.NewEntryWriter(cfg.GroupCommit)
 		r.outw = d.DB.NewOutcomeWriter(cfg.GroupCommit)
@@ -236,6 +238,20 @@ func redirect(ctx *fasthttp.RequestCtx, location string) {
 	ctx.SetStatusCode(fasthttp.StatusFound)
 }
 
+// CampaignsChanged drops what the router cached of these campaigns (nil: of every
+// campaign); the engine sync calls it for every campaign NOTIFY it applies.
+func (r *Router) CampaignsChanged(ids []int64) {
+	if ids == nil {
+		r.routes.clear()
+		r.screeners.clear()
+		return
+	}
+	for _, id := range ids {
+		r.routes.forget(id)
+		r.screeners.forget(id)
+	}
+}
+
 // ttlCache is a small read-through cache of rarely changing rows.
 type ttlCache[K comparable, V any] struct {
 	mu  sync.RWMutex
@@ -246,6 +262,12 @@ type ttlCache[K comparable, V any] struct {
 type ttlEntry[V any] struct {
 	v  V
 	at time.Time
+}
+
+func (c *ttlCache[K, V]) clear() {
+	c.mu.Lock()
+	clear(c.m)
+	c.mu.Unlock()
 }
 
 func (c *ttlCache[K, V]) get(k K, load func() (V, error)) (V, error) {

@@ -141,6 +141,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Supply.Quality().RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
 	a.Router.Start(bg)
+	forget := a.Router.CampaignsChanged
+	a.sync.changed.Store(&forget)
 	admin.New(admin.Deps{
 		DB:          db,
 		Log:         log.Named("admin"),

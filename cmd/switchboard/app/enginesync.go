@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,6 +26,8 @@ type engineSync struct {
 	mu      sync.Mutex
 	pending map[int64]struct{}
 	kick    chan struct{}
+	// changed, once set, hears of every applied change: the ids, or nil after a full load.
+	changed atomic.Pointer[func(ids []int64)]
 }
 
 func newEngineSync(db *persistence.DB, eng *engine.Engine, log *zap.Logger, every time.Duration) *engineSync {
@@ -75,6 +78,9 @@ func (s *engineSync) full(ctx context.Context) {
 		return
 	}
 	s.eng.Load(cs)
+	if f := s.changed.Load(); f != nil {
+		(*f)(nil)
+	}
 	s.log.Debug("engine loaded", zap.Int("campaigns", len(cs)), zap.Duration("took", time.Since(start)))
 	s.once.Do(func() { close(s.loaded) })
 }
@@ -121,4 +127,7 @@ func (s *engineSync) applyPending(ctx context.Context) {
 		}
 	}
 	s.eng.Apply(active, removed)
+	if f := s.changed.Load(); f != nil {
+		(*f)(ids)
+	}
 }
