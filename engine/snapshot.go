@@ -1,5 +1,7 @@
 package engine
 
+import "sync/atomic"
+
 // Snapshot is an immutable index of every active campaign, partitioned by
 // country. It is built off the request path and published through
 // Engine.Store; readers never lock it. Counts live outside it (Counters), so
@@ -7,7 +9,16 @@ package engine
 type Snapshot struct {
 	counters *Counters
 	parts    map[int32]*country
+	version  uint64
 }
+
+// snapshotVersions numbers snapshots in the order they are made, process-wide.
+var snapshotVersions atomic.Uint64
+
+// Version identifies this snapshot: a later snapshot has a larger version. Caches of match
+// results key on it rather than holding the snapshot itself, which would keep a replaced
+// index in memory.
+func (s *Snapshot) Version() uint64 { return s.version }
 
 // country is the index of one country: a base partition, and the campaigns
 // changed or added since it was built in a small delta partition. Base
@@ -82,7 +93,7 @@ func Build(campaigns []Campaign, counters *Counters) *Snapshot {
 			byCountry[c.CountryID] = append(byCountry[c.CountryID], c)
 		}
 	}
-	s := &Snapshot{counters: counters, parts: make(map[int32]*country, len(byCountry))}
+	s := &Snapshot{counters: counters, parts: make(map[int32]*country, len(byCountry)), version: snapshotVersions.Add(1)}
 	for id, defs := range byCountry {
 		s.parts[id] = &country{base: buildPartition(defs, counters)}
 	}
@@ -116,7 +127,7 @@ func (s *Snapshot) With(changed []Campaign, removed []int64) *Snapshot {
 			}
 		}
 	}
-	n := &Snapshot{counters: s.counters, parts: make(map[int32]*country, len(s.parts)+1)}
+	n := &Snapshot{counters: s.counters, parts: make(map[int32]*country, len(s.parts)+1), version: snapshotVersions.Add(1)}
 	for id, c := range s.parts {
 		if !touched[id] {
 			n.parts[id] = c

@@ -19,7 +19,7 @@ func TestAnswerCacheAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	user, dev := []byte("u1"), []byte("d1")
-	p, snap := &engine.Participant{ID: 1}, &engine.Snapshot{}
+	p, snap := &engine.Participant{ID: 1}, engine.New(nil).Snapshot().Version()
 	key := ac.key(1, user, 1, dev)
 	const now = 1_800_000_000
 	set := func(at int64, body string) {
@@ -46,6 +46,10 @@ func TestAnswerCacheAdmission(t *testing.T) {
 	set(now+30, "second")
 	if b := ac.get(key, 1, user, 1, dev, p, snap); string(b) != "second" {
 		t.Fatalf("second miss within the TTL: cached %q", b)
+	}
+	// An answer computed from an older snapshot is never served.
+	if b := ac.get(key, 1, user, 1, dev, p, snap+1); b != nil {
+		t.Fatalf("answer of a replaced snapshot served: %q", b)
 	}
 	// A clock that goes back admits nothing.
 	if ac.admit(other, now+40) || ac.admit(other, now+39) {

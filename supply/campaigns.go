@@ -115,7 +115,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		writeRaw(ctx, body)
 		return
 	}
-	snap := a.eng.Snapshot() // before matching: a newer snapshot only makes the entry stale
+	snap := a.eng.Snapshot().Version() // before matching: a newer snapshot only makes the entry stale
 	key := a.cache.key(pub.ID, user, devType, device)
 	if body := a.cache.get(key, pub.ID, user, devType, device, p, snap); body != nil {
 		writeRaw(ctx, body)
@@ -268,7 +268,7 @@ type cachedAnswer struct {
 	devType   uint8
 	device    string
 	p         *engine.Participant
-	snap      *engine.Snapshot
+	snap      uint64 // engine.Snapshot.Version the answer was computed from
 	body      []byte
 }
 
@@ -322,7 +322,7 @@ func (ac *answerCache) key(pub int64, user []byte, devType uint8, device []byte)
 	return h.Sum64()
 }
 
-func (ac *answerCache) get(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap *engine.Snapshot) []byte {
+func (ac *answerCache) get(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap uint64) []byte {
 	if ac.c == nil {
 		return nil
 	}
@@ -334,7 +334,7 @@ func (ac *answerCache) get(key uint64, pub int64, user []byte, devType uint8, de
 	return e.body
 }
 
-func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap *engine.Snapshot, now int64, body []byte) {
+func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap uint64, now int64, body []byte) {
 	if ac.c == nil || !ac.admit(key, now) {
 		return
 	}
