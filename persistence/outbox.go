@@ -97,13 +97,6 @@ func (db *DB) ClaimPostbacks(ctx context.Context, limit int, lease time.Duration
 	return out, classify(err)
 }
 
-// MarkPostbackDelivered records a 2xx answer. The first delivery's time stands.
-func (db *DB) MarkPostbackDelivered(ctx context.Context, id int64) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE postback_outbox SET delivered_at = now(), last_error = NULL
-		WHERE id = $1 AND delivered_at IS NULL`, id)
-	return classify(err)
-}
-
 // MarkPostbackFailed records a failed attempt of claim c: the next attempt comes after
 // retryIn, but no later than window after the row was created; an attempt failing at or
 // after that point dead-letters the row. The row is left alone when c's lease was lost (a
@@ -143,4 +136,54 @@ func (db *DB) PostbackStats(ctx context.Context) (PostbackStats, error) {
 		Scan(&s.Pending, &s.Dead, &oldest)
 	s.OldestPending = time.Duration(oldest * float64(time.Second))
 	return s, classify(err)
+}
+
+// DeliveryMarks records postback deliveries by group commit: every delivery that finishes
+// while a batch commits joins the next one, so a busy worker pays one UPDATE and one WAL
+// flush per batch instead of per postback.
+type DeliveryMarks struct {
+	db *DB
+	gc groupCommit[*markJob]
+}
+
+type markJob struct {
+	id   int64
+	err  error
+	done chan struct{}
+}
+
+// NewDeliveryMarks starts the recorder; Close stops it.
+func (db *DB) NewDeliveryMarks() *DeliveryMarks {
+	m := &DeliveryMarks{db: db}
+	m.gc.start(EntryWriterConfig{Workers: 2, MaxBatch: 256}, m.run)
+	return m
+}
+
+// Mark records that postback id was delivered, once its batch has committed.
+func (m *DeliveryMarks) Mark(ctx context.Context, id int64) error {
+	j := &markJob{id: id, done: make(chan struct{})}
+	if err := m.gc.offer(j, ctx.Done(), ctx.Err); err != nil {
+		return err
+	}
+	<-j.done
+	return j.err
+}
+
+// Close stops the recorder once the queued marks are written.
+func (m *DeliveryMarks) Close() { m.gc.close() }
+
+func (m *DeliveryMarks) run(batch []*markJob) {
+	ids := make([]int64, len(batch))
+	for i, j := range batch {
+		ids[i] = j.id
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := m.db.Pool.Exec(ctx, `UPDATE postback_outbox SET delivered_at = now(), last_error = NULL
+		WHERE id = ANY($1) AND delivered_at IS NULL`, ids)
+	err = classify(err)
+	for _, j := range batch {
+		j.err = err
+		close(j.done)
+	}
 }

@@ -85,8 +85,9 @@ type Worker struct {
 	cfg WorkerConfig
 	log *zap.Logger
 
-	wake chan struct{}
-	done chan struct{}
+	wake  chan struct{}
+	done  chan struct{}
+	marks *persistence.DeliveryMarks // set by Run: records deliveries by group commit
 
 	delivered, failures, deadLettered atomic.Uint64
 	pending, dead                     atomic.Int64
@@ -118,6 +119,9 @@ func (w *Worker) Done() <-chan struct{} { return w.done }
 // ctx cancels; their rows are retried when their lease runs out).
 func (w *Worker) Run(ctx context.Context) {
 	defer close(w.done)
+	// Deliveries are recorded in batches; the recorder stops after the last delivery.
+	w.marks = w.db.NewDeliveryMarks()
+	defer w.marks.Close()
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 
@@ -189,7 +193,7 @@ func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 	log := w.log.With(zap.Int64("postback_id", c.ID), zap.String("tid", c.TID), zap.String("kind", c.Kind),
 		zap.Int64("publisher_id", c.PublisherID), zap.Int("attempt", c.Attempts))
 	if ok {
-		if err := w.db.MarkPostbackDelivered(sctx, c.ID); err != nil {
+		if err := w.marks.Mark(sctx, c.ID); err != nil {
 			log.Warn("record postback delivery", zap.Error(err)) // delivered again after the lease
 			return
 		}
