@@ -703,6 +703,22 @@ func TestExportDemographics(t *testing.T) {
 	s.Send(t, req).Expect(t, 406)
 }
 
+// seedCompletes stores n complete sessions of campaign, each of its own participant (tids
+// <prefix>-<participant id>), in one statement.
+func seedCompletes(t *testing.T, s *apptest.Server, b *apptest.Buyer, campaign int64, n int, prefix string) {
+	t.Helper()
+	if _, err := s.DB.Pool.Exec(context.Background(), `
+		WITH p AS (
+			INSERT INTO participants (publisher_id, user_identifier, country_id, profile)
+			SELECT $1, $5 || '-' || g, 1, '{"43": [1], "45": ["12345"]}' FROM generate_series(1, $3::int) g RETURNING id
+		)
+		INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, respondent_id, outcome, outcome_at)
+		SELECT $5 || '-' || p.id, $2, $4, $1, p.id, 'R' || p.id, 'complete', now() FROM p`,
+		publisher(t, s), campaign, n, b.ID, prefix); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestExportAbandoned: a client that stops reading mid-download does not leak the export
 // (its database connection and its slot).
 func TestExportAbandoned(t *testing.T) {
@@ -710,18 +726,8 @@ func TestExportAbandoned(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{RateLimit: -1})
 	b := s.NewBuyer(t)
 	c := newCampaign(t, b, nil)
-	pub := publisher(t, s)
-	ctx := context.Background()
 	const n = 50_000
-	if _, err := s.DB.Pool.Exec(ctx, `
-		WITH p AS (
-			INSERT INTO participants (publisher_id, user_identifier, country_id, profile)
-			SELECT $1, 'abandon-' || g, 1, '{"43": [1], "45": ["12345"]}' FROM generate_series(1, $3::int) g RETURNING id
-		)
-		INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, respondent_id, outcome, outcome_at)
-		SELECT 'ab-' || p.id, $2, $4, $1, p.id, 'R' || p.id, 'complete', now() FROM p`, pub, c.ID, n, b.ID); err != nil {
-		t.Fatal(err)
-	}
+	seedCompletes(t, s, b, c.ID, n, "ab")
 	p := path("/insights_api/projects/%d/campaigns/%d", c.ProjectID, c.ID)
 	deadline := time.Now().Add(20 * time.Second)
 	// send retries while every export slot is taken (503): a slot frees when the server
@@ -766,18 +772,9 @@ func TestExportDatabaseFailure(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{RateLimit: -1})
 	b := s.NewBuyer(t)
 	c := newCampaign(t, b, nil)
-	pub := publisher(t, s)
 	ctx := context.Background()
 	const n = 100_000
-	if _, err := s.DB.Pool.Exec(ctx, `
-		WITH p AS (
-			INSERT INTO participants (publisher_id, user_identifier, country_id, profile)
-			SELECT $1, 'fail-' || g, 1, '{"43": [1], "45": ["12345"]}' FROM generate_series(1, $3::int) g RETURNING id
-		)
-		INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, respondent_id, outcome, outcome_at)
-		SELECT 'f-' || p.id, $2, $4, $1, p.id, 'R' || p.id, 'complete', now() FROM p`, pub, c.ID, n, b.ID); err != nil {
-		t.Fatal(err)
-	}
+	seedCompletes(t, s, b, c.ID, n, "f")
 	resp, err := s.Client.Do(b.Request(t, "GET", path("/insights_api/projects/%d/campaigns/%d", c.ProjectID, c.ID), nil))
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("%v %v", resp, err)
