@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
@@ -41,26 +43,45 @@ import (
 //
 //	SWITCHBOARD_TIMING=1 go test -run TestEntryTiming -v ./router/
 //
+// Each closed-loop phase (the most the server gives at a fixed concurrency) is followed, in
+// group mode, by an open-loop phase at the target rate (SWITCHBOARD_TIMING_RATES, default
+// 5000,3000: entries/s, callbacks/s), whose latencies count from each request's scheduled
+// send time.
+//
 // SWITCHBOARD_TIMING_CONC (default 64) sets the concurrent requests, SWITCHBOARD_TIMING_DUR
 // (default 10s) the length of each phase, SWITCHBOARD_TIMING_ONLY=group|naive one mode, and
-// SWITCHBOARD_TIMING_PROFILE=<dir> writes a CPU profile of this process per phase.
+// SWITCHBOARD_TIMING_PROFILE=<dir> writes a CPU profile of this process per phase, and
+// SWITCHBOARD_TIMING_STATEMENTS=1 logs each phase's costliest statements (pg_stat_statements).
 func TestEntryTiming(t *testing.T) {
 	if os.Getenv("SWITCHBOARD_TIMING") == "" {
 		t.Skip("set SWITCHBOARD_TIMING=1 to run the entry/callback timing")
 	}
 	ctx := context.Background()
-	c, err := cluster.Start(ctx, cluster.Options{Dir: t.TempDir(), Fsync: true, Attached: true,
-		Settings: map[string]string{"max_connections": "200", "shared_buffers": "256MB"}})
+	settings := map[string]string{"max_connections": "200", "shared_buffers": "256MB"}
+	statements := os.Getenv("SWITCHBOARD_TIMING_STATEMENTS") != ""
+	if statements {
+		settings["shared_preload_libraries"] = "pg_stat_statements"
+		settings["pg_stat_statements.track"] = "all"
+	}
+	c, err := cluster.Start(ctx, cluster.Options{Dir: t.TempDir(), Fsync: true, Attached: true, Settings: settings})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	o := timingOpts{conc: 64, dur: 10 * time.Second, pgDir: c.DataDir(), profile: os.Getenv("SWITCHBOARD_TIMING_PROFILE")}
+	o := timingOpts{conc: 64, dur: 10 * time.Second, pgDir: c.DataDir(), profile: os.Getenv("SWITCHBOARD_TIMING_PROFILE"),
+		statements: statements, entryRate: 5000, callbackRate: 3000}
 	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_TIMING_CONC")); err == nil && v > 0 {
 		o.conc = v
 	}
 	if v, err := time.ParseDuration(os.Getenv("SWITCHBOARD_TIMING_DUR")); err == nil && v > 0 {
 		o.dur = v
+	}
+	if e, c, ok := strings.Cut(os.Getenv("SWITCHBOARD_TIMING_RATES"), ","); ok {
+		o.entryRate, _ = strconv.Atoi(e)
+		o.callbackRate, _ = strconv.Atoi(c)
+		if o.entryRate <= 0 || o.callbackRate <= 0 {
+			t.Fatal("SWITCHBOARD_TIMING_RATES: want <entries/s>,<callbacks/s>")
+		}
 	}
 	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_TIMING_WORKERS")); err == nil && v > 0 {
 		o.gc.Workers = v
@@ -82,6 +103,16 @@ func TestEntryTiming(t *testing.T) {
 		if err := c.CreateDatabase(ctx, dbName, ""); err != nil {
 			t.Fatal(err)
 		}
+		if statements {
+			conn, err := pgx.Connect(ctx, c.URL(dbName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Exec(ctx, "CREATE EXTENSION pg_stat_statements"); err != nil {
+				t.Fatal(err)
+			}
+			_ = conn.Close(ctx)
+		}
 		rows = append(rows, runTiming(t, c.URL(dbName), name, naive, o)...)
 	}
 	t.Logf("summary (concurrency %d, %v per phase):\n%-28s %9s %9s %9s %9s %12s %12s\n%s", o.conc, o.dur,
@@ -89,11 +120,15 @@ func TestEntryTiming(t *testing.T) {
 }
 
 type timingOpts struct {
-	conc    int
-	dur     time.Duration
-	pgDir   string // the cluster's data directory (its postmaster's CPU is measured)
-	profile string
-	gc      persistence.EntryWriterConfig // group commit (SWITCHBOARD_TIMING_WORKERS, SWITCHBOARD_TIMING_WAIT)
+	conc         int
+	dur          time.Duration
+	pgDir        string // the cluster's data directory (its postmaster's CPU is measured)
+	profile      string
+	entryRate    int                           // offered entries/s of the open-loop phase (the target)
+	callbackRate int                           // offered callbacks/s of the open-loop phase (the target)
+	statements   bool                          // log each phase's costliest statements
+	stmtPool     *pgxpool.Pool                 // where to read them
+	gc           persistence.EntryWriterConfig // group commit (SWITCHBOARD_TIMING_WORKERS, SWITCHBOARD_TIMING_WAIT)
 }
 
 const spreadCampaigns = 200
@@ -117,7 +152,24 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 
 	w := newWorld(t, dbURL)
 	w.publicURL = "http://" + addr
+	if o.statements {
+		o.stmtPool = w.db.Pool
+	}
 	w.survey.outcome = func(string) string { return "" }
+	// The partner's postback receiver is a minimal server that answers 200: what a real
+	// partner spends on a postback is not this machine's, so the harness spends little.
+	sink, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinkSrv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusOK) }}
+	go sinkSrv.Serve(sink)   //nolint:errcheck
+	defer sinkSrv.Shutdown() //nolint:errcheck
+	if w.pub, _, err = w.db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Timing partner", CurrencyName: "coins",
+		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "http://" + sink.Addr().String() + "/back",
+		PostbackURL: "http://" + sink.Addr().String() + "/pb", Environment: persistence.EnvStaging}); err != nil {
+		t.Fatal(err)
+	}
 	link := "https://survey.example/s?tid={ID}&rid={RESPONDENT_ID}&security_hash={LINK_HASH}"
 	spread := make([]int64, spreadCampaigns)
 	for i := range spread {
@@ -126,7 +178,7 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 	hot, _ := w.campaign(w.publicURL, campaignOpts{quota: 10_000_000, link: link})
 	ps := w.participants(2000)
 	w.settle()
-	hc := &fasthttp.HostClient{Addr: addr, MaxConns: o.conc * 2, ReadTimeout: 30 * time.Second}
+	hc := &fasthttp.HostClient{Addr: addr, MaxConns: max(o.conc*2, rateSenders), ReadTimeout: 30 * time.Second}
 
 	var rows []string
 	for _, wl := range []string{"spread", "hot"} {
@@ -140,40 +192,65 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 			}
 			urls = append(urls, w.entryURL("", ps[i%len(ps)], camp))
 		}
+		// Admitted entries feed the callbacks: each callback completes the next stored tid.
 		var tidMu sync.Mutex
 		var tids []string
+		next := 0
 		const prefix = "https://survey.example/s?tid="
-		entries := measure(t, o, mode+"-"+wl+"-entries", func() loadResult {
-			return load(hc, o.conc, o.dur, 0, func(i int, req *fasthttp.Request, resp *fasthttp.Response) bool {
-				req.SetRequestURI("http://" + addr + urls[i%len(urls)])
-				if err := hc.Do(req, resp); err != nil || resp.StatusCode() != 302 {
-					return false
-				}
-				loc := resp.Header.Peek("Location")
-				if len(loc) > len(prefix)+32 && bytes.HasPrefix(loc, []byte(prefix)) {
-					tid := string(loc[len(prefix) : len(prefix)+32])
-					tidMu.Lock()
-					tids = append(tids, tid)
-					tidMu.Unlock()
-					return true
-				}
-				return false
-			})
-		})
-		rows = append(rows, row(t, mode+" "+wl+" entries", entries))
-
-		cbs := make([]string, len(tids))
-		for i, tid := range tids {
-			u := w.callbackURL("complete", tid, w.buyer.APISecret)
-			cbs[i] = u[len(w.publicURL):]
+		var seq atomic.Int64
+		enter := func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool) {
+			req.SetRequestURI("http://" + addr + urls[int(seq.Add(1))%len(urls)])
+			if err := hc.Do(req, resp); err != nil || resp.StatusCode() != 302 {
+				return false, false
+			}
+			loc := resp.Header.Peek("Location")
+			if len(loc) > len(prefix)+32 && bytes.HasPrefix(loc, []byte(prefix)) {
+				tid := string(loc[len(prefix) : len(prefix)+32])
+				tidMu.Lock()
+				tids = append(tids, tid)
+				tidMu.Unlock()
+				return true, false
+			}
+			return false, false
 		}
-		callbacks := measure(t, o, mode+"-"+wl+"-callbacks", func() loadResult {
-			return load(hc, o.conc, o.dur, len(cbs), func(i int, req *fasthttp.Request, resp *fasthttp.Response) bool {
-				req.SetRequestURI("http://" + addr + cbs[i-1])
-				return hc.Do(req, resp) == nil && resp.StatusCode() == 302
-			})
-		})
-		rows = append(rows, row(t, mode+" "+wl+" callbacks", callbacks))
+		complete := func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool) {
+			tidMu.Lock()
+			if next == len(tids) {
+				tidMu.Unlock()
+				return false, true
+			}
+			tid := tids[next]
+			next++
+			tidMu.Unlock()
+			req.SetRequestURI(w.callbackURL("complete", tid, w.buyer.APISecret))
+			return hc.Do(req, resp) == nil && resp.StatusCode() == 302, false
+		}
+		name := mode + " " + wl
+		entries := measure(t, o, name+" entries", func() loadResult { return load(o.conc, o.dur, enter) })
+		rows = append(rows, row(t, name+" entries", entries))
+		// A callback's cost includes its postback: each callback phase's CPU is counted until
+		// the outbox has drained, which also keeps deliveries out of the next phase.
+		drained := func(r loadResult) loadResult {
+			deadline := time.Now().Add(time.Minute)
+			for w.count(`SELECT count(*) FROM postback_outbox WHERE delivered_at IS NULL`) > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: postbacks still undelivered after a minute", name)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			return r
+		}
+		callbacks := measure(t, o, name+" callbacks", func() loadResult { return drained(load(o.conc, o.dur, complete)) })
+		rows = append(rows, row(t, name+" callbacks", callbacks))
+		// The targets as offered rates: latency from each request's scheduled send time.
+		if !naive {
+			r := measure(t, o, name+" entries at target", func() loadResult { return loadRate(o.entryRate, o.dur, enter) })
+			rows = append(rows, row(t, fmt.Sprintf("%s entries @%d/s", name, o.entryRate), r))
+			entries.ok += r.ok
+			r = measure(t, o, name+" callbacks at target", func() loadResult { return drained(loadRate(o.callbackRate, o.dur, complete)) })
+			rows = append(rows, row(t, fmt.Sprintf("%s callbacks @%d/s", name, o.callbackRate), r))
+			callbacks.ok += r.ok
+		}
 		// Exactness under load: every accepted entry is one session holding its place until its
 		// callback, every complete counted once.
 		var sessions, completes, quotaCompletes, inProgress int64
@@ -207,7 +284,7 @@ type loadResult struct {
 // measure runs one phase, with its CPU accounting and (optionally) a CPU profile.
 func measure(t *testing.T, o timingOpts, name string, run func() loadResult) loadResult {
 	if o.profile != "" {
-		f, err := os.Create(filepath.Join(o.profile, name+".pprof"))
+		f, err := os.Create(filepath.Join(o.profile, strings.ReplaceAll(name, " ", "-")+".pprof"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,17 +294,46 @@ func measure(t *testing.T, o timingOpts, name string, run func() loadResult) loa
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if o.stmtPool != nil {
+		if _, err := o.stmtPool.Exec(context.Background(), "SELECT pg_stat_statements_reset()"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	app0, pg0 := selfCPU(), postgresCPU(o.pgDir)
 	r := run()
 	r.appCPU, r.pgCPU = selfCPU()-app0, postgresCPU(o.pgDir)-pg0
+	if o.stmtPool != nil {
+		logStatements(t, o.stmtPool, name, r.ok)
+	}
 	return r
 }
 
-// load runs fn from conc workers for dur and collects latencies of successful requests.
-func load(hc *fasthttp.HostClient, conc int, dur time.Duration, limit int, fn func(i int, req *fasthttp.Request, resp *fasthttp.Response) bool) loadResult {
+// logStatements logs the phase's statements by total execution time, per request.
+func logStatements(t *testing.T, pool *pgxpool.Pool, name string, requests int) {
+	rows, err := pool.Query(context.Background(), `SELECT calls, total_exec_time, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 90)
+		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 10`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var calls, n int64
+		var ms float64
+		var q string
+		if err := rows.Scan(&calls, &ms, &n, &q); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "\n  %8d calls %8.1f µs/req %7.1f rows/call  %s", calls, ms*1000/float64(max(requests, 1)), float64(n)/float64(max(calls, 1)), q)
+	}
+	t.Logf("%s statements:%s", name, b.String())
+}
+
+// load runs fn from conc workers for dur (or until fn reports done) and collects the
+// latencies of successful requests: a closed loop, the most the server gives at conc.
+func load(conc int, dur time.Duration, fn func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool)) loadResult {
 	var mu sync.Mutex
 	var res loadResult
-	var seq atomic.Int64
 	stop := time.Now().Add(dur)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -241,12 +347,12 @@ func load(hc *fasthttp.HostClient, conc int, dur time.Duration, limit int, fn fu
 			var lat []time.Duration
 			ok, failed := 0, 0
 			for time.Now().Before(stop) {
-				i := int(seq.Add(1))
-				if limit > 0 && i > limit {
+				t0 := time.Now()
+				good, done := fn(req, resp)
+				if done {
 					break
 				}
-				t0 := time.Now()
-				if fn(i, req, resp) {
+				if good {
 					lat = append(lat, time.Since(t0))
 					ok++
 				} else {
@@ -265,7 +371,62 @@ func load(hc *fasthttp.HostClient, conc int, dur time.Duration, limit int, fn fu
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	_ = hc
+	return res
+}
+
+// rateSenders bounds the open loop's requests in flight (a server that falls further
+// behind than this shows it in the latencies).
+const rateSenders = 512
+
+// loadRate offers fn at rate requests a second for dur: an open loop, as independent
+// respondents arrive. Each latency counts from the request's scheduled send time, so time
+// spent waiting for a free sender (the server falling behind) is counted, not hidden.
+func loadRate(rate int, dur time.Duration, fn func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool)) loadResult {
+	n := int(float64(rate) * dur.Seconds())
+	interval := time.Second / time.Duration(rate)
+	var mu sync.Mutex
+	var res loadResult
+	var seq atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range rateSenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			var lat []time.Duration
+			ok, failed := 0, 0
+			for {
+				i := int(seq.Add(1)) - 1
+				if i >= n {
+					break
+				}
+				due := start.Add(time.Duration(i) * interval)
+				if d := time.Until(due); d > 0 {
+					time.Sleep(d)
+				}
+				good, done := fn(req, resp)
+				if done {
+					break
+				}
+				if good {
+					lat = append(lat, time.Since(due))
+					ok++
+				} else {
+					failed++
+				}
+			}
+			mu.Lock()
+			res.ok += ok
+			res.failed += failed
+			res.lat = append(res.lat, lat...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
 	return res
 }
 
