@@ -113,3 +113,30 @@ func isNetErr(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, net.ErrClosed)
 }
+
+// sendTx sends b, a whole transaction (BEGIN … COMMIT) in one round trip, on a connection
+// of its own; after a failure it makes sure the connection goes back to the pool with no
+// transaction open.
+func (db *DB) sendTx(ctx context.Context, b *pgx.Batch) error {
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	err = conn.SendBatch(ctx, b).Close()
+	if err != nil {
+		rollbackOpen(ctx, conn.Conn())
+	}
+	return err
+}
+
+// rollbackOpen ends a transaction a failed batch left open, so that the connection never
+// goes back to the pool inside one.
+func rollbackOpen(ctx context.Context, conn *pgx.Conn) {
+	if conn.IsClosed() || conn.PgConn().TxStatus() == 'I' {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	_, _ = conn.Exec(rctx, "ROLLBACK")
+	cancel()
+}

@@ -3,6 +3,7 @@ package persistence
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboard/switchboard/engine/fault"
@@ -12,42 +13,62 @@ import (
 // one transaction (one WAL flush): the machinery the entry and outcome writers share. A
 // batch forms from whatever is queued when a worker frees up, waiting up to maxWait for
 // company when that is set.
+//
+// Jobs are sharded: each worker owns a queue, and a job's key picks the queue. Jobs that lock
+// the same rows (one campaign's quota rows) therefore meet in one worker's batches instead of
+// queueing for one another's row locks across workers: a hot quota gets one large batch per
+// commit instead of several small ones waiting on each other's WAL flush.
 type groupCommit[J any] struct {
-	jobs     chan J
+	queues   []chan J
 	maxBatch int
 	maxWait  time.Duration
 	run      func(batch []J)
 	wg       sync.WaitGroup
 	stop     chan struct{}
 	once     sync.Once
+	rr       atomic.Uint64 // round robin for jobs without a key
+
+	// mu orders offers against close: an offer that got in is queued before the workers
+	// stop (and so is run); one after close is refused.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // start launches the workers; run is called with each batch.
 func (g *groupCommit[J]) start(cfg EntryWriterConfig, run func(batch []J)) {
 	if cfg.Workers <= 0 {
-		cfg.Workers = 4
+		cfg.Workers = 1
 	}
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = 128
 	}
-	g.jobs, g.maxBatch, g.maxWait, g.run = make(chan J, 4096), cfg.MaxBatch, cfg.MaxWait, run
+	g.maxBatch, g.maxWait, g.run = cfg.MaxBatch, cfg.MaxWait, run
 	g.stop = make(chan struct{})
-	for range cfg.Workers {
+	g.queues = make([]chan J, cfg.Workers)
+	for i := range g.queues {
+		g.queues[i] = make(chan J, 1024)
 		g.wg.Add(1)
-		go g.work()
+		go g.work(g.queues[i])
 	}
 }
 
 // errClosed answers jobs offered after close.
 var errClosed = errors.New("group-commit writer closed")
 
-// offer queues j unless the writer is closed or done is closed first.
-func (g *groupCommit[J]) offer(j J, done <-chan struct{}, doneErr func() error) error {
-	select {
-	case g.jobs <- j:
-		return nil
-	case <-g.stop:
+// offer queues j on the worker of key (0: any worker) unless the writer is closed or done
+// is closed first.
+func (g *groupCommit[J]) offer(key uint64, j J, done <-chan struct{}, doneErr func() error) error {
+	if key == 0 {
+		key = g.rr.Add(1)
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed {
 		return fault.Unavailable(errClosed)
+	}
+	select {
+	case g.queues[key%uint64(len(g.queues))] <- j:
+		return nil
 	case <-done:
 		return fault.Unavailable(doneErr())
 	}
@@ -55,22 +76,27 @@ func (g *groupCommit[J]) offer(j J, done <-chan struct{}, doneErr func() error) 
 
 // close stops the workers once the queued jobs are written.
 func (g *groupCommit[J]) close() {
-	g.once.Do(func() { close(g.stop) })
+	g.once.Do(func() {
+		g.mu.Lock()
+		g.closed = true
+		g.mu.Unlock()
+		close(g.stop)
+	})
 	g.wg.Wait()
 }
 
-func (g *groupCommit[J]) work() {
+func (g *groupCommit[J]) work(jobs chan J) {
 	defer g.wg.Done()
 	batch := make([]J, 0, g.maxBatch)
 	for {
 		batch = batch[:0]
 		select {
-		case j := <-g.jobs:
+		case j := <-jobs:
 			batch = append(batch, j)
 		case <-g.stop:
 			for {
 				select {
-				case j := <-g.jobs:
+				case j := <-jobs:
 					g.run([]J{j})
 				default:
 					return
@@ -85,7 +111,7 @@ func (g *groupCommit[J]) work() {
 		for len(batch) < g.maxBatch {
 			if timer == nil {
 				select {
-				case j := <-g.jobs:
+				case j := <-jobs:
 					batch = append(batch, j)
 				default:
 					break collect
@@ -93,7 +119,7 @@ func (g *groupCommit[J]) work() {
 				continue
 			}
 			select {
-			case j := <-g.jobs:
+			case j := <-jobs:
 				batch = append(batch, j)
 			case <-timer:
 				break collect

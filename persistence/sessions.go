@@ -301,11 +301,8 @@ func (db *DB) admitBatch(ctx context.Context, es []Entry) ([]Admission, error) {
 	}
 	defer conn.Release()
 	out, err := admitOn(ctx, conn.Conn(), es)
-	if err != nil && !conn.Conn().IsClosed() && conn.Conn().PgConn().TxStatus() != 'I' {
-		// Never hand a connection with an open transaction back to the pool.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_, _ = conn.Exec(rctx, "ROLLBACK")
-		cancel()
+	if err != nil {
+		rollbackOpen(ctx, conn.Conn())
 	}
 	return out, err
 }
@@ -500,7 +497,11 @@ type entryJob struct {
 
 // EntryWriterConfig tunes an EntryWriter.
 type EntryWriterConfig struct {
-	Workers  int           // concurrent batches in flight (default 4)
+	// Workers is how many batches are in flight at once (default 1). On a small machine
+	// one worker's larger batches cost PostgreSQL less per entry than several smaller ones
+	// in parallel (docs/performance.md); more cores may want more. Entries of one campaign
+	// always go to the same worker (see groupCommit).
+	Workers  int
 	MaxBatch int           // entries per batch at most (default 128)
 	MaxWait  time.Duration // how long a batch waits for company (default 0: none, batches form while others commit)
 }
@@ -518,7 +519,7 @@ func (w *EntryWriter) Close() { w.gc.close() }
 // Admit queues e and waits for its verdict, durably committed when admitted.
 func (w *EntryWriter) Admit(ctx context.Context, e Entry) (Admission, error) {
 	j := &entryJob{ctx: ctx, e: e, done: make(chan struct{})}
-	if err := w.gc.offer(j, ctx.Done(), ctx.Err); err != nil {
+	if err := w.gc.offer(uint64(e.CampaignID), j, ctx.Done(), ctx.Err); err != nil {
 		return Admission{}, err
 	}
 	// The job is in the queue: its fate is decided by a batch; wait for it even if ctx ends,
@@ -610,12 +611,14 @@ type Session struct {
 }
 
 const sessionColumns = `s.id, s.tid, s.campaign_id, s.buyer_id, COALESCE(s.publisher_id, 0), COALESCE(s.participant_id, 0),
-	COALESCE(p.user_identifier, ''),
+	COALESCE((SELECT p.user_identifier FROM participants p WHERE p.id = s.participant_id), ''),
 	s.quota_ids, s.is_test, s.entered_at, COALESCE(s.outcome, ''), COALESCE(s.outcome_at, 'epoch'::timestamptz),
 	s.released_at IS NOT NULL, s.rejected, COALESCE((s.payout_usd * 10000)::bigint, 0), COALESCE(s.reward, 0),
 	c.cpi_cents, c.length_of_interview`
 
-const sessionFrom = ` FROM sessions s JOIN campaigns c ON c.id = s.campaign_id LEFT JOIN participants p ON p.id = s.participant_id`
+// The participant is a scalar subquery rather than a join so that every plan (generic ones
+// for arrays of tids included) looks it up by key instead of hashing the whole table.
+const sessionFrom = ` FROM sessions s JOIN campaigns c ON c.id = s.campaign_id`
 
 func scanSession(row pgx.Row) (Session, error) {
 	var s Session
@@ -633,6 +636,77 @@ func (db *DB) SessionByTID(ctx context.Context, tid string) (Session, error) {
 	return s, classify(err)
 }
 
+// SessionReader looks sessions up by transaction id for callbacks, coalescing concurrent
+// lookups into one query (one round trip and one statement for a whole batch instead of one
+// each): at thousands of callbacks a second, the per-statement cost is what PostgreSQL
+// spends most on.
+type SessionReader struct {
+	db *DB
+	gc groupCommit[*readJob]
+}
+
+type readJob struct {
+	tid  string
+	s    Session
+	err  error
+	done chan struct{}
+}
+
+// NewSessionReader starts the reader's workers (lookups in flight at once); Close stops them.
+func (db *DB) NewSessionReader(workers int) *SessionReader {
+	r := &SessionReader{db: db}
+	r.gc.start(EntryWriterConfig{Workers: workers, MaxBatch: 256}, r.run)
+	return r
+}
+
+// Close stops the workers once the queued lookups are answered.
+func (r *SessionReader) Close() { r.gc.close() }
+
+// ByTID is SessionByTID through the coalescing reader.
+func (r *SessionReader) ByTID(ctx context.Context, tid string) (Session, error) {
+	j := &readJob{tid: tid, done: make(chan struct{})}
+	if err := r.gc.offer(0, j, ctx.Done(), ctx.Err); err != nil {
+		return Session{}, err
+	}
+	<-j.done
+	return j.s, j.err
+}
+
+func (r *SessionReader) run(batch []*readJob) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tids := make([]string, len(batch))
+	for i, j := range batch {
+		tids[i] = j.tid
+	}
+	found := make(map[string]Session, len(batch))
+	err := func() error {
+		rows, err := r.db.Pool.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.tid = ANY($1)`, tids)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanSession(rows)
+			if err != nil {
+				return err
+			}
+			found[s.TID] = s
+		}
+		return rows.Err()
+	}()
+	for _, j := range batch {
+		if s, ok := found[j.tid]; ok {
+			j.s = s
+		} else if err != nil {
+			j.err = classify(err)
+		} else {
+			j.err = fault.NotFound("transaction not found")
+		}
+		close(j.done)
+	}
+}
+
 // OutcomeRecord is what a callback decides for a session.
 type OutcomeRecord struct {
 	Outcome   string
@@ -642,24 +716,43 @@ type OutcomeRecord struct {
 	// Postback is the partner's notification of this outcome, stored in the outbox in the
 	// same transaction when (and only when) this callback decides the outcome. URL "": none.
 	Postback Postback
+	// PostbackLease, when positive, stores the postback already leased to the caller for
+	// that long (its first attempt), so that the caller sends it straight after the commit
+	// (OutcomeResult.Postback) instead of a worker claiming it; should the caller not
+	// manage, the lease runs out and any worker claims it. Zero: the workers are woken to
+	// claim it (NOTIFY).
+	PostbackLease time.Duration
+}
+
+// OutcomeResult is what recording a callback's outcome did.
+type OutcomeResult struct {
+	// Decided: this callback decided the session's outcome. Held: the session still held
+	// its in_progress places (the sweeper had not released it).
+	Decided, Held bool
+	// Stored is the session as stored, when an earlier callback had decided it.
+	Stored Session
+	// Postback is the outbox row stored with a decided outcome and leased to the caller
+	// (OutcomeRecord.PostbackLease); ID 0: none.
+	Postback ClaimedPostback
 }
 
 // recordOutcomesSQL records the first outcome of each listed session ($1 session ids,
-// distinct, in id order, with $2–$5 the outcome, time, payout and reward and $6–$8 the
-// postback's tid, publisher and URL) in one statement, and moves the counts: a session
-// that had no outcome leaves in_progress (unless the sweeper released it already), a
-// complete counts toward every quota of its quota_ids, the day's counts move and the
-// postback is enqueued (the outbox workers are woken at commit). Quota rows are locked in id
-// order so that concurrent batches and entries never deadlock. It returns one row per
-// session it decided: id and whether it still held its places; a session that had an
-// outcome already returns no row.
+// distinct, in id order, with $2–$5 the outcome, time, payout and reward and $6–$9 the
+// postback's tid, publisher, URL and lease in microseconds) in one statement, and moves the
+// counts: a session that had no outcome leaves in_progress (unless the sweeper released it
+// already), a complete counts toward every quota of its quota_ids, the day's counts move and
+// the postback is enqueued, leased to the caller when its lease is positive (its first
+// attempt), else due at once with the workers woken at commit. Quota rows are locked in id
+// order so that concurrent batches and entries never deadlock. It returns one row per session
+// it decided: id, whether it still held its places, and its postback's outbox id (0: none)
+// and creation time; a session that had an outcome already returns no row.
 const recordOutcomesSQL = `WITH j AS (
-	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[])
-		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url)
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
+		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)
 ), s AS (
 	UPDATE sessions s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward
 	FROM j WHERE s.id = j.id AND s.outcome IS NULL
-	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url
+	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
 ), x AS (
 	SELECT qid, count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE s.outcome = 'complete') AS completes
 	FROM s, unnest(s.quota_ids) AS qid WHERE NOT s.is_test GROUP BY qid
@@ -676,20 +769,22 @@ const recordOutcomesSQL = `WITH j AS (
 	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + EXCLUDED.outcomes, completes = d.completes + EXCLUDED.completes
 	RETURNING 1
 ), p AS (
-	INSERT INTO postback_outbox (tid, kind, publisher_id, url)
-	SELECT s.pb_tid, 'outcome', s.pb_pub, s.pb_url FROM s WHERE s.pb_url <> '' ORDER BY s.id
+	INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at)
+	SELECT s.pb_tid, 'outcome', s.pb_pub, s.pb_url, CASE WHEN s.pb_lease > 0 THEN 1 ELSE 0 END,
+		now() + GREATEST(s.pb_lease, 0) * interval '1 microsecond'
+	FROM s WHERE s.pb_url <> '' ORDER BY s.id
 	ON CONFLICT (tid, kind) DO NOTHING
-	RETURNING 1
+	RETURNING id, tid, created_at, attempts
 )
-SELECT s.id, s.held, (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
-	(SELECT count(pg_notify($9, '')) FROM (SELECT 1 FROM p LIMIT 1) n)
-FROM s`
+SELECT s.id, s.held, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
+	(SELECT count(pg_notify($10, '')) FROM (SELECT 1 FROM p WHERE p.attempts = 0 LIMIT 1) n)
+FROM s LEFT JOIN p ON p.tid = s.pb_tid`
 
-// outcomeItem is one callback of a batch; decided and held are the verdict.
+// outcomeItem is one callback of a batch; res is the verdict.
 type outcomeItem struct {
-	s             *Session
-	o             *OutcomeRecord
-	decided, held bool
+	s   *Session
+	o   *OutcomeRecord
+	res OutcomeResult
 }
 
 // recordOutcomes runs recordOutcomesSQL for items (distinct sessions) in one transaction:
@@ -698,12 +793,13 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem) error {
 	slices.SortFunc(items, func(a, b *outcomeItem) int { return cmp.Compare(a.s.ID, b.s.ID) })
 	n := len(items)
 	ids, outcomes, ats, payouts, rewards := make([]int64, n), make([]string, n), make([]time.Time, n), make([]int64, n), make([]int64, n)
-	pbTIDs, pbPubs, pbURLs := make([]string, n), make([]int64, n), make([]string, n)
+	pbTIDs, pbPubs, pbURLs, pbLeases := make([]string, n), make([]int64, n), make([]string, n), make([]int64, n)
 	byID := make(map[int64]*outcomeItem, n)
 	for i, it := range items {
-		it.decided, it.held = false, false
+		it.res = OutcomeResult{}
 		ids[i], outcomes[i], ats[i], payouts[i], rewards[i] = it.s.ID, it.o.Outcome, it.o.At, it.o.PayoutUSD, it.o.Reward
 		pbTIDs[i], pbPubs[i], pbURLs[i] = it.o.Postback.TID, it.o.Postback.PublisherID, it.o.Postback.URL
+		pbLeases[i] = it.o.PostbackLease.Microseconds()
 		byID[it.s.ID] = it
 	}
 	// One round trip: BEGIN, a generic plan (custom plans of this statement cost more to
@@ -711,33 +807,31 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
-	b.Queue(recordOutcomesSQL, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, PostbackChannel).Query(func(rows pgx.Rows) error {
+	b.Queue(recordOutcomesSQL, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
-			var id, moved, notified int64
+			var id, pbID, moved, notified int64
 			var held bool
-			if err := rows.Scan(&id, &held, &moved, &notified); err != nil {
+			var created time.Time
+			if err := rows.Scan(&id, &held, &pbID, &created, &moved, &notified); err != nil {
 				return err
 			}
-			if it := byID[id]; it != nil {
-				it.decided, it.held = true, held
+			it := byID[id]
+			if it == nil {
+				continue
+			}
+			it.res.Decided, it.res.Held = true, held
+			if pbID != 0 && it.o.PostbackLease > 0 {
+				pb := it.o.Postback
+				it.res.Postback = ClaimedPostback{ID: pbID, TID: pb.TID, Kind: PostbackOutcome, PublisherID: pb.PublisherID,
+					URL: pb.URL, Attempts: 1, CreatedAt: created}
 			}
 		}
 		return rows.Err()
 	})
 	b.Queue("COMMIT")
-	conn, err := db.Pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+	if err := db.sendTx(ctx, b); err != nil {
 		for _, it := range items {
-			it.decided, it.held = false, false
-		}
-		if !conn.Conn().IsClosed() && conn.Conn().PgConn().TxStatus() != 'I' {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			_, _ = conn.Exec(rctx, "ROLLBACK")
-			cancel()
+			it.res = OutcomeResult{}
 		}
 		return err
 	}
@@ -763,19 +857,18 @@ func (db *DB) storedSessions(ctx context.Context, ids []int64) (map[int64]Sessio
 }
 
 // RecordOutcome stores the first outcome of session s, with its postback, in its own
-// transaction (the naive path). It reports decided true when this call decided the outcome
-// (held: the session still held its in_progress places), false with the stored session when
-// an earlier callback had decided it.
-func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (decided, held bool, stored Session, err error) {
+// transaction (the naive path). When an earlier callback had decided the session, the result
+// carries the stored session.
+func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (OutcomeResult, error) {
 	it := &outcomeItem{s: &s, o: &o}
-	if err = retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}) }); err != nil {
-		return false, false, Session{}, classify(err)
+	if err := retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}) }); err != nil {
+		return OutcomeResult{}, classify(err)
 	}
-	if it.decided {
-		return true, it.held, Session{}, nil
+	if it.res.Decided {
+		return it.res, nil
 	}
-	stored, err = scanSession(db.Pool.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, s.ID))
-	return false, false, stored, classify(err)
+	stored, err := scanSession(db.Pool.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, s.ID))
+	return OutcomeResult{Stored: stored}, classify(err)
 }
 
 // OutcomeWriter records callbacks by group commit: concurrent callbacks are recorded by one
@@ -790,9 +883,8 @@ type OutcomeWriter struct {
 type outcomeJob struct {
 	item outcomeItem
 
-	stored Session
-	err    error
-	done   chan struct{}
+	err  error
+	done chan struct{}
 }
 
 // NewOutcomeWriter starts the writer's workers (cfg as for EntryWriter; MaxWait unused).
@@ -807,15 +899,15 @@ func (db *DB) NewOutcomeWriter(cfg EntryWriterConfig) *OutcomeWriter {
 func (w *OutcomeWriter) Close() { w.gc.close() }
 
 // Record is RecordOutcome through the group commit.
-func (w *OutcomeWriter) Record(ctx context.Context, s Session, o OutcomeRecord) (decided, held bool, stored Session, err error) {
+func (w *OutcomeWriter) Record(ctx context.Context, s Session, o OutcomeRecord) (OutcomeResult, error) {
 	j := &outcomeJob{item: outcomeItem{s: &s, o: &o}, done: make(chan struct{})}
-	if err := w.gc.offer(j, ctx.Done(), ctx.Err); err != nil {
-		return false, false, Session{}, err
+	if err := w.gc.offer(uint64(s.CampaignID), j, ctx.Done(), ctx.Err); err != nil {
+		return OutcomeResult{}, err
 	}
 	// Queued: wait for the batch even if ctx ends, so that a recorded outcome is never
 	// reported as a failure.
 	<-j.done
-	return j.item.decided, j.item.held, j.stored, j.err
+	return j.item.res, j.err
 }
 
 // run records one batch, retrying it whole after a deadlock or serialization failure; any
@@ -829,7 +921,7 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 	items := make([]*outcomeItem, 0, len(batch))
 	first := make(map[int64]bool, len(batch))
 	for _, j := range batch {
-		j.item.decided, j.item.held = false, false
+		j.item.res = OutcomeResult{}
 		if !first[j.item.s.ID] {
 			first[j.item.s.ID] = true
 			items = append(items, &j.item)
@@ -844,14 +936,14 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 	}
 	if err != nil {
 		for _, j := range batch {
-			j.item.decided, j.item.held, j.err = false, false, classify(err)
+			j.item.res, j.err = OutcomeResult{}, classify(err)
 			close(j.done)
 		}
 		return
 	}
 	var undecided []int64
 	for _, j := range batch {
-		if !j.item.decided {
+		if !j.item.res.Decided {
 			undecided = append(undecided, j.item.s.ID)
 		}
 	}
@@ -860,9 +952,9 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 		stored, err = w.db.storedSessions(ctx, undecided)
 	}
 	for _, j := range batch {
-		if !j.item.decided {
+		if !j.item.res.Decided {
 			if s, ok := stored[j.item.s.ID]; ok {
-				j.stored = s
+				j.item.res.Stored = s
 			} else if err != nil {
 				j.err = err
 			} else {

@@ -44,7 +44,7 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 	if !hashOK && tid == "" {
 		return "", "", fault.Forbidden("invalid tr_sech")
 	}
-	s, err := r.db.SessionByTID(ctx, tid)
+	s, err := r.session(ctx, tid)
 	if err != nil && !isNotFound(err) {
 		return "", "", err
 	}
@@ -76,16 +76,22 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 	rec := persistence.OutcomeRecord{Outcome: outcome, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward,
 		Postback: persistence.Postback{TID: s.TID, Kind: persistence.PostbackOutcome, PublisherID: pub.ID,
 			URL: payout.PostbackURL(pub, fields)}}
-	decided, held, stored, err := r.record(ctx, s, rec)
+	if r.sender != nil {
+		rec.PostbackLease = r.sender.Lease()
+	}
+	res, err := r.record(ctx, s, rec)
 	if err != nil {
 		return "", "", err
 	}
-	if !decided {
-		return r.repeat(pub, stored, outcome)
+	if !res.Decided {
+		return r.repeat(pub, res.Stored, outcome)
+	}
+	if res.Postback.ID != 0 {
+		r.sender.Send(res.Postback) // else claimed once the lease runs out
 	}
 	complete := outcome == persistence.OutcomeComplete
 	c := r.eng.Counters()
-	if held {
+	if res.Held {
 		c.RecordOutcome(s.CampaignID, s.QuotaIDs, complete, now.Unix())
 	} else if complete {
 		c.AddCompletes(s.CampaignID, s.QuotaIDs, 1, now.Unix())

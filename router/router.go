@@ -86,6 +86,9 @@ type Deps struct {
 	Config Config
 	// Publisher finds a publisher in memory (supply's store); nil or a miss: the database.
 	Publisher func(id int64) (persistence.Publisher, bool)
+	// Postbacks, when set, sends each callback's postback straight after its commit (stored
+	// leased to this process); nil: the outbox workers claim them.
+	Postbacks *payout.Worker
 }
 
 // Router serves entry and callbacks.
@@ -99,6 +102,8 @@ type Router struct {
 	pubFn  func(id int64) (persistence.Publisher, bool)
 	writer *persistence.EntryWriter
 	outw   *persistence.OutcomeWriter
+	reader *persistence.SessionReader
+	sender *payout.Worker
 	origin string
 
 	routes  ttlCache[int64, persistence.CampaignRoute]
@@ -126,7 +131,7 @@ func New(d Deps) (*Router, error) {
 	}
 	cfg := d.Config.withDefaults()
 	r := &Router{db: d.DB, eng: d.Engine, panel: d.Panel, key: d.Key, log: log, cfg: cfg, pubFn: d.Publisher,
-		origin: randomHex(8)}
+		sender: d.Postbacks, origin: randomHex(8)}
 	// Campaign rows are forgotten when the campaign changes (CampaignsChanged); the TTL
 	// is the safety net under that.
 	r.routes.ttl = 30 * time.Second
@@ -136,6 +141,7 @@ func New(d Deps) (*Router, error) {
 	if !cfg.Naive {
 		r.writer = d.DB.NewEntryWriter(cfg.GroupCommit)
 		r.outw = d.DB.NewOutcomeWriter(cfg.GroupCommit)
+		r.reader = d.DB.NewSessionReader(1)
 	}
 	r.notify = newNotifier(d.DB, r.origin, cfg.NotifyEvery, log)
 	return r, nil
@@ -167,6 +173,7 @@ func (r *Router) Close() {
 	if r.writer != nil {
 		r.writer.Close()
 		r.outw.Close()
+		r.reader.Close()
 	}
 	if r.started {
 		r.stop()
@@ -182,8 +189,16 @@ func (r *Router) admit(ctx context.Context, e persistence.Entry) (persistence.Ad
 	return r.db.Admit(ctx, e)
 }
 
+// session loads a callback's session through the coalescing reader or, when naive, alone.
+func (r *Router) session(ctx context.Context, tid string) (persistence.Session, error) {
+	if r.reader != nil {
+		return r.reader.ByTID(ctx, tid)
+	}
+	return r.db.SessionByTID(ctx, tid)
+}
+
 // record stores a callback's outcome through the group-commit writer or, when naive, alone.
-func (r *Router) record(ctx context.Context, s persistence.Session, o persistence.OutcomeRecord) (decided, held bool, stored persistence.Session, err error) {
+func (r *Router) record(ctx context.Context, s persistence.Session, o persistence.OutcomeRecord) (persistence.OutcomeResult, error) {
 	if r.outw != nil {
 		return r.outw.Record(ctx, s, o)
 	}

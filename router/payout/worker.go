@@ -3,15 +3,15 @@ package payout
 import (
 	"context"
 	"errors"
-	"io"
 	"math/rand/v2"
-	"net/http"
+	"net"
 	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/persistence"
@@ -19,8 +19,10 @@ import (
 )
 
 // WorkerConfig tunes a postback Worker. Zero fields take the defaults shown.
-// DefaultParallel is how many postbacks a worker has claimed and in flight at most, and so
-// how many a crashed process can leave delivered but unrecorded (sent again after the lease).
+// DefaultParallel is how many postbacks a worker sends at once at most. A crashed process
+// can leave those, and the deliveries of its last few milliseconds whose group-committed
+// records had not reached the disk, delivered but unrecorded: they are sent again after the
+// lease, and the partner's idempotency on tid makes that harmless.
 const DefaultParallel = 16
 
 type WorkerConfig struct {
@@ -32,8 +34,9 @@ type WorkerConfig struct {
 	Poll        time.Duration // look for due rows at least this often: 1 s
 	Parallel    int           // deliveries in flight at once: DefaultParallel
 	StatsEvery  time.Duration // refresh of the pending/dead gauges: 5 s
-	// Client sends the GETs; nil: a client with Timeout that follows at most 3 redirects.
-	Client *http.Client
+	// Client sends the GETs; nil: a client whose reads and writes time out after Timeout.
+	// Postbacks follow at most 3 redirects.
+	Client *fasthttp.Client
 }
 
 func (c WorkerConfig) withDefaults() WorkerConfig {
@@ -62,21 +65,28 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 		c.StatsEvery = 5 * time.Second
 	}
 	if c.Client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = c.Parallel
-		c.Client = &http.Client{
-			Transport: tr,
-			Timeout:   c.Timeout,
-			CheckRedirect: func(_ *http.Request, via []*http.Request) error {
-				if len(via) >= 3 {
-					return errors.New("too many redirects")
-				}
-				return nil
+		// fasthttp rather than net/http: at thousands of postbacks a second, net/http's
+		// goroutines and allocations per request cost more CPU than the callbacks that
+		// caused them.
+		c.Client = &fasthttp.Client{
+			Name:                     "switchboard-postback/1",
+			ReadTimeout:              c.Timeout,
+			WriteTimeout:             c.Timeout,
+			MaxConnWaitTimeout:       c.Timeout,
+			MaxConnsPerHost:          c.Parallel,
+			MaxResponseBodySize:      maxPostbackBody,
+			NoDefaultUserAgentHeader: false,
+			Dial: func(addr string) (net.Conn, error) {
+				return fasthttp.DialTimeout(addr, c.Timeout)
 			},
 		}
 	}
 	return c
 }
+
+// directQueue is how many handed-over postbacks wait for a slot at most; beyond that they
+// wait for their lease to run out and are claimed like any other.
+const directQueue = 4096
 
 // Worker delivers the postback outbox. Every serve process runs one; they share the table
 // safely (rows are claimed with FOR UPDATE SKIP LOCKED and leased while delivered).
@@ -85,9 +95,10 @@ type Worker struct {
 	cfg WorkerConfig
 	log *zap.Logger
 
-	wake  chan struct{}
-	done  chan struct{}
-	marks *persistence.DeliveryMarks // set by Run: records deliveries by group commit
+	wake   chan struct{}
+	done   chan struct{}
+	direct chan persistence.ClaimedPostback // handed over by Send
+	marks  *persistence.DeliveryMarks       // set by Run: records deliveries by group commit
 
 	delivered, failures, deadLettered atomic.Uint64
 	pending, dead                     atomic.Int64
@@ -100,7 +111,7 @@ func NewWorker(db *persistence.DB, cfg WorkerConfig, log *zap.Logger) *Worker {
 		log = zap.NewNop()
 	}
 	return &Worker{db: db, cfg: cfg.withDefaults(), log: log,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), direct: make(chan persistence.ClaimedPostback, directQueue)}
 }
 
 // Wake makes the worker look for due rows now. Enqueues wake every process's worker through
@@ -109,6 +120,23 @@ func (w *Worker) Wake() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
+	}
+}
+
+// Lease is how long a postback stays with the worker that holds it before others may claim
+// it: the lease to store a postback with when it is handed over by Send.
+func (w *Worker) Lease() time.Duration { return w.cfg.Lease }
+
+// Send hands over a postback stored leased to this process (a callback's, straight after
+// its commit), sparing the claim round trip. It reports false, leaving the postback to be
+// claimed once its lease runs out, when the worker is too far behind to take it.
+func (w *Worker) Send(c persistence.ClaimedPostback) bool {
+	select {
+	case w.direct <- c:
+		w.Wake()
+		return true
+	default:
+		return false
 	}
 }
 
@@ -151,21 +179,41 @@ func (w *Worker) Run(ctx context.Context) {
 	slots := make(chan struct{}, w.cfg.Parallel)
 	poll := time.NewTicker(w.cfg.Poll)
 	defer poll.Stop()
+	// Under load, slots free up one delivery at a time; claiming for each would cost a
+	// statement per postback. A claim waits until half the slots are free (or nothing is in
+	// flight, or the poll comes round, so that slow deliveries cannot hold the rest back).
+	minClaim := max(1, w.cfg.Parallel/2)
+	polled := true
+	send := func(c persistence.ClaimedPostback) {
+		slots <- struct{}{}
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			w.deliver(ctx, c, func() {
+				<-slots
+				w.Wake() // a free slot: there may be more due
+			})
+		}()
+	}
 	for {
-		if free := cap(slots) - len(slots); free > 0 {
+		// Postbacks this process's callbacks handed over (Send) first: they are leased to it.
+	direct:
+		for len(slots) < cap(slots) {
+			select {
+			case c := <-w.direct:
+				send(c)
+			default:
+				break direct
+			}
+		}
+		if free := cap(slots) - len(slots); free > 0 && (free >= minClaim || free == cap(slots) || polled) {
+			polled = false
 			claimed, err := w.db.ClaimPostbacks(ctx, free, w.cfg.Lease)
 			if err != nil && ctx.Err() == nil {
 				w.log.Warn("claim postbacks", zap.Error(err))
 			}
 			for _, c := range claimed {
-				slots <- struct{}{}
-				inflight.Add(1)
-				go func() {
-					defer inflight.Done()
-					w.deliver(ctx, c)
-					<-slots
-					w.Wake() // a free slot: there may be more due
-				}()
+				send(c)
 			}
 			if len(claimed) == free {
 				continue // a full batch: more may be due right away
@@ -176,13 +224,16 @@ func (w *Worker) Run(ctx context.Context) {
 			return
 		case <-w.wake:
 		case <-poll.C:
+			polled = true
 		}
 	}
 }
 
-// deliver sends one postback and records the result.
-func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
-	status, err := w.get(ctx, c.URL)
+// deliver sends one postback and records the result. free is called once the partner has
+// answered: recording a delivery waits for its group commit, which need not hold a slot.
+func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback, free func()) {
+	status, err := w.get(c.URL)
+	free()
 	ok := err == nil && status >= 200 && status < 300
 	if !ok && ctx.Err() != nil {
 		return // shutting down: the lease runs out and another attempt follows
@@ -219,22 +270,29 @@ func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 	}
 }
 
-// get sends one GET and returns the status; the body is drained (up to 64 KiB) and dropped.
-func (w *Worker) get(ctx context.Context, target string) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+// maxPostbackBody is how much of a partner's answer is read: its status is what counts.
+const maxPostbackBody = 64 << 10
+
+// maxRedirects is how many redirects a postback follows.
+const maxRedirects = 3
+
+// get sends one GET (following up to maxRedirects redirects) and returns the status; the
+// body is read (up to maxPostbackBody) and dropped. A partner that sends more still
+// answered with its status.
+func (w *Worker) get(target string) (int, error) {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(target)
+	req.Header.SetMethod(fasthttp.MethodGet)
+	err := w.cfg.Client.DoRedirects(req, resp, maxRedirects)
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) && resp.StatusCode() != 0 {
+		err = nil
+	}
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("User-Agent", "switchboard-postback/1")
-	resp, err := w.cfg.Client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	return resp.StatusCode(), nil
 }
 
 // errorText is a short reason for last_error and logs. net/http wraps its errors with the

@@ -559,3 +559,85 @@ func TestEnqueueWakesWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestPartnerAnswers: what a partner's endpoint answers decides delivered or retried.
+func TestPartnerAnswers(t *testing.T) {
+	t.Parallel()
+	db := openDB(t)
+	big := strings.Repeat("x", 3*maxPostbackBody)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/redirect/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/big?"+r.URL.RawQuery, http.StatusFound)
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(big)) })
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/loop?"+r.URL.RawQuery, http.StatusFound)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(3 * time.Second):
+		case <-r.Context().Done():
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cases := []struct {
+		path, tid string
+		delivered bool
+		reason    string // in last_error when not delivered
+	}{
+		{"/redirect/", "redirected-big", true, ""},
+		{"/loop", "loop", false, "redirect"},
+		{"/slow", "slow", false, "timeout"},
+	}
+	for _, c := range cases {
+		enqueueOutcomes(t, db, newPublisher(t, db, srv.URL+c.path), c.tid)
+	}
+	cfg := fastConfig()
+	cfg.Timeout = 500 * time.Millisecond
+	cfg.BaseBackoff = time.Minute // one attempt each
+	startWorker(t, db, cfg)
+	waitFor(t, "one attempt each", 10*time.Second, func() bool {
+		return countRows(t, db, `delivered_at IS NOT NULL OR last_error IS NOT NULL`) == len(cases)
+	})
+	for _, c := range cases {
+		var delivered bool
+		var lastError string
+		if err := db.Pool.QueryRow(context.Background(), `SELECT delivered_at IS NOT NULL, COALESCE(last_error, '')
+			FROM postback_outbox WHERE tid = $1`, c.tid).Scan(&delivered, &lastError); err != nil {
+			t.Fatal(err)
+		}
+		if delivered != c.delivered || !strings.Contains(lastError, c.reason) {
+			t.Errorf("%s: delivered %v, last_error %q; want delivered %v, last_error with %q", c.tid, delivered, lastError, c.delivered, c.reason)
+		}
+	}
+}
+
+// TestSendDeliversLeased: a postback handed over by Send (stored leased to this process) is
+// delivered at once, without another claim.
+func TestSendDeliversLeased(t *testing.T) {
+	t.Parallel()
+	db := openDB(t)
+	rc := newReceiver(t, "")
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	pub := newPublisher(t, db, srv.URL+"/pb")
+	rc.setSecret(pub.APISecret)
+	enqueueOutcomes(t, db, pub, "handed")
+	claimed, err := db.ClaimPostbacks(context.Background(), 10, time.Hour)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %v, %d rows", err, len(claimed))
+	}
+	w := startWorker(t, db, fastConfig())
+	if !w.Send(claimed[0]) {
+		t.Fatal("Send refused an idle worker")
+	}
+	sent := time.Now()
+	waitFor(t, "the handed-over postback delivered", 5*time.Second, func() bool {
+		return countRows(t, db, `delivered_at IS NOT NULL AND attempts = 1`) == 1
+	})
+	t.Logf("delivered %v after Send", time.Since(sent).Round(time.Millisecond))
+	if hits, _ := rc.snapshot(); hits["handed"] != 1 {
+		t.Fatalf("partner hit %d times", hits["handed"])
+	}
+}

@@ -131,8 +131,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Supply.Start(bg)
 	rcfg := cfg.Router
 	rcfg.PublicURL = cfg.PublicURL
+	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
 	if a.Router, err = router.New(router.Deps{DB: db, Engine: a.Engine, Panel: a.Panel, Key: a.Supply.Key(),
-		Log: log.Named("router"), Config: rcfg, Publisher: a.Supply.PublisherByID}); err != nil {
+		Log: log.Named("router"), Config: rcfg, Publisher: a.Supply.PublisherByID, Postbacks: a.Payouts}); err != nil {
 		stop()
 		db.Close()
 		return nil, err
@@ -152,7 +153,6 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Panel:       a.Panel,
 		Outcomes:    &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Supply.Quality()},
 	}).Register(mux)
-	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
 	a.Payouts.RegisterMetrics(a.Metrics)
 	go a.Payouts.Run(bg)
 	select {
