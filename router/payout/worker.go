@@ -98,6 +98,7 @@ type Worker struct {
 	wake   chan struct{}
 	done   chan struct{}
 	direct chan persistence.ClaimedPostback // handed over by Send
+	due    atomic.Bool                      // the outbox may hold due rows: claim
 	marks  *persistence.DeliveryMarks       // set by Run: records deliveries by group commit
 
 	delivered, failures, deadLettered atomic.Uint64
@@ -121,6 +122,13 @@ func (w *Worker) Wake() {
 	case w.wake <- struct{}{}:
 	default:
 	}
+}
+
+// claimable notes that due rows may be waiting in the outbox (a NOTIFY of an enqueue, or
+// the LISTEN connection (re)established) and wakes the worker.
+func (w *Worker) claimable() {
+	w.due.Store(true)
+	w.Wake()
 }
 
 // Lease is how long a postback stays with the worker that holds it before others may claim
@@ -158,7 +166,7 @@ func (w *Worker) Run(ctx context.Context) {
 	inflight.Add(1)
 	go func() {
 		defer inflight.Done()
-		w.db.Listen(listenCtx, persistence.PostbackChannel, func(string) { w.Wake() }, w.Wake)
+		w.db.Listen(listenCtx, persistence.PostbackChannel, func(string) { w.claimable() }, w.claimable)
 	}()
 
 	inflight.Add(1)
@@ -184,6 +192,7 @@ func (w *Worker) Run(ctx context.Context) {
 	// flight, or the poll comes round, so that slow deliveries cannot hold the rest back).
 	minClaim := max(1, w.cfg.Parallel/2)
 	polled := true
+	w.due.Store(true)
 	send := func(c persistence.ClaimedPostback) {
 		slots <- struct{}{}
 		inflight.Add(1)
@@ -206,8 +215,11 @@ func (w *Worker) Run(ctx context.Context) {
 				break direct
 			}
 		}
-		if free := cap(slots) - len(slots); free > 0 && (free >= minClaim || free == cap(slots) || polled) {
+		// Only when rows may be due: enqueued elsewhere (NOTIFY), the poll, or the last claim
+		// came back full. Postbacks handed over by Send are not in the table's due set.
+		if free := cap(slots) - len(slots); free > 0 && (free >= minClaim || free == cap(slots) || polled) && (polled || w.due.Load()) {
 			polled = false
+			w.due.Store(false)
 			claimed, err := w.db.ClaimPostbacks(ctx, free, w.cfg.Lease)
 			if err != nil && ctx.Err() == nil {
 				w.log.Warn("claim postbacks", zap.Error(err))
@@ -215,8 +227,11 @@ func (w *Worker) Run(ctx context.Context) {
 			for _, c := range claimed {
 				send(c)
 			}
-			if len(claimed) == free {
-				continue // a full batch: more may be due right away
+			if err != nil || len(claimed) == free {
+				w.due.Store(true) // more may be due right away
+				if err == nil {
+					continue
+				}
 			}
 		}
 		select {
