@@ -992,6 +992,8 @@ func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, 
 // ReleaseStaleSessions takes sessions that got no callback within 2 × LOI + 10 minutes out
 // of in_progress, so that they stop holding quota places (a later callback is still
 // accepted). It handles at most limit sessions and returns the campaigns whose counts moved.
+// The campaign-independent bound (older than 10 minutes) lets the scan of sessions_waiting
+// skip the young sessions, which are most of those waiting.
 func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, error) {
 	var out []int64
 	err := retry(ctx, func() error {
@@ -999,6 +1001,7 @@ func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, err
 				UPDATE sessions s SET released_at = now()
 				WHERE s.id IN (SELECT s2.id FROM sessions s2 JOIN campaigns c ON c.id = s2.campaign_id
 					WHERE s2.outcome IS NULL AND s2.released_at IS NULL AND NOT s2.is_test
+					AND s2.entered_at < now() - interval '10 minutes'
 					AND s2.entered_at < now() - make_interval(mins => 2 * c.length_of_interview + 10)
 					ORDER BY s2.id LIMIT $1 FOR UPDATE OF s2 SKIP LOCKED)
 				AND s.outcome IS NULL AND s.released_at IS NULL

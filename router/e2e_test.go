@@ -383,6 +383,19 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 	if n := w.count(`SELECT sum(in_progress) FROM campaign_quotas WHERE campaign_id = $1`, broken); n != 0 {
 		t.Errorf("in_progress %d after the sweep, want 0", n)
 	}
+	// Sessions younger than 2 × LOI + 10 minutes keep theirs.
+	young, _ := w.campaign(base, campaignOpts{quota: 1000})
+	w.settle()
+	for _, p := range ps[50:53] {
+		w.get(w.client, strings.Replace(w.entryURL(base, p, young), base, w.publicURL, 1))
+	}
+	if _, err := w.db.Pool.Exec(context.Background(), `UPDATE sessions SET entered_at = now() - interval '29 minutes' WHERE campaign_id = $1`, young); err != nil {
+		t.Fatal(err)
+	}
+	s.App.Router.Sweep(context.Background())
+	if n := w.count(`SELECT sum(in_progress) FROM campaign_quotas WHERE campaign_id = $1`, young); n != 3 {
+		t.Errorf("in_progress %d after sweeping sessions 29 minutes old (LOI 10), want 3", n)
+	}
 }
 
 // respondent runs one participant through entry, the survey, the callback and back to the
