@@ -331,47 +331,12 @@ func logStatements(t *testing.T, pool *pgxpool.Pool, name string, requests int) 
 
 // load runs fn from conc workers for dur (or until fn reports done) and collects the
 // latencies of successful requests: a closed loop, the most the server gives at conc.
-func load(conc int, dur time.Duration, fn func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool)) loadResult {
-	var mu sync.Mutex
-	var res loadResult
+func load(conc int, dur time.Duration, fn sendFunc) loadResult {
 	stop := time.Now().Add(dur)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(resp)
-			var lat []time.Duration
-			ok, failed := 0, 0
-			for time.Now().Before(stop) {
-				t0 := time.Now()
-				good, done := fn(req, resp)
-				if done {
-					break
-				}
-				if good {
-					lat = append(lat, time.Since(t0))
-					ok++
-				} else {
-					failed++
-					if failed > 1000 && ok == 0 {
-						break
-					}
-				}
-			}
-			mu.Lock()
-			res.ok += ok
-			res.failed += failed
-			res.lat = append(res.lat, lat...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	res.elapsed = time.Since(start)
-	return res
+	return send(conc, func() (time.Time, bool) {
+		now := time.Now()
+		return now, now.Before(stop)
+	}, fn)
 }
 
 // rateSenders bounds the open loop's requests in flight (a server that falls further
@@ -381,15 +346,34 @@ const rateSenders = 512
 // loadRate offers fn at rate requests a second for dur: an open loop, as independent
 // respondents arrive. Each latency counts from the request's scheduled send time, so time
 // spent waiting for a free sender (the server falling behind) is counted, not hidden.
-func loadRate(rate int, dur time.Duration, fn func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool)) loadResult {
-	n := int(float64(rate) * dur.Seconds())
+func loadRate(rate int, dur time.Duration, fn sendFunc) loadResult {
+	n := int64(float64(rate) * dur.Seconds())
 	interval := time.Second / time.Duration(rate)
-	var mu sync.Mutex
-	var res loadResult
 	var seq atomic.Int64
 	start := time.Now()
+	return send(rateSenders, func() (time.Time, bool) {
+		i := seq.Add(1) - 1
+		due := start.Add(time.Duration(i) * interval)
+		if d := time.Until(due); d > 0 && i < n {
+			time.Sleep(d)
+		}
+		return due, i < n
+	}, fn)
+}
+
+// sendFunc sends one request: ok when it got the expected answer, done when there is
+// nothing left to send.
+type sendFunc func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool)
+
+// send runs n senders that each call fn whenever next gives them a start time, until next
+// or fn says there is no more, and collects every successful request's latency from its
+// start time. A sender that fails its first thousand requests gives up.
+func send(n int, next func() (start time.Time, more bool), fn sendFunc) loadResult {
+	var mu sync.Mutex
+	var res loadResult
+	begin := time.Now()
 	var wg sync.WaitGroup
-	for range rateSenders {
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -399,23 +383,19 @@ func loadRate(rate int, dur time.Duration, fn func(req *fasthttp.Request, resp *
 			var lat []time.Duration
 			ok, failed := 0, 0
 			for {
-				i := int(seq.Add(1)) - 1
-				if i >= n {
+				start, more := next()
+				if !more {
 					break
-				}
-				due := start.Add(time.Duration(i) * interval)
-				if d := time.Until(due); d > 0 {
-					time.Sleep(d)
 				}
 				good, done := fn(req, resp)
 				if done {
 					break
 				}
 				if good {
-					lat = append(lat, time.Since(due))
+					lat = append(lat, time.Since(start))
 					ok++
-				} else {
-					failed++
+				} else if failed++; failed > 1000 && ok == 0 {
+					break
 				}
 			}
 			mu.Lock()
@@ -426,7 +406,7 @@ func loadRate(rate int, dur time.Duration, fn func(req *fasthttp.Request, resp *
 		}()
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
+	res.elapsed = time.Since(begin)
 	return res
 }
 

@@ -140,6 +140,19 @@ func (rc *receiver) setSecret(s string) {
 	rc.mu.Unlock()
 }
 
+// startPartner runs a partner's postback endpoint (answer: its status per request; nil:
+// 200) for the life of the test and registers its publisher.
+func startPartner(t *testing.T, db *persistence.DB, answer func(tid string, first bool) int) (*receiver, persistence.Publisher) {
+	t.Helper()
+	rc := newReceiver(t, "")
+	rc.answer = answer
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	pub := newPublisher(t, db, srv.URL+"/pb")
+	rc.setSecret(pub.APISecret)
+	return rc, pub
+}
+
 func (rc *receiver) snapshot() (hits, oks map[string]int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -371,11 +384,10 @@ func TestWorkerDeliversAfterOutage(t *testing.T) {
 func TestTwoWorkersDeliverEachOnce(t *testing.T) {
 	t.Parallel()
 	db := openDB(t)
-	rc := newReceiver(t, "")
 	var calls atomic.Int64
 	// A flaky partner: a third of the requests fail, some of them after the partner applied
 	// the postback (the answer is lost), which forces a redelivery of an applied tid.
-	rc.answer = func(tid string, first bool) int {
+	rc, pub := startPartner(t, db, func(tid string, first bool) int {
 		switch calls.Add(1) % 6 {
 		case 0:
 			return http.StatusBadGateway
@@ -383,11 +395,7 @@ func TestTwoWorkersDeliverEachOnce(t *testing.T) {
 			return http.StatusInternalServerError
 		}
 		return http.StatusOK
-	}
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
-	pub := newPublisher(t, db, srv.URL+"/pb")
-	rc.setSecret(pub.APISecret)
+	})
 
 	const n = 300
 	all := tids("t", n)
@@ -436,11 +444,7 @@ func TestTwoWorkersDeliverEachOnce(t *testing.T) {
 func TestLeaseExpiryRedelivers(t *testing.T) {
 	t.Parallel()
 	db := openDB(t)
-	rc := newReceiver(t, "")
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
-	pub := newPublisher(t, db, srv.URL+"/pb")
-	rc.setSecret(pub.APISecret)
+	_, pub := startPartner(t, db, nil)
 	enqueueOutcomes(t, db, pub, "crash")
 
 	// A worker claims the row and dies before delivering it.
@@ -473,12 +477,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 func TestDeadLetter(t *testing.T) {
 	t.Parallel()
 	db := openDB(t)
-	rc := newReceiver(t, "")
-	rc.answer = func(string, bool) int { return http.StatusInternalServerError }
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
-	pub := newPublisher(t, db, srv.URL+"/pb")
-	rc.setSecret(pub.APISecret)
+	rc, pub := startPartner(t, db, func(string, bool) int { return http.StatusInternalServerError })
 	refused := newPublisher(t, db, "http://"+reservePort(t)+"/pb")
 	enqueueOutcomes(t, db, pub, "d1", "d2")
 	enqueueOutcomes(t, db, refused, "d3")
@@ -536,11 +535,7 @@ func TestDeadLetter(t *testing.T) {
 func TestEnqueueWakesWorker(t *testing.T) {
 	t.Parallel()
 	db := openDB(t)
-	rc := newReceiver(t, "")
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
-	pub := newPublisher(t, db, srv.URL+"/pb")
-	rc.setSecret(pub.APISecret)
+	rc, pub := startPartner(t, db, nil)
 
 	cfg := fastConfig()
 	cfg.Poll = time.Hour // only NOTIFY can wake it
@@ -618,11 +613,7 @@ func TestPartnerAnswers(t *testing.T) {
 func TestSendDeliversLeased(t *testing.T) {
 	t.Parallel()
 	db := openDB(t)
-	rc := newReceiver(t, "")
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
-	pub := newPublisher(t, db, srv.URL+"/pb")
-	rc.setSecret(pub.APISecret)
+	rc, pub := startPartner(t, db, nil)
 	enqueueOutcomes(t, db, pub, "handed")
 	claimed, err := db.ClaimPostbacks(context.Background(), 10, time.Hour)
 	if err != nil || len(claimed) != 1 {
