@@ -69,13 +69,12 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 		// goroutines and allocations per request cost more CPU than the callbacks that
 		// caused them.
 		c.Client = &fasthttp.Client{
-			Name:                     "switchboard-postback/1",
-			ReadTimeout:              c.Timeout,
-			WriteTimeout:             c.Timeout,
-			MaxConnWaitTimeout:       c.Timeout,
-			MaxConnsPerHost:          c.Parallel,
-			MaxResponseBodySize:      maxPostbackBody,
-			NoDefaultUserAgentHeader: false,
+			Name:                "switchboard-postback/1",
+			ReadTimeout:         c.Timeout,
+			WriteTimeout:        c.Timeout,
+			MaxConnWaitTimeout:  c.Timeout,
+			MaxConnsPerHost:     c.Parallel,
+			MaxResponseBodySize: maxPostbackBody,
 			Dial: func(addr string) (net.Conn, error) {
 				return fasthttp.DialTimeout(addr, c.Timeout)
 			},
@@ -188,8 +187,8 @@ func (w *Worker) Run(ctx context.Context) {
 	poll := time.NewTicker(w.cfg.Poll)
 	defer poll.Stop()
 	// Under load, slots free up one delivery at a time; claiming for each would cost a
-	// statement per postback. A claim waits until half the slots are free (or nothing is in
-	// flight, or the poll comes round, so that slow deliveries cannot hold the rest back).
+	// statement per postback. A claim waits until half the slots are free, or for the poll
+	// (so that slow deliveries cannot hold the rest back).
 	minClaim := max(1, w.cfg.Parallel/2)
 	polled := true
 	w.due.Store(true)
@@ -215,9 +214,9 @@ func (w *Worker) Run(ctx context.Context) {
 				break direct
 			}
 		}
-		// Only when rows may be due: enqueued elsewhere (NOTIFY), the poll, or the last claim
-		// came back full. Postbacks handed over by Send are not in the table's due set.
-		if free := cap(slots) - len(slots); free > 0 && (free >= minClaim || free == cap(slots) || polled) && (polled || w.due.Load()) {
+		// Between polls, only when rows may be due: enqueued elsewhere (NOTIFY), or the last
+		// claim came back full. Postbacks handed over by Send are not in the table's due set.
+		if free := cap(slots) - len(slots); free > 0 && (polled || free >= minClaim && w.due.Load()) {
 			polled = false
 			w.due.Store(false)
 			claimed, err := w.db.ClaimPostbacks(ctx, free, w.cfg.Lease)
@@ -227,11 +226,12 @@ func (w *Worker) Run(ctx context.Context) {
 			for _, c := range claimed {
 				send(c)
 			}
-			if err != nil || len(claimed) == free {
-				w.due.Store(true) // more may be due right away
-				if err == nil {
-					continue
-				}
+			switch {
+			case err != nil:
+				w.due.Store(true) // try again at the next wake
+			case len(claimed) == free:
+				w.due.Store(true)
+				continue // a full batch: more may be due right away
 			}
 		}
 		select {
