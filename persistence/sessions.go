@@ -106,15 +106,18 @@ const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_
 // today's UTC completes) and what stored rows say: excluded, entered within
 // reentry_interval, entered a related campaign, and the participant's respondent id for the
 // campaign's buyer ("" when none yet). An entry whose campaign does not exist returns no row.
+// A relationship is looked up from each side by its own index (an OR of both columns made
+// every entry read the whole relationships table).
 const admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
 	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
 	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
 	c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
 		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test
 		AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))),
-	EXISTS (SELECT 1 FROM campaign_relationships r WHERE (r.campaign_id = c.id OR r.related_campaign_id = c.id)
-		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test
-			AND s.campaign_id = CASE WHEN r.campaign_id = c.id THEN r.related_campaign_id ELSE r.campaign_id END)),
+	EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.campaign_id = c.id
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = r.related_campaign_id))
+	OR EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.related_campaign_id = c.id
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = r.campaign_id)),
 	COALESCE((SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p), '')
 	FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS e(c, p, i) JOIN campaigns c ON c.id = e.c`
 

@@ -206,10 +206,10 @@ func TestReentryAndRelationships(t *testing.T) {
 	base := s.URL
 	w.survey.outcome = func(string) string { return "" }
 	never, _ := w.campaign(base, campaignOpts{quota: 100, extra: map[string]any{"reentry_interval": nil}})
-	a, _ := w.campaign(base, campaignOpts{quota: 100})
-	b, _ := w.campaign(base, campaignOpts{quota: 100})
+	a, qa := w.campaign(base, campaignOpts{quota: 100})
+	b, qb := w.campaign(base, campaignOpts{quota: 100})
 	w.mustAPI(base, "POST", "/api/v1/campaign_relationships", map[string]any{"campaign_id": a, "related_campaign_id": b}, 201)
-	ps := w.participants(2)
+	ps := w.participants(3)
 	w.settle()
 	enter := func(p, c int64) bool {
 		resp, _ := w.get(w.noFollow, w.entryURL(base, p, c))
@@ -230,6 +230,24 @@ func TestReentryAndRelationships(t *testing.T) {
 		ParticipantID: ps[0], RespondentID: "X", QuotaIDs: nil})
 	if err != nil || adm.Refused == "" {
 		t.Errorf("direct admission without quotas: %+v %v, want refused", adm, err)
+	}
+	// The database checks a relationship from either side.
+	admit := func(tid string, p, c, q int64) string {
+		adm, err := w.db.Admit(context.Background(), persistence.Entry{TID: tid, CampaignID: c, PublisherID: w.pub.ID,
+			ParticipantID: p, RespondentID: "X", QuotaIDs: []int64{q}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return adm.Refused
+	}
+	if r := admit("t-rel-1", ps[1], b, qb); r != persistence.RefusedRelated {
+		t.Errorf("into b after a: refused %q, want %q", r, persistence.RefusedRelated)
+	}
+	if r := admit("t-rel-2", ps[2], b, qb); r != "" {
+		t.Errorf("into b first: refused %q", r)
+	}
+	if r := admit("t-rel-3", ps[2], a, qa); r != persistence.RefusedRelated {
+		t.Errorf("into a after b: refused %q, want %q", r, persistence.RefusedRelated)
 	}
 }
 
