@@ -54,7 +54,10 @@ type Options struct {
 	// Profile runs the server through `switchboard bench _serve`, which is `serve` with a
 	// CPU profile taken during the offers maximum-throughput phase (Out/bench/server-cpu.pprof).
 	Profile bool
-	Seed    int64
+	// Statements loads pg_stat_statements and writes each phase's costliest statements to
+	// the progress output (a diagnosis aid; not in the report).
+	Statements bool
+	Seed       int64
 	// Command is the command line, for the report.
 	Command string
 	// Quick marks a tiny run (tests); the report says so.
@@ -187,9 +190,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// PostgreSQL: throwaway, durable (fsync on), tied to this process.
 	o.progress("starting PostgreSQL (fsync on) in %s", tmp)
 	pg, err := cluster.Start(ctx, cluster.Options{Dir: filepath.Join(tmp, "pg"), Fsync: true, Attached: true,
-		Log: o.Log.Named("cluster"),
-		Settings: map[string]string{"max_connections": "200", "shared_buffers": "256MB", "max_wal_size": "4GB",
-			"checkpoint_timeout": "30min"}})
+		Log:      o.Log.Named("cluster"),
+		Settings: pgSettings(o)})
 	if err != nil {
 		return nil, fmt.Errorf("start PostgreSQL: %w", err)
 	}
@@ -207,6 +209,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
 	o.progress("seeded in %s: %v", rep.Seed.Took.Round(time.Millisecond), rep.Seed.Rows)
+	var stmts *statements
+	if o.Statements {
+		if stmts, err = openStatements(ctx, dbURL); err != nil {
+			return nil, fmt.Errorf("pg_stat_statements: %w", err)
+		}
+		defer stmts.close()
+	}
 
 	addr, err := freeAddr()
 	if err != nil {
@@ -228,7 +237,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	t := &Target{Addr: addr, PublicURL: "http://" + addr, Market: m}
 	pgPID := PostmasterPID(pg.DataDir())
-	if err := runLoad(ctx, o, rep, t, srv, pgPID, profile); err != nil {
+	if err := runLoad(ctx, o, rep, t, srv, pgPID, profile, stmts); err != nil {
 		return rep, err
 	}
 	if st := ReadProc(srv.pid()); st.Valid {
@@ -259,13 +268,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 // runLoad runs every load phase against the server (and the floor).
-func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server, pgPID int, profile string) error {
+func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server, pgPID int, profile string, stmts *statements) error {
 	client := NewClient(t.Addr, max(o.Connections, o.OpenConnections))
 	phase := func(target string, pid int, l Load, s *Scenario) *Phase {
 		l.Client, l.Duration, l.Warmup, l.Seed = client, o.Duration, o.Warmup, uint64(o.Seed)+uint64(len(rep.Phases))
 		if target == "floor" {
 			l.Client = srv.floorClient
 		}
+		stmts.reset(ctx)
 		before, pgBefore, selfBefore, t0 := ReadProc(pid), TreeCPU(pgPID), SelfCPU(), time.Now()
 		r := Drive(l, s)
 		after := ReadProc(pid)
@@ -281,6 +291,11 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		}
 		o.progress("%-8s %-6s %-8s %9.0f req/s  p50 %7.2f ms  p99 %7.2f ms  p99.9 %7.2f ms  errors %d  [%s]",
 			s.Name, r.Mode, rate, r.Throughput, r.P(0.5), r.P(0.99), r.P(0.999), r.Errors, describeStatus(r.Status))
+		if target != "floor" {
+			for _, line := range stmts.top(ctx, r.Requests) {
+				o.progress("  %s", line)
+			}
+		}
 		return p
 	}
 	closed := Load{Workers: o.Connections}

@@ -48,6 +48,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.BoolVar(&o.History, "history", o.History, "seed the participants' past sessions too")
 	engineSizes := f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
 	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
+	f.BoolVar(&o.Statements, "statements", false, "log each phase's costliest PostgreSQL statements (pg_stat_statements)")
 	f.StringVar(&o.Binary, "binary", "", "switchboard binary to run serve from (default: this one)")
 	mix := f.String("mix", "100:5:4", "offers:entries:callbacks proportion of the mix scenario")
 	f.Int64Var(&o.Seed, "seed", o.Seed, "seed of the synthetic market and the load")

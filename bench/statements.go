@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgSettings are the bench cluster's settings: room for the server's pools, WAL and
+// checkpoints that stay out of the way of 10 s phases, and pg_stat_statements on request.
+func pgSettings(o Options) map[string]string {
+	s := map[string]string{"max_connections": "200", "shared_buffers": "256MB", "max_wal_size": "4GB",
+		"checkpoint_timeout": "30min"}
+	if o.Statements {
+		s["shared_preload_libraries"] = "pg_stat_statements"
+		s["pg_stat_statements.track"] = "all"
+	}
+	return s
+}
+
+// statements reads pg_stat_statements of the bench database (Options.Statements). A nil
+// *statements does nothing.
+type statements struct {
+	conn *pgx.Conn
+}
+
+func openStatements(ctx context.Context, url string) (*statements, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		_ = conn.Close(ctx)
+		return nil, err
+	}
+	return &statements{conn: conn}, nil
+}
+
+func (s *statements) close() {
+	if s != nil {
+		_ = s.conn.Close(context.Background())
+	}
+}
+
+// reset starts a phase's statistics.
+func (s *statements) reset(ctx context.Context) {
+	if s != nil {
+		_, _ = s.conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
+	}
+}
+
+// top describes the ten statements that took the most execution time since reset, per
+// request of the phase.
+func (s *statements) top(ctx context.Context, requests uint64) []string {
+	if s == nil {
+		return nil
+	}
+	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 100)
+		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 10`)
+	if err != nil {
+		return []string{"pg_stat_statements: " + err.Error()}
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var calls, n int64
+		var ms float64
+		var q string
+		if err := rows.Scan(&calls, &ms, &n, &q); err != nil {
+			return append(out, "pg_stat_statements: "+err.Error())
+		}
+		out = append(out, fmt.Sprintf("%8d calls %9.1f µs/req %7.1f rows/call  %s", calls,
+			ms*1000/float64(max(requests, 1)), float64(n)/float64(max(calls, 1)), strings.TrimSpace(q)))
+	}
+	return out
+}
