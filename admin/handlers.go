@@ -41,7 +41,7 @@ func queryInt(ctx *fasthttp.RequestCtx, name string, required bool) (*int, error
 // --- lookups ---
 
 func (a *API) countryLanguages(ctx *fasthttp.RequestCtx, _ persistence.Buyer) error {
-	out, err := a.d.DB.CountryLanguages(ctx)
+	out, err := a.d.DB.CountryLanguages(dbContext(ctx))
 	if err != nil {
 		return err
 	}

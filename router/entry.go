@@ -156,7 +156,10 @@ func (r *Router) redirectTest(ctx *fasthttp.RequestCtx) {
 		httpio.WriteError(ctx, r.log, httpio.StyleMessage, fault.NotFound("not found"))
 		return
 	}
-	route, err := r.db.CampaignRoute(ctx, id)
+	// Not ctx: a RequestCtx's Done channel is replaced by Server.Shutdown and must not
+	// reach pgx (see entry).
+	bg := context.Background()
+	route, err := r.db.CampaignRoute(bg, id)
 	if err != nil {
 		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
 		return
@@ -167,7 +170,7 @@ func (r *Router) redirectTest(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	tid := newTID()
-	if _, err := r.db.StartTestSession(ctx, tid, id); err != nil {
+	if _, err := r.db.StartTestSession(bg, tid, id); err != nil {
 		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
 		return
 	}
