@@ -150,12 +150,10 @@ func (db *DB) PostbackStats(ctx context.Context) (PostbackStats, error) {
 	return s, classify(err)
 }
 
-// markWait is how long a batch of delivery marks waits for company.
-const markWait = 10 * time.Millisecond
-
 // DeliveryMarks records postback deliveries by group commit: every delivery that finishes
-// while a batch commits (or within markWait of the batch's first) joins it, so a busy worker
-// pays one UPDATE per batch instead of per postback. The marks are committed without waiting
+// while a batch commits joins the next one, so a busy worker pays one UPDATE per batch
+// instead of per postback (no waiting for company: each delivery holds its worker's slot
+// until its mark commits). The marks are committed without waiting
 // for the WAL flush (synchronous_commit off): a mark lost in a database crash only means that
 // postback is sent again after its lease, which at-least-once delivery allows already, so
 // waiting for the disk would buy nothing.
@@ -173,7 +171,7 @@ type markJob struct {
 // NewDeliveryMarks starts the recorder; Close stops it.
 func (db *DB) NewDeliveryMarks() *DeliveryMarks {
 	m := &DeliveryMarks{db: db}
-	m.gc.start(EntryWriterConfig{Workers: 1, MaxBatch: 256, MaxWait: markWait}, m.run)
+	m.gc.start(EntryWriterConfig{Workers: 2, MaxBatch: 256}, m.run)
 	return m
 }
 

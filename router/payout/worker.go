@@ -19,10 +19,9 @@ import (
 )
 
 // WorkerConfig tunes a postback Worker. Zero fields take the defaults shown.
-// DefaultParallel is how many postbacks a worker sends at once at most. A crashed process
-// can leave those, and the deliveries of its last few milliseconds whose group-committed
-// records had not reached the disk, delivered but unrecorded: they are sent again after the
-// lease, and the partner's idempotency on tid makes that harmless.
+// DefaultParallel is how many postbacks a worker has in hand at most (being sent, or sent
+// and being recorded), and so how many a crashed process can leave delivered but unrecorded
+// (sent again after the lease; the partner's idempotency on tid makes that harmless).
 const DefaultParallel = 16
 
 type WorkerConfig struct {
@@ -197,10 +196,9 @@ func (w *Worker) Run(ctx context.Context) {
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			w.deliver(ctx, c, func() {
-				<-slots
-				w.Wake() // a free slot: there may be more due
-			})
+			w.deliver(ctx, c)
+			<-slots
+			w.Wake() // a free slot: there may be more due
 		}()
 	}
 	for {
@@ -244,11 +242,10 @@ func (w *Worker) Run(ctx context.Context) {
 	}
 }
 
-// deliver sends one postback and records the result. free is called once the partner has
-// answered: recording a delivery waits for its group commit, which need not hold a slot.
-func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback, free func()) {
+// deliver sends one postback and records the result (its slot is held until the record
+// commits).
+func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 	status, err := w.get(c.URL)
-	free()
 	ok := err == nil && status >= 200 && status < 300
 	if !ok && ctx.Err() != nil {
 		return // shutting down: the lease runs out and another attempt follows
