@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -51,7 +52,9 @@ import (
 // SWITCHBOARD_TIMING_CONC (default 64) sets the concurrent requests, SWITCHBOARD_TIMING_DUR
 // (default 10s) the length of each phase, SWITCHBOARD_TIMING_ONLY=group|naive one mode, and
 // SWITCHBOARD_TIMING_PROFILE=<dir> writes a CPU profile of this process per phase, and
-// SWITCHBOARD_TIMING_STATEMENTS=1 logs each phase's costliest statements (pg_stat_statements).
+// SWITCHBOARD_TIMING_STATEMENTS=1 logs each phase's costliest statements (pg_stat_statements),
+// SWITCHBOARD_TIMING_WAITS=1 what PostgreSQL's busy backends were doing (pg_stat_activity
+// sampled every 10 ms: wait event, or cpu, and statement).
 func TestEntryTiming(t *testing.T) {
 	if os.Getenv("SWITCHBOARD_TIMING") == "" {
 		t.Skip("set SWITCHBOARD_TIMING=1 to run the entry/callback timing")
@@ -69,7 +72,7 @@ func TestEntryTiming(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
 	o := timingOpts{conc: 64, dur: 10 * time.Second, pgDir: c.DataDir(), profile: os.Getenv("SWITCHBOARD_TIMING_PROFILE"),
-		statements: statements, entryRate: 5000, callbackRate: 3000}
+		statements: statements, waits: os.Getenv("SWITCHBOARD_TIMING_WAITS") != "", entryRate: 5000, callbackRate: 3000}
 	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_TIMING_CONC")); err == nil && v > 0 {
 		o.conc = v
 	}
@@ -127,6 +130,7 @@ type timingOpts struct {
 	entryRate    int                           // offered entries/s of the open-loop phase (the target)
 	callbackRate int                           // offered callbacks/s of the open-loop phase (the target)
 	statements   bool                          // log each phase's costliest statements
+	waits        bool                          // log what busy backends were doing
 	stmtPool     *pgxpool.Pool                 // where to read them
 	gc           persistence.EntryWriterConfig // group commit (SWITCHBOARD_TIMING_WORKERS, SWITCHBOARD_TIMING_WAIT)
 }
@@ -152,7 +156,7 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 
 	w := newWorld(t, dbURL)
 	w.publicURL = "http://" + addr
-	if o.statements {
+	if o.statements || o.waits {
 		o.stmtPool = w.db.Pool
 	}
 	w.survey.outcome = func(string) string { return "" }
@@ -162,7 +166,13 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 	if err != nil {
 		t.Fatal(err)
 	}
-	sinkSrv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(fasthttp.StatusOK) }}
+	var postbacks atomic.Int64 // received by the partner
+	sinkSrv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if bytes.Equal(ctx.Path(), []byte("/pb")) {
+			postbacks.Add(1)
+		}
+		ctx.SetStatusCode(fasthttp.StatusOK)
+	}}
 	go sinkSrv.Serve(sink)   //nolint:errcheck
 	defer sinkSrv.Shutdown() //nolint:errcheck
 	if w.pub, _, err = w.db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Timing partner", CurrencyName: "coins",
@@ -181,6 +191,7 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 	hc := &fasthttp.HostClient{Addr: addr, MaxConns: max(o.conc*2, rateSenders), ReadTimeout: 30 * time.Second}
 
 	var rows []string
+	var sent int64 // callbacks completed, so postbacks owed to the partner
 	for _, wl := range []string{"spread", "hot"} {
 		// Tokens prepared up front: the generator should cost as little as possible.
 		rng := rand.New(rand.NewPCG(1, uint64(len(wl))))
@@ -230,9 +241,12 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 		rows = append(rows, row(t, name+" entries", entries))
 		// A callback's cost includes its postback: each callback phase's CPU is counted until
 		// the outbox has drained, which also keeps deliveries out of the next phase.
+		// The partner's count is watched first: polling the outbox itself would cost
+		// PostgreSQL more than some of the deliveries it waits for.
 		drained := func(r loadResult) loadResult {
+			sent += int64(r.ok)
 			deadline := time.Now().Add(time.Minute)
-			for w.count(`SELECT count(*) FROM postback_outbox WHERE delivered_at IS NULL`) > 0 {
+			for postbacks.Load() < sent || w.count(`SELECT count(*) FROM postback_outbox WHERE delivered_at IS NULL`) > 0 {
 				if time.Now().After(deadline) {
 					t.Fatalf("%s: postbacks still undelivered after a minute", name)
 				}
@@ -294,18 +308,69 @@ func measure(t *testing.T, o timingOpts, name string, run func() loadResult) loa
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if o.stmtPool != nil {
+	if o.statements {
 		if _, err := o.stmtPool.Exec(context.Background(), "SELECT pg_stat_statements_reset()"); err != nil {
 			t.Fatal(err)
 		}
 	}
+	var waits func() string
+	if o.waits {
+		waits = sampleActivity(o.stmtPool)
+	}
 	app0, pg0 := selfCPU(), postgresCPU(o.pgDir)
 	r := run()
 	r.appCPU, r.pgCPU = selfCPU()-app0, postgresCPU(o.pgDir)-pg0
-	if o.stmtPool != nil {
+	if o.statements {
 		logStatements(t, o.stmtPool, name, r.ok)
 	}
+	if waits != nil {
+		t.Logf("%s busy backends (samples):%s", name, waits())
+	}
 	return r
+}
+
+// sampleActivity samples what PostgreSQL's busy backends are doing every 10 ms until the
+// returned function is called, which reports the most frequent (wait event or cpu, statement)
+// pairs. pg_stat_statements' times are wall-clock times; these samples tell a statement
+// that was running from one that was waiting (for a lock, the WAL, or its turn on a CPU).
+func sampleActivity(pool *pgxpool.Pool) (stop func() string) {
+	quit, result := make(chan struct{}), make(chan string)
+	go func() {
+		tally := map[string]int{}
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				keys := slices.Collect(maps.Keys(tally))
+				slices.SortFunc(keys, func(a, b string) int { return tally[b] - tally[a] })
+				var b strings.Builder
+				for _, k := range keys[:min(len(keys), 12)] {
+					fmt.Fprintf(&b, "\n  %6d  %s", tally[k], k)
+				}
+				result <- b.String()
+				return
+			case <-tick.C:
+			}
+			rows, err := pool.Query(context.Background(), `SELECT COALESCE(wait_event_type || ':' || wait_event, 'cpu')
+				|| '  ' || left(regexp_replace(query, '\s+', ' ', 'g'), 70)
+				FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()`)
+			if err != nil {
+				continue
+			}
+			for rows.Next() {
+				var k string
+				if rows.Scan(&k) == nil {
+					tally[k]++
+				}
+			}
+			rows.Close()
+		}
+	}()
+	return func() string {
+		close(quit)
+		return <-result
+	}
 }
 
 // logStatements logs the phase's statements by total execution time, per request.
