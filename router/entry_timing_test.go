@@ -293,6 +293,7 @@ type loadResult struct {
 	lat        []time.Duration
 	appCPU     time.Duration // this process: load generator and server
 	pgCPU      time.Duration // every PostgreSQL process of the cluster
+	machine    machineCPU    // the whole machine over the phase: how busy, how much stolen
 }
 
 // measure runs one phase, with its CPU accounting and (optionally) a CPU profile.
@@ -317,9 +318,9 @@ func measure(t *testing.T, o timingOpts, name string, run func() loadResult) loa
 	if o.waits {
 		waits = sampleActivity(o.stmtPool)
 	}
-	app0, pg0 := selfCPU(), postgresCPU(o.pgDir)
+	app0, pg0, m0 := selfCPU(), postgresCPU(o.pgDir), readMachineCPU()
 	r := run()
-	r.appCPU, r.pgCPU = selfCPU()-app0, postgresCPU(o.pgDir)-pg0
+	r.appCPU, r.pgCPU, r.machine = selfCPU()-app0, postgresCPU(o.pgDir)-pg0, readMachineCPU().since(m0)
 	if o.statements {
 		logStatements(t, o.stmtPool, name, r.ok)
 	}
@@ -490,10 +491,54 @@ func row(t *testing.T, what string, r loadResult) string {
 		}
 		return float64(d.Microseconds()) / float64(r.ok)
 	}
-	t.Logf("%-26s %8.0f/s  ok %d failed %d  p50 %v  p99 %v  max %v  cpu/req app %.0fµs pg %.0fµs", what,
-		float64(r.ok)/r.elapsed.Seconds(), r.ok, r.failed, pct(0.50), pct(0.99), pct(1), perReq(r.appCPU), perReq(r.pgCPU))
+	t.Logf("%-26s %8.0f/s  ok %d failed %d  p50 %v  p99 %v  max %v  cpu/req app %.0fµs pg %.0fµs  machine busy %.0f%% stolen %.0f%%", what,
+		float64(r.ok)/r.elapsed.Seconds(), r.ok, r.failed, pct(0.50), pct(0.99), pct(1), perReq(r.appCPU), perReq(r.pgCPU),
+		r.machine.busy*100, r.machine.stolen*100)
 	return fmt.Sprintf("%-28s %9.0f %9v %9v %9v %12.0f %12.0f", what, float64(r.ok)/r.elapsed.Seconds(),
 		pct(0.50), pct(0.99), pct(1), perReq(r.appCPU), perReq(r.pgCPU))
+}
+
+// machineCPU is the machine's CPU time from /proc/stat, in clock ticks; since turns two
+// readings into the shares of the interval between them that were busy (stolen included)
+// and stolen by the hypervisor (this machine is shared: steal is the noise).
+type machineCPU struct {
+	totalTicks, busyTicks, stolenTicks int64
+	busy, stolen                       float64 // shares of totalTicks
+}
+
+func readMachineCPU() machineCPU {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var m machineCPU
+	for i, v := range f[1:] {
+		if i >= 8 { // guest time is counted in user already
+			break
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		m.totalTicks += n
+		switch i {
+		case 3, 4: // idle, iowait
+		case 7:
+			m.stolenTicks += n
+			m.busyTicks += n
+		default:
+			m.busyTicks += n
+		}
+	}
+	return m
+}
+
+func (m machineCPU) since(m0 machineCPU) machineCPU {
+	d := machineCPU{totalTicks: m.totalTicks - m0.totalTicks, busyTicks: m.busyTicks - m0.busyTicks,
+		stolenTicks: m.stolenTicks - m0.stolenTicks}
+	if d.totalTicks > 0 {
+		d.busy, d.stolen = float64(d.busyTicks)/float64(d.totalTicks), float64(d.stolenTicks)/float64(d.totalTicks)
+	}
+	return d
 }
 
 // selfCPU is the user+system CPU time of this process.
