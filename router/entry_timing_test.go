@@ -50,8 +50,9 @@ import (
 // send time.
 //
 // SWITCHBOARD_TIMING_CONC (default 64) sets the concurrent requests, SWITCHBOARD_TIMING_DUR
-// (default 10s) the length of each phase, SWITCHBOARD_TIMING_ONLY=group|naive one mode, and
-// SWITCHBOARD_TIMING_PROFILE=<dir> writes a CPU profile of this process per phase, and
+// (default 10s) the length of each phase, SWITCHBOARD_TIMING_ONLY=group|naive one mode,
+// SWITCHBOARD_TIMING_WORKLOAD=spread|hot one workload;
+// SWITCHBOARD_TIMING_PROFILE=<dir> writes a CPU profile of this process per phase,
 // SWITCHBOARD_TIMING_STATEMENTS=1 logs each phase's costliest statements (pg_stat_statements),
 // SWITCHBOARD_TIMING_WAITS=1 what PostgreSQL's busy backends were doing (pg_stat_activity
 // sampled every 10 ms: wait event, or cpu, and statement).
@@ -72,7 +73,7 @@ func TestEntryTiming(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
 	o := timingOpts{conc: 64, dur: 10 * time.Second, pgDir: c.DataDir(), profile: os.Getenv("SWITCHBOARD_TIMING_PROFILE"),
-		statements: statements, waits: os.Getenv("SWITCHBOARD_TIMING_WAITS") != "", entryRate: 5000, callbackRate: 3000}
+		statements: statements, waits: os.Getenv("SWITCHBOARD_TIMING_WAITS") != "", workload: os.Getenv("SWITCHBOARD_TIMING_WORKLOAD"), entryRate: 5000, callbackRate: 3000}
 	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_TIMING_CONC")); err == nil && v > 0 {
 		o.conc = v
 	}
@@ -131,6 +132,7 @@ type timingOpts struct {
 	callbackRate int                           // offered callbacks/s of the open-loop phase (the target)
 	statements   bool                          // log each phase's costliest statements
 	waits        bool                          // log what busy backends were doing
+	workload     string                        // only this workload ("spread", "hot"); "": both
 	stmtPool     *pgxpool.Pool                 // where to read them
 	gc           persistence.EntryWriterConfig // group commit (SWITCHBOARD_TIMING_WORKERS, SWITCHBOARD_TIMING_WAIT)
 }
@@ -193,6 +195,9 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 	var rows []string
 	var sent int64 // callbacks completed, so postbacks owed to the partner
 	for _, wl := range []string{"spread", "hot"} {
+		if o.workload != "" && o.workload != wl {
+			continue
+		}
 		// Tokens prepared up front: the generator should cost as little as possible.
 		rng := rand.New(rand.NewPCG(1, uint64(len(wl))))
 		urls := make([]string, 0, 8192)
