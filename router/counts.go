@@ -206,8 +206,9 @@ func (r *Router) listenEntries(ctx context.Context) {
 	}, func() {})
 }
 
-// runSweeper periodically releases stale sessions, pauses campaigns with broken links and
-// completes full campaigns. Every process runs it; each step is idempotent.
+// runSweeper periodically releases stale sessions, pauses campaigns with broken links,
+// refreshes the statistics of fast-growing tables and completes full campaigns. Every
+// process runs it; each step is idempotent.
 func (r *Router) runSweeper(ctx context.Context) {
 	t := time.NewTicker(r.cfg.SweepEvery)
 	defer t.Stop()
@@ -244,6 +245,11 @@ func (r *Router) Sweep(ctx context.Context) {
 		for _, id := range ids {
 			r.log.Warn("campaign system-paused: its link looks broken", zap.Int64("campaign", id))
 		}
+	}
+	if tables, err := r.db.AnalyzeGrowingTables(ctx); err != nil {
+		r.log.Warn("analyzing growing tables failed", zap.Error(err))
+	} else if len(tables) > 0 {
+		r.log.Debug("analyzed growing tables", zap.Strings("tables", tables))
 	}
 	if ids, err := r.db.CompleteFullCampaigns(ctx, nil); err != nil {
 		r.log.Warn("completing full campaigns failed", zap.Error(err))
