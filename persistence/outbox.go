@@ -74,11 +74,8 @@ type ClaimedPostback struct {
 // ClaimPostbacks leases up to limit due postbacks: rows locked by another claimer are
 // skipped, and each claimed row's next_attempt_at moves lease ahead, so no other worker
 // takes it while this one delivers, and a worker that dies mid-delivery leaves it to be
-// claimed again once the lease runs out (at-least-once).
-//
-// The claim commits without waiting for the WAL flush: a claim lost in a database crash
-// only lets the row be claimed again before its lease ends, a duplicate delivery that
-// at-least-once allows already.
+// claimed again once the lease runs out (at-least-once). The claim runs in the settings of
+// beginOutboxTx.
 func (db *DB) ClaimPostbacks(ctx context.Context, limit int, lease time.Duration) ([]ClaimedPostback, error) {
 	b, out := claimBatch(limit, lease)
 	if err := db.sendTx(ctx, b); err != nil {

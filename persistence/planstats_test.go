@@ -59,25 +59,27 @@ func TestAnalyzeGrowingTables(t *testing.T) {
 		}
 		return n
 	}
-
-	grow(0, 500)
-	if got := analyzed(500); slices.Contains(got, "respondents") {
-		t.Fatalf("analyzed %v after 500 rows; want no analyze below 1,000 changes", got)
-	}
-	grow(500, 1500)
-	if got := analyzed(2000); !slices.Contains(got, "respondents") {
-		t.Fatalf("analyzed %v after 2,000 new rows; want respondents", got)
-	}
-	if n := reltuples(); n != 2000 {
-		t.Fatalf("reltuples %v after the analyze, want 2000", n)
-	}
-	// 1,500 more: less than the 2,000 it held at the analyze.
-	grow(2000, 1500)
-	if got := analyzed(1500); slices.Contains(got, "respondents") {
-		t.Fatalf("analyzed %v again after 1,500 changes to 2,000 rows", got)
-	}
-	grow(3500, 1000)
-	if got := analyzed(2500); !slices.Contains(got, "respondents") {
-		t.Fatalf("analyzed %v after the table doubled again; want respondents", got)
+	inserted, analyzedAt := 0, 0 // rows in the table, and at its last analyze
+	for _, step := range []struct {
+		rows     int  // inserted now
+		analyzed bool // want the table analyzed after them
+		why      string
+	}{
+		{500, false, "500 changes: fewer than 1,000"},
+		{1500, true, "2,000 changes to a table never analyzed"},
+		{1500, false, "1,500 changes to the 2,000 rows held at the last analyze"},
+		{1000, true, "2,500 changes to those 2,000 rows: it about doubled"},
+	} {
+		grow(inserted, step.rows)
+		inserted += step.rows
+		if got := analyzed(int64(inserted - analyzedAt)); slices.Contains(got, "respondents") != step.analyzed {
+			t.Fatalf("%s: analyzed %v", step.why, got)
+		}
+		if step.analyzed {
+			if n := reltuples(); n != float64(inserted) {
+				t.Fatalf("%s: reltuples %v after the analyze, want %d", step.why, n, inserted)
+			}
+			analyzedAt = inserted
+		}
 	}
 }
