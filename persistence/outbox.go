@@ -171,10 +171,7 @@ func (db *DB) PostbackStats(ctx context.Context) (PostbackStats, error) {
 // DeliveryMarks records postback deliveries by group commit: every delivery that finishes
 // while a batch commits joins the next one, so a busy worker pays one UPDATE per batch
 // instead of per postback (no waiting for company: each delivery holds its worker's slot
-// until its mark commits). The marks are committed without waiting
-// for the WAL flush (synchronous_commit off): a mark lost in a database crash only means that
-// postback is sent again after its lease, which at-least-once delivery allows already, so
-// waiting for the disk would buy nothing.
+// until its mark commits). Marks run in the settings of beginOutboxTx.
 type DeliveryMarks struct {
 	db *DB
 	gc groupCommit[*markJob]
