@@ -55,13 +55,22 @@ import (
 // SWITCHBOARD_TIMING_PROFILE=<dir> writes a CPU profile of this process per phase,
 // SWITCHBOARD_TIMING_STATEMENTS=1 logs each phase's costliest statements (pg_stat_statements),
 // SWITCHBOARD_TIMING_WAITS=1 what PostgreSQL's busy backends were doing (pg_stat_activity
-// sampled every 10 ms: wait event, or cpu, and statement).
+// sampled every 10 ms: wait event, or cpu, and statement),
+// SWITCHBOARD_TIMING_FRESH=1 skips the checkpoint that brings the cluster's WAL to a steady
+// state before the open-loop phases, SWITCHBOARD_TIMING_STALLS=1 when those phases stalled (100 ms windows of scheduled
+// send time whose slowest request took over 25 ms, beside the WAL segments PostgreSQL
+// started then), and SWITCHBOARD_TIMING_PGSET=name=value,… sets PostgreSQL settings.
 func TestEntryTiming(t *testing.T) {
 	if os.Getenv("SWITCHBOARD_TIMING") == "" {
 		t.Skip("set SWITCHBOARD_TIMING=1 to run the entry/callback timing")
 	}
 	ctx := context.Background()
 	settings := map[string]string{"max_connections": "200", "shared_buffers": "256MB"}
+	for kv := range strings.SplitSeq(os.Getenv("SWITCHBOARD_TIMING_PGSET"), ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			settings[k] = v
+		}
+	}
 	statements := os.Getenv("SWITCHBOARD_TIMING_STATEMENTS") != ""
 	if statements {
 		settings["shared_preload_libraries"] = "pg_stat_statements"
@@ -73,7 +82,7 @@ func TestEntryTiming(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
 	o := timingOpts{conc: 64, dur: 10 * time.Second, pgDir: c.DataDir(), profile: os.Getenv("SWITCHBOARD_TIMING_PROFILE"),
-		statements: statements, waits: os.Getenv("SWITCHBOARD_TIMING_WAITS") != "", workload: os.Getenv("SWITCHBOARD_TIMING_WORKLOAD"), entryRate: 5000, callbackRate: 3000}
+		statements: statements, waits: os.Getenv("SWITCHBOARD_TIMING_WAITS") != "", stalls: os.Getenv("SWITCHBOARD_TIMING_STALLS") != "", fresh: os.Getenv("SWITCHBOARD_TIMING_FRESH") != "", workload: os.Getenv("SWITCHBOARD_TIMING_WORKLOAD"), entryRate: 5000, callbackRate: 3000}
 	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_TIMING_CONC")); err == nil && v > 0 {
 		o.conc = v
 	}
@@ -132,6 +141,8 @@ type timingOpts struct {
 	callbackRate int                           // offered callbacks/s of the open-loop phase (the target)
 	statements   bool                          // log each phase's costliest statements
 	waits        bool                          // log what busy backends were doing
+	stalls       bool                          // log when the open-loop phases stalled
+	fresh        bool                          // no checkpoint before the open-loop phases
 	workload     string                        // only this workload ("spread", "hot"); "": both
 	stmtPool     *pgxpool.Pool                 // where to read them
 	gc           persistence.EntryWriterConfig // group commit (SWITCHBOARD_TIMING_WORKERS, SWITCHBOARD_TIMING_WAIT)
@@ -263,6 +274,22 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 		rows = append(rows, row(t, name+" callbacks", callbacks))
 		// The targets as offered rates: latency from each request's scheduled send time.
 		if !naive {
+			// Steady state first, as a running database is in (SWITCHBOARD_TIMING_FRESH=1: not):
+			//   - A young cluster has no old WAL segments to recycle, so every 16 MB segment is
+			//     zero-filled and flushed while commits wait for it (50–100 ms stalls on this
+			//     machine, every 2–3 s at these rates). A running database checkpoints every few
+			//     minutes and recycles the segments that checkpoint no longer needs.
+			//   - Its statistics are current: the tables have not just doubled, so the
+			//     sweeper's analyze of growing tables (100 ms of ANALYZE sessions, then every
+			//     statement on them planned again: stalls of 40–70 ms) does not run mid-phase.
+			if !o.fresh {
+				if _, err := w.db.Pool.Exec(ctx, "CHECKPOINT"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.db.Pool.Exec(ctx, "ANALYZE sessions, respondents, participants, postback_outbox"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			r := measure(t, o, name+" entries at target", func() loadResult { return loadRate(o.entryRate, o.dur, enter) })
 			rows = append(rows, row(t, fmt.Sprintf("%s entries @%d/s", name, o.entryRate), r))
 			entries.ok += r.ok
@@ -296,6 +323,7 @@ type loadResult struct {
 	ok, failed int
 	elapsed    time.Duration
 	lat        []time.Duration
+	at         []time.Time   // each latency's start (scheduled send time in the open loop), until row sorts lat
 	appCPU     time.Duration // this process: load generator and server
 	pgCPU      time.Duration // every PostgreSQL process of the cluster
 	machine    machineCPU    // the whole machine over the phase: how busy, how much stolen
@@ -323,9 +351,16 @@ func measure(t *testing.T, o timingOpts, name string, run func() loadResult) loa
 	if o.waits {
 		waits = sampleActivity(o.stmtPool)
 	}
+	var segments func() []walSegment
+	if o.stalls && strings.HasSuffix(name, " at target") {
+		segments = watchWAL(o.pgDir)
+	}
 	app0, pg0, m0 := selfCPU(), postgresCPU(o.pgDir), readMachineCPU()
 	r := run()
 	r.appCPU, r.pgCPU, r.machine = selfCPU()-app0, postgresCPU(o.pgDir)-pg0, readMachineCPU().since(m0)
+	if segments != nil {
+		t.Logf("%s stalls:%s", name, stalls(r, segments(), 100*time.Millisecond, 25*time.Millisecond))
+	}
 	if o.statements {
 		logStatements(t, o.stmtPool, name, r.ok)
 	}
@@ -333,6 +368,82 @@ func measure(t *testing.T, o timingOpts, name string, run func() loadResult) loa
 		t.Logf("%s busy backends (samples):%s", name, waits())
 	}
 	return r
+}
+
+// walSegment is a WAL segment file first seen in pg_wal at a time.
+type walSegment struct {
+	name string
+	seen time.Time
+}
+
+// watchWAL lists pg_wal every 5 ms until the returned function is called, which reports the
+// segment files that appeared meanwhile (a new segment is zero-filled and flushed while the
+// WAL writes wait for it, unless an old one is recycled).
+func watchWAL(dataDir string) (stop func() []walSegment) {
+	quit, result := make(chan struct{}), make(chan []walSegment)
+	go func() {
+		known := map[string]bool{}
+		var out []walSegment
+		first := true
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			ents, _ := os.ReadDir(filepath.Join(dataDir, "pg_wal"))
+			now := time.Now()
+			for _, e := range ents {
+				if n := e.Name(); len(n) == 24 && !known[n] {
+					known[n] = true
+					if !first {
+						out = append(out, walSegment{n, now})
+					}
+				}
+			}
+			first = false
+			select {
+			case <-quit:
+				result <- out
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() []walSegment {
+		close(quit)
+		return <-result
+	}
+}
+
+// stalls lists the windows (of the requests' start times) whose slowest request took longer
+// than limit, each with the WAL segments that appeared in it or the window before.
+func stalls(r loadResult, segs []walSegment, window, limit time.Duration) string {
+	if len(r.at) == 0 {
+		return " none measured"
+	}
+	begin := slices.MinFunc(r.at, func(a, b time.Time) int { return a.Compare(b) })
+	worst := map[int]time.Duration{}
+	count := map[int]int{}
+	for i, at := range r.at {
+		w := int(at.Sub(begin) / window)
+		if r.lat[i] > limit {
+			count[w]++
+			worst[w] = max(worst[w], r.lat[i])
+		}
+	}
+	ws := slices.Sorted(maps.Keys(worst))
+	var b strings.Builder
+	fmt.Fprintf(&b, " %d windows of %v with a request over %v; %d new WAL segments", len(ws), window, limit, len(segs))
+	for _, w := range ws {
+		from := begin.Add(time.Duration(w) * window)
+		var near []string
+		for _, s := range segs {
+			if d := s.seen.Sub(from); d > -window && d < 2*window {
+				near = append(near, fmt.Sprintf("%s at %+dms", s.name[16:], d.Milliseconds()))
+			}
+		}
+		fmt.Fprintf(&b, "\n  %s +%5dms  %4d over, max %v  WAL: %s", from.Format("15:04:05.000"), from.Sub(begin).Milliseconds(),
+			count[w], worst[w].Round(100*time.Microsecond), strings.Join(near, ", "))
+	}
+	return b.String()
 }
 
 // sampleActivity samples what PostgreSQL's busy backends are doing every 10 ms until the
@@ -452,6 +563,7 @@ func send(n int, next func() (start time.Time, more bool), fn sendFunc) loadResu
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
 			var lat []time.Duration
+			var at []time.Time
 			ok, failed := 0, 0
 			for {
 				start, more := next()
@@ -463,7 +575,7 @@ func send(n int, next func() (start time.Time, more bool), fn sendFunc) loadResu
 					break
 				}
 				if good {
-					lat = append(lat, time.Since(start))
+					lat, at = append(lat, time.Since(start)), append(at, start)
 					ok++
 				} else if failed++; failed > 1000 && ok == 0 {
 					break
@@ -472,7 +584,7 @@ func send(n int, next func() (start time.Time, more bool), fn sendFunc) loadResu
 			mu.Lock()
 			res.ok += ok
 			res.failed += failed
-			res.lat = append(res.lat, lat...)
+			res.lat, res.at = append(res.lat, lat...), append(res.at, at...)
 			mu.Unlock()
 		}()
 	}
