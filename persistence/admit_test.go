@@ -14,6 +14,7 @@ func TestDecideBatch(t *testing.T) {
 			quotas: map[int64]*admitQuota{
 				10: {campaignID: 1, num: 3},                              // non-global, 3 places
 				11: {campaignID: 1, num: 100, global: true},              // global cap
+				12: {campaignID: 1, num: 1, completes: 1},                // full, matched beside 10
 				20: {campaignID: 2, num: 2, clickBalanced: true},         // click-balanced
 				30: {campaignID: 3, num: 5, completes: 4, inProgress: 1}, // full
 			},
@@ -31,22 +32,27 @@ func TestDecideBatch(t *testing.T) {
 		return Entry{TID: tid, CampaignID: c, ParticipantID: p, PublisherID: 1, QuotaIDs: q, RespondentID: "R" + tid}
 	}
 
-	// Exact fill inside a batch: 3 places, 5 entries; the global quota counts every admitted one.
-	es := []Entry{entry("a", 1, 1, 10, 11), entry("b", 1, 2, 10, 11), entry("c", 1, 3, 11, 10),
-		entry("d", 1, 4, 10, 11), entry("e", 1, 5, 10, 11)}
+	// Exact fill inside a batch: 3 places, 5 entries; the global quota counts every admitted
+	// one, and so does a full quota that also matched (CONTRACT §5: a complete counts toward
+	// every quota that matched at entry), without letting in anyone it alone would admit.
+	es := []Entry{entry("a", 1, 1, 10, 11, 12), entry("b", 1, 2, 10, 11), entry("c", 1, 3, 11, 10),
+		entry("d", 1, 4, 10, 11), entry("e", 1, 5, 10, 11), entry("e2", 1, 6, 12, 11)}
 	st := newState(len(es))
 	out, w := decideBatch(es, st)
 	var refused []string
 	for _, a := range out {
 		refused = append(refused, a.Refused)
 	}
-	if !slices.Equal(refused, []string{"", "", "", RefusedQuota, RefusedQuota}) {
+	if !slices.Equal(refused, []string{"", "", "", RefusedQuota, RefusedQuota, RefusedQuota}) {
 		t.Fatalf("verdicts %q", refused)
 	}
 	if !slices.Equal(out[2].QuotaIDs, []int64{10, 11}) || st.quotas[10].entries != 3 || st.quotas[10].inProgress != 3 || st.quotas[11].entries != 3 {
 		t.Fatalf("counts: %v %+v %+v", out[2].QuotaIDs, *st.quotas[10], *st.quotas[11])
 	}
-	if len(w.tid) != 3 || len(w.qID) != 2 || len(w.rBuyer) != 3 {
+	if !slices.Equal(out[0].QuotaIDs, []int64{10, 11, 12}) || st.quotas[12].entries != 1 || st.quotas[12].inProgress != 1 {
+		t.Fatalf("full matched quota: %v %+v", out[0].QuotaIDs, *st.quotas[12])
+	}
+	if len(w.tid) != 3 || len(w.qID) != 3 || len(w.rBuyer) != 3 {
 		t.Fatalf("write: %+v", w)
 	}
 

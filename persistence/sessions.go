@@ -68,7 +68,7 @@ type Entry struct {
 // Admission is the database's verdict on an Entry.
 type Admission struct {
 	Refused      string  // "" when admitted, else one of the Refused* reasons
-	QuotaIDs     []int64 // the quotas the session counts toward (open non-global and global)
+	QuotaIDs     []int64 // the quotas the session counts toward: every matched quota of the campaign
 	RespondentID string  // the participant's {RESPONDENT_ID} for the campaign's buyer
 	EnteredAt    time.Time
 }
@@ -76,15 +76,18 @@ type Admission struct {
 // The arbiter. A batch of entries (one entry on the naive path) is decided in one
 // transaction of two round trips:
 //
-//  1. BEGIN; read each entry's campaign (status, caps, today's completes) and exclusion,
-//     reentry, relationship and respondent facts (admitChecksSQL) and, when a participant
-//     appears twice in the batch, the campaigns' relationships; then lock every quota row the
-//     batch matched, in id order (admitLockSQL: FOR UPDATE returns the latest committed
-//     counts, and concurrent batches on any process lock in one global order, so they never
-//     deadlock). The reads come before the lock so that a hot quota's lock is held as briefly
-//     as possible; like the single-statement arbiter before it, they see the snapshot of
-//     their statement, so the one residual race is the reentry and relationship check of the
-//     same participant entering on two processes within the same millisecond.
+//  1. BEGIN; lock the batch's participants (admitParticipantsSQL: a transaction advisory
+//     lock per participant, so that entries of one participant on any process are decided
+//     one transaction after the other); read each entry's campaign (status, caps, today's
+//     completes) and exclusion, reentry, relationship and respondent facts (admitChecksSQL)
+//     and, when a participant appears twice in the batch, the campaigns' relationships; then
+//     lock every quota row the batch matched, in id order (admitLockSQL: FOR UPDATE returns
+//     the latest committed counts). Every batch on every process takes its locks in one
+//     global order (participant keys ascending, then quota ids ascending), so batches never
+//     deadlock. The reads come before the quota lock so that a hot quota's lock is held as
+//     briefly as possible; each statement reads its own snapshot, taken after the
+//     participant locks, so it sees every committed entry of those participants: reentry
+//     and relationship rules hold across processes.
 //  2. decideBatch applies the admission rules to the entries in arrival order, each against
 //     the counts the entries before it left; then one statement (admitWriteSQL) inserts the
 //     sessions and first respondents and moves the quota counts, and COMMIT (one WAL flush)
@@ -94,9 +97,19 @@ type Admission struct {
 // open (completes + in_progress < num, or entries < num when click-balanced) and no matched
 // global quota is full; today's completes are under max_daily_completes; no exclusion,
 // reentry_interval or related-campaign entry (stored, or admitted earlier in the batch)
-// forbids it. An admitted entry counts (entries and in_progress) on the open non-global and
-// the global matched quotas, and its session's quota_ids are exactly those. Because the
-// quota rows stay locked from the check to the commit, over-fill is 0.
+// forbids it. An admitted entry counts (entries and in_progress) on every quota it matched
+// (CONTRACT §5: a complete counts toward every quota that matched the respondent at
+// entry), open or full, and its session's quota_ids are exactly those. Because the quota
+// rows stay locked from the check to the commit, the quotas an entry was admitted through
+// never over-fill; a full quota it also matched counts the respondent as well, so its
+// completes can pass num_respondents, by respondents that another quota asked for.
+
+// admitParticipantsSQL takes the transaction advisory lock of each distinct participant of
+// the batch, in ascending key order (two ids may share a key: ordering by id could then
+// take two keys in opposite orders in two batches). The keys are (730045103, hashint8(id)):
+// admission's namespace beside quality's 730045101 and 730045102.
+const admitParticipantsSQL = `SELECT pg_advisory_xact_lock(730045103, k)
+	FROM (SELECT DISTINCT hashint8(p) AS k FROM unnest($1::bigint[]) AS p ORDER BY k) AS x`
 
 // admitLockSQL locks the batch's matched quota rows in id order and returns their counts.
 const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_respondents, entries, completes, in_progress
@@ -243,13 +256,8 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 		if out[i].Refused != "" {
 			continue
 		}
-		// Admitted: count it where it counts, against the entries after it.
-		var counted []int64
-		for k, q := range matched {
-			if q.global || !q.full() {
-				counted = append(counted, matchedIDs[k])
-			}
-		}
+		// Admitted: count it on every quota it matched, against the entries after it.
+		counted := slices.Clone(matchedIDs)
 		for _, id := range counted {
 			q := st.quotas[id]
 			q.entries++
@@ -333,6 +341,7 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry) ([]Admission, erro
 	// Generic plans: these statements run with arrays of any length, and re-planning them
 	// for every batch would cost more than running them.
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(admitParticipantsSQL, parts)
 	b.Queue(admitChecksSQL, camps, parts).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var i int32
