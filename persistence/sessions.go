@@ -620,13 +620,20 @@ type Session struct {
 	Reward         int64
 	CPICents       int64
 	LOI            int
+	CampaignStatus int // the campaign's status when the session was read
+}
+
+// Closed reports whether the session's campaign takes no more outcomes: once reconciled
+// (6) its accepted completes are final (CONTRACT §8), and archived (4) campaigns are done.
+func (s Session) Closed() bool {
+	return s.CampaignStatus == StatusReconciled || s.CampaignStatus == StatusArchived
 }
 
 const sessionColumns = `s.id, s.tid, s.campaign_id, s.buyer_id, COALESCE(s.publisher_id, 0), COALESCE(s.participant_id, 0),
 	COALESCE((SELECT p.user_identifier FROM participants p WHERE p.id = s.participant_id), ''),
 	s.quota_ids, s.is_test, s.entered_at, COALESCE(s.outcome, ''), COALESCE(s.outcome_at, 'epoch'::timestamptz),
 	s.released_at IS NOT NULL, s.rejected, COALESCE((s.payout_usd * 10000)::bigint, 0), COALESCE(s.reward, 0),
-	c.cpi_cents, c.length_of_interview`
+	c.cpi_cents, c.length_of_interview, c.status`
 
 // The participant is a scalar subquery rather than a join so that every plan (generic ones
 // for arrays of tids included) looks it up by key instead of hashing the whole table.
@@ -635,10 +642,11 @@ const sessionFrom = ` FROM sessions s JOIN campaigns c ON c.id = s.campaign_id`
 func scanSession(row pgx.Row) (Session, error) {
 	var s Session
 	var cpi int32
+	var status int16
 	err := row.Scan(&s.ID, &s.TID, &s.CampaignID, &s.BuyerID, &s.PublisherID, &s.ParticipantID, &s.UserIdentifier,
 		&s.QuotaIDs, &s.IsTest, &s.EnteredAt, &s.Outcome, &s.OutcomeAt, &s.Released, &s.Rejected, &s.PayoutUSD, &s.Reward,
-		&cpi, &s.LOI)
-	s.CPICents = int64(cpi)
+		&cpi, &s.LOI, &status)
+	s.CPICents, s.CampaignStatus = int64(cpi), int(status)
 	return s, err
 }
 
@@ -757,13 +765,16 @@ type OutcomeResult struct {
 // attempt), else due at once with the workers woken at commit. Quota rows are locked in id
 // order so that concurrent batches and entries never deadlock. It returns one row per session
 // it decided: id, whether it still held its places, and its postback's outbox id (0: none)
-// and creation time; a session that had an outcome already returns no row.
+// and creation time; a session that had an outcome already, or whose campaign is closed
+// (reconciled or archived, Session.Closed: a reconcile that committed after the caller read
+// the session), returns no row.
 const recordOutcomesSQL = `WITH j AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
 		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)
 ), s AS (
 	UPDATE sessions s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward
 	FROM j WHERE s.id = j.id AND s.outcome IS NULL
+	AND NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id = s.campaign_id AND c.status IN (4, 6))
 	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
 ), x AS (
 	SELECT qid, count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE s.outcome = 'complete') AS completes

@@ -69,6 +69,9 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 	if s.Outcome != "" {
 		return r.repeat(pub, s, outcome)
 	}
+	if s.Closed() {
+		return "", "", errClosed
+	}
 	pay := r.cfg.Rules.Pay(payout.Session{Outcome: outcome, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
 		pub.RevenueShare, pub.ExchangeRate)
 	fields := payout.Fields{TID: s.TID, Status: outcome, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier}
@@ -84,6 +87,9 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 		return "", "", err
 	}
 	if !res.Decided {
+		if res.Stored.Outcome == "" {
+			return "", "", errClosed // reconciled since it was read
+		}
 		return r.repeat(pub, res.Stored, outcome)
 	}
 	if res.Postback.ID != 0 {
@@ -103,6 +109,10 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 	r.afterOutcome(ctx, s, outcome, now) // quality signals: quality_term, speeders (quality.go)
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: outcome, Reward: pay.Reward}), "", nil
 }
+
+// errClosed answers the first callback of a session whose campaign is reconciled or
+// archived: its completes are final (CONTRACT §8), like a session's after 7 days.
+var errClosed = fault.Gone("transaction is closed: its campaign is reconciled or archived")
 
 // repeat answers a callback of a session that has its outcome: the same answer for the same
 // outcome, 409 for another.
