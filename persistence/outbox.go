@@ -14,15 +14,16 @@ const PostbackChannel = "switchboard_postback"
 
 // Postback kinds: at most one of each per transaction id.
 const (
-	PostbackOutcome  = "outcome"  // the first valid callback's outcome
-	PostbackReversal = "reversal" // a rejected (or reconciled-away) complete
+	PostbackOutcome    = "outcome"    // the first valid callback's outcome
+	PostbackReversal   = "reversal"   // a rejected (or reconciled-away) complete
+	PostbackAcceptance = "acceptance" // a session reconcile made an accepted complete
 )
 
 // Postback is one server-to-server notification to a supply partner, fully built and signed
 // by the caller (router/payout).
 type Postback struct {
 	TID         string
-	Kind        string // PostbackOutcome or PostbackReversal
+	Kind        string // PostbackOutcome, PostbackReversal or PostbackAcceptance
 	PublisherID int64
 	URL         string // the signed GET URL; empty: the publisher takes no postbacks
 }

@@ -143,6 +143,7 @@ type Reconciliation struct {
 // acceptSQL makes the listed sessions ($3) of campaign $1 accepted completes: each that was
 // not one (another outcome, none yet, or a rejected complete) becomes a complete that counts
 // toward its quotas (leaving in_progress if it was still there) and toward the day's counts.
+// It returns the ids of the sessions it converted.
 const acceptSQL = `WITH old AS (
 	SELECT id, outcome, rejected, released_at IS NULL AS held, quota_ids, outcome_at FROM sessions
 	WHERE tid = ANY($3) AND campaign_id = $1 AND buyer_id = $2 AND NOT is_test AND (outcome IS DISTINCT FROM 'complete' OR rejected)
@@ -163,14 +164,69 @@ const acceptSQL = `WITH old AS (
 	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + EXCLUDED.outcomes, completes = d.completes + EXCLUDED.completes
 	RETURNING 1
 )
-SELECT count(*) FROM u`
+SELECT id FROM u ORDER BY id`
+
+// Accepted is what a session that reconcile made an accepted complete now pays its partner,
+// and the postback that tells the partner.
+type Accepted struct {
+	PayoutUSD int64    // ten-thousandths of a dollar
+	Reward    int64    // in-app currency
+	Postback  Postback // kind PostbackAcceptance; an empty URL stores none
+}
+
+// Acceptance is called inside the reconciling transaction for every session it makes an
+// accepted complete, to price it with the payout rules, which persistence does not know.
+// ok false leaves the session's amounts as they were and sends nothing (no partner).
+type Acceptance func(tx pgx.Tx, s Session) (a Accepted, ok bool, err error)
+
+// acceptWith runs acceptSQL, then stores the amounts accept gives each converted session and
+// enqueues their postbacks: one statement each for the whole list, which may hold 10,000 ids.
+func acceptWith(ctx context.Context, tx pgx.Tx, campaignID, buyerID int64, tids []string, accept Acceptance) error {
+	rows, err := tx.Query(ctx, acceptSQL, campaignID, buyerID, tids)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(ids) == 0 || accept == nil {
+		return err
+	}
+	rows, err = tx.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = ANY($1) ORDER BY s.id`, ids)
+	if err != nil {
+		return err
+	}
+	ss, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) { return scanSession(r) })
+	if err != nil {
+		return err
+	}
+	priced, payouts, rewards := make([]int64, 0, len(ss)), make([]int64, 0, len(ss)), make([]int64, 0, len(ss))
+	pbs := make([]Postback, 0, len(ss))
+	for _, s := range ss {
+		a, ok, err := accept(tx, s)
+		if err != nil {
+			return err
+		}
+		if ok {
+			priced, payouts, rewards, pbs = append(priced, s.ID), append(payouts, a.PayoutUSD), append(rewards, a.Reward), append(pbs, a.Postback)
+		}
+	}
+	if len(priced) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE sessions s SET payout_usd = j.payout::numeric / 10000, reward = j.reward
+		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS j(id, payout, reward) WHERE s.id = j.id`,
+		priced, payouts, rewards); err != nil {
+		return err
+	}
+	return EnqueuePostbacks(ctx, tx, pbs)
+}
 
 // Reconcile makes the listed transaction ids the campaign's final accepted completes
-// (CONTRACT §8): a listed session that is not an accepted complete becomes one, an accepted
-// complete that is not listed is rejected (reverse is called for it inside the transaction),
-// and the campaign becomes 6 Reconciled. accepted_count counts the listed ids that are
-// sessions of the campaign; rejected_count the completes that were not listed.
-func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []string, purchaseOrder *string, reverse Reversal) (Reconciliation, error) {
+// (CONTRACT §8): a listed session that is not an accepted complete becomes one (accept
+// prices it and builds its postback, see acceptWith), an accepted complete that is not
+// listed is rejected (reverse is called for it), all in one transaction, and the campaign
+// becomes 6 Reconciled. accepted_count counts the listed ids that are sessions of the
+// campaign; rejected_count the completes that were not listed.
+func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []string, purchaseOrder *string, accept Acceptance, reverse Reversal) (Reconciliation, error) {
 	tids = dedupe(tids)
 	var out Reconciliation
 	err := retry(ctx, func() error {
@@ -187,8 +243,7 @@ func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []s
 				campaignID, buyerID, tids).Scan(&out.AcceptedCount); err != nil {
 				return err
 			}
-			var accepted int64
-			if err := tx.QueryRow(ctx, acceptSQL, campaignID, buyerID, tids).Scan(&accepted); err != nil {
+			if err := acceptWith(ctx, tx, campaignID, buyerID, tids, accept); err != nil {
 				return err
 			}
 			if _, err := rejectWith(ctx, tx, `NOT (s.tid = ANY($3))`, campaignID, buyerID, tids, reverse); err != nil {

@@ -26,25 +26,64 @@ type BuyerOps struct {
 // maxIDs bounds the id arrays of one request (CONTRACT §2).
 const maxIDs = 10_000
 
-// reverse enqueues the reversal postback of a rejected complete.
-func (o *BuyerOps) reverse(ctx context.Context) persistence.Reversal {
+// publisherLookup reads a publisher inside a transaction.
+type publisherLookup func(tx pgx.Tx, id int64) (persistence.Publisher, error)
+
+// publishers returns a publisherLookup that reads each publisher once per request: a
+// reject or reconcile of thousands of sessions usually has a handful of publishers.
+func publishers(ctx context.Context) publisherLookup {
 	pubs := map[int64]persistence.Publisher{}
+	return func(tx pgx.Tx, id int64) (persistence.Publisher, error) {
+		if pub, ok := pubs[id]; ok {
+			return pub, nil
+		}
+		var pub persistence.Publisher
+		if err := tx.QueryRow(ctx, `SELECT id, name, currency_name, exchange_rate::float8, revenue_share::float8, redirect_url,
+			COALESCE(postback_url, ''), api_secret, environment FROM publishers WHERE id = $1`, id).
+			Scan(&pub.ID, &pub.Name, &pub.CurrencyName, &pub.ExchangeRate, &pub.RevenueShare, &pub.RedirectURL,
+				&pub.PostbackURL, &pub.APISecret, &pub.Environment); err != nil {
+			return pub, err
+		}
+		pubs[id] = pub
+		return pub, nil
+	}
+}
+
+// reverse enqueues the reversal postback of a rejected complete.
+func (o *BuyerOps) reverse(ctx context.Context, pubs publisherLookup) persistence.Reversal {
 	return func(tx pgx.Tx, s persistence.Session) error {
 		if s.PublisherID == 0 {
 			return nil
 		}
-		pub, ok := pubs[s.PublisherID]
-		if !ok {
-			if err := tx.QueryRow(ctx, `SELECT id, name, currency_name, exchange_rate::float8, revenue_share::float8, redirect_url,
-				COALESCE(postback_url, ''), api_secret, environment FROM publishers WHERE id = $1`, s.PublisherID).
-				Scan(&pub.ID, &pub.Name, &pub.CurrencyName, &pub.ExchangeRate, &pub.RevenueShare, &pub.RedirectURL,
-					&pub.PostbackURL, &pub.APISecret, &pub.Environment); err != nil {
-				return err
-			}
-			pubs[s.PublisherID] = pub
+		pub, err := pubs(tx, s.PublisherID)
+		if err != nil {
+			return err
 		}
 		return payout.EnqueueReversal(ctx, tx, pub, payout.Fields{TID: s.TID, Reward: s.Reward,
 			PayoutUSD: payout.USD(s.PayoutUSD), UserIdentifier: s.UserIdentifier})
+	}
+}
+
+// accept prices a session that reconcile makes an accepted complete: cpi × the publisher's
+// revenue share (CONTRACT §7), whatever it paid before (a time-based payout, or nothing
+// yet), with the status=complete postback that tells the partner. A session without a
+// publisher has no partner to pay.
+func (o *BuyerOps) accept(pubs publisherLookup) persistence.Acceptance {
+	return func(tx pgx.Tx, s persistence.Session) (persistence.Accepted, bool, error) {
+		if s.PublisherID == 0 {
+			return persistence.Accepted{}, false, nil
+		}
+		pub, err := pubs(tx, s.PublisherID)
+		if err != nil {
+			return persistence.Accepted{}, false, err
+		}
+		usd := payout.CompletePayout(s.CPICents, pub.RevenueShare)
+		f := payout.Fields{TID: s.TID, Reward: payout.Reward(usd, pub.ExchangeRate), PayoutUSD: usd, UserIdentifier: s.UserIdentifier}
+		pb, err := payout.AcceptancePostback(pub, f)
+		if err != nil {
+			return persistence.Accepted{}, false, err
+		}
+		return persistence.Accepted{PayoutUSD: int64(usd), Reward: f.Reward, Postback: pb}, true, nil
 	}
 }
 
@@ -65,7 +104,7 @@ func (o *BuyerOps) RejectCompletes(ctx context.Context, buyer persistence.Buyer,
 	if len(*b.TransactionIDs) > maxIDs {
 		return nil, fault.Invalid("transaction_ids", "must hold at most %d ids", maxIDs)
 	}
-	reverse, observe := o.qualityReverse(ctx, o.reverse(ctx))
+	reverse, observe := o.qualityReverse(ctx, o.reverse(ctx, publishers(ctx)))
 	out, err := o.DB.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, reverse)
 	if err != nil {
 		return nil, err
@@ -95,8 +134,9 @@ func (o *BuyerOps) Reconcile(ctx context.Context, buyer persistence.Buyer, campa
 	if len(*b.AcceptedIDs) > maxIDs {
 		return nil, fault.Invalid("accepted_ids", "must hold at most %d ids", maxIDs)
 	}
-	reverse, observe := o.qualityReverse(ctx, o.reverse(ctx))
-	out, err := o.DB.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, reverse)
+	pubs := publishers(ctx)
+	reverse, observe := o.qualityReverse(ctx, o.reverse(ctx, pubs))
+	out, err := o.DB.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, o.accept(pubs), reverse)
 	if err != nil {
 		return nil, err
 	}

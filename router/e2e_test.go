@@ -364,6 +364,130 @@ func TestRejectAndReconcile(t *testing.T) {
 	waitFor(t, "reversal of the unlisted complete", 10*time.Second, func() bool { _, ok := w.partner.postback(tidOf[ps[1]], "reversed"); return ok })
 }
 
+// Reconcile turns listed sessions that were not accepted completes into completes that pay
+// the complete payout, tells the partner, and a later rejection reverses that payout.
+func TestReconcileAcceptances(t *testing.T) {
+	w := newWorld(t, "")
+	s := w.startInProcess()
+	w.runWorker()
+	base := s.URL
+	ctx := context.Background()
+	camp, quota := w.campaign(base, campaignOpts{quota: 10})
+	ps := w.participants(5)
+	w.settle()
+	// ps[0] completes and is rejected before the reconcile lists it; ps[1] and ps[2] get a
+	// time-paid outcome, ps[3] no callback; ps[4] completes and is left unlisted.
+	outcomes := []string{"complete", "over_quota", "disqualified", "", "complete"}
+	for i, p := range ps {
+		w.survey.outcome = func(string) string { return outcomes[i] }
+		w.get(w.client, w.entryURL(base, p, camp))
+	}
+	tids, users := make([]string, len(ps)), make([]string, len(ps))
+	for i, p := range ps {
+		if err := w.db.Pool.QueryRow(ctx, `SELECT s.tid, u.user_identifier FROM sessions s JOIN participants u ON u.id = s.participant_id
+			WHERE s.campaign_id = $1 AND s.participant_id = $2`, camp, p).Scan(&tids[i], &users[i]); err != nil {
+			t.Fatalf("session of participant %d: %v", i, err)
+		}
+	}
+	for i, o := range outcomes {
+		if o != "" {
+			waitFor(t, "outcome postback of "+o, 10*time.Second, func() bool { _, ok := w.partner.postback(tids[i], o); return ok })
+		}
+	}
+	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	reject := func(tid string) {
+		t.Helper()
+		if _, err := ops.RejectCompletes(ctx, w.buyer, camp, []byte(`{"transaction_ids":["`+tid+`"]}`)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "reversal postback", 10*time.Second, func() bool { _, ok := w.partner.postback(tid, "reversed"); return ok })
+	}
+	reject(tids[0])
+
+	// The complete payout, from the stored cpi, revenue share and exchange rate (numeric
+	// round is half away from zero, as the contract's rounding is for positive amounts).
+	var wantUSD string
+	var wantReward int64
+	if err := w.db.Pool.QueryRow(ctx, `SELECT round(c.cpi_cents * p.revenue_share / 100, 4)::text,
+		round(round(c.cpi_cents * p.revenue_share / 100, 4) * p.exchange_rate)::bigint
+		FROM campaigns c, publishers p WHERE c.id = $1 AND p.id = $2`, camp, w.pub.ID).Scan(&wantUSD, &wantReward); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		var old string
+		_ = w.db.Pool.QueryRow(ctx, `SELECT COALESCE(payout_usd::text, 'NULL') FROM sessions WHERE tid = $1`, tids[i]).Scan(&old)
+		if old == wantUSD {
+			t.Fatalf("session %d already pays %s before the reconcile: the test proves nothing", i, old)
+		}
+	}
+
+	out, err := ops.Reconcile(ctx, w.buyer, camp, []byte(`{"accepted_ids":["`+strings.Join(tids[:4], `","`)+`"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := out.(persistence.Reconciliation); rec.AcceptedCount != 4 || rec.RejectedCount != 1 {
+		t.Errorf("reconcile: %+v, want 4 accepted and 1 rejected", rec)
+	}
+	var completes, inProgress int64
+	_ = w.db.Pool.QueryRow(ctx, `SELECT completes, in_progress FROM campaign_quotas WHERE id = $1`, quota).Scan(&completes, &inProgress)
+	if completes != 4 || inProgress != 0 {
+		t.Errorf("after reconcile: completes %d in_progress %d, want 4 0", completes, inProgress)
+	}
+	for i, tid := range tids[:4] {
+		var outcome, usd string
+		var reward int64
+		var rejected bool
+		if err := w.db.Pool.QueryRow(ctx, `SELECT outcome, rejected, COALESCE(payout_usd::text, 'NULL'), COALESCE(reward, -1)
+			FROM sessions WHERE tid = $1`, tid).Scan(&outcome, &rejected, &usd, &reward); err != nil {
+			t.Fatal(err)
+		}
+		if outcome != "complete" || rejected || usd != wantUSD || reward != wantReward {
+			t.Errorf("session %d after reconcile: %s rejected=%v payout_usd %s reward %d, want complete, %s, %d",
+				i, outcome, rejected, usd, reward, wantUSD, wantReward)
+		}
+		if n := w.count(`SELECT count(*) FROM postback_outbox WHERE tid = $1 AND kind = 'acceptance'`, tid); n != 1 {
+			t.Errorf("session %d: %d acceptance postbacks in the outbox, want 1", i, n)
+		}
+	}
+	checkPostback := func(what string, pb url.Values, status string, user string) {
+		t.Helper()
+		if pb.Get("status") != status || pb.Get("reward") != fmt.Sprint(wantReward) || pb.Get("payout_usd") != wantUSD ||
+			pb.Get("user_identifier") != user {
+			t.Errorf("%s postback %v, want status=%s reward=%d payout_usd=%s user_identifier=%s", what, pb, status, wantReward, wantUSD, user)
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		waitFor(t, "acceptance postback", 10*time.Second, func() bool { _, ok := w.partner.postback(tids[i], "complete"); return ok })
+		pb, _ := w.partner.postback(tids[i], "complete")
+		checkPostback(fmt.Sprint("acceptance of session ", i), pb, "complete", users[i])
+	}
+	// The rejected complete's acceptance carries the same status as its outcome postback, so
+	// the partner (deduping on tid and status) cannot tell it apart: check the stored row.
+	var accURL string
+	if err := w.db.Pool.QueryRow(ctx, `SELECT url FROM postback_outbox WHERE tid = $1 AND kind = 'acceptance'`, tids[0]).Scan(&accURL); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(accURL)
+	if err != nil || !payout.VerifySech(u.RawQuery, w.pub.APISecret) {
+		t.Errorf("acceptance URL %s: bad signature (%v)", accURL, err)
+	}
+	checkPostback("acceptance of the rejected complete", u.Query(), "complete", users[0])
+	// The unlisted complete is reversed as before.
+	waitFor(t, "reversal of the unlisted complete", 10*time.Second, func() bool { _, ok := w.partner.postback(tids[4], "reversed"); return ok })
+	pb, _ := w.partner.postback(tids[4], "reversed")
+	checkPostback("reversal of the unlisted complete", pb, "reversed", users[4])
+
+	// Rejecting reconciled-in completes reverses the complete payout.
+	for _, i := range []int{1, 3} {
+		reject(tids[i])
+		pb, _ := w.partner.postback(tids[i], "reversed")
+		checkPostback(fmt.Sprint("reversal of reconciled-in session ", i), pb, "reversed", users[i])
+	}
+	if n := w.partner.badSech.Load(); n != 0 {
+		t.Errorf("%d requests to the partner with a bad sech", n)
+	}
+}
+
 func TestAutoCompleteAndBrokenLink(t *testing.T) {
 	w := newWorld(t, "")
 	s := w.startInProcess()

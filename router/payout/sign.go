@@ -165,6 +165,15 @@ func EnqueueReversals(ctx context.Context, tx pgx.Tx, rs []Reversal) error {
 	return persistence.EnqueuePostbacks(ctx, tx, ps)
 }
 
+// AcceptancePostback builds, for the caller to enqueue, the postback of a session that
+// reconcile made an accepted complete: status=complete, with f's Reward and PayoutUSD the
+// complete's payout, under its own kind so that an earlier outcome postback of the tid does
+// not swallow it. Its URL is empty for a publisher without a postback URL.
+func AcceptancePostback(pub persistence.Publisher, f Fields) (persistence.Postback, error) {
+	f.Status = StatusComplete
+	return postback(pub, f, persistence.PostbackAcceptance)
+}
+
 // postback builds the outbox row of f; its URL is empty for a publisher without a postback
 // URL (nothing is stored).
 func postback(pub persistence.Publisher, f Fields, kind string) (persistence.Postback, error) {
