@@ -207,8 +207,8 @@ func (r *Router) listenEntries(ctx context.Context) {
 }
 
 // runSweeper periodically releases stale sessions, pauses campaigns with broken links,
-// refreshes the statistics of fast-growing tables and completes full campaigns. Every
-// process runs it; each step is idempotent.
+// refreshes the statistics of fast-growing tables, completes full campaigns and archives
+// long-finished ones. Every process runs it; each step is idempotent.
 func (r *Router) runSweeper(ctx context.Context) {
 	t := time.NewTicker(r.cfg.SweepEvery)
 	defer t.Stop()
@@ -256,6 +256,14 @@ func (r *Router) Sweep(ctx context.Context) {
 	} else {
 		for _, id := range ids {
 			r.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
+		}
+	}
+	if ids, err := r.db.ArchiveStaleCampaigns(ctx, r.cfg.ArchiveAfter); err != nil {
+		r.log.Warn("archiving finished campaigns failed", zap.Error(err))
+	} else {
+		for _, id := range ids {
+			r.log.Info("campaign archived: complete or reconciled long enough",
+				zap.Int64("campaign", id), zap.Duration("after", r.cfg.ArchiveAfter))
 		}
 	}
 }

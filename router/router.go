@@ -39,8 +39,8 @@ type Config struct {
 	// BrokenLinkEntries: this many entries in a row with no callback within 2 × LOI + 10
 	// minutes pause a campaign (7 System Paused). Default 50; negative: off.
 	BrokenLinkEntries int
-	// SweepEvery is the period of the sweeper: stale sessions, broken links, full campaigns
-	// (default 30 s).
+	// SweepEvery is the period of the sweeper: stale sessions, broken links, full campaigns,
+	// archiving (default 30 s).
 	SweepEvery time.Duration
 	// ReconcileEvery is the period of the counters' reconciliation from the database
 	// (default 3 s).
@@ -49,6 +49,9 @@ type Config struct {
 	NotifyEvery time.Duration
 	// SessionMaxAge: callbacks of older sessions answer 410 (default 7 days).
 	SessionMaxAge time.Duration
+	// ArchiveAfter: the sweeper moves a campaign that has been 3 Complete or 6 Reconciled
+	// this long to 4 Archived (CONTRACT §4; default 90 days).
+	ArchiveAfter time.Duration
 	// Rules price sessions (default payout.DefaultRules()).
 	Rules *payout.Rules
 }
@@ -68,6 +71,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SessionMaxAge <= 0 {
 		c.SessionMaxAge = 7 * 24 * time.Hour
+	}
+	if c.ArchiveAfter <= 0 {
+		c.ArchiveAfter = 90 * 24 * time.Hour
 	}
 	if c.Rules == nil {
 		r := payout.DefaultRules()

@@ -1,0 +1,153 @@
+package persistence_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+// TestArchiveStaleCampaigns: campaigns 3 Complete or 6 Reconciled for 90 days become
+// 4 Archived (CONTRACT §4), exactly once even when several processes sweep at once, and each
+// one moved is announced on the campaign channel; no other campaign changes.
+func TestArchiveStaleCampaigns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	db, err := persistence.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	buyer, _, err := db.CreateBuyer(ctx, "archive@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		status   int
+		days     int // since the status changed
+		archived bool
+		id       int64
+	}{
+		{name: "complete 91 days", status: persistence.StatusComplete, days: 91, archived: true},
+		{name: "reconciled 91 days", status: persistence.StatusReconciled, days: 91, archived: true},
+		{name: "complete 89 days", status: persistence.StatusComplete, days: 89},
+		{name: "reconciled 89 days", status: persistence.StatusReconciled, days: 89},
+		{name: "active 91 days", status: persistence.StatusActive, days: 91},
+		{name: "paused 91 days", status: persistence.StatusPaused, days: 91},
+		{name: "system paused 91 days", status: persistence.StatusSystemPaused, days: 91},
+		{name: "archived 91 days", status: persistence.StatusArchived, days: 91},
+	}
+	var want []int64
+	for i := range cases {
+		c := &cases[i]
+		name, inc, loi, cl, link := c.name, 50, 10, 1, "https://survey.example/s?id={ID}"
+		d, err := db.CreateCampaign(ctx, buyer.ID, persistence.CampaignFields{Name: &name, Incidence: &inc,
+			LengthOfInterview: &loi, CountryLanguageID: &cl, SupplierLink: &link})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.id = d.ID
+		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = $2, status_changed_at = now() - make_interval(days => $3)
+			WHERE id = $1`, c.id, c.status, c.days); err != nil {
+			t.Fatal(err)
+		}
+		if c.archived {
+			want = append(want, c.id)
+		}
+	}
+
+	listener, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close(ctx)
+	if _, err := listener.Exec(ctx, "LISTEN "+pgx.Identifier{persistence.CampaignChannel}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Several processes sweep at once: together they move each campaign once.
+	var (
+		mu  sync.Mutex
+		got []int64
+		wg  sync.WaitGroup
+	)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids, err := db.ArchiveStaleCampaigns(ctx, 90*24*time.Hour)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got = append(got, ids...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("moved %v, want %v once each", got, want)
+	}
+	if heard := notifications(t, listener); !slices.Equal(heard, want) {
+		t.Errorf("announced %v, want %v", heard, want)
+	}
+
+	for _, c := range cases {
+		var status int
+		var fresh bool
+		if err := db.Pool.QueryRow(ctx, `SELECT status, status_changed_at > now() - interval '1 hour' FROM campaigns WHERE id = $1`,
+			c.id).Scan(&status, &fresh); err != nil {
+			t.Fatal(err)
+		}
+		wantStatus := c.status
+		if c.archived {
+			wantStatus = persistence.StatusArchived
+		}
+		if status != wantStatus || fresh != c.archived {
+			t.Errorf("%s: status %d, status_changed_at now: %v; want %d, %v", c.name, status, fresh, wantStatus, c.archived)
+		}
+	}
+
+	// Idempotent: a second sweep moves and announces nothing.
+	if ids, err := db.ArchiveStaleCampaigns(ctx, 90*24*time.Hour); err != nil || len(ids) != 0 {
+		t.Errorf("second sweep: %v, %v; want nothing", ids, err)
+	}
+	if heard := notifications(t, listener); len(heard) != 0 {
+		t.Errorf("second sweep announced %v", heard)
+	}
+}
+
+// notifications collects the campaign ids announced to conn until it has been quiet for a
+// moment, sorted.
+func notifications(t *testing.T, conn *pgx.Conn) []int64 {
+	t.Helper()
+	var out []int64
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		n, err := conn.WaitForNotification(ctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				t.Fatal(err)
+			}
+			slices.Sort(out)
+			return out
+		}
+		id, err := strconv.ParseInt(n.Payload, 10, 64)
+		if err != nil {
+			t.Fatal(fmt.Errorf("payload %q: %w", n.Payload, err))
+		}
+		out = append(out, id)
+	}
+}
