@@ -97,13 +97,15 @@ func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, outcom
 
 // qualityReverse wraps the reversal of rejected completes so that each rejection is also a
 // quality signal, recorded (with its decisions) in the rejecting transaction. done applies
-// the decisions in this process once that transaction has committed.
+// the decisions in this process once that transaction has committed. They are kept by
+// transaction id: when the transaction is retried (a deadlock, a serialization failure),
+// each attempt replaces the decisions of the one rolled back before it.
 func (o *BuyerOps) qualityReverse(ctx context.Context, reverse persistence.Reversal) (persistence.Reversal, func()) {
 	g := o.Quality
 	if g == nil {
 		return reverse, func() {}
 	}
-	var outs []persistence.QualityOutcome
+	outs := map[string]persistence.QualityOutcome{}
 	wrapped := func(tx pgx.Tx, s persistence.Session) error {
 		if err := reverse(tx, s); err != nil {
 			return err
@@ -117,7 +119,7 @@ func (o *BuyerOps) qualityReverse(ctx context.Context, reverse persistence.Rever
 		if err != nil {
 			return err
 		}
-		outs = append(outs, out)
+		outs[s.TID] = out
 		return nil
 	}
 	return wrapped, func() {
