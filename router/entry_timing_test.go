@@ -59,7 +59,9 @@ import (
 // SWITCHBOARD_TIMING_FRESH=1 skips the checkpoint that brings the cluster's WAL to a steady
 // state before the open-loop phases, SWITCHBOARD_TIMING_STALLS=1 when those phases stalled (100 ms windows of scheduled
 // send time whose slowest request took over 25 ms, beside the WAL segments PostgreSQL
-// started then), and SWITCHBOARD_TIMING_PGSET=name=value,… sets PostgreSQL settings.
+// started then), SWITCHBOARD_TIMING_PGSET=name=value,… sets PostgreSQL settings, and
+// SWITCHBOARD_TIMING_SQL runs statements on each fresh database before its phases (schema
+// experiments: an index dropped, a fillfactor).
 func TestEntryTiming(t *testing.T) {
 	if os.Getenv("SWITCHBOARD_TIMING") == "" {
 		t.Skip("set SWITCHBOARD_TIMING=1 to run the entry/callback timing")
@@ -169,6 +171,11 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 
 	w := newWorld(t, dbURL)
 	w.publicURL = "http://" + addr
+	if q := os.Getenv("SWITCHBOARD_TIMING_SQL"); q != "" {
+		if _, err := w.db.Pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if o.statements || o.waits {
 		o.stmtPool = w.db.Pool
 	}
