@@ -992,14 +992,23 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 // all full (completes, or entries when click-balanced, reach num_respondents; at least one
 // such quota) to 3 Complete, and announces them. It returns the ids it moved.
 func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
+	return db.moveCampaigns(ctx, `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
+		WHERE c.status = 2 AND ($1::bigint[] IS NULL OR c.id = ANY($1))
+		AND EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global)
+		AND NOT EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global
+			AND CASE WHEN q.is_click_balanced THEN q.entries < q.num_respondents ELSE q.completes < q.num_respondents END)
+		RETURNING c.id`, ids)
+}
+
+// moveCampaigns runs update, a status change of campaigns that returns the ids it moved,
+// and announces those campaigns in the same transaction (so every process's engine hears
+// of a change exactly when it commits). The status changes the service makes on its own
+// (complete, system paused, archived) are conditional on the current status, so they are
+// safe to run again and in several processes at once.
+func (db *DB) moveCampaigns(ctx context.Context, update string, args ...any) ([]int64, error) {
 	var out []int64
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
-			WHERE c.status = 2 AND ($1::bigint[] IS NULL OR c.id = ANY($1))
-			AND EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global)
-			AND NOT EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global
-				AND CASE WHEN q.is_click_balanced THEN q.entries < q.num_respondents ELSE q.completes < q.num_respondents END)
-			RETURNING c.id`, ids)
+		rows, err := tx.Query(ctx, update, args...)
 		if err != nil {
 			return err
 		}
@@ -1048,34 +1057,22 @@ func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, err
 // (since it last changed status) whose callback window (2 × LOI + 10 minutes) has passed got
 // no callback, with no callback from any entry after them either. It returns the ids moved.
 func (db *DB) PauseBrokenLinks(ctx context.Context, n int) ([]int64, error) {
-	var out []int64
-	err := db.Tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
-			FROM (
-				SELECT c2.id FROM campaigns c2
-				CROSS JOIN LATERAL (
-					SELECT count(*) AS n, min(x.entered_at) AS first FROM (
-						SELECT s.entered_at FROM sessions s
-						WHERE s.campaign_id = c2.id AND NOT s.is_test AND s.entered_at > c2.status_changed_at
-						AND s.entered_at < now() - make_interval(mins => 2 * c2.length_of_interview + 10)
-						ORDER BY s.entered_at DESC LIMIT $1) x
-				) w
-				WHERE c2.status = 2 AND w.n >= $1
-				AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.campaign_id = c2.id AND NOT s.is_test
-					AND s.entered_at >= w.first AND s.outcome IS NOT NULL)
-			) broken
-			WHERE c.id = broken.id AND c.status = 2
-			RETURNING c.id`, n)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return err
-		}
-		return NotifyCampaigns(ctx, tx, out...)
-	})
-	return out, err
+	return db.moveCampaigns(ctx, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
+		FROM (
+			SELECT c2.id FROM campaigns c2
+			CROSS JOIN LATERAL (
+				SELECT count(*) AS n, min(x.entered_at) AS first FROM (
+					SELECT s.entered_at FROM sessions s
+					WHERE s.campaign_id = c2.id AND NOT s.is_test AND s.entered_at > c2.status_changed_at
+					AND s.entered_at < now() - make_interval(mins => 2 * c2.length_of_interview + 10)
+					ORDER BY s.entered_at DESC LIMIT $1) x
+			) w
+			WHERE c2.status = 2 AND w.n >= $1
+			AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.campaign_id = c2.id AND NOT s.is_test
+				AND s.entered_at >= w.first AND s.outcome IS NOT NULL)
+		) broken
+		WHERE c.id = broken.id AND c.status = 2
+		RETURNING c.id`, n)
 }
 
 // QuotaCount is a quota's authoritative counts.
