@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -629,6 +630,44 @@ func TestExactFillTwoProcesses(t *testing.T) {
 		t.Errorf("%d supplier links with a bad security_hash", n)
 	}
 	waitFor(t, "campaign complete", 10*time.Second, func() bool { return w.count(`SELECT status FROM campaigns WHERE id = $1`, camp) == 3 })
+
+	// Each process counts its entry decisions on /metrics; together they are the test's.
+	verdicts := map[string]float64{}
+	for _, p := range []*proc{p1, p2} {
+		for k, v := range entryVerdicts(t, w, "http://"+p.addr) {
+			verdicts[k] += v
+		}
+	}
+	var refused float64
+	for k, v := range verdicts {
+		if strings.Contains(k, `verdict="refused"`) {
+			refused += v
+		}
+	}
+	t.Logf("switchboard_entries_total over both processes: %v", verdicts)
+	if verdicts[`verdict="admitted"`] != quota || refused != people-quota {
+		t.Errorf("entry metrics: %v admitted, %v refused; want %d and %d", verdicts[`verdict="admitted"`], refused, quota, people-quota)
+	}
+}
+
+// entryVerdicts reads the switchboard_entries_total samples of one server's /metrics,
+// keyed by their labels.
+func entryVerdicts(t *testing.T, w *world, base string) map[string]float64 {
+	t.Helper()
+	_, body := w.get(w.client, base+"/metrics")
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(body, "\n") {
+		labels, rest, ok := strings.Cut(strings.TrimPrefix(line, "switchboard_entries_total{"), "} ")
+		if !ok || !strings.HasPrefix(line, "switchboard_entries_total{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(rest, 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		out[labels] = v
+	}
+	return out
 }
 
 func TestCrashKill9(t *testing.T) {

@@ -72,6 +72,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.
 	stored, err := r.participant(ctx, claims.ParticipantID)
 	if err != nil {
 		if isNotFound(err) {
+			r.verdicts.refused(refusedByRouter, "")
 			return "", nil
 		}
 		return "", err
@@ -85,11 +86,13 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.
 	var buf [16]int64
 	quotas, ok := r.eng.Eligible(&p, claims.CampaignID, now.Unix(), buf[:0])
 	if !ok {
+		r.verdicts.refused(refusedByEngine, "")
 		return "", nil
 	}
 	route, err := r.route(ctx, claims.CampaignID)
 	if err != nil {
 		if isNotFound(err) {
+			r.verdicts.refused(refusedByRouter, "")
 			return "", nil
 		}
 		return "", err
@@ -117,9 +120,11 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.
 	}
 	if a.Refused != "" {
 		// The engine's mirror was behind the database: catch it up.
+		r.verdicts.refused(refusedByDatabase, a.Refused)
 		r.notify.counts(claims.CampaignID)
 		return "", nil
 	}
+	r.verdicts.admitted.Add(1)
 	at := a.EnteredAt.Unix()
 	r.eng.Counters().RecordEntry(claims.CampaignID, a.QuotaIDs)
 	r.panel.RecordEntry(p.ID, claims.CampaignID, at)

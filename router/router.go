@@ -122,6 +122,8 @@ type Router struct {
 
 	quality qualityHooks // participant quality checks (quality.go); zero: off
 
+	verdicts verdicts // entry decisions, for /metrics (verdicts.go)
+
 	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
 	screeners ttlCache[int64, *persistence.Screener]
 }

@@ -140,6 +140,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	a.Router.SetQuality(a.Supply.Quality(), cfg.RouterQuality)
 	a.Supply.Quality().RegisterMetrics(a.Metrics)
+	a.Router.RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
 	a.Router.Start(bg)
 	forget := a.Router.CampaignsChanged
