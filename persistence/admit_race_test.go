@@ -46,22 +46,17 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 	// nobody enters it twice.
 	campaign := func(name string) (id, quota int64) {
 		t.Helper()
-		str, n, loi, cl := func(s string) *string { return &s }, 50, 10, 1
-		c, err := db.CreateCampaign(ctx, buyer.ID, persistence.CampaignFields{Name: str(name), Incidence: &n, LengthOfInterview: &loi,
-			CountryLanguageID: &cl, SupplierLink: str("https://survey.example/s?tid={ID}")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		id = newCampaign(t, db, buyer.ID, name)
 		num := 100_000
-		q, err := db.CreateQuota(ctx, buyer.ID, c.ID, persistence.QuotaFields{NumRespondents: &num,
+		q, err := db.CreateQuota(ctx, buyer.ID, id, persistence.QuotaFields{NumRespondents: &num,
 			Qualifications: []persistence.QualificationInput{{QuestionID: 43, PreCodes: []persistence.PreCode{{Text: "1", Number: true}, {Text: "2", Number: true}}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = NULL WHERE id = $1`, c.ID); err != nil {
+		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = NULL WHERE id = $1`, id); err != nil {
 			t.Fatal(err)
 		}
-		return c.ID, q.ID
+		return id, q.ID
 	}
 	once, onceQuota := campaign("Once")
 	left, leftQuota := campaign("Left")

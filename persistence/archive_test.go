@@ -50,13 +50,7 @@ func TestArchiveStaleCampaigns(t *testing.T) {
 	var want []int64
 	for i := range cases {
 		c := &cases[i]
-		name, inc, loi, cl, link := c.name, 50, 10, 1, "https://survey.example/s?id={ID}"
-		d, err := db.CreateCampaign(ctx, buyer.ID, persistence.CampaignFields{Name: &name, Incidence: &inc,
-			LengthOfInterview: &loi, CountryLanguageID: &cl, SupplierLink: &link})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.id = d.ID
+		c.id = newCampaign(t, db, buyer.ID, c.name)
 		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = $2, status_changed_at = now() - make_interval(days => $3)
 			WHERE id = $1`, c.id, c.status, c.days); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,22 @@
+package persistence_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// newCampaign creates a campaign of buyer named name through the buyer API's write path
+// (valid required fields, status 5 Paused) and returns its id; tests set the state they need
+// with SQL afterwards.
+func newCampaign(t *testing.T, db *persistence.DB, buyerID int64, name string) int64 {
+	t.Helper()
+	inc, loi, cl, link := 50, 10, 1, "https://survey.example/s?tid={ID}"
+	c, err := db.CreateCampaign(context.Background(), buyerID, persistence.CampaignFields{Name: &name, Incidence: &inc,
+		LengthOfInterview: &loi, CountryLanguageID: &cl, SupplierLink: &link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
+}
