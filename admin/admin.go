@@ -10,14 +10,14 @@ import (
 	"context"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/valyala/fasthttp"
 
 	"github.com/dgraph-io/ristretto/v2"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/httpio"
 )
 
 // Deps is what the buyer interface needs from the process.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/httpio"
 )
 
 // authTTL bounds how long a successful authentication is reused without the database.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboard/switchboard/admin"
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
 )
 
 // decodeKinds are the only outcomes a body decoder may have besides success.

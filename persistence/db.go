@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
 )
 
 // DB is the handle every handler and background worker shares.

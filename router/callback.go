@@ -7,10 +7,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/httpio"
-	"github.com/switchboard/switchboard/router/payout"
 )
 
 // callback is GET /router/customers/{customer_id}/cps/{outcome}?tid=&tr_sech= (CONTRACT §7).

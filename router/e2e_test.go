@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/payout"
 )
 
 func hmacSHA1(key, msg string) string {

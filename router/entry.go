@@ -13,11 +13,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/httpio"
-	"github.com/switchboard/switchboard/router/payout"
 )
 
 // entry is GET /supply_api/v4/entry?token=: verify the offer token, re-check eligibility

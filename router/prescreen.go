@@ -11,11 +11,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/pagekit"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/httpio"
-	"github.com/switchboard/switchboard/router/pagekit"
-	"github.com/switchboard/switchboard/router/payout"
 )
 
 // The hosted pre-screener (CONTRACT §5): a campaign with custom screener questions attached

@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/payout"
 )
 
 // QualityGate is what routing needs of participant quality; supply.Quality implements it

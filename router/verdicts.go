@@ -3,8 +3,8 @@ package router
 import (
 	"sync/atomic"
 
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/httpio"
 )
 
 // Who refused an entry: the router itself (a participant or campaign it cannot find), the

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
-	"github.com/switchboard/switchboard/router/entrytoken"
+	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/supply"
 )
 

@@ -18,9 +18,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/engine/fault"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/payout"
 )
 
 // Eligibility reasons of player_eligibility (CONTRACT §9).

@@ -12,8 +12,8 @@ import (
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/engine/synth"
+	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/entrytoken"
 )
 
 const (

@@ -17,9 +17,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/httpio"
 )
 
 // Limits of impanel input.

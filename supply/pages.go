@@ -8,15 +8,15 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/pagekit"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/pagekit"
-	"github.com/switchboard/switchboard/router/payout"
 )
 
 // The hosted pages are opened by the participant's browser: they carry no X-Api-Token and
 // are authorized by their signed token instead (403 when missing, forged or expired). Forms
-// post the token back with a CSRF value bound to it (router/pagekit).
+// post the token back with a CSRF value bound to it (internal/pagekit).
 
 // StatusProfiled is the status of the partner redirect after the hosted profiler (reward 0,
 // no tid), signed like every other partner redirect (docs/supply.md).

@@ -4,8 +4,8 @@ import (
 	"sort"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/pagekit"
 )
 
 // pageCountry is one country as the hosted profiler shows it: its questions in the

@@ -11,9 +11,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/pagekit"
 )
 
 const (

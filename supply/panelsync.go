@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/persistence"
 )
 

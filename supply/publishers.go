@@ -10,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/persistence"
 )
 

@@ -12,10 +12,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/httpio"
 )
 
 // QualityConfig tunes the participant quality defenses (docs/quality.md); zero values take

@@ -19,9 +19,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/httpio"
 )
 
 // Prefix is the base path of the interface.

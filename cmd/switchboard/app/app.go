@@ -15,10 +15,10 @@ import (
 
 	"github.com/switchboard/switchboard/admin"
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
-	"github.com/switchboard/switchboard/router/httpio"
-	"github.com/switchboard/switchboard/router/payout"
 	"github.com/switchboard/switchboard/supply"
 )
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
-	"github.com/switchboard/switchboard/router/entrytoken"
-	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/payout"
 )
 
 // page sends a browser-like request: a form post when form is not nil.

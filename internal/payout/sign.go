@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/persistence"
 )
 

@@ -33,7 +33,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
 )
 
 // Kinds of token.

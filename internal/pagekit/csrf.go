@@ -8,7 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/switchboard/switchboard/router/entrytoken"
+	"github.com/switchboard/switchboard/internal/entrytoken"
 )
 
 // Form names: a CSRF value is valid for one form of one token.

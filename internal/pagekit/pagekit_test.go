@@ -10,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
-	"github.com/switchboard/switchboard/router/entrytoken"
+	"github.com/switchboard/switchboard/internal/entrytoken"
 )
 
 // Every language has every string the templates and pages use.

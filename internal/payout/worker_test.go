@@ -17,9 +17,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
-	"github.com/switchboard/switchboard/router/httpio"
 )
 
 func openDB(t *testing.T) *persistence.DB {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/switchboard/switchboard/engine/fault"
+	"github.com/switchboard/switchboard/internal/fault"
 )
 
 // ContentTypeJSON is the content type of every JSON response.

@@ -1,5 +1,5 @@
 // Package fault is Switchboard's one error vocabulary. Every layer returns these kinds;
-// the HTTP layer maps each kind to a status in exactly one place (router/httpio).
+// the HTTP layer maps each kind to a status in exactly one place (internal/httpio).
 package fault
 
 import (
@@ -10,7 +10,7 @@ import (
 // Kind classifies an error by what the caller can do about it.
 type Kind uint8
 
-// The kinds. Their HTTP statuses are assigned by router/httpio.
+// The kinds. Their HTTP statuses are assigned by internal/httpio.
 const (
 	KindInternal       Kind = iota // a defect or an unexpected failure; text never reaches clients
 	KindBadRequest                 // malformed body, query parameter missing or malformed
