@@ -480,3 +480,25 @@ func isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
+
+// CampaignRoute is what entry needs to know of a campaign beyond the engine's definition.
+type CampaignRoute struct {
+	ID           int64
+	BuyerID      int64
+	Status       int
+	SupplierLink string
+	BuyerSecret  string
+	CustomerID   string
+	LOI          int
+}
+
+// CampaignRoute loads the supplier link and buyer of a campaign.
+func (db *DB) CampaignRoute(ctx context.Context, id int64) (CampaignRoute, error) {
+	var r CampaignRoute
+	var status int16
+	err := db.Pool.QueryRow(ctx, `SELECT c.id, c.buyer_id, c.status, c.supplier_link, b.api_secret, b.customer_id, c.length_of_interview
+		FROM campaigns c JOIN buyers b ON b.id = c.buyer_id WHERE c.id = $1`, id).
+		Scan(&r.ID, &r.BuyerID, &status, &r.SupplierLink, &r.BuyerSecret, &r.CustomerID, &r.LOI)
+	r.Status = int(status)
+	return r, classify(err)
+}

@@ -3,6 +3,8 @@ package persistence
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // ArchiveStaleCampaigns moves to 4 Archived every campaign that has been 3 Complete or
@@ -13,4 +15,91 @@ func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([
 	return db.moveCampaigns(ctx, `UPDATE campaigns SET status = $1, status_changed_at = now(), updated_at = now()
 		WHERE status IN ($2, $3) AND status_changed_at <= now() - $4::interval
 		RETURNING id`, StatusArchived, StatusComplete, StatusReconciled, after)
+}
+
+// CompleteFullCampaigns moves those of ids that are active and whose non-global quotas are
+// all full (completes, or entries when click-balanced, reach num_respondents; at least one
+// such quota) to 3 Complete, and announces them. It returns the ids it moved.
+func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
+	return db.moveCampaigns(ctx, `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
+		WHERE c.status = 2 AND ($1::bigint[] IS NULL OR c.id = ANY($1))
+		AND EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global)
+		AND NOT EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global
+			AND CASE WHEN q.is_click_balanced THEN q.entries < q.num_respondents ELSE q.completes < q.num_respondents END)
+		RETURNING c.id`, ids)
+}
+
+// moveCampaigns runs update, a status change of campaigns that returns the ids it moved,
+// and announces those campaigns in the same transaction (so every process's engine hears
+// of a change exactly when it commits). The status changes the service makes on its own
+// (complete, system paused, archived) are conditional on the current status, so they are
+// safe to run again and in several processes at once.
+func (db *DB) moveCampaigns(ctx context.Context, update string, args ...any) ([]int64, error) {
+	var out []int64
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, update, args...)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		return NotifyCampaigns(ctx, tx, out...)
+	})
+	return out, err
+}
+
+// ReleaseStaleSessions takes sessions that got no callback within 2 × LOI + 10 minutes out
+// of in_progress, so that they stop holding quota places (a later callback is still
+// accepted). It handles at most limit sessions and returns the campaigns whose counts moved.
+// The campaign-independent bound (older than 10 minutes) lets the scan of sessions_waiting
+// skip the young sessions, which are most of those waiting.
+func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, error) {
+	var out []int64
+	err := retry(ctx, func() error {
+		rows, err := db.Pool.Query(ctx, `WITH s AS (
+				UPDATE sessions s SET released_at = now()
+				WHERE s.id IN (SELECT s2.id FROM sessions s2 JOIN campaigns c ON c.id = s2.campaign_id
+					WHERE s2.outcome IS NULL AND s2.released_at IS NULL AND NOT s2.is_test
+					AND s2.entered_at < now() - interval '10 minutes'
+					AND s2.entered_at < now() - make_interval(mins => 2 * c.length_of_interview + 10)
+					ORDER BY s2.id LIMIT $1 FOR UPDATE OF s2 SKIP LOCKED)
+				AND s.outcome IS NULL AND s.released_at IS NULL
+				RETURNING s.campaign_id, s.quota_ids
+			), x AS (
+				SELECT qid, count(*) AS n FROM s, unnest(s.quota_ids) AS qid GROUP BY qid
+			), q AS (
+				UPDATE campaign_quotas cq SET in_progress = cq.in_progress - x.n FROM x WHERE cq.id = x.qid RETURNING cq.id
+			)
+			SELECT DISTINCT campaign_id FROM s`, limit)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		return err
+	})
+	return out, classify(err)
+}
+
+// PauseBrokenLinks moves to 7 System Paused every active campaign whose last n entries
+// (since it last changed status) whose callback window (2 × LOI + 10 minutes) has passed got
+// no callback, with no callback from any entry after them either. It returns the ids moved.
+func (db *DB) PauseBrokenLinks(ctx context.Context, n int) ([]int64, error) {
+	return db.moveCampaigns(ctx, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
+		FROM (
+			SELECT c2.id FROM campaigns c2
+			CROSS JOIN LATERAL (
+				SELECT count(*) AS n, min(x.entered_at) AS first FROM (
+					SELECT s.entered_at FROM sessions s
+					WHERE s.campaign_id = c2.id AND NOT s.is_test AND s.entered_at > c2.status_changed_at
+					AND s.entered_at < now() - make_interval(mins => 2 * c2.length_of_interview + 10)
+					ORDER BY s.entered_at DESC LIMIT $1) x
+			) w
+			WHERE c2.status = 2 AND w.n >= $1
+			AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.campaign_id = c2.id AND NOT s.is_test
+				AND s.entered_at >= w.first AND s.outcome IS NOT NULL)
+		) broken
+		WHERE c.id = broken.id AND c.status = 2
+		RETURNING c.id`, n)
 }

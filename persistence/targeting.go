@@ -282,3 +282,21 @@ func (db *DB) DeleteRelationship(ctx context.Context, buyerID, id int64) error {
 		return NotifyCampaigns(ctx, tx, a, b)
 	})
 }
+
+// RetargetIdentifier returns the {RETARGET_IDENTIFIER} of a participant for a campaign: the
+// replacement_id, else the identifier, of the unexpired retargeting record that names the
+// participant (types 0 and 1, resolved to participant_id), its device identifier (type 2) or
+// that identifier's hash (type 3); "" when none does.
+func (db *DB) RetargetIdentifier(ctx context.Context, campaignID, participantID int64, deviceID, deviceHash string) (string, error) {
+	var out string
+	err := db.Pool.QueryRow(ctx, `SELECT COALESCE(NULLIF(replacement_id, ''), identifier) FROM campaign_retargets
+		WHERE campaign_id = $1 AND expires_at > now() AND (
+			(retargeting_type IN (0, 1) AND participant_id = $2)
+			OR (retargeting_type = 2 AND $3 <> '' AND identifier = $3)
+			OR (retargeting_type = 3 AND $4 <> '' AND upper(identifier) = $4))
+		ORDER BY retargeting_type, id LIMIT 1`, campaignID, participantID, deviceID, deviceHash).Scan(&out)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return out, classify(err)
+}

@@ -1,0 +1,560 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/switchboard/switchboard/internal/fault"
+)
+
+// Refusal reasons of an entry the database did not admit.
+const (
+	RefusedStatus   = "status"   // the campaign is not active (or gone)
+	RefusedQuota    = "quota"    // no open non-global quota matched, or a global one is full
+	RefusedDaily    = "daily"    // max_daily_completes reached today (UTC)
+	RefusedExcluded = "excluded" // campaign_exclusions
+	RefusedReentry  = "reentry"  // reentry_interval forbids another entry yet
+	RefusedRelated  = "related"  // entered a related campaign before
+)
+
+// Entry is one respondent asking to enter a campaign.
+type Entry struct {
+	TID           string
+	CampaignID    int64
+	PublisherID   int64
+	ParticipantID int64
+	DeviceID      string
+	QuotaIDs      []int64 // every quota the engine found matching, global ones included
+	RespondentID  string  // used when the participant has no {RESPONDENT_ID} for this buyer yet
+}
+
+// Admission is the database's verdict on an Entry.
+type Admission struct {
+	Refused      string  // "" when admitted, else one of the Refused* reasons
+	QuotaIDs     []int64 // the quotas the session counts toward: every matched quota of the campaign
+	RespondentID string  // the participant's {RESPONDENT_ID} for the campaign's buyer
+	EnteredAt    time.Time
+}
+
+// The arbiter. A batch of entries (one entry on the naive path) is decided in one
+// transaction of two round trips:
+//
+//  1. BEGIN; lock the batch's participants (admitParticipantsSQL: a transaction advisory
+//     lock per participant, so that entries of one participant on any process are decided
+//     one transaction after the other); read each entry's campaign (status, caps, today's
+//     completes) and exclusion, reentry, relationship and respondent facts (admitChecksSQL)
+//     and, when a participant appears twice in the batch, the campaigns' relationships; then
+//     lock every quota row the batch matched, in id order (admitLockSQL: FOR UPDATE returns
+//     the latest committed counts). Every batch on every process takes its locks in one
+//     global order (participant keys ascending, then quota ids ascending), so batches never
+//     deadlock. The reads come before the quota lock so that a hot quota's lock is held as
+//     briefly as possible; each statement reads its own snapshot, taken after the
+//     participant locks, so it sees every committed entry of those participants: reentry
+//     and relationship rules hold across processes.
+//  2. decideBatch applies the admission rules to the entries in arrival order, each against
+//     the counts the entries before it left; then one statement (admitWriteSQL) inserts the
+//     sessions and first respondents and moves the quota counts, and COMMIT (one WAL flush)
+//     makes the whole batch durable before any respondent is redirected.
+//
+// The rules, per entry: the campaign is active; at least one matched non-global quota is
+// open (completes + in_progress < num, or entries < num when click-balanced) and no matched
+// global quota is full; today's completes are under max_daily_completes; no exclusion,
+// reentry_interval or related-campaign entry (stored, or admitted earlier in the batch)
+// forbids it. An admitted entry counts (entries and in_progress) on every quota it matched
+// (CONTRACT §5: a complete counts toward every quota that matched the respondent at
+// entry), open or full, and its session's quota_ids are exactly those. Because the quota
+// rows stay locked from the check to the commit, the quotas an entry was admitted through
+// never over-fill; a full quota it also matched counts the respondent as well, so its
+// completes can pass num_respondents, by respondents that another quota asked for.
+
+// admitParticipantsSQL takes the transaction advisory lock of each distinct participant of
+// the batch, in ascending key order (two ids may share a key: ordering by id could then
+// take two keys in opposite orders in two batches). The keys are (730045103, hashint8(id)):
+// admission's namespace beside quality's 730045101 and 730045102.
+const admitParticipantsSQL = `SELECT pg_advisory_xact_lock(730045103, k)
+	FROM (SELECT DISTINCT hashint8(p) AS k FROM unnest($1::bigint[]) AS p ORDER BY k) AS x`
+
+// admitLockSQL locks the batch's matched quota rows in id order and returns their counts.
+const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_respondents, entries, completes, in_progress
+	FROM campaign_quotas WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`
+
+// admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
+// today's UTC completes) and what stored rows say: excluded, entered within
+// reentry_interval, entered a related campaign, and the participant's respondent id for the
+// campaign's buyer ("" when none yet). An entry whose campaign does not exist returns no row.
+// A relationship is looked up from each side by its own index (an OR of both columns made
+// every entry read the whole relationships table).
+const admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
+	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
+	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
+	c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
+		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test
+		AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))),
+	EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.campaign_id = c.id
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = r.related_campaign_id))
+	OR EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.related_campaign_id = c.id
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = r.campaign_id)),
+	COALESCE((SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p), '')
+	FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS e(c, p, i) JOIN campaigns c ON c.id = e.c`
+
+// admitRelatedSQL lists the relationships of the batch's campaigns, for entries of one
+// participant into related campaigns within the same batch.
+const admitRelatedSQL = `SELECT campaign_id, related_campaign_id FROM campaign_relationships
+	WHERE campaign_id = ANY($1::bigint[]) OR related_campaign_id = ANY($1::bigint[])`
+
+// admitWriteSQL stores the admitted entries of a batch: first respondent ids ($1–$3), the
+// quota counts ($4 quota ids, $5 entries each; the rows are locked already) and the sessions
+// ($6–$13; quota_ids as array literals, respondent "" = the one inserted here).
+const admitWriteSQL = `WITH r AS (
+	INSERT INTO respondents (buyer_id, participant_id, respondent_id)
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])
+	ON CONFLICT (buyer_id, participant_id) DO NOTHING
+	RETURNING buyer_id, participant_id, respondent_id
+), u AS (
+	UPDATE campaign_quotas cq SET entries = cq.entries + d.n, in_progress = cq.in_progress + d.n
+	FROM unnest($4::bigint[], $5::int[]) AS d(id, n) WHERE cq.id = d.id
+	RETURNING cq.id
+)
+INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, device_id, quota_ids, respondent_id)
+SELECT e.tid, e.c, e.b, e.pub, e.p, e.dev, e.q::bigint[], CASE WHEN e.rid <> '' THEN e.rid
+	ELSE COALESCE((SELECT r.respondent_id FROM r WHERE r.buyer_id = e.b AND r.participant_id = e.p), '') END
+FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
+	AS e(tid, c, b, pub, p, dev, q, rid)
+RETURNING tid, entered_at, respondent_id`
+
+// admitQuota is a locked quota row as the batch's decisions move it.
+type admitQuota struct {
+	campaignID                          int64
+	global, clickBalanced               bool
+	num, entries, completes, inProgress int64
+}
+
+func (q *admitQuota) full() bool {
+	if q.clickBalanced {
+		return q.entries >= q.num
+	}
+	return q.completes+max(q.inProgress, 0) >= q.num
+}
+
+type admitCampaign struct {
+	buyerID      int64
+	status       int16
+	maxDaily     *int32
+	reentry      *int32 // nil: no reentry ever; 0: no limit; n: not within n minutes
+	dayCompletes int64
+}
+
+// admitFacts are what stored rows say about one entry.
+type admitFacts struct {
+	excluded, reentry, related bool
+	respondent                 string
+}
+
+// admitState is what decideBatch needs: locked quotas, campaigns, per-entry facts and the
+// relationships (loaded only when a participant appears twice in the batch).
+type admitState struct {
+	quotas  map[int64]*admitQuota
+	camps   map[int64]*admitCampaign
+	facts   []admitFacts
+	related map[[2]int64]bool // {a, b}: a and b are related (both orders stored)
+}
+
+// admitWrite is what a batch stores.
+type admitWrite struct {
+	rBuyer, rPart          []int64
+	rID                    []string
+	qID                    []int64
+	qN                     []int32
+	tid                    []string
+	camp, buyer, pub, part []int64
+	dev, quotas, rid       []string
+	index                  map[string]int // tid → entry
+}
+
+// decideBatch decides es in order against st (which it moves) and returns the verdicts
+// and what to store.
+func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
+	out := make([]Admission, len(es))
+	w := &admitWrite{index: map[string]int{}}
+	deltas := map[int64]int32{}
+	type pc struct{ p, c int64 }
+	entered := map[pc]bool{}
+	enteredBy := map[int64][]int64{}
+	pending := map[[2]int64]bool{} // {buyer, participant}: respondent inserted by this batch
+	known := map[[2]int64]string{}
+	var matched []*admitQuota
+	var matchedIDs []int64
+	for i := range es {
+		e := &es[i]
+		c := st.camps[e.CampaignID]
+		if c == nil || c.status != 2 {
+			out[i].Refused = RefusedStatus
+			continue
+		}
+		matched, matchedIDs = matched[:0], matchedIDs[:0]
+		for _, id := range e.QuotaIDs {
+			if q := st.quotas[id]; q != nil && q.campaignID == e.CampaignID && !slices.Contains(matchedIDs, id) {
+				matched, matchedIDs = append(matched, q), append(matchedIDs, id)
+			}
+		}
+		open, globalFull := false, false
+		for _, q := range matched {
+			full := q.full()
+			open = open || (!q.global && !full)
+			globalFull = globalFull || (q.global && full)
+		}
+		f := st.facts[i]
+		switch {
+		case !open || globalFull:
+			out[i].Refused = RefusedQuota
+		case c.maxDaily != nil && c.dayCompletes >= int64(*c.maxDaily):
+			out[i].Refused = RefusedDaily
+		case f.excluded:
+			out[i].Refused = RefusedExcluded
+		case f.reentry || (entered[pc{e.ParticipantID, e.CampaignID}] && (c.reentry == nil || *c.reentry > 0)):
+			out[i].Refused = RefusedReentry
+		case f.related || slices.ContainsFunc(enteredBy[e.ParticipantID], func(other int64) bool { return st.related[[2]int64{e.CampaignID, other}] }):
+			out[i].Refused = RefusedRelated
+		}
+		if out[i].Refused != "" {
+			continue
+		}
+		// Admitted: count it on every quota it matched, against the entries after it.
+		counted := slices.Clone(matchedIDs)
+		for _, id := range counted {
+			q := st.quotas[id]
+			q.entries++
+			q.inProgress++
+			deltas[id]++
+		}
+		slices.Sort(counted)
+		out[i].QuotaIDs = counted
+		entered[pc{e.ParticipantID, e.CampaignID}] = true
+		enteredBy[e.ParticipantID] = append(enteredBy[e.ParticipantID], e.CampaignID)
+		key := [2]int64{c.buyerID, e.ParticipantID}
+		rid := f.respondent
+		if rid == "" {
+			rid = known[key]
+		}
+		if rid == "" && !pending[key] {
+			pending[key] = true
+			w.rBuyer, w.rPart, w.rID = append(w.rBuyer, c.buyerID), append(w.rPart, e.ParticipantID), append(w.rID, e.RespondentID)
+		}
+		if rid != "" {
+			known[key] = rid
+		}
+		w.index[e.TID] = i
+		w.tid, w.camp, w.buyer, w.pub, w.part = append(w.tid, e.TID), append(w.camp, e.CampaignID), append(w.buyer, c.buyerID),
+			append(w.pub, e.PublisherID), append(w.part, e.ParticipantID)
+		w.dev, w.quotas, w.rid = append(w.dev, e.DeviceID), append(w.quotas, int64sLiteral(counted)), append(w.rid, rid)
+	}
+	for id, n := range deltas {
+		w.qID, w.qN = append(w.qID, id), append(w.qN, n)
+	}
+	return out, w
+}
+
+// int64sLiteral is ids as a PostgreSQL array literal.
+func int64sLiteral(ids []int64) string {
+	b := make([]byte, 0, 2+len(ids)*8)
+	b = append(b, '{')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, '}'))
+}
+
+// admitBatch decides es in order in one transaction (see "The arbiter" above).
+func (db *DB) admitBatch(ctx context.Context, es []Entry) ([]Admission, error) {
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	out, err := admitOn(ctx, conn.Conn(), es)
+	if err != nil {
+		rollbackOpen(ctx, conn.Conn())
+	}
+	return out, err
+}
+
+func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry) ([]Admission, error) {
+	var qids, cids, camps, parts []int64
+	seen := make(map[int64]bool, len(es))
+	repeat := false
+	for i := range es {
+		qids = append(qids, es[i].QuotaIDs...)
+		cids = append(cids, es[i].CampaignID)
+		camps, parts = append(camps, es[i].CampaignID), append(parts, es[i].ParticipantID)
+		repeat = repeat || seen[es[i].ParticipantID]
+		seen[es[i].ParticipantID] = true
+	}
+	slices.Sort(qids)
+	qids = slices.Compact(qids)
+	slices.Sort(cids)
+	cids = slices.Compact(cids)
+
+	st := &admitState{quotas: make(map[int64]*admitQuota, len(qids)), camps: make(map[int64]*admitCampaign, len(cids)),
+		facts: make([]admitFacts, len(es))}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	// Generic plans: these statements run with arrays of any length, and re-planning them
+	// for every batch would cost more than running them.
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(admitParticipantsSQL, parts)
+	b.Queue(admitChecksSQL, camps, parts).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var i int32
+			var c admitCampaign
+			var f admitFacts
+			if err := rows.Scan(&i, &c.buyerID, &c.status, &c.maxDaily, &c.reentry, &c.dayCompletes,
+				&f.excluded, &f.reentry, &f.related, &f.respondent); err != nil {
+				return err
+			}
+			if i < 1 || int(i) > len(es) {
+				return fmt.Errorf("admit: unexpected entry %d", i)
+			}
+			st.facts[i-1] = f
+			if st.camps[es[i-1].CampaignID] == nil {
+				st.camps[es[i-1].CampaignID] = &c
+			}
+		}
+		return rows.Err()
+	})
+	if repeat {
+		st.related = map[[2]int64]bool{}
+		b.Queue(admitRelatedSQL, cids).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var a, c int64
+				if err := rows.Scan(&a, &c); err != nil {
+					return err
+				}
+				st.related[[2]int64{a, c}], st.related[[2]int64{c, a}] = true, true
+			}
+			return rows.Err()
+		})
+	}
+	b.Queue(admitLockSQL, qids).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id int64
+			var q admitQuota
+			var num, entries, completes, inProgress int32
+			if err := rows.Scan(&id, &q.campaignID, &q.global, &q.clickBalanced, &num, &entries, &completes, &inProgress); err != nil {
+				return err
+			}
+			q.num, q.entries, q.completes, q.inProgress = int64(num), int64(entries), int64(completes), int64(inProgress)
+			st.quotas[id] = &q
+		}
+		return rows.Err()
+	})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+
+	out, w := decideBatch(es, st)
+	now := time.Now()
+	if len(w.tid) == 0 {
+		// Nothing admitted: nothing to make durable.
+		_, err := conn.Exec(ctx, "ROLLBACK")
+		for i := range out {
+			out[i].EnteredAt = now
+		}
+		return out, err
+	}
+	b = &pgx.Batch{}
+	b.Queue(admitWriteSQL, w.rBuyer, w.rPart, w.rID, w.qID, w.qN, w.tid, w.camp, w.buyer, w.pub, w.part, w.dev, w.quotas, w.rid).
+		Query(func(rows pgx.Rows) error {
+			n := 0
+			for rows.Next() {
+				var tid, rid string
+				var at time.Time
+				if err := rows.Scan(&tid, &at, &rid); err != nil {
+					return err
+				}
+				i, ok := w.index[tid]
+				if !ok {
+					return fmt.Errorf("admit: stored an unknown tid %q", tid)
+				}
+				out[i].EnteredAt, out[i].RespondentID = at, rid
+				n++
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if n != len(w.tid) {
+				return fmt.Errorf("admit: stored %d sessions of %d", n, len(w.tid))
+			}
+			return nil
+		})
+	b.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Refused != "" {
+			out[i].EnteredAt = now
+		}
+	}
+	return out, nil
+}
+
+// Admit decides one entry in its own transaction: the naive path, one commit per entry.
+// Deadlocks and serialization failures are retried.
+func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
+	var a Admission
+	err := retry(ctx, func() error {
+		out, err := db.admitBatch(ctx, []Entry{e})
+		if err == nil {
+			a = out[0]
+		}
+		return err
+	})
+	if err != nil {
+		return Admission{}, classify(err)
+	}
+	return db.fillRespondent(ctx, &e, a)
+}
+
+// fillRespondent covers the one race of admitBatch: a concurrent first entry of the same
+// participant for the same buyer inserted the respondent after this statement's snapshot.
+func (db *DB) fillRespondent(ctx context.Context, e *Entry, a Admission) (Admission, error) {
+	if a.Refused != "" || a.RespondentID != "" {
+		return a, nil
+	}
+	err := db.Pool.QueryRow(ctx, `WITH r AS (SELECT r.respondent_id FROM respondents r JOIN sessions s
+			ON s.buyer_id = r.buyer_id AND s.participant_id = r.participant_id WHERE s.tid = $1)
+		UPDATE sessions SET respondent_id = (SELECT respondent_id FROM r) WHERE tid = $1 RETURNING respondent_id`, e.TID).
+		Scan(&a.RespondentID)
+	return a, classify(err)
+}
+
+// retry runs fn again after a deadlock or serialization failure, a few times.
+func retry(ctx context.Context, fn func() error) error {
+	var err error
+	for attempt := 0; attempt < 8; attempt++ {
+		if err = fn(); err == nil || !retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// retryable reports a transaction failure that running it again can cure.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// EntryWriter admits entries by group commit: concurrent entries are collected into one
+// batch that admitBatch decides in one transaction with one COMMIT (one WAL flush). Each
+// entry is still decided by the same rules against the counts left by the entries before
+// it, so batching changes durability cost, never the verdicts.
+type EntryWriter struct {
+	db *DB
+	gc groupCommit[*entryJob]
+}
+
+type entryJob struct {
+	ctx  context.Context
+	e    Entry
+	a    Admission
+	err  error
+	done chan struct{}
+}
+
+// EntryWriterConfig tunes an EntryWriter.
+type EntryWriterConfig struct {
+	// Workers is how many batches are in flight at once (default 1). On a small machine
+	// one worker's larger batches cost PostgreSQL less per entry than several smaller ones
+	// in parallel (docs/performance.md); more cores may want more. Entries of one campaign
+	// always go to the same worker (see groupCommit).
+	Workers  int
+	MaxBatch int           // entries per batch at most (default 128)
+	MaxWait  time.Duration // how long a batch waits for company (default 0: none, batches form while others commit)
+}
+
+// NewEntryWriter starts the writer's workers; Close stops them.
+func (db *DB) NewEntryWriter(cfg EntryWriterConfig) *EntryWriter {
+	w := &EntryWriter{db: db}
+	w.gc.start(cfg, w.run)
+	return w
+}
+
+// Close stops the workers once the queued entries are written.
+func (w *EntryWriter) Close() { w.gc.close() }
+
+// Admit queues e and waits for its verdict, durably committed when admitted.
+func (w *EntryWriter) Admit(ctx context.Context, e Entry) (Admission, error) {
+	j := &entryJob{ctx: ctx, e: e, done: make(chan struct{})}
+	if err := w.gc.offer(uint64(e.CampaignID), j, ctx.Done(), ctx.Err); err != nil {
+		return Admission{}, err
+	}
+	// The job is in the queue: its fate is decided by a batch; wait for it even if ctx ends,
+	// so that a committed admission is never reported as a failure.
+	<-j.done
+	if j.err != nil {
+		return Admission{}, j.err
+	}
+	return w.db.fillRespondent(context.WithoutCancel(ctx), &j.e, j.a)
+}
+
+// run commits one batch, retrying it whole after a deadlock or serialization failure; any
+// other failure is retried entry by entry so that one bad entry cannot fail its neighbours.
+func (w *EntryWriter) run(batch []*entryJob) {
+	// Entries are decided in arrival order; admitBatch locks quota rows in id order, so
+	// concurrent batches (on any process) do not deadlock each other.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := retry(ctx, func() error { return w.runOnce(ctx, batch) })
+	if err == nil {
+		for _, j := range batch {
+			close(j.done)
+		}
+		return
+	}
+	if len(batch) > 1 && !isUnavailable(err) {
+		for _, j := range batch {
+			w.run([]*entryJob{j})
+		}
+		return
+	}
+	for _, j := range batch {
+		j.err = classify(err)
+		close(j.done)
+	}
+}
+
+func (w *EntryWriter) runOnce(ctx context.Context, batch []*entryJob) error {
+	es := make([]Entry, len(batch))
+	for i, j := range batch {
+		es[i] = j.e
+	}
+	// One transaction: all admitted or none.
+	out, err := w.db.admitBatch(ctx, es)
+	if err != nil {
+		return err
+	}
+	for i, j := range batch {
+		j.a = out[i]
+	}
+	return nil
+}
+
+func isUnavailable(err error) bool {
+	return fault.KindOf(classify(err)) == fault.KindUnavailable
+}

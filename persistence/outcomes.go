@@ -1,0 +1,290 @@
+package persistence
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/internal/fault"
+)
+
+// Outcomes a callback can record (CONTRACT §7).
+const (
+	OutcomeComplete     = "complete"
+	OutcomeOverQuota    = "over_quota"
+	OutcomeQualityTerm  = "quality_term"
+	OutcomeDisqualified = "disqualified"
+)
+
+// ValidOutcome reports whether s is one of the four callback outcomes.
+func ValidOutcome(s string) bool {
+	switch s {
+	case OutcomeComplete, OutcomeOverQuota, OutcomeQualityTerm, OutcomeDisqualified:
+		return true
+	}
+	return false
+}
+
+// OutcomeRecord is what a callback decides for a session.
+type OutcomeRecord struct {
+	Outcome   string
+	At        time.Time
+	PayoutUSD int64 // ten-thousandths of a dollar
+	Reward    int64
+	// Postback is the partner's notification of this outcome, stored in the outbox in the
+	// same transaction when (and only when) this callback decides the outcome. URL "": none.
+	Postback Postback
+	// PostbackLease, when positive, stores the postback already leased to the caller for
+	// that long (its first attempt), so that the caller sends it straight after the commit
+	// (OutcomeResult.Postback) instead of a worker claiming it; should the caller not
+	// manage, the lease runs out and any worker claims it. Zero: the workers are woken to
+	// claim it (NOTIFY).
+	PostbackLease time.Duration
+}
+
+// OutcomeResult is what recording a callback's outcome did.
+type OutcomeResult struct {
+	// Decided: this callback decided the session's outcome. Held: the session still held
+	// its in_progress places (the sweeper had not released it).
+	Decided, Held bool
+	// Stored is the session as stored, when an earlier callback had decided it.
+	Stored Session
+	// Postback is the outbox row stored with a decided outcome and leased to the caller
+	// (OutcomeRecord.PostbackLease); ID 0: none.
+	Postback ClaimedPostback
+}
+
+// recordOutcomesSQL records the first outcome of each listed session ($1 session ids,
+// distinct, in id order, with $2–$5 the outcome, time, payout and reward and $6–$9 the
+// postback's tid, publisher, URL and lease in microseconds) in one statement, and moves the
+// counts: a session that had no outcome leaves in_progress (unless the sweeper released it
+// already), a complete counts toward every quota of its quota_ids, the day's counts move and
+// the postback is enqueued, leased to the caller when its lease is positive (its first
+// attempt), else due at once with the workers woken at commit. Quota rows are locked in id
+// order so that concurrent batches and entries never deadlock. It returns one row per session
+// it decided: id, whether it still held its places, and its postback's outbox id (0: none)
+// and creation time; a session that had an outcome already, or whose campaign is closed
+// (reconciled or archived, Session.Closed: a reconcile that committed after the caller read
+// the session), returns no row.
+const recordOutcomesSQL = `WITH j AS (
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
+		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)
+), s AS (
+	UPDATE sessions s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward
+	FROM j WHERE s.id = j.id AND s.outcome IS NULL
+	AND NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id = s.campaign_id AND c.status IN (4, 6))
+	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
+), x AS (
+	SELECT qid, count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE s.outcome = 'complete') AS completes
+	FROM s, unnest(s.quota_ids) AS qid WHERE NOT s.is_test GROUP BY qid
+), l AS (
+	SELECT cq.id FROM campaign_quotas cq WHERE cq.id IN (SELECT qid FROM x) ORDER BY cq.id FOR UPDATE
+), q AS (
+	UPDATE campaign_quotas cq SET in_progress = cq.in_progress - x.held, completes = cq.completes + x.completes
+	FROM x, l WHERE cq.id = x.qid AND l.id = x.qid
+	RETURNING cq.id
+), d AS (
+	INSERT INTO campaign_daily_counts AS d (campaign_id, day, outcomes, completes)
+	SELECT s.campaign_id, (s.at AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE s.outcome = 'complete')
+	FROM s WHERE NOT s.is_test GROUP BY 1, 2 ORDER BY 1, 2
+	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + EXCLUDED.outcomes, completes = d.completes + EXCLUDED.completes
+	RETURNING 1
+), p AS (
+	INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at)
+	SELECT s.pb_tid, 'outcome', s.pb_pub, s.pb_url, CASE WHEN s.pb_lease > 0 THEN 1 ELSE 0 END,
+		now() + GREATEST(s.pb_lease, 0) * interval '1 microsecond'
+	FROM s WHERE s.pb_url <> '' ORDER BY s.id
+	ON CONFLICT (tid, kind) DO NOTHING
+	RETURNING id, tid, created_at, attempts
+)
+SELECT s.id, s.held, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
+	(SELECT count(pg_notify($10, '')) FROM (SELECT 1 FROM p WHERE p.attempts = 0 LIMIT 1) n)
+FROM s LEFT JOIN p ON p.tid = s.pb_tid`
+
+// outcomeItem is one callback of a batch; res is the verdict.
+type outcomeItem struct {
+	s   *Session
+	o   *OutcomeRecord
+	res OutcomeResult
+}
+
+// recordOutcomes runs recordOutcomesSQL for items (distinct sessions) in one transaction:
+// one statement, one COMMIT, one round trip.
+func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem) error {
+	slices.SortFunc(items, func(a, b *outcomeItem) int { return cmp.Compare(a.s.ID, b.s.ID) })
+	n := len(items)
+	ids, outcomes, ats, payouts, rewards := make([]int64, n), make([]string, n), make([]time.Time, n), make([]int64, n), make([]int64, n)
+	pbTIDs, pbPubs, pbURLs, pbLeases := make([]string, n), make([]int64, n), make([]string, n), make([]int64, n)
+	byID := make(map[int64]*outcomeItem, n)
+	for i, it := range items {
+		it.res = OutcomeResult{}
+		ids[i], outcomes[i], ats[i], payouts[i], rewards[i] = it.s.ID, it.o.Outcome, it.o.At, it.o.PayoutUSD, it.o.Reward
+		pbTIDs[i], pbPubs[i], pbURLs[i] = it.o.Postback.TID, it.o.Postback.PublisherID, it.o.Postback.URL
+		pbLeases[i] = it.o.PostbackLease.Microseconds()
+		byID[it.s.ID] = it
+	}
+	// One round trip: BEGIN, a generic plan (custom plans of this statement cost more to
+	// plan than to run, and small batches would always get one), the statement, COMMIT.
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(recordOutcomesSQL, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id, pbID, moved, notified int64
+			var held bool
+			var created time.Time
+			if err := rows.Scan(&id, &held, &pbID, &created, &moved, &notified); err != nil {
+				return err
+			}
+			it := byID[id]
+			if it == nil {
+				continue
+			}
+			it.res.Decided, it.res.Held = true, held
+			if pbID != 0 && it.o.PostbackLease > 0 {
+				pb := it.o.Postback
+				it.res.Postback = ClaimedPostback{ID: pbID, TID: pb.TID, Kind: PostbackOutcome, PublisherID: pb.PublisherID,
+					URL: pb.URL, Attempts: 1, CreatedAt: created}
+			}
+		}
+		return rows.Err()
+	})
+	b.Queue("COMMIT")
+	if err := db.sendTx(ctx, b); err != nil {
+		for _, it := range items {
+			it.res = OutcomeResult{}
+		}
+		return err
+	}
+	return nil
+}
+
+// storedSessions loads the sessions of ids (callbacks that did not decide an outcome).
+func (db *DB) storedSessions(ctx context.Context, ids []int64) (map[int64]Session, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	out := make(map[int64]Session, len(ids))
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, classify(err)
+		}
+		out[s.ID] = s
+	}
+	return out, classify(rows.Err())
+}
+
+// RecordOutcome stores the first outcome of session s, with its postback, in its own
+// transaction (the naive path). When an earlier callback had decided the session, the result
+// carries the stored session.
+func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (OutcomeResult, error) {
+	it := &outcomeItem{s: &s, o: &o}
+	if err := retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}) }); err != nil {
+		return OutcomeResult{}, classify(err)
+	}
+	if it.res.Decided {
+		return it.res, nil
+	}
+	stored, err := scanSession(db.Pool.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, s.ID))
+	return OutcomeResult{Stored: stored}, classify(err)
+}
+
+// OutcomeWriter records callbacks by group commit: concurrent callbacks are recorded by one
+// statement (recordOutcomesSQL) with one COMMIT. Each is still decided on its own (first
+// outcome wins; two callbacks of one session in a batch: the earlier one decides) and its
+// postback is enqueued in that same transaction.
+type OutcomeWriter struct {
+	db *DB
+	gc groupCommit[*outcomeJob]
+}
+
+type outcomeJob struct {
+	item outcomeItem
+
+	err  error
+	done chan struct{}
+}
+
+// NewOutcomeWriter starts the writer's workers (cfg as for EntryWriter; MaxWait unused).
+func (db *DB) NewOutcomeWriter(cfg EntryWriterConfig) *OutcomeWriter {
+	cfg.MaxWait = 0
+	w := &OutcomeWriter{db: db}
+	w.gc.start(cfg, w.run)
+	return w
+}
+
+// Close stops the workers once the queued callbacks are written.
+func (w *OutcomeWriter) Close() { w.gc.close() }
+
+// Record is RecordOutcome through the group commit.
+func (w *OutcomeWriter) Record(ctx context.Context, s Session, o OutcomeRecord) (OutcomeResult, error) {
+	j := &outcomeJob{item: outcomeItem{s: &s, o: &o}, done: make(chan struct{})}
+	if err := w.gc.offer(uint64(s.CampaignID), j, ctx.Done(), ctx.Err); err != nil {
+		return OutcomeResult{}, err
+	}
+	// Queued: wait for the batch even if ctx ends, so that a recorded outcome is never
+	// reported as a failure.
+	<-j.done
+	return j.item.res, j.err
+}
+
+// run records one batch, retrying it whole after a deadlock or serialization failure; any
+// other failure is retried callback by callback so that one bad callback cannot fail its
+// neighbours.
+func (w *OutcomeWriter) run(batch []*outcomeJob) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// One item per session: a later callback of the same session in this batch is decided
+	// by the earlier one, like a callback arriving after it.
+	items := make([]*outcomeItem, 0, len(batch))
+	first := make(map[int64]bool, len(batch))
+	for _, j := range batch {
+		j.item.res = OutcomeResult{}
+		if !first[j.item.s.ID] {
+			first[j.item.s.ID] = true
+			items = append(items, &j.item)
+		}
+	}
+	err := retry(ctx, func() error { return w.db.recordOutcomes(ctx, items) })
+	if err != nil && len(batch) > 1 && !isUnavailable(err) {
+		for _, j := range batch {
+			w.run([]*outcomeJob{j})
+		}
+		return
+	}
+	if err != nil {
+		for _, j := range batch {
+			j.item.res, j.err = OutcomeResult{}, classify(err)
+			close(j.done)
+		}
+		return
+	}
+	var undecided []int64
+	for _, j := range batch {
+		if !j.item.res.Decided {
+			undecided = append(undecided, j.item.s.ID)
+		}
+	}
+	var stored map[int64]Session
+	if len(undecided) > 0 {
+		stored, err = w.db.storedSessions(ctx, undecided)
+	}
+	for _, j := range batch {
+		if !j.item.res.Decided {
+			if s, ok := stored[j.item.s.ID]; ok {
+				j.item.res.Stored = s
+			} else if err != nil {
+				j.err = err
+			} else {
+				j.err = fault.NotFound("not found")
+			}
+		}
+		close(j.done)
+	}
+}
