@@ -158,7 +158,7 @@ func (l *idList) UnmarshalJSON(b []byte) error {
 
 var errNotIDList = errors.New("not a string or an array of strings")
 
-// exportDemographics streams the demographics CSV of a campaign (CONTRACT §8).
+// exportDemographics streams the demographics CSV of a campaign (docs/rules.md §8).
 func (a *API) exportDemographics(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	cid, err := pathID(ctx, "id")
 	if err != nil {

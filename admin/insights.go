@@ -34,7 +34,7 @@ func (a *API) insightsRoutes() []Route {
 	}
 }
 
-// JSON:API shapes of the insights interface (CONTRACT §8).
+// JSON:API shapes of the insights interface (docs/rules.md §8).
 
 type jsonAPIDocument struct {
 	Data any `json:"data"`

@@ -19,7 +19,7 @@ import (
 
 // Limits of request values not fixed by the contract.
 const (
-	maxIDs         = 10_000 // ids in one array of one request (CONTRACT §2)
+	maxIDs         = 10_000 // ids in one array of one request (docs/rules.md §2)
 	maxName        = 255
 	maxText        = 1000
 	maxInt32       = math.MaxInt32

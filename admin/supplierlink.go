@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// ValidateSupplierLink checks a campaign's supplier_link (CONTRACT §4): an absolute http or
+// ValidateSupplierLink checks a campaign's supplier_link (docs/rules.md §4): an absolute http or
 // https URL with a host, containing {ID} at most once, and {LINK_HASH} only as the whole
 // value of a final security_hash query parameter. It returns "" when the link is valid,
 // otherwise the reason, worded to follow the field name.

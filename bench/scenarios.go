@@ -317,7 +317,7 @@ func (t *Target) EntriesScenario(name string, e *Entries, s *Sessions) *Scenario
 // CallbackOutcomes are the outcomes buyers report, in rough marketplace proportions.
 var CallbackOutcomes = []string{"complete", "complete", "complete", "disqualified", "disqualified", "disqualified", "over_quota", "quality_term"}
 
-// CallbackURI is the path and query of a signed callback (CONTRACT §7): tr_sech is the hex
+// CallbackURI is the path and query of a signed callback (docs/rules.md §7): tr_sech is the hex
 // HMAC-SHA1, keyed with the buyer's secret, of the public URL up to "&tr_sech=".
 func CallbackURI(publicURL string, buyer Account, outcome, tid string) string {
 	uri := "/router/customers/" + buyer.CustomerID + "/cps/" + outcome + "?tid=" + url.QueryEscape(tid)

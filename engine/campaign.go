@@ -1,9 +1,9 @@
 package engine
 
-// StatusActive is the only campaign status the engine matches (CONTRACT §4).
+// StatusActive is the only campaign status the engine matches (docs/rules.md §4).
 const StatusActive = 2
 
-// Standard question ids fixed by the reference data (CONTRACT §3).
+// Standard question ids fixed by the reference data (docs/rules.md §3).
 const (
 	QuestionAge      int32 = 42 // integer ages, stored as Codes
 	QuestionGender   int32 = 43 // pre_code 1 male, 2 female

@@ -54,7 +54,7 @@ type QuotaCounts struct {
 	Entries    int64 // all entries (what a click-balanced quota counts)
 }
 
-// Full reports whether a quota with this target is closed (CONTRACT §5): a
+// Full reports whether a quota with this target is closed (docs/rules.md §5): a
 // click-balanced quota when its entries reach num; any other when completes
 // plus sessions still in progress reach num, so that it never over-delivers.
 func (v QuotaCounts) Full(num int, clickBalanced bool) bool {

@@ -3,7 +3,7 @@ package engine
 import "slices"
 
 // Eligible re-checks, at entry, whether the participant may enter one
-// campaign at now under every rule of CONTRACT §5, against live counters. On
+// campaign at now under every rule of docs/rules.md §5, against live counters. On
 // success it appends to dst the ids of every quota that matches the
 // participant (global ones included): the quotas the session counts toward.
 // On failure it returns dst unchanged and false.

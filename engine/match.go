@@ -69,7 +69,7 @@ func reentryBlocks(minutes int32, at, now int64) bool {
 
 // Match returns the best k campaigns the participant may enter at now (unix
 // seconds), best first, appended to dst[:0]; share is the publisher's revenue
-// share (0..1] and k <= 0 means all. Every rule of CONTRACT §5 applies;
+// share (0..1] and k <= 0 means all. Every rule of docs/rules.md §5 applies;
 // ranking is by EPC (see Offer). With cap(dst) >= k it allocates nothing once
 // warm. It never blocks on snapshot rebuilds.
 func (e *Engine) Match(p *Participant, share float64, now int64, k int, dst []Offer) []Offer {

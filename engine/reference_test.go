@@ -8,7 +8,7 @@ import (
 )
 
 // This file holds the brute-force reference matcher: it walks every campaign
-// and every quota of a plain []Campaign and applies CONTRACT §5 literally,
+// and every quota of a plain []Campaign and applies docs/rules.md §5 literally,
 // sharing no code with the engine except the exported input types, counter
 // reads, NormalizeText and HashDeviceID.
 

@@ -6,7 +6,7 @@ import (
 )
 
 // restrictions holds the per-respondent rules of a campaign (exclusions and
-// retargeting lists, CONTRACT §5.5–6). Most campaigns have none and carry a
+// retargeting lists, docs/rules.md §5.5–6). Most campaigns have none and carry a
 // nil pointer. Every list is sorted for binary search.
 type restrictions struct {
 	excluded  []int64      // participant ids

@@ -6,7 +6,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 )
 
-// One positive and one negative case per rule of CONTRACT §5, each checked
+// One positive and one negative case per rule of docs/rules.md §5, each checked
 // through Match and Eligible.
 
 const ruleNow int64 = 1_700_000_000/86400*86400 + 43200 // noon UTC

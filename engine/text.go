@@ -7,7 +7,7 @@ import (
 )
 
 // NormalizeText is the one normalization of text answers and text quota
-// values (CONTRACT §5): surrounding and inner white space removed, letters
+// values (docs/rules.md §5): surrounding and inner white space removed, letters
 // upper-cased. It returns s itself, without allocating, when s is already
 // normalized, so it is cheap to call on stored values.
 func NormalizeText(s string) string {

@@ -68,7 +68,7 @@ type Admission struct {
 // global quota is full; today's completes are under max_daily_completes; no exclusion,
 // reentry_interval or related-campaign entry (stored, or admitted earlier in the batch)
 // forbids it. An admitted entry counts (entries and in_progress) on every quota it matched
-// (CONTRACT §5: a complete counts toward every quota that matched the respondent at
+// (docs/rules.md §5: a complete counts toward every quota that matched the respondent at
 // entry), open or full, and its session's quota_ids are exactly those. Because the quota
 // rows stay locked from the check to the commit, the quotas an entry was admitted through
 // never over-fill; a full quota it also matched counts the respondent as well, so its

@@ -33,7 +33,7 @@ func TestDecideBatch(t *testing.T) {
 	}
 
 	// Exact fill inside a batch: 3 places, 5 entries; the global quota counts every admitted
-	// one, and so does a full quota that also matched (CONTRACT §5: a complete counts toward
+	// one, and so does a full quota that also matched (docs/rules.md §5: a complete counts toward
 	// every quota that matched at entry), without letting in anyone it alone would admit.
 	es := []Entry{entry("a", 1, 1, 10, 11, 12), entry("b", 1, 2, 10, 11), entry("c", 1, 3, 11, 10),
 		entry("d", 1, 4, 10, 11), entry("e", 1, 5, 10, 11), entry("e2", 1, 6, 12, 11)}

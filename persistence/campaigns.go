@@ -307,7 +307,7 @@ func (db *DB) CreateCampaign(ctx context.Context, buyerID int64, f CampaignField
 }
 
 // UpdateCampaign applies the supplied fields to one of the buyer's campaigns in one
-// transaction and enforces the status rules of CONTRACT §4: only 2, 3 and 5 may be
+// transaction and enforces the status rules of docs/rules.md §4: only 2, 3 and 5 may be
 // requested, 2 needs a quota, 4 and 6 accept no status change.
 func (db *DB) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignFields) (CampaignDetail, error) {
 	var out CampaignDetail

@@ -35,7 +35,7 @@ type InsightsCampaign struct {
 	HasResponses bool
 }
 
-// InsightsStatus is the insights string of an integer campaign status (CONTRACT §4).
+// InsightsStatus is the insights string of an integer campaign status (docs/rules.md §4).
 func InsightsStatus(status int) string {
 	switch status {
 	case StatusActive:
@@ -171,7 +171,7 @@ type ResultLayout struct {
 	answers    answerTexts
 }
 
-// Base columns of the results CSV (CONTRACT §8), in order.
+// Base columns of the results CSV (docs/rules.md §8), in order.
 var resultBaseColumns = []ResultColumn{
 	{ID: "id", Title: "Session ID", Kind: ColumnBase},
 	{ID: "time", Title: "Session start (RFC 3339, UTC)", Kind: ColumnBase},

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 )
 
-// Outcomes a callback can record (CONTRACT §7).
+// Outcomes a callback can record (docs/rules.md §7).
 const (
 	OutcomeComplete     = "complete"
 	OutcomeOverQuota    = "over_quota"

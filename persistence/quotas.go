@@ -14,7 +14,7 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 )
 
-// Standard question ids with a fixed meaning (CONTRACT §3).
+// Standard question ids with a fixed meaning (docs/rules.md §3).
 const (
 	QuestionAge = 42
 	QuestionZip = 45
@@ -169,7 +169,7 @@ func (db *DB) CreateQuota(ctx context.Context, buyerID, campaignID int64, f Quot
 }
 
 // UpdateQuota changes the supplied fields of a quota; a non-empty Qualifications replaces
-// all of the quota's qualifications (CONTRACT §4).
+// all of the quota's qualifications (docs/rules.md §4).
 func (db *DB) UpdateQuota(ctx context.Context, buyerID, campaignID, quotaID int64, f QuotaFields) (Quota, error) {
 	var out Quota
 	err := db.Tx(ctx, func(tx pgx.Tx) error {

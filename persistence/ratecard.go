@@ -49,7 +49,7 @@ func RateCardCents(ctx context.Context, q queryRower, loi, incidence int) (Cents
 	return Cents(cents), nil
 }
 
-// Price is the campaign price rule of CONTRACT §4: max(rate card price, bid).
+// Price is the campaign price rule of docs/rules.md §4: max(rate card price, bid).
 func Price(rate Cents, bid *Cents) Cents {
 	if bid != nil && *bid > rate {
 		return *bid

@@ -84,7 +84,7 @@ type Rejection struct {
 // NewlyRejected is how many completes this request rejected (the others were already).
 func (r Rejection) NewlyRejected() int { return r.newlyRejected }
 
-// RejectCompletes rejects the listed completes of a buyer's campaign (CONTRACT §8): they no
+// RejectCompletes rejects the listed completes of a buyer's campaign (docs/rules.md §8): they no
 // longer count toward their quotas, and reverse is called for each newly rejected one inside
 // the same transaction. Listed ids that are completes of the campaign (rejected now or
 // before) are reported rejected; any other id (unknown, another campaign's or buyer's, not a
@@ -221,7 +221,7 @@ func acceptWith(ctx context.Context, tx pgx.Tx, campaignID, buyerID int64, tids 
 }
 
 // Reconcile makes the listed transaction ids the campaign's final accepted completes
-// (CONTRACT §8): a listed session that is not an accepted complete becomes one (accept
+// (docs/rules.md §8): a listed session that is not an accepted complete becomes one (accept
 // prices it and builds its postback, see acceptWith), an accepted complete that is not
 // listed is rejected (reverse is called for it), all in one transaction, and the campaign
 // becomes 6 Reconciled. accepted_count counts the listed ids that are sessions of the

@@ -44,7 +44,7 @@ type Session struct {
 }
 
 // Closed reports whether the session's campaign takes no more outcomes: once reconciled
-// (6) its accepted completes are final (CONTRACT §8), and archived (4) campaigns are done.
+// (6) its accepted completes are final (docs/rules.md §8), and archived (4) campaigns are done.
 func (s Session) Closed() bool {
 	return s.CampaignStatus == StatusReconciled || s.CampaignStatus == StatusArchived
 }

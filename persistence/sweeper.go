@@ -8,7 +8,7 @@ import (
 )
 
 // ArchiveStaleCampaigns moves to 4 Archived every campaign that has been 3 Complete or
-// 6 Reconciled for at least after (CONTRACT §4: after 90 days), and announces them. It
+// 6 Reconciled for at least after (docs/rules.md §4: after 90 days), and announces them. It
 // returns the ids it moved. The update is conditional on the status, so running it again, or
 // in several processes at once, moves each campaign once.
 func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([]int64, error) {

@@ -16,7 +16,7 @@ import (
 )
 
 // TestArchiveStaleCampaigns: campaigns 3 Complete or 6 Reconciled for 90 days become
-// 4 Archived (CONTRACT §4), exactly once even when several processes sweep at once, and each
+// 4 Archived (docs/rules.md §4), exactly once even when several processes sweep at once, and each
 // one moved is announced on the campaign channel; no other campaign changes.
 func TestArchiveStaleCampaigns(t *testing.T) {
 	t.Parallel()

@@ -13,7 +13,7 @@ import (
 
 // TestSweeperArchivesFinishedCampaigns: the sweeper, on its own period and with the default
 // age, moves a campaign complete for 91 days to 4 Archived, whose status the buyer can then
-// no longer change (CONTRACT §4); one complete for 89 days stays 3.
+// no longer change (docs/rules.md §4); one complete for 89 days stays 3.
 func TestSweeperArchivesFinishedCampaigns(t *testing.T) {
 	w := newWorld(t, "")
 	s := apptest.Start(t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1,

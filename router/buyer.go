@@ -23,7 +23,7 @@ type BuyerOps struct {
 	Quality QualityGate
 }
 
-// maxIDs bounds the id arrays of one request (CONTRACT §2).
+// maxIDs bounds the id arrays of one request (docs/rules.md §2).
 const maxIDs = 10_000
 
 // publisherLookup reads a publisher inside a transaction.
@@ -65,7 +65,7 @@ func (o *BuyerOps) reverse(ctx context.Context, pubs publisherLookup) persistenc
 }
 
 // accept prices a session that reconcile makes an accepted complete: cpi × the publisher's
-// revenue share (CONTRACT §7), whatever it paid before (a time-based payout, or nothing
+// revenue share (docs/rules.md §7), whatever it paid before (a time-based payout, or nothing
 // yet), with the status=complete postback that tells the partner. A session without a
 // publisher has no partner to pay.
 func (o *BuyerOps) accept(pubs publisherLookup) persistence.Acceptance {

@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// callback is GET /router/customers/{customer_id}/cps/{outcome}?tid=&tr_sech= (CONTRACT §7).
+// callback is GET /router/customers/{customer_id}/cps/{outcome}?tid=&tr_sech= (docs/rules.md §7).
 func (r *Router) callback(ctx *fasthttp.RequestCtx) {
 	location, page, err := r.handleCallback(context.Background(), ctx.UserValue("customer_id").(string),
 		ctx.UserValue("outcome").(string), string(ctx.Request.Header.RequestURI()), string(ctx.QueryArgs().Peek("tid")))
@@ -111,7 +111,7 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 }
 
 // errClosed answers the first callback of a session whose campaign is reconciled or
-// archived: its completes are final (CONTRACT §8), like a session's after 7 days.
+// archived: its completes are final (docs/rules.md §8), like a session's after 7 days.
 var errClosed = fault.Gone("transaction is closed: its campaign is reconciled or archived")
 
 // repeat answers a callback of a session that has its outcome: the same answer for the same

@@ -10,7 +10,7 @@ import (
 )
 
 // TestCallbacksAfterReconcile: once a campaign is reconciled its accepted completes are
-// final (CONTRACT §8). A session that had no outcome then takes none (410, as after 7 days):
+// final (docs/rules.md §8). A session that had no outcome then takes none (410, as after 7 days):
 // it counts toward nothing and pays nobody, also when the reconcile commits between the
 // callback's read of the session and its write. Sessions with an outcome answer as before.
 func TestCallbacksAfterReconcile(t *testing.T) {

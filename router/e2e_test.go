@@ -763,7 +763,7 @@ func TestCrashKill9(t *testing.T) {
 		t.Errorf("postbacks %d, outcomes %d", len(w.partner.postbacks), outcomes)
 	}
 	w.partner.mu.Unlock()
-	// Delivery is at least once (CONTRACT §7): a postback the killed process sent but had not
+	// Delivery is at least once (docs/rules.md §7): a postback the killed process sent but had not
 	// recorded is sent again when its 30 s lease runs out. Wait for every record; the
 	// idempotent partner applies each tid once (checked above), and repeats can only come from
 	// the postbacks the killed process had in hand (at most its worker's delivery slots).

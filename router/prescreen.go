@@ -18,7 +18,7 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// The hosted pre-screener (CONTRACT §5): a campaign with custom screener questions attached
+// The hosted pre-screener (docs/rules.md §5): a campaign with custom screener questions attached
 // (campaign_qualifications) asks them on a page before the entry. The entry sends an
 // eligible participant there instead of admitting them; the page's post decides:
 //

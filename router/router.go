@@ -50,7 +50,7 @@ type Config struct {
 	// SessionMaxAge: callbacks of older sessions answer 410 (default 7 days).
 	SessionMaxAge time.Duration
 	// ArchiveAfter: the sweeper moves a campaign that has been 3 Complete or 6 Reconciled
-	// this long to 4 Archived (CONTRACT §4; default 90 days).
+	// this long to 4 Archived (docs/rules.md §4; default 90 days).
 	ArchiveAfter time.Duration
 	// Rules price sessions (default payout.DefaultRules()).
 	Rules *payout.Rules

@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// TestOutcomePayouts proves CONTRACT §7's partner payout for each of the four outcomes, end
+// TestOutcomePayouts proves docs/rules.md §7's partner payout for each of the four outcomes, end
 // to end (real HTTP, real PostgreSQL): a complete pays cpi × revenue share (2.00 × 0.5); an
 // over_quota and a disqualified pay 0.01 USD a minute spent, capped at 0.10 USD; a
 // quality_term pays nothing. The redirect carries tid, status and reward; the postback also
@@ -143,7 +143,7 @@ func TestOutcomePayouts(t *testing.T) {
 	}
 }
 
-// timeSpentUSD is CONTRACT §7's time-based payout of d as a payout_usd string: 0.01 USD a
+// timeSpentUSD is docs/rules.md §7's time-based payout of d as a payout_usd string: 0.01 USD a
 // minute, pro rata to the millisecond, rounded down to 0.0001 USD, capped at 0.10 USD.
 func timeSpentUSD(d time.Duration) string {
 	v := max(min(d.Milliseconds()*100/60000, 1000), 0) // ten-thousandths of a dollar
@@ -152,7 +152,7 @@ func timeSpentUSD(d time.Duration) string {
 
 // rulesEnter sends participant p to the entry of campaign c through base without following
 // the redirect. It returns the transaction id of an admitted entry (302 to the supplier
-// link), or "" for a refused one, after checking that the refusal is CONTRACT §6's: 302 to
+// link), or "" for a refused one, after checking that the refusal is docs/rules.md §6's: 302 to
 // the publisher's redirect URL with status=over_quota, reward=0, no tid, and a valid sech.
 func rulesEnter(t *testing.T, w *world, base string, p, c int64) string {
 	t.Helper()
@@ -188,7 +188,7 @@ func rulesAdmit(t *testing.T, w *world, tid string, p, c, q int64) string {
 	return adm.Refused
 }
 
-// TestEntryCaps proves that entry re-checks the caps of CONTRACT §4–§6 and refuses with the
+// TestEntryCaps proves that entry re-checks the caps of docs/rules.md §4–§6 and refuses with the
 // over_quota redirect (§6): max_daily_completes (§5.7: the day's UTC completes must be below
 // it), reentry_interval (§4: at least n minutes between two entries of one respondent) and
 // a click-balanced quota (§5: it counts entries, not completes).

@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 )
 
-// LinkValues are what a supplier link's placeholders are replaced with (CONTRACT §6).
+// LinkValues are what a supplier link's placeholders are replaced with (docs/rules.md §6).
 type LinkValues struct {
 	TID          string
 	RespondentID string

@@ -107,7 +107,7 @@ func TestCallbackVector(t *testing.T) {
 	}
 }
 
-// signedCallback is the independent reading of CONTRACT §7 that FuzzCallback holds the
+// signedCallback is the independent reading of docs/rules.md §7 that FuzzCallback holds the
 // verifier to: a query ('?'), then the signed part ends with a final "&tr_sech=" and 40
 // lower-case hex digits. It shares no code with SplitCallback.
 var signedCallback = regexp.MustCompile(`(?s)^([^?]*\?.*)&tr_sech=([0-9a-f]{40})$`)

@@ -23,7 +23,7 @@ import (
 	"github.com/switchboard/switchboard/internal/payout"
 )
 
-// Eligibility reasons of player_eligibility (CONTRACT §9).
+// Eligibility reasons of player_eligibility (docs/rules.md §9).
 const (
 	ReasonEligible      = 0
 	ReasonQuality       = 1 // reserved: blocked for quality
@@ -224,7 +224,7 @@ func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Parti
 }
 
 // appendProfileAnswer is the answer for a participant the panel does not know: the profile
-// survey, whose URL opens the hosted profiler (CONTRACT §9).
+// survey, whose URL opens the hosted profiler (docs/rules.md §9).
 func (a *API) appendProfileAnswer(sc *reqScratch, pub *publisher, user []byte, devType uint8, device []byte, now int64) []byte {
 	b := append(sc.buf[:0], `{"surveys":[{"identifier":"profile","length_in_minutes":`...)
 	b = strconv.AppendInt(b, profileMinutes, 10)

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// Answer types of the catalog (CONTRACT §3).
+// Answer types of the catalog (docs/rules.md §3).
 const (
 	answerSingle = 0
 	answerMulti  = 1

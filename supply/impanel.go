@@ -29,7 +29,7 @@ const (
 	maxAttributes  = 100 // keys of attributes_hash
 	maxAttrKey     = 100 // bytes of one attributes_hash key
 	maxAttrString  = 1000
-	tsWindow       = 300 // seconds |ts - now| may reach (CONTRACT §9)
+	tsWindow       = 300 // seconds |ts - now| may reach (docs/rules.md §9)
 	maxAge         = 120
 	maxProfileSize = 500 // entries of profile_data
 	impanelTimeout = 10 * time.Second
@@ -133,7 +133,7 @@ type rawEntry struct {
 	Values     json.RawMessage `json:"values"`
 }
 
-// parseProfile validates profile_data against the country's catalog (CONTRACT §9): select
+// parseProfile validates profile_data against the country's catalog (docs/rules.md §9): select
 // questions take integer pre_codes of the question (exactly one for single select), text
 // questions one string, AGE a number or numeric string 0–120. Errors are 422s naming the
 // field, e.g. profile_data[2].values[0].

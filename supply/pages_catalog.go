@@ -9,7 +9,7 @@ import (
 )
 
 // pageCountry is one country as the hosted profiler shows it: its questions in the
-// country's first language (CONTRACT §3: the same question_id means the same concept in
+// country's first language (docs/rules.md §3: the same question_id means the same concept in
 // every country language).
 type pageCountry struct {
 	id        int32

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 )
 
-// TestMatchingRules checks each rule of CONTRACT §5 through real HTTP, each with a case that
+// TestMatchingRules checks each rule of docs/rules.md §5 through real HTTP, each with a case that
 // is offered and one that is not. Campaigns are written with SQL and announced with NOTIFY;
 // each case targets its own ZIP code so that cases do not see each other's campaigns.
 func TestMatchingRules(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package entrytoken signs and verifies the compact tokens the supply interface hands out in
-// offer_entry_url, the profiler URL and support_url (CONTRACT §6, §9).
+// offer_entry_url, the profiler URL and support_url (docs/rules.md §6, §9).
 //
 // A token is base64url(payload) "." base64url(tag), both without padding, where tag is the
 // 16-byte AES-CMAC of payload under a key derived from the service key (cmac.go says why
@@ -50,7 +50,7 @@ const (
 	// MaxString is the longest device or user identifier a token carries; Sign truncates
 	// longer ones, so callers reject them first.
 	MaxString = 255
-	// TTL is how long a token is valid (CONTRACT §6: 30 minutes).
+	// TTL is how long a token is valid (docs/rules.md §6: 30 minutes).
 	TTL = 30 * 60
 	// MinKeySize is the shortest service key accepted.
 	MinKeySize = 16

@@ -1,5 +1,5 @@
 // Package payout settles what a supply partner earns for a session and tells the partner:
-// the payout rules (CONTRACT §7), the signed redirect and postback URLs, and the durable
+// the payout rules (docs/rules.md §7), the signed redirect and postback URLs, and the durable
 // postback outbox's worker. docs/payouts.md describes the rules, units and rounding.
 package payout
 
@@ -50,7 +50,7 @@ type Rules struct {
 	Cap USD
 }
 
-// DefaultRules is CONTRACT §7: 0.01 USD a minute, capped at 0.10 USD.
+// DefaultRules is docs/rules.md §7: 0.01 USD a minute, capped at 0.10 USD.
 func DefaultRules() Rules { return Rules{PerMinute: 100, Cap: 1000} }
 
 // Session is what the rules need to know of one session.
@@ -91,7 +91,7 @@ func (r Rules) USD(s Session, revenueShare float64) USD {
 }
 
 // CompletePayout is cpi × revenue share: the partner's payout per complete, also the basis
-// of an offer's epc and reward_amount (CONTRACT §6). The share is taken to four decimals
+// of an offer's epc and reward_amount (docs/rules.md §6). The share is taken to four decimals
 // (publishers.revenue_share is numeric(6,4)); the product is rounded half up to 0.0001 USD.
 func CompletePayout(cpiCents int64, revenueShare float64) USD {
 	if cpiCents <= 0 || !(revenueShare > 0) {

@@ -41,7 +41,7 @@ func RedirectURL(pub persistence.Publisher, f Fields) string {
 	return Sign(pub.RedirectURL, pub.APISecret, params...)
 }
 
-// NotEligibleURL is the redirect of a participant refused at entry (CONTRACT §6):
+// NotEligibleURL is the redirect of a participant refused at entry (docs/rules.md §6):
 // status=over_quota, reward=0, no tid.
 func NotEligibleURL(pub persistence.Publisher) string {
 	return RedirectURL(pub, Fields{Status: StatusOverQuota})

@@ -1,4 +1,4 @@
--- 0002_reference_data.sql: reference data shipped with the schema (CONTRACT.md §3).
+-- 0002_reference_data.sql: reference data shipped with the schema (docs/rules.md §3).
 --
 -- Countries and country languages (fixed ids), the standard qualification catalogue and
 -- the default CPI rate card. The migration runner wraps this file in a transaction.

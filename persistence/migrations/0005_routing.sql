@@ -1,4 +1,4 @@
--- 0005_routing.sql: what entry routing and callbacks need beyond 0001 (CONTRACT §5–§8).
+-- 0005_routing.sql: what entry routing and callbacks need beyond 0001 (docs/rules.md §5–§8).
 --
 -- Postgres is the arbiter of every quota's last places: an entry is admitted by one
 -- statement that locks the quota rows the respondent matched and checks these counts, and a

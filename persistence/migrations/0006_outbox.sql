@@ -1,4 +1,4 @@
--- 0006_outbox.sql: the durable outbox of partner postbacks (CONTRACT §7).
+-- 0006_outbox.sql: the durable outbox of partner postbacks (docs/rules.md §7).
 --
 -- A row is written inside the same transaction as the outcome (callback), the rejection or
 -- the reconciliation it announces, so it exists exactly when that change does. Workers in

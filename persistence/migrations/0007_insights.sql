@@ -1,6 +1,6 @@
 -- 0007_insights.sql: what the insights interface and the CSV exports need beyond 0001–0006.
 
--- A respondent's answers to the custom screener questions of a campaign (CONTRACT §5: the
+-- A respondent's answers to the custom screener questions of a campaign (docs/rules.md §5: the
 -- hosted pre-screener asks them at entry). One row per session and question; pre_codes are
 -- those of the custom question's answers. The results CSV reads them as tq_<question_id>.
 CREATE TABLE screener_answers (

@@ -22,7 +22,7 @@ CREATE TABLE support_requests (
 CREATE INDEX support_requests_open ON support_requests (created_at) WHERE resolved_at IS NULL;
 CREATE INDEX support_requests_nonce ON support_requests (token_nonce);
 
--- Every answer sheet of the hosted pre-screener (CONTRACT §5), qualified or not: answers is
+-- Every answer sheet of the hosted pre-screener (docs/rules.md §5), qualified or not: answers is
 -- {"<question_id>": [pre_codes]}. A qualified sheet is attached to the session its entry
 -- created (session_id), whose screener_answers rows (0007) the insights results read as
 -- tq_<question_id>; a sheet that did not qualify has no session.

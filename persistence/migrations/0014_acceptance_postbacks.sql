@@ -1,4 +1,4 @@
--- 0014_acceptance_postbacks.sql: a third postback kind, 'acceptance' (CONTRACT §7, §8;
+-- 0014_acceptance_postbacks.sql: a third postback kind, 'acceptance' (docs/rules.md §7, §8;
 -- docs/payouts.md, "Reconcile acceptances").
 --
 -- A reconcile that lists a session which is not an accepted complete (another outcome, none
