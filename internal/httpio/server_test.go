@@ -149,7 +149,7 @@ func TestBodyGetsMoreTimeThanHeader(t *testing.T) {
 		defer c.Close()
 		io.WriteString(c, "GET /x HTTP/1.1\r\n") //nolint:errcheck
 		time.Sleep(600 * time.Millisecond)
-		io.WriteString(c, "Host: a\r\n\r\n") //nolint:errcheck
+		io.WriteString(c, "Host: a\r\n\r\n")               //nolint:errcheck
 		c.SetReadDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck
 		line, _ := bufio.NewReader(c).ReadString('\n')
 		if !strings.HasPrefix(line, "HTTP/1.1 408 ") {
@@ -162,10 +162,10 @@ func TestBodyGetsMoreTimeThanHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		body := strings.Repeat("b", 2000) // 0.3 s + 2000 B at 1000 B/s: 2.3 s to send it
+		body := strings.Repeat("b", 2000)                                                            // 0.3 s + 2000 B at 1000 B/s: 2.3 s to send it
 		io.WriteString(c, "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 2000\r\n\r\n"+body[:1000]) //nolint:errcheck
 		time.Sleep(time.Second)
-		io.WriteString(c, body[1000:]) //nolint:errcheck
+		io.WriteString(c, body[1000:])                     //nolint:errcheck
 		c.SetReadDeadline(time.Now().Add(5 * time.Second)) //nolint:errcheck
 		line, _ := bufio.NewReader(c).ReadString('\n')
 		if !strings.HasPrefix(line, "HTTP/1.1 200 ") {
