@@ -2,12 +2,18 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
@@ -160,5 +166,57 @@ func TestPublisherRateLimit(t *testing.T) {
 	}
 	if st, _ := call(t, s.Client, s, path, map[string]string{"X-Api-Token": tokens[1]}); st != 200 {
 		t.Errorf("another publisher: %d, want 200", st)
+	}
+}
+
+// The app's server is the hardened one: a malformed request carrying credentials is answered
+// 400 at once and logged without them; a Content-Length beyond the body is given up within
+// the header timeout plus the body's time, not after 30 s.
+func TestMalformedRequestsThroughTheApp(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	s := apptest.Start(t, apptest.Options{Log: zap.New(core), Configure: func(c *app.Config) {
+		c.HTTP.HeaderTimeout = time.Second
+	}})
+	const token = "tok_SECRET_in_a_bad_request"
+	for _, tc := range []struct {
+		name, raw, status string
+		within            time.Duration
+	}{
+		{"content-length list", "POST /supply_api/v4/players/impanel HTTP/1.1\r\nHost: a\r\nX-Api-Token: " + token +
+			"\r\nContent-Length: 2, 2\r\n\r\nab", "400", 500 * time.Millisecond},
+		{"NUL in a header", "GET /api/v1/campaigns HTTP/1.1\r\nHost: a\r\nAuthorization: Basic " + token + "\r\nX: \x00\r\n\r\n", "400", 500 * time.Millisecond},
+		{"bare LF", "GET /api/v1/campaigns HTTP/1.1\nHost: a\nAuthorization: Basic " + token + "\n\n", "400", 500 * time.Millisecond},
+		{"content-length beyond the body", "POST /api/v1/campaigns HTTP/1.1\r\nHost: a\r\nAuthorization: Basic " + token +
+			"\r\nContent-Length: 500\r\n\r\n{}", "408", 2 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			start := time.Now()
+			io.WriteString(c, tc.raw)                           //nolint:errcheck
+			c.SetReadDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck
+			got, _ := io.ReadAll(c)
+			if took := time.Since(start); took > tc.within {
+				t.Errorf("closed after %v, want within %v", took, tc.within)
+			}
+			if !strings.HasPrefix(string(got), "HTTP/1.1 "+tc.status+" ") {
+				t.Errorf("answered %q, want %s", got, tc.status)
+			}
+		})
+	}
+	if logs.FilterMessage("malformed request").Len() == 0 {
+		t.Error("no malformed request was logged")
+	}
+	for _, e := range logs.All() {
+		line := e.Message
+		for k, v := range e.ContextMap() {
+			line += fmt.Sprintf(" %s=%v", k, v)
+		}
+		if strings.Contains(line, "SECRET") {
+			t.Errorf("log line carries the token: %s", line)
+		}
 	}
 }
