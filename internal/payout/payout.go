@@ -20,7 +20,7 @@ const (
 )
 
 // USD is an amount of US dollars in ten-thousandths (0.0001 USD): the precision of
-// sessions.payout_usd (numeric(10,4)) and of a postback's payout_usd. Integer arithmetic
+// sessions.payout_usd (numeric(14,4)) and of a postback's payout_usd. Integer arithmetic
 // keeps payouts free of float drift; USD(16450) is 1.6450 dollars.
 type USD int64
 
