@@ -98,8 +98,9 @@ func CompletePayout(cpiCents int64, revenueShare float64) USD {
 		return 0
 	}
 	shareBP := int64(math.Round(revenueShare * 10000)) // basis points: 0.6 → 6000
-	// cents × basis points = micro-dollars; /100 = ten-thousandths of a dollar.
-	return USD(mulDivRound(uint64(cpiCents), uint64(shareBP), 100))
+	// cents × basis points = micro-dollars; /100 = ten-thousandths of a dollar. The cpi is
+	// bounded (persistence.MaxCPICents) far below where this saturates; beyond, it stays positive.
+	return USD(min(mulDivRound(uint64(cpiCents), uint64(shareBP), 100), math.MaxInt64))
 }
 
 // timePayout pays spent at r.PerMinute pro rata (rounded down to 0.0001 USD), capped.
