@@ -23,7 +23,7 @@ const (
 	maxName        = 255
 	maxText        = 1000
 	maxInt32       = math.MaxInt32
-	maxCPICents    = 1_000_000 // a 10,000.00 USD bid
+	maxCPICents    = persistence.MaxCPICents // a 10,000.00 USD bid (docs/rules.md §7, money bounds)
 	maxDaysInField = 365
 )
 

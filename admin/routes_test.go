@@ -317,6 +317,8 @@ func TestValidation(t *testing.T) {
 		{"POST", "/api/v1/campaigns", camp("cpi", -1), "cpi"},
 		{"POST", "/api/v1/campaigns", camp("cpi", "abc"), "cpi"},
 		{"POST", "/api/v1/campaigns", camp("cpi", true), "cpi"},
+		{"POST", "/api/v1/campaigns", camp("cpi", "10000.01"), "cpi"}, // the money bounds (docs/rules.md §7)
+		{"POST", "/api/v1/campaigns", camp("cpi", 1e13), "cpi"},
 		{"POST", "/api/v1/campaigns", camp("days_in_field", 0), "days_in_field"},
 		{"POST", "/api/v1/campaigns", camp("max_daily_completes", 0), "max_daily_completes"},
 		{"POST", "/api/v1/campaigns", camp("max_daily_completes", "x"), "max_daily_completes"},
@@ -326,6 +328,7 @@ func TestValidation(t *testing.T) {
 		{"POST", "/api/v1/campaigns", camp("is_retarget", "yes"), "is_retarget"},
 		{"POST", "/api/v1/campaigns", camp("buyer_account_id", 12345), "buyer_account_id"},
 		{"POST", "/api/v1/campaigns", camp("project_id", 12345), "project_id"},
+		{"PUT", cp, map[string]any{"cpi": "10000.01"}, "cpi"},
 		{"PUT", cp, map[string]any{"status": 4}, "status"},
 		{"PUT", cp, map[string]any{"status": 7}, "status"},
 		{"PUT", cp, map[string]any{"status": "2"}, "status"},

@@ -165,23 +165,33 @@ func (db *DB) CreatePublisher(ctx context.Context, p NewPublisher) (Publisher, s
 	return db.CreatePublisherWith(ctx, p, randomHex(24), randomHex(16))
 }
 
-// CreatePublisherWith is CreatePublisher with a chosen token and secret, for demo data.
-func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, secret string) (Publisher, string, error) {
+// Validate checks p before it is stored: fault.Invalid naming the first bad field. The
+// exchange rate and revenue share are held to the money bounds (money.go) so that every
+// reward they produce can be stored.
+func (p NewPublisher) Validate() error {
 	switch {
 	case strings.TrimSpace(p.Name) == "":
-		return Publisher{}, "", fault.Invalid("name", "is required")
+		return fault.Invalid("name", "is required")
 	case strings.TrimSpace(p.CurrencyName) == "":
-		return Publisher{}, "", fault.Invalid("currency_name", "is required")
-	case !(p.ExchangeRate > 0):
-		return Publisher{}, "", fault.Invalid("exchange_rate", "must be greater than 0")
-	case !(p.RevenueShare > 0 && p.RevenueShare <= 1):
-		return Publisher{}, "", fault.Invalid("revenue_share", "must be in (0, 1]")
+		return fault.Invalid("currency_name", "is required")
+	case !(p.ExchangeRate >= MinExchangeRate && p.ExchangeRate <= MaxExchangeRate):
+		return fault.Invalid("exchange_rate", "must be between 0.0001 and 1000000000 (in-app units per USD)")
+	case !(p.RevenueShare >= MinRevenueShare && p.RevenueShare <= MaxRevenueShare):
+		return fault.Invalid("revenue_share", "must be between 0.0001 and 1 (a fraction of cpi)")
 	case !isHTTPURL(p.RedirectURL):
-		return Publisher{}, "", fault.Invalid("redirect_url", "must be an absolute http(s) URL")
+		return fault.Invalid("redirect_url", "must be an absolute http(s) URL")
 	case p.PostbackURL != "" && !isHTTPURL(p.PostbackURL):
-		return Publisher{}, "", fault.Invalid("postback_url", "must be an absolute http(s) URL")
+		return fault.Invalid("postback_url", "must be an absolute http(s) URL")
 	case !ValidEnvironment(p.Environment):
-		return Publisher{}, "", fault.Invalid("environment", "must be staging or live")
+		return fault.Invalid("environment", "must be staging or live")
+	}
+	return nil
+}
+
+// CreatePublisherWith is CreatePublisher with a chosen token and secret, for demo data.
+func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, secret string) (Publisher, string, error) {
+	if err := p.Validate(); err != nil {
+		return Publisher{}, "", err
 	}
 	out := Publisher{Name: p.Name, CurrencyName: p.CurrencyName, ExchangeRate: p.ExchangeRate,
 		RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL,

@@ -20,7 +20,7 @@ const (
 )
 
 // USD is an amount of US dollars in ten-thousandths (0.0001 USD): the precision of
-// sessions.payout_usd (numeric(10,4)) and of a postback's payout_usd. Integer arithmetic
+// sessions.payout_usd (numeric(14,4)) and of a postback's payout_usd. Integer arithmetic
 // keeps payouts free of float drift; USD(16450) is 1.6450 dollars.
 type USD int64
 
@@ -98,8 +98,9 @@ func CompletePayout(cpiCents int64, revenueShare float64) USD {
 		return 0
 	}
 	shareBP := int64(math.Round(revenueShare * 10000)) // basis points: 0.6 → 6000
-	// cents × basis points = micro-dollars; /100 = ten-thousandths of a dollar.
-	return USD(mulDivRound(uint64(cpiCents), uint64(shareBP), 100))
+	// cents × basis points = micro-dollars; /100 = ten-thousandths of a dollar. The cpi is
+	// bounded (persistence.MaxCPICents) far below where this saturates; beyond, it stays positive.
+	return USD(min(mulDivRound(uint64(cpiCents), uint64(shareBP), 100), math.MaxInt64))
 }
 
 // timePayout pays spent at r.PerMinute pro rata (rounded down to 0.0001 USD), capped.

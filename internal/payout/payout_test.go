@@ -74,7 +74,9 @@ func TestReward(t *testing.T) {
 		{0, 100, 0},
 		{100, 0, 0},
 		{100, math.NaN(), 0},
-		{math.MaxInt64, 1e10, math.MaxInt64}, // saturates, no panic
+		{math.MaxInt64, 1e10, math.MaxInt64},   // saturates, no panic
+		{99_990_000, 1e9, 9_999_000_000_000},   // 9999 USD at 1e9 units per USD
+		{100_000_000, 1e9, 10_000_000_000_000}, // the money bounds' largest (docs/rules.md §7)
 	}
 	for _, c := range cases {
 		if got := Reward(c.usd, c.rate); got != c.want {
@@ -97,5 +99,11 @@ func TestUSDString(t *testing.T) {
 	}
 	if got := CompletePayout(235, 0.6); got != 14100 {
 		t.Errorf("CompletePayout(235, 0.6) = %d", got)
+	}
+	if got := CompletePayout(999_900, 1); got != 99_990_000 {
+		t.Errorf("CompletePayout(999900, 1) = %d", got)
+	}
+	if got := CompletePayout(math.MaxInt64, 1); got != math.MaxInt64 {
+		t.Errorf("CompletePayout(MaxInt64, 1) = %d, want it saturated, not negative", got)
 	}
 }
