@@ -44,11 +44,11 @@ func ParseAllocation(s string) (Allocation, error) {
 const (
 	// ExploreSessions is the number of sessions with an outcome under which
 	// a campaign gets an exploration bonus, shrinking linearly to 0 there.
-	ExploreSessions = 100
+	ExploreSessions = 50
 	// ExploreBonus is the largest exploration bonus: a new campaign's score
 	// is multiplied by 1 + ExploreBonus·u, u a per-(participant, campaign)
 	// draw in [0, 1).
-	ExploreBonus = 0.5
+	ExploreBonus = 0.4
 	// pacingSlack smooths the pacing ratio near the start of the field
 	// period (fractions of the target).
 	pacingSlack = 0.05
