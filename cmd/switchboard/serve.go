@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -23,6 +24,12 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.Float64Var(&cfg.RateLimit, "rate-limit", 100, "buyer requests per second per token (negative: off)")
 	f.IntVar(&cfg.RateBurst, "rate-burst", 200, "buyer burst per token")
 	qualityFlags(f, &cfg) // quality.go
+	f.Func("allocation", "offer ranking policy: greedy (EPC) or balanced (EPC × scarcity, pacing, exploration; docs/allocation.md) (default greedy)",
+		func(v string) (err error) {
+			cfg.Allocation, err = engine.ParseAllocation(v)
+			return err
+		})
+	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often the balanced allocation recomputes its weights")
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	if err := f.parse(args); err != nil {
