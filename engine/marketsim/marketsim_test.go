@@ -14,6 +14,7 @@ var (
 	participants = flag.Int("sim.participants", 400, "simulated panel size")
 	days         = flag.Int("sim.days", 4, "simulated days")
 	scale        = flag.Int("sim.scale", 150, "divide quota targets by this")
+	seed         = flag.Int64("sim.seed", 1, "market and arrivals seed")
 )
 
 // TestCompareAllocations runs one market under each policy and logs what
@@ -27,7 +28,7 @@ func TestCompareAllocations(t *testing.T) {
 	var rs []marketsim.Result
 	for _, a := range []engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced} {
 		r := marketsim.Run(marketsim.Config{Campaigns: *campaigns, Participants: *participants, Days: *days,
-			Seed: 1, Allocation: a, TargetScale: *scale})
+			Seed: *seed, Allocation: a, TargetScale: *scale})
 		t.Log(r)
 		rs = append(rs, r)
 	}
