@@ -24,12 +24,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.Float64Var(&cfg.RateLimit, "rate-limit", 100, "buyer requests per second per token (negative: off)")
 	f.IntVar(&cfg.RateBurst, "rate-burst", 200, "buyer burst per token")
 	qualityFlags(f, &cfg) // quality.go
-	f.Func("allocation", "offer ranking policy: greedy (EPC) or balanced (EPC × scarcity, pacing, exploration; docs/allocation.md) (default greedy)",
-		func(v string) (err error) {
-			cfg.Allocation, err = engine.ParseAllocation(v)
-			return err
-		})
-	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often the balanced allocation recomputes its weights")
+	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	if err := f.parse(args); err != nil {
@@ -83,4 +78,14 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	return <-errc
+}
+
+// allocationFlags declares the allocation policy's settings (docs/allocation.md).
+func allocationFlags(f flags, cfg *app.Config) {
+	f.Func("allocation", "offer ranking policy: greedy (EPC) or balanced (EPC × scarcity, pacing, exploration; docs/allocation.md) (default greedy)",
+		func(v string) (err error) {
+			cfg.Allocation, err = engine.ParseAllocation(v)
+			return err
+		})
+	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often the balanced allocation recomputes its weights")
 }
