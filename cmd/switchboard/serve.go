@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -32,6 +33,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.DurationVar(&cfg.HTTP.WriteTimeout, "write-timeout", time.Minute, "time allowed to write one response")
 	f.DurationVar(&cfg.HTTP.IdleTimeout, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request")
 	qualityFlags(f, &cfg) // quality.go
+	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	if err := f.parse(args); err != nil {
@@ -85,4 +87,14 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	return <-errc
+}
+
+// allocationFlags declares the allocation policy's settings (docs/allocation.md).
+func allocationFlags(f flags, cfg *app.Config) {
+	f.Func("allocation", "offer ranking policy: greedy (EPC) or balanced (EPC × scarcity, pacing, exploration; docs/allocation.md) (default greedy)",
+		func(v string) (err error) {
+			cfg.Allocation, err = engine.ParseAllocation(v)
+			return err
+		})
+	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often the balanced allocation recomputes its weights")
 }

@@ -50,6 +50,12 @@ type Config struct {
 	RouterQuality router.QualityConfig
 	// Postbacks tunes the partner postback worker (timeouts, backoff, the 24 h retry window).
 	Postbacks payout.WorkerConfig
+	// Allocation is the policy that ranks a participant's offers (docs/allocation.md); the
+	// zero value is engine.AllocationGreedy.
+	Allocation engine.Allocation
+	// AllocationEvery is the period at which the balanced allocation recomputes its weights
+	// off the request path (default 5 min).
+	AllocationEvery time.Duration
 }
 
 // withDefaults fills what the caller left empty.
@@ -78,6 +84,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RebuildEvery == 0 {
 		c.RebuildEvery = time.Minute
+	}
+	if c.AllocationEvery <= 0 {
+		c.AllocationEvery = 5 * time.Minute
 	}
 	return c
 }
@@ -136,6 +145,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	scfg := cfg.Supply
 	scfg.PublicURL, scfg.Environment = cfg.PublicURL, cfg.Environment
 	a.Panel = engine.NewPanel()
+	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
 	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
 		Log: log.Named("supply"), Config: scfg, AuthFailures: fails}); err != nil {
 		stop()
@@ -176,6 +186,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	case <-a.Supply.Loaded():
 	case <-time.After(10 * time.Second):
 		log.Warn("panel not loaded after 10s; serving while it loads")
+	}
+	if cfg.Allocation == engine.AllocationBalanced {
+		go refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"))
 	}
 
 	a.server = httpio.NewServer(mux.Handler, cfg.HTTP, log.Named("http"))
