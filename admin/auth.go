@@ -133,8 +133,3 @@ func dbContext(ctx *fasthttp.RequestCtx) context.Context {
 	}
 	return context.Background()
 }
-
-// notImplemented answers 501 on a route whose logic arrives later.
-func notImplemented(what string) handler {
-	return func(*fasthttp.RequestCtx, persistence.Buyer) error { return fault.NotImplemented(what) }
-}

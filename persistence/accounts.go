@@ -218,40 +218,6 @@ func scanPublisher(row pgx.Row) (Publisher, error) {
 	return p, err
 }
 
-// AuthenticatePublisher finds the publisher whose token hashes to h in environment env.
-func (db *DB) AuthenticatePublisher(ctx context.Context, token, env string) (Publisher, error) {
-	h := TokenHash(token)
-	p, err := scanPublisher(db.Pool.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE token_hash = $1`, h[:]))
-	if err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return Publisher{}, fault.Unauthorized("invalid api token")
-		}
-		return Publisher{}, classify(err)
-	}
-	if subtle.ConstantTimeCompare([]byte(p.Environment), []byte(env)) != 1 {
-		return Publisher{}, fault.Unauthorized("invalid api token")
-	}
-	return p, nil
-}
-
-// Publishers lists every publisher, for the engine and the routers' caches.
-func (db *DB) Publishers(ctx context.Context) ([]Publisher, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT `+publisherColumns+` FROM publishers ORDER BY id`)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []Publisher
-	for rows.Next() {
-		p, err := scanPublisher(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, classify(rows.Err())
-}
-
 // PublisherByID loads one publisher.
 func (db *DB) PublisherByID(ctx context.Context, id int64) (Publisher, error) {
 	p, err := scanPublisher(db.Pool.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE id = $1`, id))

@@ -165,12 +165,6 @@ func (db *DB) Campaign(ctx context.Context, buyerID, id int64) (CampaignDetail, 
 	return d, classify(err)
 }
 
-// CampaignSummary reads one of the buyer's campaigns without quotas and relationships.
-func (db *DB) CampaignSummary(ctx context.Context, buyerID, id int64) (Campaign, error) {
-	c, err := campaignRow(ctx, db.Pool, buyerID, id)
-	return c, classify(err)
-}
-
 func campaignRow(ctx context.Context, q querier, buyerID, id int64) (Campaign, error) {
 	c, err := scanCampaign(q.QueryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns c WHERE c.id = $1 AND c.buyer_id = $2`, id, buyerID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -473,12 +467,6 @@ func normalizeDevices(in []int) []int {
 		}
 	}
 	return out
-}
-
-// isUniqueViolation reports whether err is a unique-constraint violation.
-func isUniqueViolation(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
 // CampaignRoute is what entry needs to know of a campaign beyond the engine's definition.

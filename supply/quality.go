@@ -294,9 +294,6 @@ func (q *Quality) EntryBlocked(participantID, issuedAt, now int64) bool {
 	return e != nil && (now < e.until || issuedAt <= e.blockedAt)
 }
 
-// EntryTokenIssued is when an entry token was issued.
-func EntryTokenIssued(c *entrytoken.Claims) int64 { return c.Expires - entrytoken.TTL }
-
 // Blocked reports whether the participant is blocked now, and for which rule class.
 func (q *Quality) Blocked(participantID int64) (string, bool) {
 	if q == nil {

@@ -1,5 +1,5 @@
-// Package supply serves the supply-partner interface, /supply_api/v4 (docs/rules.md,
-// docs/rules.md §3, §5, §6, §9): countries, qualifications, impanel and offers.
+// Package supply serves the supply-partner interface, /supply_api/v4 (docs/rules.md §3, §5,
+// §6, §9): countries, qualifications, impanel and offers.
 //
 // Everything GET /campaigns needs lives in memory: publishers (by token hash), the engine's
 // campaign snapshot, the participant panel, the service key that signs offer tokens and a
