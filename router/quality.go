@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -56,7 +57,7 @@ func (r *Router) qualityRefusal(claims *entrytoken.Claims, pub persistence.Publi
 	if r.quality.gate == nil || !r.quality.gate.EntryBlocked(claims.ParticipantID, claims.Expires-entrytoken.TTL, now.Unix()) {
 		return ""
 	}
-	return payout.RedirectURL(pub, payout.Fields{Status: payout.StatusQualityTerm})
+	return payout.RedirectURL(pub, payout.Fields{Status: outcome.QualityTerm})
 }
 
 // IsSpeeder reports whether a complete that took elapsed is a speeder: faster than fraction
@@ -71,16 +72,16 @@ func IsSpeeder(elapsed time.Duration, loiMinutes int, fraction float64) bool {
 
 // afterOutcome records the quality signal of a newly decided outcome: a quality_term, or a
 // speeding complete. It never fails the callback: an error is logged.
-func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, outcome string, now time.Time) {
+func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, decided string, now time.Time) {
 	g := r.quality.gate
 	if g == nil || s.ParticipantID == 0 || s.IsTest {
 		return
 	}
 	var sig persistence.QualitySignal
 	switch {
-	case outcome == persistence.OutcomeQualityTerm:
+	case decided == outcome.QualityTerm:
 		sig = persistence.QualitySignal{Kind: persistence.SignalQualityTerm}
-	case outcome == persistence.OutcomeComplete && IsSpeeder(now.Sub(s.EnteredAt), s.LOI, r.quality.speederFraction):
+	case decided == outcome.Complete && IsSpeeder(now.Sub(s.EnteredAt), s.LOI, r.quality.speederFraction):
 		sig = persistence.QualitySignal{Kind: persistence.SignalSpeeder, Evidence: map[string]any{
 			"campaign_id": s.CampaignID, "seconds": math.Round(now.Sub(s.EnteredAt).Seconds()*10) / 10,
 			"length_of_interview_minutes": s.LOI}}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -44,7 +45,7 @@ func RedirectURL(pub persistence.Publisher, f Fields) string {
 // NotEligibleURL is the redirect of a participant refused at entry (docs/rules.md §6):
 // status=over_quota, reward=0, no tid.
 func NotEligibleURL(pub persistence.Publisher) string {
-	return RedirectURL(pub, Fields{Status: StatusOverQuota})
+	return RedirectURL(pub, Fields{Status: outcome.OverQuota})
 }
 
 // PostbackURL is the server-to-server notification of f: the publisher's postback URL with
@@ -155,7 +156,7 @@ type Reversal struct {
 func EnqueueReversals(ctx context.Context, tx pgx.Tx, rs []Reversal) error {
 	ps := make([]persistence.Postback, 0, len(rs))
 	for _, r := range rs {
-		r.Fields.Status = StatusReversed
+		r.Fields.Status = outcome.Reversed
 		p, err := postback(r.Pub, r.Fields, persistence.PostbackReversal)
 		if err != nil {
 			return err
@@ -170,7 +171,7 @@ func EnqueueReversals(ctx context.Context, tx pgx.Tx, rs []Reversal) error {
 // complete's payout, under its own kind so that an earlier outcome postback of the tid does
 // not swallow it. Its URL is empty for a publisher without a postback URL.
 func AcceptancePostback(pub persistence.Publisher, f Fields) (persistence.Postback, error) {
-	f.Status = StatusComplete
+	f.Status = outcome.Complete
 	return postback(pub, f, persistence.PostbackAcceptance)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
@@ -48,7 +49,7 @@ func enqueueOutcomes(t *testing.T, db *persistence.DB, pub persistence.Publisher
 	t.Helper()
 	err := db.Tx(context.Background(), func(tx pgx.Tx) error {
 		for _, tid := range tids {
-			f := Fields{TID: tid, Status: StatusComplete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-" + tid}
+			f := Fields{TID: tid, Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-" + tid}
 			if err := EnqueueOutcome(context.Background(), tx, pub, f); err != nil {
 				return err
 			}
@@ -116,7 +117,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	tid := q.Get("tid")
-	if q.Get("status") != StatusComplete || q.Get("payout_usd") != "1.4100" || q.Get("user_identifier") != "u-"+tid {
+	if q.Get("status") != outcome.Complete || q.Get("payout_usd") != "1.4100" || q.Get("user_identifier") != "u-"+tid {
 		rc.t.Errorf("postback fields: %v", q)
 	}
 	rc.mu.Lock()
@@ -218,14 +219,14 @@ func TestEnqueue(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, `SELECT url FROM postback_outbox WHERE tid = 'A'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	want := PostbackURL(pub, Fields{TID: "A", Status: StatusComplete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
+	want := PostbackURL(pub, Fields{TID: "A", Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
 	if stored != want {
 		t.Fatalf("stored %s, want %s", stored, want)
 	}
 
 	// A reversal of the same tid is a second, distinct postback.
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
-		return EnqueueReversal(ctx, tx, pub, Fields{TID: "A", Status: StatusComplete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
+		return EnqueueReversal(ctx, tx, pub, Fields{TID: "A", Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +241,7 @@ func TestEnqueue(t *testing.T) {
 	// Stored with the caller's transaction, or not at all.
 	boom := fmt.Errorf("rolled back")
 	err = db.Tx(ctx, func(tx pgx.Tx) error {
-		if err := EnqueueOutcome(ctx, tx, pub, Fields{TID: "B", Status: StatusComplete}); err != nil {
+		if err := EnqueueOutcome(ctx, tx, pub, Fields{TID: "B", Status: outcome.Complete}); err != nil {
 			return err
 		}
 		return boom
@@ -263,7 +264,7 @@ func TestEnqueue(t *testing.T) {
 	batch := []Reversal{
 		{Pub: pub, Fields: Fields{TID: "R1", Reward: 5, PayoutUSD: 500}},
 		{Pub: none, Fields: Fields{TID: "R2", Reward: 5, PayoutUSD: 500}},
-		{Pub: pub, Fields: Fields{TID: "R3", Status: StatusComplete, Reward: 7, PayoutUSD: 700}},
+		{Pub: pub, Fields: Fields{TID: "R3", Status: outcome.Complete, Reward: 7, PayoutUSD: 700}},
 	}
 	for range 2 {
 		if err := db.Tx(ctx, func(tx pgx.Tx) error { return EnqueueReversals(ctx, tx, batch) }); err != nil {
@@ -275,7 +276,7 @@ func TestEnqueue(t *testing.T) {
 	}
 
 	// A postback needs a tid.
-	err = db.Tx(ctx, func(tx pgx.Tx) error { return EnqueueOutcome(ctx, tx, pub, Fields{Status: StatusComplete}) })
+	err = db.Tx(ctx, func(tx pgx.Tx) error { return EnqueueOutcome(ctx, tx, pub, Fields{Status: outcome.Complete}) })
 	if err == nil {
 		t.Fatal("EnqueueOutcome without a tid succeeded")
 	}
