@@ -77,9 +77,11 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 		pub.RevenueShare, pub.ExchangeRate)
 	fields := payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier}
 	// The partner's postback is stored with the outcome, in the same transaction.
-	rec := persistence.OutcomeRecord{Outcome: named, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward,
-		Postback: persistence.Postback{TID: s.TID, Kind: persistence.PostbackOutcome, PublisherID: pub.ID,
-			URL: payout.PostbackURL(pub, fields)}}
+	pb, err := payout.OutcomePostback(pub, fields)
+	if err != nil {
+		return "", "", err
+	}
+	rec := persistence.OutcomeRecord{Outcome: named, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward, Postback: pb}
 	if r.sender != nil {
 		rec.PostbackLease = r.sender.Lease()
 	}

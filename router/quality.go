@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
@@ -93,39 +92,5 @@ func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, decide
 	defer cancel()
 	if err := g.Record(c, []persistence.QualitySignal{sig}); err != nil {
 		r.log.Warn("quality signal not recorded", zap.String("kind", sig.Kind), zap.String("tid", s.TID), zap.Error(err))
-	}
-}
-
-// qualityReverse wraps the reversal of rejected completes so that each rejection is also a
-// quality signal, recorded (with its decisions) in the rejecting transaction. done applies
-// the decisions in this process once that transaction has committed. They are kept by
-// transaction id: when the transaction is retried (a deadlock, a serialization failure),
-// each attempt replaces the decisions of the one rolled back before it.
-func (o *BuyerOps) qualityReverse(ctx context.Context, reverse persistence.Reversal) (persistence.Reversal, func()) {
-	g := o.Quality
-	if g == nil {
-		return reverse, func() {}
-	}
-	outs := map[string]persistence.QualityOutcome{}
-	wrapped := func(tx pgx.Tx, s persistence.Session) error {
-		if err := reverse(tx, s); err != nil {
-			return err
-		}
-		if s.ParticipantID == 0 || s.IsTest {
-			return nil
-		}
-		out, err := persistence.RecordQualitySignalsTx(ctx, tx, g.Policy(), []persistence.QualitySignal{{
-			ParticipantID: s.ParticipantID, PublisherID: s.PublisherID, Kind: persistence.SignalRejected,
-			Ref: s.TID, TID: s.TID, Evidence: map[string]any{"campaign_id": s.CampaignID}}})
-		if err != nil {
-			return err
-		}
-		outs[s.TID] = out
-		return nil
-	}
-	return wrapped, func() {
-		for _, out := range outs {
-			g.Observe(out)
-		}
 	}
 }

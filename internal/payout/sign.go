@@ -1,7 +1,6 @@
 package payout
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,8 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/outcome"
@@ -127,43 +124,19 @@ func VerifySech(rawQuery, secret string) bool {
 	return hmac.Equal(got, mac.Sum(nil))
 }
 
-// EnqueueOutcome stores the postback of a session's outcome inside tx, the transaction that
-// records the outcome. Nothing is stored for a publisher without a postback URL; a second
-// call for the same tid is a no-op.
-func EnqueueOutcome(ctx context.Context, tx pgx.Tx, pub persistence.Publisher, f Fields) error {
-	p, err := postback(pub, f, persistence.PostbackOutcome)
-	if err != nil {
-		return err
-	}
-	return persistence.EnqueuePostback(ctx, tx, p)
+// OutcomePostback builds, for the caller to store with the outcome (in the transaction that
+// records it), the postback of a session's outcome: f's Status and amounts. Its URL is empty
+// for a publisher without a postback URL (nothing is stored).
+func OutcomePostback(pub persistence.Publisher, f Fields) (persistence.Postback, error) {
+	return postback(pub, f, persistence.PostbackOutcome)
 }
 
-// EnqueueReversal stores the reversal postback of a rejected complete inside tx, the
-// transaction that rejects it: status=reversed, with f's Reward and PayoutUSD the amounts
-// reversed (positive; the partner subtracts them). Nothing is stored for a publisher without
-// a postback URL; a second call for the same tid is a no-op.
-func EnqueueReversal(ctx context.Context, tx pgx.Tx, pub persistence.Publisher, f Fields) error {
-	return EnqueueReversals(ctx, tx, []Reversal{{Pub: pub, Fields: f}})
-}
-
-// Reversal is one rejected complete and its publisher.
-type Reversal struct {
-	Pub    persistence.Publisher
-	Fields Fields
-}
-
-// EnqueueReversals is EnqueueReversal for many sessions in one statement.
-func EnqueueReversals(ctx context.Context, tx pgx.Tx, rs []Reversal) error {
-	ps := make([]persistence.Postback, 0, len(rs))
-	for _, r := range rs {
-		r.Fields.Status = outcome.Reversed
-		p, err := postback(r.Pub, r.Fields, persistence.PostbackReversal)
-		if err != nil {
-			return err
-		}
-		ps = append(ps, p)
-	}
-	return persistence.EnqueuePostbacks(ctx, tx, ps)
+// ReversalPostback builds, for the transaction that rejects a complete to store, its reversal
+// postback: status=reversed, with f's Reward and PayoutUSD the amounts reversed (positive;
+// the partner subtracts them). Its URL is empty for a publisher without a postback URL.
+func ReversalPostback(pub persistence.Publisher, f Fields) (persistence.Postback, error) {
+	f.Status = outcome.Reversed
+	return postback(pub, f, persistence.PostbackReversal)
 }
 
 // AcceptancePostback builds, for the caller to enqueue, the postback of a session that
