@@ -152,6 +152,13 @@ func (db *DB) BuyerByCustomerID(ctx context.Context, customerID string) (Buyer, 
 	return b, nil
 }
 
+// HasBuyers reports whether any buyer is registered (the demo seeds only an empty database).
+func (db *DB) HasBuyers(ctx context.Context) (bool, error) {
+	var found bool
+	err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM buyers)`).Scan(&found)
+	return found, classify(err)
+}
+
 // NewPublisher is what registering a supply partner takes.
 type NewPublisher struct {
 	Name, CurrencyName         string

@@ -8,15 +8,8 @@ import (
 	"math/bits"
 	"strconv"
 	"time"
-)
 
-// Partner-facing statuses: the four outcomes of a callback, and a reversal.
-const (
-	StatusComplete     = "complete"
-	StatusOverQuota    = "over_quota"
-	StatusQualityTerm  = "quality_term"
-	StatusDisqualified = "disqualified"
-	StatusReversed     = "reversed"
+	"github.com/switchboard/switchboard/internal/outcome"
 )
 
 // USD is an amount of US dollars in ten-thousandths (0.0001 USD): the precision of
@@ -55,7 +48,7 @@ func DefaultRules() Rules { return Rules{PerMinute: 100, Cap: 1000} }
 
 // Session is what the rules need to know of one session.
 type Session struct {
-	Outcome   string // StatusComplete, StatusOverQuota, StatusQualityTerm or StatusDisqualified
+	Outcome   string // outcome.Complete, outcome.OverQuota, outcome.QualityTerm or outcome.Disqualified
 	IsTest    bool   // test sessions pay nothing
 	CPICents  int64  // the campaign's cpi
 	EnteredAt time.Time
@@ -81,9 +74,9 @@ func (r Rules) USD(s Session, revenueShare float64) USD {
 		return 0
 	}
 	switch s.Outcome {
-	case StatusComplete:
+	case outcome.Complete:
 		return CompletePayout(s.CPICents, revenueShare)
-	case StatusOverQuota, StatusDisqualified:
+	case outcome.OverQuota, outcome.Disqualified:
 		return r.timePayout(s.OutcomeAt.Sub(s.EnteredAt))
 	default: // quality_term, and anything unknown
 		return 0
