@@ -180,10 +180,17 @@ func runBenchFloor(ctx context.Context, args []string) error {
 	f := newFlags("bench _floor")
 	addr := f.String("addr", "127.0.0.1:0", "listen address")
 	size := f.Int("bytes", 2500, "body size")
+	inherited := f.Bool("inherited-listener", false, "serve on the listening socket passed as file descriptor 3 (--addr is ignored)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	var ln net.Listener
+	var err error
+	if *inherited {
+		ln, err = net.FileListener(os.NewFile(3, "floor listener"))
+	} else {
+		ln, err = net.Listen("tcp", *addr)
+	}
 	if err != nil {
 		return err
 	}
