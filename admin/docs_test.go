@@ -40,6 +40,10 @@ const docIntro = `# Switchboard buyer API (/api/v1 and /insights_api)
 Every example below is a real exchange recorded by the tests against a running server and a
 fresh database; ` + "`{base_url}`" + ` stands for the server's public URL (` + "`--public-url`" + `).
 
+How a survey receives respondents and sends them back (the survey link, ` + "`{LINK_HASH}`" + `, the end links
+and ` + "`tr_sech`" + ` with worked examples, what each outcome pays, ` + "`redirect_test`" + `, ` + "`reconcile`" + `):
+[buyer-integration.md](buyer-integration.md). The supply partner's side: [supply-api.md](supply-api.md).
+
 ## Conventions
 
 - **Authentication**: every request carries ` + "`Authorization: Basic base64(<email>:<api_token>)`" + `.
@@ -167,11 +171,11 @@ var docSections = []docSection{
 			[]string{"campaign_create", "campaign_create_next_wave", "campaign_create_invalid", "campaign_create_bad_json"}},
 		{"GET", "/api/v1/campaigns/{id}", "Show a campaign", "With `campaign_quotas` (and their qualifications), `campaign_relationships` and `custom_campaign_qualifications`.", []string{"campaign_show"}},
 		{"PUT", "/api/v1/campaigns/{id}", "Update a campaign", "Every create field is optional, plus `status` (2, 3 or 5).", []string{"campaign_update", "campaign_activate_without_quota"}},
-		{"GET", "/api/v1/campaigns/{id}/redirect_test", "Redirect test URL", "Not implemented yet (501). The campaign reads already carry `redirect_test_url`.", []string{"redirect_test"}},
-		{"GET", "/api/v1/campaigns/{id}/feasibility", "Campaign feasibility", "Not implemented yet (501).", []string{"campaign_feasibility"}},
-		{"POST", "/api/v1/campaigns/realtime_feasibility", "Realtime feasibility", "Not implemented yet (501).", []string{"realtime_feasibility"}},
-		{"POST", "/api/v1/campaigns/{id}/reject_completes", "Reject completes", "Not implemented yet (501).", []string{"reject_completes"}},
-		{"POST", "/api/v1/campaigns/{id}/reconcile", "Reconcile", "Not implemented yet (501).", []string{"reconcile"}},
+		{"GET", "/api/v1/campaigns/{id}/redirect_test", "Redirect test URL", "The campaign's `redirect_test_url` (campaign reads carry it too): opening it starts a test session through the supplier link; docs/buyer-integration.md shows the whole test loop.", []string{"redirect_test"}},
+		{"GET", "/api/v1/campaigns/{id}/feasibility", "Campaign feasibility", "Estimated completes from the panel over `days_in_field`, per quota (docs/feasibility.md).", []string{"campaign_feasibility"}},
+		{"POST", "/api/v1/campaigns/realtime_feasibility", "Realtime feasibility", "The same estimate for a campaign described in the body (`country_language_id`, `incidence`, `length_of_interview`, `campaign_quotas`) before it exists.", []string{"realtime_feasibility"}},
+		{"POST", "/api/v1/campaigns/{id}/reject_completes", "Reject completes", "Required: `transaction_ids`. Each listed complete of the campaign is rejected (it stops counting toward its quotas; the supply partner gets a reversal); ids that are not completes of the campaign are listed as not found.", []string{"reject_completes"}},
+		{"POST", "/api/v1/campaigns/{id}/reconcile", "Reconcile", "Required: `accepted_ids`; optional `purchase_order`. The listed ids are the final accepted completes: a listed session that is not a complete becomes one, an unlisted complete becomes rejected; the campaign becomes 6 (Reconciled). docs/buyer-integration.md shows it with the partner's reversal.", []string{"reconcile"}},
 		{"POST", "/api/v1/campaigns/{id}/export_demographics", "Export demographics",
 			"Optional `transaction_ids` and `player_ids`, each a string or an array of strings. Answers 200 with a CSV (see *Insights and CSV exports*).",
 			[]string{"export_demographics", "export_demographics_player", "export_demographics_invalid"}},
@@ -185,7 +189,7 @@ var docSections = []docSection{
 		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Show a quota", "", []string{"quota_show"}},
 		{"PUT", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Update a quota", "Every field optional; a non-empty `campaign_qualifications` replaces all of the quota's qualifications.", []string{"quota_update"}},
 		{"DELETE", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Delete a quota", "", []string{"quota_delete"}},
-		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}/feasibility", "Quota feasibility", "Not implemented yet (501).", []string{"quota_feasibility"}},
+		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}/feasibility", "Quota feasibility", "The campaign feasibility estimate of one quota.", []string{"quota_feasibility"}},
 	}},
 	{"Retargeting", []docEntry{
 		{"POST", "/api/v1/campaigns/{id}/campaign_retargets", "Add retargeting records",
