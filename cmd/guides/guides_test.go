@@ -157,7 +157,9 @@ func render(req *http.Request, body any, resp apptest.Response) string {
 			b.WriteString(h + ": " + v + "\n")
 		}
 	}
-	if body != nil {
+	if form, ok := body.(url.Values); ok {
+		b.WriteString("Content-Type: application/x-www-form-urlencoded\n\n" + form.Encode() + "\n")
+	} else if body != nil {
 		b.WriteString("Content-Type: application/json\n\n")
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
@@ -170,11 +172,17 @@ func render(req *http.Request, body any, resp apptest.Response) string {
 			b.WriteString(h + ": " + v + "\n")
 		}
 	}
-	if len(resp.Body) > 0 {
+	switch {
+	case len(resp.Body) > maxHTML && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		b.WriteString("\n<!doctype html>… (the page)\n")
+	case len(resp.Body) > 0:
 		b.WriteString("\n" + prettyBody(resp.Body) + "\n")
 	}
 	return b.String()
 }
+
+// maxHTML is the size past which an HTML page is not shown.
+const maxHTML = 1000
 
 // maxItems is how many items of a long top-level JSON array an example shows.
 const maxItems = 2
@@ -198,6 +206,9 @@ func prettyBody(body []byte) string {
 	}
 	return string(body)
 }
+
+// csrfRe finds a page form's CSRF value.
+var csrfRe = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
 // partnerServer is the supply partner's postback receiver: it keeps every request.
 type partnerServer struct {
@@ -337,6 +348,30 @@ func TestGuides(t *testing.T) {
 	missing := impanelBody("user-1003", now, answer(42, 34))
 	r.do("impanel_missing", supplyReq("POST", "/supply_api/v4/players/impanel", "user-1003", missing), missing, 422)
 	r.do("supply_401", r.request("GET", "/supply_api/v4/countries", nil), nil, 401)
+	// The hosted profiler behind the "profile" survey, and a support page.
+	var unprofiled struct {
+		Surveys []struct {
+			OfferEntryURL string `json:"offer_entry_url"`
+			SupportURL    string `json:"support_url"`
+		}
+	}
+	r.do("", supplyReq("GET", "/supply_api/v4/campaigns?user_ip=73.15.20.9&device_type=1", "user-1005", nil), nil, 200).Decode(t, &unprofiled)
+	profile := r.do("profile_page", r.request("GET", unprofiled.Surveys[0].OfferEntryURL, nil, "Accept-Language", "en-US"), nil, 200)
+	csrf := csrfRe.FindStringSubmatch(string(profile.Body))
+	if csrf == nil {
+		t.Fatalf("no csrf in the profiler %s", profile.Body)
+	}
+	r.learn(csrf[1], "<csrf>")
+	profileToken := queryOf(t, unprofiled.Surveys[0].OfferEntryURL).Get("token")
+	form := url.Values{"token": {profileToken}, "csrf": {csrf[1]}, "country": {"1"}, "q42": {"29"}, "q43": {"1"}, "q45": {"60614"}}
+	post := r.request("POST", "/supply_api/v4/profile", form.Encode(), "Content-Type", "application/x-www-form-urlencoded",
+		"Sec-Fetch-Site", "same-origin")
+	profiled := r.do("profile_post", post, form, http.StatusSeeOther)
+	pu, _ := url.Parse(profiled.Header.Get("Location"))
+	if !payout.VerifySech(pu.RawQuery, pubSecret) {
+		t.Fatalf("profiled redirect %s does not verify", pu)
+	}
+	r.do("support_page", r.request("GET", unprofiled.Surveys[0].SupportURL, nil, "Accept-Language", "en-US"), nil, 200)
 	r.do("campaigns_400", supplyReq("GET", "/supply_api/v4/campaigns?device_type=1", "user-1001", nil), nil, 400)
 
 	// Offers: wait (unrecorded) until every engine has the activated campaign.
