@@ -33,6 +33,7 @@ import (
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
+	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
@@ -328,6 +329,9 @@ func TestGuides(t *testing.T) {
 	testLink := test.Header.Get("Location")
 	testTID := queryOf(t, testLink).Get("id")
 	checkLinkHash(t, testLink, buyerSecret)
+	if rid := queryOf(t, testLink).Get("rid"); rid != "TEST"+testTID[:12] {
+		t.Fatalf("test session respondent id %q, want TEST and the tid's first 12 characters", rid)
+	}
 	r.learn(testTID, "<test_tid>")
 	r.learn("TEST"+testTID[:12], "<test_respondent_id>")
 	page := r.do("test_callback", r.request("GET", callbackURI(buyer.CustomerID, "complete", testTID, buyerSecret), nil), nil, 200)
@@ -397,6 +401,7 @@ func TestGuides(t *testing.T) {
 		return ""
 	}
 	entry := entryURL("user-1001")
+	checkOfferToken(t, s, entry, id)
 	r.do("campaigns", supplyReq("GET", offersPath, "user-1001", nil), nil, 200)
 
 	// --- Entry: the participant goes to the buyer's survey.
@@ -408,6 +413,7 @@ func TestGuides(t *testing.T) {
 	r.learn(tid, "<tid>")
 	r.learn(q.Get("rid"), "<respondent_id>")
 	r.do("entry_refused", r.request("GET", entry, nil), nil, http.StatusFound)
+	r.learn("token=forged", "token=<forged>")
 	r.do("entry_forged", r.request("GET", "/supply_api/v4/entry?token=forged", nil), nil, http.StatusForbidden)
 
 	// --- The buyer's callback, and what the partner gets.
@@ -449,6 +455,26 @@ func TestGuides(t *testing.T) {
 	data := map[string]any{"ex": r.ex, "w": workedExamples(t)}
 	for _, g := range guides {
 		checkGuide(t, g, data)
+	}
+}
+
+// checkOfferToken checks what the supply guide says of an offer_entry_url's token: signed by
+// the service (internal/entrytoken), an offer naming the publisher, user, device and
+// campaign, valid 30 minutes.
+func checkOfferToken(t *testing.T, s *apptest.Server, entry string, campaignID int64) {
+	t.Helper()
+	secret, err := s.DB.ServiceKey(context.Background(), persistence.EntryKeyName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	c, err := entrytoken.NewKey(secret).Verify(queryOf(t, entry).Get("token"), now)
+	if err != nil {
+		t.Fatalf("offer token: %v", err)
+	}
+	if c.Kind != entrytoken.KindOffer || c.CampaignID != campaignID || c.PublisherID == 0 || c.ParticipantID == 0 ||
+		c.DeviceType != 1 || c.Expires-now > entrytoken.TTL || c.Expires-now < entrytoken.TTL-60 || entrytoken.TTL != 30*60 {
+		t.Fatalf("offer token claims %+v", c)
 	}
 }
 
