@@ -426,6 +426,7 @@ func TestGuides(t *testing.T) {
 	r.do("callback_repeat", r.request("GET", callbackURI(buyer.CustomerID, "complete", tid, buyerSecret), nil), nil, http.StatusFound)
 	r.do("callback_conflict", r.request("GET", callbackURI(buyer.CustomerID, "over_quota", tid, buyerSecret), nil), nil, http.StatusConflict)
 	wrong := callbackURI(buyer.CustomerID, "complete", tid, "not-the-secret")
+	r.learn(wrong[strings.LastIndex(wrong, "tr_sech="):], "tr_sech=<a wrong hash>")
 	r.do("callback_bad_hash", r.request("GET", wrong, nil), nil, http.StatusForbidden)
 	r.do("callback_unknown", r.request("GET", callbackURI(buyer.CustomerID, "complete", "no-such-tid", buyerSecret), nil), nil, http.StatusNotFound)
 	pb := partner.wait(t, "complete")
