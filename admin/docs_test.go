@@ -46,6 +46,10 @@ const docIntro = `# Switchboard buyer API (/api/v1 and /insights_api)
 Every example below is a real exchange recorded by the tests against a running server and a
 fresh database; ` + "`{base_url}`" + ` stands for the server's public URL (` + "`--public-url`" + `).
 
+How a survey receives respondents and sends them back (the survey link, ` + "`{LINK_HASH}`" + `, the end links
+and ` + "`tr_sech`" + ` with worked examples, what each outcome pays, ` + "`redirect_test`" + `, ` + "`reconcile`" + `):
+[buyer-integration.md](buyer-integration.md). The supply partner's side: [supply-api.md](supply-api.md).
+
 ## Conventions
 
 - **Authentication**: every request carries ` + "`Authorization: Basic base64(<email>:<api_token>)`" + `.
@@ -176,11 +180,11 @@ var docSections = []docSection{
 			[]string{"campaign_create", "campaign_create_next_wave", "campaign_create_invalid", "campaign_create_bad_json"}},
 		{"GET", "/api/v1/campaigns/{id}", "Show a campaign", "With `campaign_quotas` (and their qualifications), `campaign_relationships` and `custom_campaign_qualifications`.", []string{"campaign_show"}},
 		{"PUT", "/api/v1/campaigns/{id}", "Update a campaign", "Every create field is optional, plus `status` (2, 3 or 5).", []string{"campaign_update", "campaign_activate_without_quota"}},
-		{"GET", "/api/v1/campaigns/{id}/redirect_test", "Redirect test URL", "A signed URL that starts a test session on the campaign, never counted toward quotas, caps or billing (docs/rules.md §6). The campaign reads carry the same `redirect_test_url`.", []string{"redirect_test"}},
+		{"GET", "/api/v1/campaigns/{id}/redirect_test", "Redirect test URL", "A signed URL that starts a test session on the campaign, never counted toward quotas, caps or billing (docs/rules.md §6). The campaign reads carry the same `redirect_test_url`; docs/buyer-integration.md shows the whole test loop.", []string{"redirect_test"}},
 		{"GET", "/api/v1/campaigns/{id}/feasibility", "Campaign feasibility", "Estimated completes over the campaign's `days_in_field`, in total and per quota (docs/feasibility.md).", []string{"campaign_feasibility"}},
 		{"POST", "/api/v1/campaigns/realtime_feasibility", "Realtime feasibility", "The same estimate for a campaign that is not stored: `incidence`, `length_of_interview`, `days_in_field`, `country_language_id` (default 1) and `campaign_quotas` (docs/feasibility.md). Answers 200.", []string{"realtime_feasibility"}},
 		{"POST", "/api/v1/campaigns/{id}/reject_completes", "Reject completes", "Required: `transaction_ids`. A rejected complete no longer counts toward its quotas, and its partner is sent a reversal postback (docs/rules.md §7, §8). Answers 200 with the ids rejected and the ids not found.", []string{"reject_completes"}},
-		{"POST", "/api/v1/campaigns/{id}/reconcile", "Reconcile", "Required: `accepted_ids`; optional `purchase_order`. The listed ids are the campaign's final accepted completes: a listed non-complete becomes a complete, an unlisted complete is rejected, and the campaign becomes 6 Reconciled (docs/rules.md §8). Answers 200.", []string{"reconcile"}},
+		{"POST", "/api/v1/campaigns/{id}/reconcile", "Reconcile", "Required: `accepted_ids`; optional `purchase_order`. The listed ids are the campaign's final accepted completes: a listed non-complete becomes a complete, an unlisted complete is rejected, and the campaign becomes 6 Reconciled (docs/rules.md §8). Answers 200. docs/buyer-integration.md shows it with the partner's reversal.", []string{"reconcile"}},
 		{"POST", "/api/v1/campaigns/{id}/export_demographics", "Export demographics",
 			"Optional `transaction_ids` and `player_ids`, each a string or an array of strings. Answers 200 with a CSV (see *Insights and CSV exports*).",
 			[]string{"export_demographics", "export_demographics_player", "export_demographics_invalid"}},

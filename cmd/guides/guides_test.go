@@ -1,0 +1,527 @@
+// Package guides_test generates the integration guides docs/buyer-integration.md and
+// docs/supply-api.md from exchanges recorded against a running server (apptest: the whole
+// app on a real listener over a fresh PostgreSQL) and from worked signing examples computed
+// by the production signing code. Without -update the test fails when a committed guide
+// differs from what it generates, so the guides cannot drift from the server.
+//
+//	go test ./cmd/guides -update   # rewrite the guides
+package guides_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"hash"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+	"github.com/switchboard/switchboard/supply"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var update = flag.Bool("update", false, "rewrite docs/buyer-integration.md and docs/supply-api.md")
+
+// The recorded deployment's fixed names: the service's public URL (what it hands out and
+// hashes) and the partner's URLs. Requests really go to the listener; the public URL need
+// not resolve.
+const (
+	publicURL   = "https://switchboard.example"
+	partnerHost = "https://partner.example"
+	buyerToken  = "buyer-api-token"
+	buyerSecret = "buyer-api-secret"
+	pubToken    = "publisher-api-token"
+	pubSecret   = "publisher-api-secret"
+)
+
+// guide is one generated document: its template under testdata and its output.
+type guide struct{ tmpl, out string }
+
+var guides = []guide{
+	{"testdata/buyer-integration.md.tmpl", "../../docs/buyer-integration.md"},
+	{"testdata/supply-api.md.tmpl", "../../docs/supply-api.md"},
+}
+
+// recorder performs requests and keeps each exchange, normalized, under a name.
+type recorder struct {
+	t     *testing.T
+	s     *apptest.Server
+	ex    map[string]string
+	subst [][2]string // real value → placeholder, applied in order
+}
+
+// volatile matches the values that differ from run to run and are not learned one by one.
+var volatile = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`token=[A-Za-z0-9_\-.%]+`), "token=<token>"},
+	{regexp.MustCompile(`tr_sech=[0-9a-f]{40}`), "tr_sech=<tr_sech>"},
+	{regexp.MustCompile(`security_hash=[0-9a-f]{40}`), "security_hash=<link_hash>"},
+	{regexp.MustCompile(`sech=[0-9a-f]{64}`), "sech=<sech>"},
+	{regexp.MustCompile(`sig=[0-9a-f]{32}`), "sig=<signature>"},
+	{regexp.MustCompile(`"sech": "[0-9a-f]*"`), `"sech": "<sech>"`},
+	{regexp.MustCompile(`"ts": [0-9]+`), `"ts": <ts>`},
+}
+
+func (r *recorder) learn(real, placeholder string) {
+	if real != "" {
+		r.subst = append(r.subst, [2]string{real, placeholder})
+		// Longest first, so that a value is not replaced inside a longer one.
+		sort.SliceStable(r.subst, func(i, j int) bool { return len(r.subst[i][0]) > len(r.subst[j][0]) })
+	}
+}
+
+func (r *recorder) normalize(s string) string {
+	for _, p := range r.subst {
+		s = strings.ReplaceAll(s, p[0], p[1])
+	}
+	for _, v := range volatile {
+		s = v.re.ReplaceAllString(s, v.repl)
+	}
+	return s
+}
+
+// keep stores an exchange under name.
+func (r *recorder) keep(name, text string) {
+	r.t.Helper()
+	if _, dup := r.ex[name]; dup {
+		r.t.Fatalf("exchange %s recorded twice", name)
+	}
+	r.ex[name] = strings.TrimRight(text, "\n") // normalized when rendered: later values are learned too
+}
+
+// request builds a request to the server for path (relative to the public URL or the
+// listener), with headers given as name, value pairs.
+func (r *recorder) request(method, path string, body any, headers ...string) *http.Request {
+	r.t.Helper()
+	path = strings.TrimPrefix(path, publicURL)
+	req := r.s.NewRequest(r.t, method, path, body)
+	req.Header.Del("Accept")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return req
+}
+
+// do sends req, checks the status and records the exchange (unless name is "").
+func (r *recorder) do(name string, req *http.Request, body any, want int) apptest.Response {
+	r.t.Helper()
+	resp := r.s.Send(r.t, req)
+	if resp.Status != want {
+		r.t.Fatalf("%s: %s %s: status %d, want %d; body %s", name, req.Method, req.URL, resp.Status, want, resp.Body)
+	}
+	if name != "" {
+		r.keep(name, render(req, body, resp))
+	}
+	return resp
+}
+
+// shownRequestHeaders and shownResponseHeaders are the headers an example shows.
+var (
+	shownRequestHeaders  = []string{"X-Api-Token", "X-User-Identifier", "X-Device-Identifier"}
+	shownResponseHeaders = []string{"Content-Type", "Location", "Allow", "Retry-After", "Www-Authenticate"}
+)
+
+// render writes one exchange: request line, headers that matter, body; status line,
+// headers that matter, body (JSON indented; long top-level arrays cut after two items).
+func render(req *http.Request, body any, resp apptest.Response) string {
+	var b strings.Builder
+	b.WriteString(req.Method + " " + req.URL.RequestURI() + "\n")
+	if req.Header.Get("Authorization") != "" {
+		b.WriteString("Authorization: Basic <base64 of email:api_token>\n")
+	}
+	for _, h := range shownRequestHeaders {
+		if v := req.Header.Get(h); v != "" {
+			b.WriteString(h + ": " + v + "\n")
+		}
+	}
+	if form, ok := body.(url.Values); ok {
+		b.WriteString("Content-Type: application/x-www-form-urlencoded\n\n" + form.Encode() + "\n")
+	} else if body != nil {
+		b.WriteString("Content-Type: application/json\n\n")
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(body)
+	}
+	b.WriteString("\nHTTP " + strconv.Itoa(resp.Status) + " " + http.StatusText(resp.Status) + "\n")
+	for _, h := range shownResponseHeaders {
+		if v := resp.Header.Get(h); v != "" {
+			b.WriteString(h + ": " + v + "\n")
+		}
+	}
+	switch {
+	case len(resp.Body) > maxHTML && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		b.WriteString("\n<!doctype html>… (the page)\n")
+	case len(resp.Body) > 0:
+		b.WriteString("\n" + prettyBody(resp.Body) + "\n")
+	}
+	return b.String()
+}
+
+// maxHTML is the size past which an HTML page is not shown.
+const maxHTML = 1000
+
+// maxItems is how many items of a long top-level JSON array an example shows.
+const maxItems = 2
+
+func prettyBody(body []byte) string {
+	var items []json.RawMessage
+	if json.Unmarshal(body, &items) == nil && len(items) > maxItems {
+		var b bytes.Buffer
+		b.WriteString("[\n")
+		for _, it := range items[:maxItems] {
+			var one bytes.Buffer
+			_ = json.Indent(&one, it, "  ", "  ")
+			b.WriteString("  " + one.String() + ",\n")
+		}
+		fmt.Fprintf(&b, "  … %d more\n]", len(items)-maxItems)
+		return b.String()
+	}
+	var out bytes.Buffer
+	if json.Indent(&out, body, "", "  ") == nil {
+		return out.String()
+	}
+	return string(body)
+}
+
+// csrfRe finds a page form's CSRF value.
+var csrfRe = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// partnerServer is the supply partner's postback receiver: it keeps every request.
+type partnerServer struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen []*http.Request
+}
+
+func (p *partnerServer) serve(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.seen = append(p.seen, r)
+	p.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+// wait returns the first postback whose query has status, waiting up to 15 s.
+func (p *partnerServer) wait(t *testing.T, status string) *http.Request {
+	t.Helper()
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		p.mu.Lock()
+		for _, r := range p.seen {
+			if r.URL.Query().Get("status") == status {
+				p.mu.Unlock()
+				return r
+			}
+		}
+		p.mu.Unlock()
+	}
+	t.Fatalf("no postback with status %s", status)
+	return nil
+}
+
+// callbackURI is a buyer's signed callback (path and query).
+func callbackURI(customerID, outcome, tid, secret string) string {
+	u := "/router/customers/" + customerID + "/cps/" + outcome + "?tid=" + url.QueryEscape(tid)
+	return u + "&tr_sech=" + hmacHex(sha1.New, secret, publicURL+u)
+}
+
+// hmacHex is an HMAC computed here, independently of the production code, to check both.
+func hmacHex(h func() hash.Hash, key, msg string) string {
+	m := hmac.New(h, []byte(key))
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func queryOf(t *testing.T, raw string) url.Values {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("parse %q: %v", raw, err)
+	}
+	return u.Query()
+}
+
+// TestGuides records the exchanges, renders both guides and compares them with the
+// committed files (or rewrites them with -update).
+func TestGuides(t *testing.T) {
+	partner := &partnerServer{}
+	partner.srv = httptest.NewServer(http.HandlerFunc(partner.serve))
+	defer partner.srv.Close()
+
+	s := apptest.Start(t, apptest.Options{PublicURL: publicURL, RateLimit: -1,
+		Configure: func(c *app.Config) { c.Postbacks.Poll = 100 * time.Millisecond }})
+	ctx := context.Background()
+	buyer, _, err := s.DB.CreateBuyerWith(ctx, "buyer@example.test", "Example Research", s.Env, buyerToken, buyerSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.DB.CreatePublisherWith(ctx, persistence.NewPublisher{Name: "Example Games", CurrencyName: "coins",
+		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: partnerHost + "/back?app=7",
+		PostbackURL: partner.srv.URL + "/postback", Environment: s.Env}, pubToken, pubSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.App.Supply.ReloadPublishers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{t: t, s: s, ex: map[string]string{}}
+	r.learn(buyer.CustomerID, "<customer_id>")
+	r.learn(partner.srv.URL, partnerHost)
+
+	api := func(name, method, path string, body any, want int) apptest.Response {
+		t.Helper()
+		req := r.request(method, path, body)
+		req.SetBasicAuth(buyer.Email, buyerToken)
+		return r.do(name, req, body, want)
+	}
+	supplyReq := func(method, path, user string, body any) *http.Request {
+		t.Helper()
+		h := []string{"X-Api-Token", pubToken}
+		if user != "" {
+			h = append(h, "X-User-Identifier", user)
+		}
+		return r.request(method, path, body, h...)
+	}
+	impanelBody := func(user string, ts int64, profile ...map[string]any) map[string]any {
+		return map[string]any{"country_id": 1, "ts": ts, "sech": supply.Sech(pubSecret, user, ts), "profile_data": profile}
+	}
+	answer := func(q int, values ...any) map[string]any { return map[string]any{"question_id": q, "values": values} }
+
+	// --- The buyer sets up a campaign whose survey link asks for {LINK_HASH}.
+	link := "https://survey.example/s/coffee?rid={RESPONDENT_ID}&age={AGE}&security_hash={LINK_HASH}"
+	c := api("campaign_create", "POST", "/api/v1/campaigns", map[string]any{"name": "Coffee habits", "incidence": 40,
+		"length_of_interview": 12, "country_language_id": 1, "cpi": "2.50", "supplier_link": link}, 201).Object(t)
+	id := int64(c["id"].(float64))
+	campaign := "/api/v1/campaigns/" + strconv.FormatInt(id, 10)
+	api("quota_create", "POST", campaign+"/campaign_quotas", map[string]any{"name": "Adults", "num_respondents": 100,
+		"campaign_qualifications": []map[string]any{{"question_id": 43, "pre_codes": []int{1, 2}}}}, 201)
+	api("campaign_activate", "PUT", campaign, map[string]any{"status": 2}, 200)
+
+	// --- redirect_test: a test session through the buyer's own link and callback.
+	var rt struct {
+		URL string `json:"redirect_test_url"`
+	}
+	api("redirect_test", "GET", campaign+"/redirect_test", nil, 200).Decode(t, &rt)
+	test := r.do("test_start", r.request("GET", rt.URL, nil), nil, http.StatusFound)
+	testLink := test.Header.Get("Location")
+	testTID := queryOf(t, testLink).Get("id")
+	checkLinkHash(t, testLink, buyerSecret)
+	if rid := queryOf(t, testLink).Get("rid"); rid != "TEST"+testTID[:12] {
+		t.Fatalf("test session respondent id %q, want TEST and the tid's first 12 characters", rid)
+	}
+	r.learn(testTID, "<test_tid>")
+	r.learn("TEST"+testTID[:12], "<test_respondent_id>")
+	page := r.do("test_callback", r.request("GET", callbackURI(buyer.CustomerID, "complete", testTID, buyerSecret), nil), nil, 200)
+	if !strings.Contains(string(page.Body), `<strong id="hash">valid</strong>`) {
+		t.Fatalf("test page %s", page.Body)
+	}
+
+	// --- The partner: catalog, impanel, offers.
+	r.do("countries", supplyReq("GET", "/supply_api/v4/countries", "", nil), nil, 200)
+	r.do("qualifications", supplyReq("GET", "/supply_api/v4/qualifications?country_id=1", "", nil), nil, 200)
+	r.do("campaigns_unprofiled", supplyReq("GET", "/supply_api/v4/campaigns?user_ip=73.15.20.9&device_type=1", "user-1002", nil), nil, 200)
+	now := time.Now().Unix()
+	body := impanelBody("user-1001", now, answer(42, 34), answer(43, 2), answer(45, "94105"))
+	r.do("impanel", supplyReq("POST", "/supply_api/v4/players/impanel", "user-1001", body), body, 200)
+	bad := impanelBody("user-1001", now, answer(42, 34), answer(43, 2), answer(45, "94105"))
+	bad["sech"] = supply.Sech("another-secret", "user-1001", now)
+	r.do("impanel_bad_sech", supplyReq("POST", "/supply_api/v4/players/impanel", "user-1001", bad), bad, 401)
+	missing := impanelBody("user-1003", now, answer(42, 34))
+	r.do("impanel_missing", supplyReq("POST", "/supply_api/v4/players/impanel", "user-1003", missing), missing, 422)
+	r.do("supply_401", r.request("GET", "/supply_api/v4/countries", nil), nil, 401)
+	// The hosted profiler behind the "profile" survey, and a support page.
+	var unprofiled struct {
+		Surveys []struct {
+			OfferEntryURL string `json:"offer_entry_url"`
+			SupportURL    string `json:"support_url"`
+		}
+	}
+	r.do("", supplyReq("GET", "/supply_api/v4/campaigns?user_ip=73.15.20.9&device_type=1", "user-1005", nil), nil, 200).Decode(t, &unprofiled)
+	profile := r.do("profile_page", r.request("GET", unprofiled.Surveys[0].OfferEntryURL, nil, "Accept-Language", "en-US"), nil, 200)
+	csrf := csrfRe.FindStringSubmatch(string(profile.Body))
+	if csrf == nil {
+		t.Fatalf("no csrf in the profiler %s", profile.Body)
+	}
+	r.learn(csrf[1], "<csrf>")
+	profileToken := queryOf(t, unprofiled.Surveys[0].OfferEntryURL).Get("token")
+	form := url.Values{"token": {profileToken}, "csrf": {csrf[1]}, "country": {"1"}, "q42": {"29"}, "q43": {"1"}, "q45": {"60614"}}
+	post := r.request("POST", "/supply_api/v4/profile", form.Encode(), "Content-Type", "application/x-www-form-urlencoded",
+		"Sec-Fetch-Site", "same-origin")
+	profiled := r.do("profile_post", post, form, http.StatusSeeOther)
+	pu, _ := url.Parse(profiled.Header.Get("Location"))
+	if !payout.VerifySech(pu.RawQuery, pubSecret) {
+		t.Fatalf("profiled redirect %s does not verify", pu)
+	}
+	r.do("support_page", r.request("GET", unprofiled.Surveys[0].SupportURL, nil, "Accept-Language", "en-US"), nil, 200)
+	r.do("campaigns_400", supplyReq("GET", "/supply_api/v4/campaigns?device_type=1", "user-1001", nil), nil, 400)
+
+	// Offers: wait (unrecorded) until every engine has the activated campaign.
+	offersPath := "/supply_api/v4/campaigns?user_ip=73.15.20.9&device_type=1"
+	entryURL := func(user string) string {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			var o struct {
+				Surveys []struct {
+					Identifier    string `json:"identifier"`
+					OfferEntryURL string `json:"offer_entry_url"`
+				}
+			}
+			resp := r.do("", supplyReq("GET", offersPath, user, nil), nil, 200)
+			resp.Decode(t, &o)
+			for _, sv := range o.Surveys {
+				if sv.Identifier == strconv.FormatInt(id, 10) {
+					return sv.OfferEntryURL
+				}
+			}
+		}
+		t.Fatalf("campaign %d never offered to %s", id, user)
+		return ""
+	}
+	entry := entryURL("user-1001")
+	checkOfferToken(t, s, entry, id)
+	r.do("campaigns", supplyReq("GET", offersPath, "user-1001", nil), nil, 200)
+
+	// --- Entry: the participant goes to the buyer's survey.
+	in := r.do("entry", r.request("GET", entry, nil), nil, http.StatusFound)
+	surveyLink := in.Header.Get("Location")
+	checkLinkHash(t, surveyLink, buyerSecret)
+	q := queryOf(t, surveyLink)
+	tid := q.Get("id")
+	r.learn(tid, "<tid>")
+	r.learn(q.Get("rid"), "<respondent_id>")
+	r.do("entry_refused", r.request("GET", entry, nil), nil, http.StatusFound)
+	r.learn("token=forged", "token=<forged>")
+	r.do("entry_forged", r.request("GET", "/supply_api/v4/entry?token=forged", nil), nil, http.StatusForbidden)
+
+	// --- The buyer's callback, and what the partner gets.
+	done := r.do("callback_complete", r.request("GET", callbackURI(buyer.CustomerID, "complete", tid, buyerSecret), nil), nil, http.StatusFound)
+	back := done.Header.Get("Location")
+	u, _ := url.Parse(back)
+	if !payout.VerifySech(u.RawQuery, pubSecret) {
+		t.Fatalf("partner redirect %s does not verify", back)
+	}
+	r.do("callback_repeat", r.request("GET", callbackURI(buyer.CustomerID, "complete", tid, buyerSecret), nil), nil, http.StatusFound)
+	r.do("callback_conflict", r.request("GET", callbackURI(buyer.CustomerID, "over_quota", tid, buyerSecret), nil), nil, http.StatusConflict)
+	wrong := callbackURI(buyer.CustomerID, "complete", tid, "not-the-secret")
+	r.learn(wrong[strings.LastIndex(wrong, "tr_sech="):], "tr_sech=<a wrong hash>")
+	r.do("callback_bad_hash", r.request("GET", wrong, nil), nil, http.StatusForbidden)
+	r.do("callback_unknown", r.request("GET", callbackURI(buyer.CustomerID, "complete", "no-such-tid", buyerSecret), nil), nil, http.StatusNotFound)
+	pb := partner.wait(t, "complete")
+	if !payout.VerifySech(pb.URL.RawQuery, pubSecret) {
+		t.Fatalf("postback %s does not verify", pb.URL)
+	}
+	r.keep("postback_complete", "GET "+pb.URL.RequestURI()+"\nHost: partner.example\n")
+
+	// --- A second complete, then reconcile accepting only the first: a reversal.
+	body2 := impanelBody("user-1004", now, answer(42, 51), answer(43, 1), answer(45, "10001"))
+	r.do("", supplyReq("POST", "/supply_api/v4/players/impanel", "user-1004", body2), body2, 200)
+	in2 := r.do("", r.request("GET", entryURL("user-1004"), nil), nil, http.StatusFound)
+	tid2 := queryOf(t, in2.Header.Get("Location")).Get("id")
+	r.learn(tid2, "<tid_2>")
+	r.do("", r.request("GET", callbackURI(buyer.CustomerID, "complete", tid2, buyerSecret), nil), nil, http.StatusFound)
+	partner.wait(t, "complete")
+	api("reconcile", "POST", campaign+"/reconcile", map[string]any{"accepted_ids": []string{tid}, "purchase_order": "PO-1001"}, 200)
+	rev := partner.wait(t, "reversed")
+	if !payout.VerifySech(rev.URL.RawQuery, pubSecret) {
+		t.Fatalf("reversal %s does not verify", rev.URL)
+	}
+	r.keep("postback_reversed", "GET "+rev.URL.RequestURI()+"\nHost: partner.example\n")
+
+	for k, v := range r.ex {
+		r.ex[k] = r.normalize(v)
+	}
+	data := map[string]any{"ex": r.ex, "w": workedExamples(t)}
+	for _, g := range guides {
+		checkGuide(t, g, data)
+	}
+}
+
+// checkOfferToken checks what the supply guide says of an offer_entry_url's token: signed by
+// the service (internal/entrytoken), an offer naming the publisher, user, device and
+// campaign, valid 30 minutes.
+func checkOfferToken(t *testing.T, s *apptest.Server, entry string, campaignID int64) {
+	t.Helper()
+	secret, err := s.DB.ServiceKey(context.Background(), persistence.EntryKeyName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	c, err := entrytoken.NewKey(secret).Verify(queryOf(t, entry).Get("token"), now)
+	if err != nil {
+		t.Fatalf("offer token: %v", err)
+	}
+	if c.Kind != entrytoken.KindOffer || c.CampaignID != campaignID || c.PublisherID == 0 || c.ParticipantID == 0 ||
+		c.DeviceType != 1 || c.Expires-now > entrytoken.TTL || c.Expires-now < entrytoken.TTL-60 || entrytoken.TTL != 30*60 {
+		t.Fatalf("offer token claims %+v", c)
+	}
+}
+
+// checkLinkHash checks the security_hash of a supplier link, independently of the code
+// that made it: HMAC-SHA1 of the link without "&security_hash=...".
+func checkLinkHash(t *testing.T, link, secret string) {
+	t.Helper()
+	i := strings.LastIndex(link, "&security_hash=")
+	if i < 0 {
+		t.Fatalf("no security_hash in %s", link)
+	}
+	if got, want := link[i+len("&security_hash="):], hmacHex(sha1.New, secret, link[:i]); got != want {
+		t.Fatalf("security_hash of %s is %s, want %s", link, got, want)
+	}
+}
+
+func checkGuide(t *testing.T, g guide, data map[string]any) {
+	t.Helper()
+	tm, err := template.New(filepath.Base(g.tmpl)).Option("missingkey=error").Funcs(template.FuncMap{
+		"ex": func(name string) (string, error) {
+			e, ok := data["ex"].(map[string]string)[name]
+			if !ok {
+				return "", fmt.Errorf("no exchange %q", name)
+			}
+			return "```http\n" + e + "\n```", nil
+		},
+	}).ParseFiles(g.tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := tm.Execute(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	if *update {
+		if err := os.WriteFile(g.out, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(g.out)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/guides -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s is out of date: run go test ./cmd/guides -update", g.out)
+	}
+}
