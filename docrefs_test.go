@@ -106,9 +106,13 @@ func TestDocumentReferences(t *testing.T) {
 			for _, m := range outside.FindAllString(line, -1) {
 				t.Errorf("%s:%d cites %q, a document outside the repository: cite docs/rules.md §N", path, n, m)
 			}
-			for _, ref := range mdRef.FindAllString(line, -1) {
+			for _, loc := range mdRef.FindAllStringIndex(line, -1) {
+				ref := line[loc[0]:loc[1]]
 				if strings.Contains(ref, "://") || strings.HasPrefix(ref, ":") {
 					continue // a URL
+				}
+				if rest := line[loc[1]:]; len(rest) > 1 && rest[0] == '.' && rest[1] != ' ' {
+					continue // a longer name such as x.md.tmpl, not a Markdown document
 				}
 				var p string
 				switch first, _, _ := strings.Cut(ref, "/"); {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboard/switchboard/admin"
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/supplierlink"
 )
 
@@ -30,7 +31,8 @@ func FuzzDecodeCampaign(f *testing.F) {
 		`{"name":"a","incidence":40,"length_of_interview":12,"country_language_id":1,"supplier_link":"https://x.test/?id={ID}"}`,
 		`{"name":"a","incidence":40,"length_of_interview":12,"country_language_id":1,"supplier_link":"https://x.test/?id={ID}&security_hash={LINK_HASH}","cpi":"1.005","reentry_interval":null,"max_daily_completes":3,"supported_devices":[0,1,2],"buyer_account_id":null,"project_id":4}`,
 		`{"cpi":1e400}`, `{"cpi":"-0.004"}`, `{"incidence":1e3}`, `{"status":2}`, `[]`, `{"name":null}`, ``, `{"supported_devices":[9]}`,
-		`{"reentry_interval":"5"}`, `{"name":"\u0000"}`,
+		`{"reentry_interval":"5"}`, `{"name":"\u0000"}`, "{\"name\":\"\xff\"}", `{"incidence":2147483648}`,
+		`{"max_daily_completes":99999999999999999999}`, `{"supported_devices":[1,-2147483649]}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
@@ -43,6 +45,9 @@ func FuzzDecodeCampaign(f *testing.F) {
 		}
 		if create && (c.Name == nil || c.Incidence == nil || c.LengthOfInterview == nil || c.CountryLanguageID == nil || c.SupplierLink == nil) {
 			t.Fatalf("create accepted without a required field: %s", body)
+		}
+		if c.Name != nil && !httpio.ValidText(*c.Name) || c.SupplierLink != nil && !httpio.ValidText(*c.SupplierLink) {
+			t.Fatalf("invalid text accepted: %s", body)
 		}
 		if c.Incidence != nil && (*c.Incidence < 1 || *c.Incidence > 100) {
 			t.Fatalf("incidence %d accepted", *c.Incidence)
@@ -71,6 +76,7 @@ func FuzzDecodeQuota(f *testing.F) {
 		`{"num_respondents":10,"name":null,"is_global":true,"campaign_qualifications":[]}`,
 		`{"num_respondents":0}`, `{"campaign_qualifications":[{"question_id":1,"pre_codes":[null]}]}`,
 		`{"campaign_qualifications":[{"question_id":1,"pre_codes":[{"a":1}]}]}`, `{"campaign_qualifications":[{}]}`, `{`,
+		`{"num_respondents":2147483648}`, `{"name":"\u0000","campaign_qualifications":[{"question_id":45,"pre_codes":["\u0000",99999999999]}]}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
@@ -87,8 +93,16 @@ func FuzzDecodeQuota(f *testing.F) {
 		if q.NumRespondents != nil && *q.NumRespondents < 1 {
 			t.Fatalf("num_respondents %d accepted", *q.NumRespondents)
 		}
+		if q.Name.Valid && !httpio.ValidText(q.Name.V) {
+			t.Fatalf("invalid name accepted: %s", body)
+		}
 		seen := map[int]bool{}
 		for _, qq := range q.Qualifications {
+			for _, pc := range qq.PreCodes {
+				if !httpio.ValidText(pc.Text) {
+					t.Fatalf("invalid pre_code accepted: %s", body)
+				}
+			}
 			if len(qq.PreCodes) == 0 || seen[qq.QuestionID] {
 				t.Fatalf("qualification accepted: %+v", qq)
 			}

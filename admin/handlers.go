@@ -31,6 +31,9 @@ func queryInt(ctx *fasthttp.RequestCtx, name string, required bool) (*int, error
 		return nil, nil
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 32)
+	if httpio.IsRangeError(err) {
+		return nil, fault.BadRequest("query parameter %s %s", name, httpio.OutOfRange)
+	}
 	if err != nil {
 		return nil, fault.BadRequest("query parameter %s must be an integer", name)
 	}
@@ -488,11 +491,11 @@ func (a *API) createAdhocAccount(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
 		return err
 	}
-	name, err := optionalText("buyer_name", in.BuyerName, maxName)
+	name, err := requiredText("buyer_name", in.BuyerName, maxName)
 	if err != nil {
 		return err
 	}
-	ident, err := optionalText("buyer_identifier", in.BuyerIdentifier, maxName)
+	ident, err := requiredText("buyer_identifier", in.BuyerIdentifier, maxName)
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,11 @@ func (a *API) projectResource(p persistence.InsightsProject) projectResource {
 func (a *API) insightsProjects(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	page := 1
 	if raw := ctx.QueryArgs().Peek("page"); len(raw) > 0 {
-		n, err := strconv.Atoi(string(raw))
+		n64, err := strconv.ParseInt(string(raw), 10, 64) // past the last page is an empty page
+		if httpio.IsRangeError(err) {
+			return fault.BadRequest("query parameter page %s", httpio.OutOfRange)
+		}
+		n := int(n64)
 		if err != nil || n < 1 {
 			return fault.BadRequest("query parameter page must be an integer of at least 1")
 		}

@@ -247,7 +247,8 @@ func DecodeQuota(body []byte, create bool) (persistence.QuotaFields, error) {
 		}
 		f.Name.V = name
 	}
-	if in.NumRespondents != nil && (*in.NumRespondents < 1 || *in.NumRespondents > maxInt32) {
+	// Beyond 32 bits is refused as out of range by DecodeJSON.
+	if in.NumRespondents != nil && *in.NumRespondents < 1 {
 		return f, fault.Invalid("num_respondents", "must be at least 1")
 	}
 	if in.CampaignQualifications == nil {
@@ -285,6 +286,9 @@ func DecodeQuota(body []byte, create bool) (persistence.QuotaFields, error) {
 				}
 				codes[j] = persistence.PreCode{Text: s}
 			case len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')):
+				if _, err := strconv.ParseInt(string(raw), 10, 32); httpio.IsRangeError(err) {
+					return f, fault.Invalid(fmt.Sprintf("%s.pre_codes[%d]", field, j), "%s", httpio.OutOfRange)
+				}
 				codes[j] = persistence.PreCode{Text: string(raw), Number: true}
 			default:
 				return f, fault.Invalid(fmt.Sprintf("%s.pre_codes[%d]", field, j), "must be an integer or a string")
@@ -410,7 +414,11 @@ func parsePreCodeValues(v flexString) ([]int, error) {
 	}
 	out := make([]int, 0, len(parts))
 	for _, p := range parts {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
+		n64, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
+		if httpio.IsRangeError(err) {
+			return nil, fault.Invalid("pre_code_values", "%s", httpio.OutOfRange)
+		}
+		n := int(n64)
 		if err != nil || n < 1 {
 			return nil, fault.Invalid("pre_code_values", "must be a pre_code or a comma-separated list of pre_codes, e.g. \"1,2\"")
 		}

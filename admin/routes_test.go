@@ -159,7 +159,7 @@ func TestIsolation(t *testing.T) {
 	var rel struct{ ID int64 }
 	a.Do(t, "POST", "/api/v1/campaign_relationships", map[string]any{"campaign_id": c1, "related_campaign_id": c2}).Expect(t, 201).Decode(t, &rel)
 	var acct struct{ ID int64 }
-	a.Do(t, "POST", "/api/v1/adhoc_accounts", map[string]any{}).Expect(t, 201).Decode(t, &acct)
+	a.Do(t, "POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": "N", "buyer_identifier": "I"}).Expect(t, 201).Decode(t, &acct)
 	before := a.Do(t, "GET", path("/api/v1/campaigns/%d", c1), nil).Expect(t, 200).Body
 
 	for _, c := range []struct {
@@ -393,6 +393,10 @@ func TestValidation(t *testing.T) {
 		{"POST", path("/api/v1/campaigns/%d/campaign_qualifications", id), map[string]any{"question_id": 43, "pre_code_values": "1"}, "question_id"},
 		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": strings.Repeat("n", 256)}, "buyer_name"},
 		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_identifier": 5}, "buyer_identifier"},
+		{"POST", "/api/v1/adhoc_accounts", map[string]any{}, "buyer_name"},
+		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": " ", "buyer_identifier": "i"}, "buyer_name"},
+		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": "n"}, "buyer_identifier"},
+		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": "n", "buyer_identifier": ""}, "buyer_identifier"},
 	}
 	for _, c := range cases {
 		r := b.Do(t, c.method, c.path, c.body)

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"crypto/sha1"
 	"html"
 	"time"
 
@@ -37,6 +38,15 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	if !outcome.Valid(named) {
 		return "", "", fault.NotFound("not found")
 	}
+	// Before any database work: a callback without a well-formed final tr_sech is refused
+	// (an unsigned request costs no lookup), and texts PostgreSQL would refuse are never
+	// looked up (docs/validation.md).
+	if !sechShaped(requestURI) {
+		return "", "", fault.Forbidden("invalid tr_sech")
+	}
+	if !httpio.ValidText(customerID) {
+		return "", "", fault.NotFound("not found")
+	}
 	buyer, err := r.buyer(ctx, customerID)
 	if err != nil {
 		return "", "", err
@@ -44,6 +54,13 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	hashOK := VerifyCallback(r.cfg.PublicURL, requestURI, buyer.APISecret)
 	if !hashOK && tid == "" {
 		return "", "", fault.Forbidden("invalid tr_sech")
+	}
+	if tid == "" || !httpio.ValidText(tid) {
+		// No session has such a tid: the answer a correctly signed unknown tid gets.
+		if !hashOK {
+			return "", "", fault.Forbidden("invalid tr_sech")
+		}
+		return "", "", fault.NotFound("unknown transaction")
 	}
 	s, err := r.session(ctx, tid)
 	if err != nil && !isNotFound(err) {
@@ -111,6 +128,22 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	}
 	r.afterOutcome(ctx, s, named, now) // quality signals: quality_term, speeders (quality.go)
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward}), "", nil
+}
+
+// sechShaped reports whether requestURI ends with a tr_sech of the right shape: 40
+// lower-case hex digits, the last parameter (docs/rules.md §7). Whether it is the right
+// hash needs the buyer's secret, read from the database; the shape does not.
+func sechShaped(requestURI string) bool {
+	_, sech, ok := SplitCallback(requestURI)
+	if !ok || len(sech) != 2*sha1.Size {
+		return false
+	}
+	for i := 0; i < len(sech); i++ {
+		if c := sech[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // errClosed answers the first callback of a session whose campaign is reconciled or

@@ -148,6 +148,10 @@ func (a *API) qualifications(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	id, err := strconv.ParseInt(string(raw), 10, 32)
+	if httpio.IsRangeError(err) {
+		a.fail(ctx, fault.BadRequest("country_id %s", httpio.OutOfRange))
+		return
+	}
 	if err != nil {
 		a.fail(ctx, fault.BadRequest("country_id must be an integer"))
 		return

@@ -30,7 +30,7 @@ type partner struct {
 	Rate   float64
 }
 
-func newPartner(t *testing.T, s *apptest.Server) *partner {
+func newPartner(t testing.TB, s *apptest.Server) *partner {
 	t.Helper()
 	ctx := context.Background()
 	p, tok, err := s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "Game Co", CurrencyName: `Gems "blue"`,

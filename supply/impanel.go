@@ -8,11 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
@@ -70,6 +70,9 @@ func decodeImpanel(body []byte) (impanelRequest, error) {
 		return r, fault.Unauthorized("ts is required")
 	}
 	ts, err := strconv.ParseInt(string(b.TS), 10, 64)
+	if httpio.IsRangeError(err) {
+		return r, fault.Unauthorized("ts is out of range")
+	}
 	if err != nil {
 		return r, fault.Unauthorized("ts must be an integer unix timestamp")
 	}
@@ -118,6 +121,9 @@ func (c *catalog) parseCountry(raw json.RawMessage) (*countryCatalog, error) {
 		return nil, fault.Invalid("country_id", "is required")
 	}
 	id, err := strconv.ParseInt(string(raw), 10, 32)
+	if httpio.IsRangeError(err) {
+		return nil, fault.Invalid("country_id", "%s", httpio.OutOfRange)
+	}
 	if err != nil {
 		return nil, fault.Invalid("country_id", "must be an integer")
 	}
@@ -159,6 +165,9 @@ func (cc *countryCatalog) parseProfile(raw json.RawMessage) ([]persistence.Profi
 			return nil, fault.Invalid(field+".question_id", "is required")
 		}
 		qid, err := strconv.ParseInt(string(e.QuestionID), 10, 32)
+		if httpio.IsRangeError(err) {
+			return nil, fault.Invalid(field+".question_id", "%s", httpio.OutOfRange)
+		}
 		if err != nil {
 			return nil, fault.Invalid(field+".question_id", "must be an integer")
 		}
@@ -214,12 +223,15 @@ func (q *question) parseValues(field string, raw json.RawMessage) (persistence.P
 			if s == "" {
 				return a, fault.Invalid(vf, "must not be empty")
 			}
-			if len(s) > maxTextAnswer || !utf8.ValidString(s) {
+			if len(s) > maxTextAnswer || !httpio.ValidText(s) { // the hosted profiler's answers come here too
 				return a, fault.Invalid(vf, "must be valid text of at most %d bytes", maxTextAnswer)
 			}
 			a.Texts = []string{s}
 		default:
 			code, err := strconv.ParseInt(string(v), 10, 32)
+			if httpio.IsRangeError(err) {
+				return a, fault.Invalid(vf, "%s", httpio.OutOfRange)
+			}
 			if err != nil {
 				return a, fault.Invalid(vf, "must be an integer pre_code")
 			}
@@ -249,6 +261,9 @@ func parseAge(v json.RawMessage) (int32, error) {
 	if err != nil {
 		// Accept an integral JSON number written as 35.0.
 		f, ferr := strconv.ParseFloat(text, 64)
+		if httpio.IsRangeError(err) || httpio.IsRangeError(ferr) || (ferr == nil && (f > math.MaxInt32 || f < math.MinInt32)) {
+			return 0, fmt.Errorf("%s: must be an age between 0 and %d", httpio.OutOfRange, maxAge)
+		}
 		if ferr != nil || f != float64(int64(f)) {
 			return 0, fmt.Errorf("must be a whole number of years")
 		}
@@ -293,7 +308,12 @@ func parseAttributes(raw json.RawMessage) (map[string]any, error) {
 			if len(v) > maxAttrString {
 				return nil, fault.Invalid(field, "must be at most %d bytes", maxAttrString)
 			}
-		case json.Number, bool:
+		case json.Number:
+			// PostgreSQL's numeric (in jsonb) refuses what overflows it; so does float64.
+			if f, err := v.Float64(); err != nil || math.IsInf(f, 0) {
+				return nil, fault.Invalid(field, "%s", httpio.OutOfRange)
+			}
+		case bool:
 		default:
 			return nil, fault.Invalid(field, "must be a string, a number or a boolean")
 		}
@@ -319,7 +339,7 @@ func identifierHeader(ctx *fasthttp.RequestCtx, name string, required bool) ([]b
 		}
 		return nil, nil
 	}
-	if len(v) > maxIdentifier || !utf8.Valid(v) {
+	if len(v) > maxIdentifier || !httpio.ValidTextBytes(v) {
 		return nil, fault.BadRequest("%s header must be valid text of at most %d bytes", name, maxIdentifier)
 	}
 	return v, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -77,6 +78,10 @@ func FuzzImpanelBody(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Add([]byte(``))
 	f.Add([]byte(`{"ts":1e3}`))
+	f.Add([]byte(`{"country_id":1,"ts":1,"sech":"","profile_data":[{"question_id":45,"values":["9\u00001"]}],"attributes_hash":{"k\u0000":"v\u0000"}}`))
+	f.Add([]byte("{\"country_id\":1,\"ts\":1,\"sech\":\"\",\"profile_data\":[{\"question_id\":45,\"values\":[\"\xff\"]}],\"attributes_hash\":{\"\xff\":1}}"))
+	f.Add([]byte(`{"country_id":2147483648,"ts":99999999999999999999,"sech":""}`))
+	f.Add([]byte(`{"country_id":1,"ts":1,"sech":"","profile_data":[{"question_id":99999999999,"values":[1e400]}],"attributes_hash":{"n":1e999999}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := decodeImpanel(body)
 		if err != nil {
@@ -94,8 +99,21 @@ func FuzzImpanelBody(f *testing.F) {
 			return
 		}
 		checkAnswers(t, cc, answers)
-		if _, err := parseAttributes(req.attrs); err != nil {
+		for _, a := range answers {
+			for _, s := range a.Texts {
+				if !httpio.ValidText(s) {
+					t.Fatalf("text answer %q accepted", s)
+				}
+			}
+		}
+		attrs, err := parseAttributes(req.attrs)
+		if err != nil {
 			checkKind(t, err, fault.KindInvalid)
+		}
+		for k, v := range attrs {
+			if s, ok := v.(string); !httpio.ValidText(k) || ok && !httpio.ValidText(s) {
+				t.Fatalf("attribute %q: %q accepted", k, v)
+			}
 		}
 		_ = cc.requiredMissing(answers)
 	})

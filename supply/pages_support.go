@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -144,12 +145,12 @@ func (a *API) supportSubmit(ctx *fasthttp.RequestCtx) {
 	page.Message = string(args.Peek("message"))
 	page.Email = strings.TrimSpace(string(args.Peek("email")))
 	msg := strings.TrimSpace(page.Message)
-	if msg == "" || !utf8.ValidString(msg) || utf8.RuneCountInString(msg) > maxSupportMessage {
+	if msg == "" || !httpio.ValidText(msg) || utf8.RuneCountInString(msg) > maxSupportMessage {
 		page.MessageError = t["err_message"]
 	}
 	if page.Email != "" {
 		addr, err := mail.ParseAddress(page.Email)
-		if err != nil || addr.Address != page.Email || len(page.Email) > maxSupportEmail || !strings.Contains(page.Email, ".") {
+		if err != nil || !httpio.ValidText(page.Email) || addr.Address != page.Email || len(page.Email) > maxSupportEmail || !strings.Contains(page.Email, ".") {
 			page.EmailError = t["err_email"]
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -41,7 +42,10 @@ func NoContent(ctx *fasthttp.RequestCtx) {
 }
 
 // DecodeJSON decodes body into v. A body that is not JSON, or not a JSON object, is a 400;
-// a value of the wrong type is a 422 naming its field; a body over MaxBody is a 413.
+// a value of the wrong type is a 422 naming its field; a body over MaxBody is a 413. Every
+// string of the body (keys included) must be valid text (ValidText), and every integer must
+// fit its field (a Go int: 32 bits), else a 422 naming the field: the one text and range
+// check of every JSON body (docs/validation.md).
 func DecodeJSON(body []byte, v any) error {
 	if len(body) > MaxBody {
 		return fault.TooLarge("request body exceeds 1 MiB")
@@ -62,7 +66,12 @@ func DecodeJSON(body []byte, v any) error {
 			if field == "" {
 				field = "body"
 			}
-			return fault.Invalid(field, "must be %s", describeType(te.Type.Kind().String()))
+			kind := te.Type.Kind().String()
+			if lit, ok := strings.CutPrefix(te.Value, "number "); ok && integerLiteral(lit) &&
+				(strings.HasPrefix(kind, "int") || strings.HasPrefix(kind, "uint")) {
+				return fault.Invalid(field, "%s", OutOfRange)
+			}
+			return fault.Invalid(field, "must be %s", describeType(kind))
 		}
 		var fe *FieldError
 		if errors.As(err, &fe) {
@@ -73,7 +82,10 @@ func DecodeJSON(body []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fault.BadRequest("request body is not valid JSON")
 	}
-	return nil
+	if err := checkJSONText(trimmed); err != nil {
+		return err
+	}
+	return checkRanges(reflect.ValueOf(v), "")
 }
 
 // FieldError lets a custom UnmarshalJSON report a 422 naming its field.
