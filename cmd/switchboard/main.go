@@ -35,6 +35,7 @@ func commands() []command {
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
+		{"version", "print the module version, VCS revision and time, and Go version of this binary", runVersion},
 	}
 }
 

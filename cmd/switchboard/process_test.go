@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runAsSwitchboard, set in a child's environment, makes the test binary run main() with the
+// child's arguments: the tests below run the command as a real process without building it.
+const runAsSwitchboard = "SWITCHBOARD_TEST_RUN_MAIN"
+
+// process returns `switchboard args...` as a process of its own, with env added to a
+// copy of this environment from which DATABASE_URL and SWITCHBOARD_* are removed.
+func process(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "DATABASE_URL=") || strings.HasPrefix(kv, "SWITCHBOARD_") {
+			continue
+		}
+		cmd.Env = append(cmd.Env, kv)
+	}
+	cmd.Env = append(cmd.Env, runAsSwitchboard+"=1")
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// run runs `switchboard args...` to its end and returns its stdout, stderr and error.
+func run(t *testing.T, env []string, args ...string) (string, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := process(ctx, env, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+// freeAddr returns a loopback address nothing listens on at the moment.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// startServe starts `switchboard serve args...` and waits until http://addr/healthz
+// answers; the process is interrupted and waited for when t ends.
+func startServe(t *testing.T, addr string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := process(ctx, []string{"SWITCHBOARD_LOG_LEVEL=warn"}, append([]string{"serve", "--addr", addr}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 20 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("serve exited: %v\n%s", err, stderr.String())
+		default:
+		}
+		if r, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("serve did not answer /healthz within 60s\n%s", stderr.String())
+}
+
+// TestVersion: `switchboard version` prints the module, the revision, its time and the Go
+// version from the build information (a test binary has no VCS stamp: "unknown").
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out, stderr, err := run(t, nil, "version")
+	if err != nil {
+		t.Fatalf("version: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"module   github.com/switchboard/switchboard\n", "version  ", "revision ", "time     ",
+		"go       go1."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := run(t, nil, "version", "extra"); err == nil {
+		t.Error("version with an argument succeeded")
+	}
+}
