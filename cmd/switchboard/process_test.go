@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard/switchboard/persistence/cluster"
 )
 
 // runAsSwitchboard, set in a child's environment, makes the test binary run main() with the
@@ -31,12 +34,14 @@ func process(ctx context.Context, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// run runs `switchboard args...` to its end and returns its stdout, stderr and error.
-func run(t *testing.T, env []string, args ...string) (string, string, error) {
+// run runs `switchboard args...` in dir ("": this directory) to its end and returns its
+// stdout, stderr and error.
+func run(t *testing.T, dir string, env []string, args ...string) (string, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := process(ctx, env, args...)
+	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -55,12 +60,14 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// startServe starts `switchboard serve args...` and waits until http://addr/healthz
-// answers; the process is interrupted and waited for when t ends.
-func startServe(t *testing.T, addr string, args ...string) {
+// startServe starts `switchboard serve --addr addr args...` in dir ("": this directory)
+// with env and waits until http://addr/healthz answers; the process is interrupted and
+// waited for when t ends.
+func startServe(t *testing.T, dir string, env []string, addr string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := process(ctx, []string{"SWITCHBOARD_LOG_LEVEL=warn"}, append([]string{"serve", "--addr", addr}, args...)...)
+	cmd := process(ctx, append([]string{"SWITCHBOARD_LOG_LEVEL=warn"}, env...), append([]string{"serve", "--addr", addr}, args...)...)
+	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -97,7 +104,7 @@ func startServe(t *testing.T, addr string, args ...string) {
 // version from the build information (a test binary has no VCS stamp: "unknown").
 func TestVersion(t *testing.T) {
 	t.Parallel()
-	out, stderr, err := run(t, nil, "version")
+	out, stderr, err := run(t, "", nil, "version")
 	if err != nil {
 		t.Fatalf("version: %v\n%s", err, stderr)
 	}
@@ -107,7 +114,43 @@ func TestVersion(t *testing.T) {
 			t.Errorf("version output lacks %q:\n%s", want, out)
 		}
 	}
-	if _, _, err := run(t, nil, "version", "extra"); err == nil {
+	if _, _, err := run(t, "", nil, "version", "extra"); err == nil {
 		t.Error("version with an argument succeeded")
+	}
+}
+
+// TestServeNeedsDatabase: serve with no --database-url and no DATABASE_URL refuses to start
+// (non-zero exit, a message naming both and --dev) and creates no cluster; with --dev it
+// starts the project-local cluster under ./.data and serves, as `make run` does.
+func TestServeNeedsDatabase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, stderr, err := run(t, dir, nil, "serve", "--addr", freeAddr(t))
+	if err == nil {
+		t.Fatal("serve without a database URL exited 0")
+	}
+	for _, want := range []string{"no database", "--database-url", "DATABASE_URL", "--dev"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("refusal lacks %q: %s", want, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, devDataDir)); !os.IsNotExist(err) {
+		t.Errorf("serve without --dev touched %s: %v", devDataDir, err)
+	}
+
+	t.Cleanup(func() { // after serve's own cleanup: the cluster outlives the process that started it
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := cluster.Start(ctx, cluster.Options{Dir: filepath.Join(dir, devDataDir)})
+		if err == nil {
+			err = c.Remove(ctx)
+		}
+		if err != nil {
+			t.Errorf("remove the --dev cluster: %v", err)
+		}
+	})
+	startServe(t, dir, nil, freeAddr(t), "--dev")
+	if _, err := os.Stat(filepath.Join(dir, devDataDir, "pgdata", "PG_VERSION")); err != nil {
+		t.Errorf("serve --dev made no cluster under %s: %v", devDataDir, err)
 	}
 }

@@ -13,11 +13,17 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
+// errNoDatabase is serve's refusal to guess a database: a production process started with
+// DATABASE_URL unset must fail, not start an empty cluster of its own next to the binary.
+var errNoDatabase = errors.New("serve: no database: set --database-url or DATABASE_URL, " +
+	"or pass --dev to start the project-local PostgreSQL under ./.data")
+
 func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("serve")
 	var cfg app.Config
 	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
-	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (default: the project-local cluster under ./.data)")
+	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (required unless --dev)")
+	dev := f.Bool("dev", false, "without a database URL, start and use the project-local PostgreSQL cluster under ./.data (make run)")
 	f.StringVar(&cfg.PublicURL, "public-url", "", "base of every URL handed out and hash checked (default http://<addr>)")
 	f.StringVar(&cfg.Environment, "environment", persistence.EnvStaging, "staging or live: which tokens this deployment accepts")
 	f.Float64Var(&cfg.RateLimit, "rate-limit", 100, "buyer requests per second per token (negative: off)")
@@ -36,6 +42,9 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if cfg.DatabaseURL == "" && !*dev {
+		return errNoDatabase
 	}
 	log := newLogger()
 	defer log.Sync() //nolint:errcheck
