@@ -27,6 +27,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "serve every interface on one listener", runServe},
+		{"migrate status", "list applied and pending migrations, one line each, without changing anything", runMigrateStatus},
 		{"migrate", "apply the schema and reference data, then exit", runMigrate},
 		{"buyer create", "register a buyer and print its credentials", runBuyerCreate},
 		{"buyer token", "issue a further token for a buyer", runBuyerToken},

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -12,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/cluster"
+	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
 // runAsSwitchboard, set in a child's environment, makes the test binary run main() with the
@@ -152,5 +155,86 @@ func TestServeNeedsDatabase(t *testing.T) {
 	startServe(t, dir, nil, freeAddr(t), "--dev")
 	if _, err := os.Stat(filepath.Join(dir, devDataDir, "pgdata", "PG_VERSION")); err != nil {
 		t.Errorf("serve --dev made no cluster under %s: %v", devDataDir, err)
+	}
+}
+
+// TestMigrateStatusAndNewerSchema: `migrate status` lists every migration as pending on an
+// empty database and as applied after `migrate`; once a newer binary's migration is in the
+// database, status names it and serve and migrate refuse with both versions.
+func TestMigrateStatusAndNewerSchema(t *testing.T) {
+	t.Parallel()
+	url := pgtest.EmptyURL(t)
+	migs, err := persistence.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := migs[len(migs)-1]
+	status := func() []string {
+		t.Helper()
+		out, stderr, err := run(t, "", nil, "migrate", "status", "--database-url", url)
+		if err != nil {
+			t.Fatalf("migrate status: %v\n%s", err, stderr)
+		}
+		return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	}
+
+	lines := status()
+	if len(lines) != len(migs)+1 {
+		t.Fatalf("empty database: %d lines, want one per migration (%d) and a summary:\n%s", len(lines), len(migs), strings.Join(lines, "\n"))
+	}
+	for i, m := range migs {
+		if f := strings.Fields(lines[i]); len(f) != 2 || f[0] != m.Name || f[1] != "pending" {
+			t.Errorf("empty database, line %d: %q, want %s pending", i, lines[i], m.Name)
+		}
+	}
+	if want := fmt.Sprintf("schema 0000, binary %04d: %d pending", newest.Version, len(migs)); !strings.HasPrefix(lines[len(migs)], want) {
+		t.Errorf("empty database summary %q, want %q…", lines[len(migs)], want)
+	}
+
+	if _, stderr, err := run(t, "", nil, "migrate", "--database-url", url); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, stderr)
+	}
+	lines = status()
+	for i, m := range migs {
+		if f := strings.Fields(lines[i]); len(f) != 3 || f[0] != m.Name || f[1] != "applied" {
+			t.Errorf("migrated database, line %d: %q, want %s applied <time>", i, lines[i], m.Name)
+		}
+	}
+	if want := fmt.Sprintf("schema %04d, binary %04d: up to date", newest.Version, newest.Version); lines[len(migs)] != want {
+		t.Errorf("migrated database summary %q, want %q", lines[len(migs)], want)
+	}
+
+	// A newer binary migrated this database.
+	future := newest.Version + 4
+	db, err := persistence.Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Pool.Exec(context.Background(), `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`,
+		future, fmt.Sprintf("%04d_from_a_newer_binary.sql", future))
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = status()
+	if got := lines[len(lines)-2]; !strings.HasPrefix(got, fmt.Sprintf("%04d_from_a_newer_binary.sql", future)) ||
+		!strings.HasSuffix(got, "(not in this binary)") {
+		t.Errorf("status line of the newer migration: %q", got)
+	}
+	if want := fmt.Sprintf("schema %04d is newer than this binary's %04d", future, newest.Version); !strings.HasPrefix(lines[len(lines)-1], want) {
+		t.Errorf("newer schema summary %q, want %q…", lines[len(lines)-1], want)
+	}
+	refusal := fmt.Sprintf("database schema is at migration %04d, newer than this binary's newest migration %04d", future, newest.Version)
+	for _, args := range [][]string{
+		{"serve", "--addr", freeAddr(t), "--database-url", url},
+		{"migrate", "--database-url", url},
+	} {
+		_, stderr, err := run(t, "", nil, args...)
+		if err == nil {
+			t.Errorf("%s on a newer schema exited 0", args[0])
+		}
+		if !strings.Contains(stderr, refusal) {
+			t.Errorf("%s on a newer schema: stderr lacks %q:\n%s", args[0], refusal, stderr)
+		}
 	}
 }
