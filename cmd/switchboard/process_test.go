@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -237,4 +238,105 @@ func TestMigrateStatusAndNewerSchema(t *testing.T) {
 			t.Errorf("%s on a newer schema: stderr lacks %q:\n%s", args[0], refusal, stderr)
 		}
 	}
+}
+
+// get returns the status and body of GET url.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	r, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.StatusCode, string(b)
+}
+
+// checkExposition checks that every sample line of a /metrics body belongs to a family
+// announced by HELP and TYPE lines, and that the runtime, process and engine families are
+// there.
+func checkExposition(t *testing.T, body string) {
+	t.Helper()
+	typed := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			typed[name] = true
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		name := line[:strings.IndexAny(line, "{ ")]
+		base := name
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(name, suffix); ok && typed[b] {
+				base = b
+			}
+		}
+		if !typed[base] {
+			t.Errorf("sample before its TYPE line: %q", line)
+		}
+	}
+	for _, want := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_gc_cycles_total", "go_gc_pause_seconds_total",
+		"process_resident_memory_bytes", "process_open_fds", "process_start_time_seconds", "process_cpu_seconds_total",
+		"switchboard_engine_campaigns", "switchboard_engine_snapshot_age_seconds", "switchboard_build_info", "switchboard_db_pool_total_conns"} {
+		if !typed[want] {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestAdminListener: with --admin-addr the metrics, readiness and pprof are served on the
+// admin listener and /metrics leaves the main one; without it /metrics stays on the main
+// listener and pprof is nowhere.
+func TestAdminListener(t *testing.T) {
+	t.Parallel()
+	t.Run("admin-addr", func(t *testing.T) {
+		t.Parallel()
+		addr, admin := freeAddr(t), freeAddr(t)
+		startServe(t, "", []string{"DATABASE_URL=" + pgtest.URL(t)}, addr, "--admin-addr", admin)
+		cases := []struct {
+			base, path string
+			status     int
+			contains   string
+		}{
+			{admin, "/metrics", 200, "# TYPE go_goroutines gauge"},
+			{admin, "/readyz", 200, `"engine":"ok"`},
+			{admin, "/healthz", 200, "ok"},
+			{admin, "/debug/pprof/", 200, "goroutine"},
+			{admin, "/debug/pprof/heap?debug=1", 200, "heap profile"},
+			{admin, "/debug/pprof/profile?seconds=1", 200, ""},
+			{admin, "/debug/pprof/cmdline", 404, ""}, // would show --database-url's password
+			{admin, "/api/v1/campaigns", 404, ""},
+			{addr, "/metrics", 404, ""},
+			{addr, "/debug/pprof/", 404, ""},
+			{addr, "/readyz", 200, `"engine":"ok"`},
+		}
+		for _, c := range cases {
+			status, body := get(t, "http://"+c.base+c.path)
+			if status != c.status || !strings.Contains(body, c.contains) {
+				t.Errorf("%s on %s: %d, want %d with %q:\n%.300s", c.path, map[bool]string{true: "admin", false: "main"}[c.base == admin],
+					status, c.status, c.contains, body)
+			}
+		}
+		_, body := get(t, "http://"+admin+"/metrics")
+		checkExposition(t, body)
+	})
+	t.Run("default", func(t *testing.T) {
+		t.Parallel()
+		addr := freeAddr(t)
+		startServe(t, "", nil, addr, "--database-url", pgtest.URL(t))
+		status, body := get(t, "http://"+addr+"/metrics")
+		if status != 200 {
+			t.Fatalf("/metrics on the main listener: %d", status)
+		}
+		checkExposition(t, body)
+		if status, _ := get(t, "http://"+addr+"/debug/pprof/"); status != 404 {
+			t.Errorf("/debug/pprof/ on the main listener without --admin-addr: %d, want 404", status)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -22,6 +24,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("serve")
 	var cfg app.Config
 	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
+	f.StringVar(&cfg.AdminAddr, "admin-addr", "", "operators' listen address for /metrics, /readyz and /debug/pprof/ (default: /metrics on --addr, no pprof)")
 	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (required unless --dev)")
 	dev := f.Bool("dev", false, "without a database URL, start and use the project-local PostgreSQL cluster under ./.data (make run)")
 	f.StringVar(&cfg.PublicURL, "public-url", "", "base of every URL handed out and hash checked (default http://<addr>)")
@@ -58,6 +61,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	registerBuildInfo(a)
 	if *demo {
 		creds, err := seedDemo(ctx, a.DB, cfg, true)
 		if err != nil {
@@ -80,8 +84,17 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		a.Shutdown(context.Background()) //nolint:errcheck
 		return err
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- a.Serve(ln) }()
+	if cfg.AdminAddr != "" {
+		aln, err := net.Listen("tcp", cfg.AdminAddr)
+		if err != nil {
+			ln.Close()
+			a.Shutdown(context.Background()) //nolint:errcheck
+			return fmt.Errorf("--admin-addr: %w", err)
+		}
+		go func() { errc <- a.ServeAdmin(aln) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -94,4 +107,13 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	return <-errc
+}
+
+// registerBuildInfo reports the binary's version on /metrics, as `switchboard version`
+// prints it: switchboard_build_info{version, revision, goversion} 1.
+func registerBuildInfo(a *app.App) {
+	v := readBuildVersion()
+	labels := fmt.Sprintf("version=%q,revision=%q,goversion=%q", orUnknown(v.Version), orUnknown(v.Revision), v.GoVersion)
+	a.Metrics.Gauge("switchboard_build_info", "gauge", "The running binary's module version, VCS revision and Go version.",
+		func() []httpio.Sample { return []httpio.Sample{{Labels: labels, Value: 1}} })
 }
