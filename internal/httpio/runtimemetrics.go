@@ -46,7 +46,6 @@ func (m *Metrics) RegisterRuntime() {
 	m.Gauge("go_gc_pause_seconds_total", "counter", "Time the program was stopped for garbage collection.",
 		func() []Sample {
 			var s debug.GCStats
-			s.Pause = make([]time.Duration, 0) // only the total is wanted
 			debug.ReadGCStats(&s)
 			return one(s.PauseTotal.Seconds())
 		})
