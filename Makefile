@@ -15,10 +15,11 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/switchboard
 
-# The binary starts the ./.data cluster itself when DATABASE_URL is unset,
-# migrates, seeds the demo data into an empty database and prints credentials.
+# With --dev the binary starts the ./.data cluster itself when DATABASE_URL is
+# unset (without --dev, serve refuses to start with no database URL), migrates,
+# seeds the demo data into an empty database and prints credentials.
 run: build $(if $(DATABASE_URL),,pg)
-	./$(BIN) serve --demo
+	./$(BIN) serve --dev --demo
 
 test: $(if $(TEST_DATABASE_URL),,pg) browser
 	$(GO) test -race -count=1 -timeout 30m ./...

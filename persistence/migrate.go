@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
@@ -92,6 +93,9 @@ func (db *DB) Migrate(ctx context.Context) ([]int, error) {
 	for _, v := range vs {
 		applied[v] = true
 	}
+	if err := checkNotNewer(vs, migs); err != nil {
+		return nil, err
+	}
 	var done []int
 	for _, m := range migs {
 		if applied[m.Version] {
@@ -111,6 +115,93 @@ func (db *DB) Migrate(ctx context.Context) ([]int, error) {
 		done = append(done, m.Version)
 	}
 	return done, nil
+}
+
+// SchemaNewerError is the refusal to migrate or serve a database whose schema a newer
+// binary has migrated past this one's newest migration: this binary would read and write
+// columns and rules it does not know (a rollback of the binary without one of the schema).
+type SchemaNewerError struct {
+	Database int // highest migration applied to the database
+	Binary   int // highest migration embedded in this binary
+}
+
+func (e *SchemaNewerError) Error() string {
+	return fmt.Sprintf("database schema is at migration %04d, newer than this binary's newest migration %04d: "+
+		"run a switchboard binary that has migration %04d", e.Database, e.Binary, e.Database)
+}
+
+// checkNotNewer returns a *SchemaNewerError when an applied version is beyond every
+// embedded one.
+func checkNotNewer(applied []int, migs []Migration) error {
+	newest := 0
+	if len(migs) > 0 {
+		newest = migs[len(migs)-1].Version
+	}
+	top := 0
+	for _, v := range applied {
+		top = max(top, v)
+	}
+	if top > newest {
+		return &SchemaNewerError{Database: top, Binary: newest}
+	}
+	return nil
+}
+
+// MigrationState is one migration as the database and this binary know it.
+type MigrationState struct {
+	Version   int
+	Name      string
+	AppliedAt time.Time // zero: pending
+	// Embedded is false for a migration the database has and this binary lacks (applied
+	// by a newer binary).
+	Embedded bool
+}
+
+// Applied reports whether the database has the migration.
+func (m MigrationState) Applied() bool { return !m.AppliedAt.IsZero() }
+
+// MigrationStatus lists every migration this binary embeds or the database has applied, in
+// version order, without changing anything: what `switchboard migrate status` prints.
+func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+	migs, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	byVersion := map[int]*MigrationState{}
+	for _, m := range migs {
+		byVersion[m.Version] = &MigrationState{Version: m.Version, Name: m.Name, Embedded: true}
+	}
+	var exists bool
+	if err := db.Pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return nil, classify(err)
+	}
+	if exists {
+		rows, err := db.Pool.Query(ctx, `SELECT version, name, applied_at FROM schema_migrations`)
+		if err != nil {
+			return nil, classify(err)
+		}
+		var v int
+		var name string
+		var at time.Time
+		_, err = pgx.ForEachRow(rows, []any{&v, &name, &at}, func() error {
+			st, ok := byVersion[v]
+			if !ok {
+				st = &MigrationState{Version: v, Name: name}
+				byVersion[v] = st
+			}
+			st.AppliedAt = at
+			return nil
+		})
+		if err != nil {
+			return nil, classify(err)
+		}
+	}
+	out := make([]MigrationState, 0, len(byVersion))
+	for _, st := range byVersion {
+		out = append(out, *st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
 }
 
 // MigrateURL opens url, migrates and closes: for tools and test templates.

@@ -2,6 +2,7 @@ package persistence_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -115,5 +116,38 @@ func TestReferenceCatalog(t *testing.T) {
 		if err := db.Pool.QueryRow(ctx, `SELECT name FROM qualifications WHERE question_id = $1 AND country_language_id = 1`, id).Scan(&got); err != nil || got != name {
 			t.Errorf("question %d: name %q, err %v; want %s", id, got, err, name)
 		}
+	}
+}
+
+// TestMigrateRefusesNewerSchema: a database migrated past this binary's newest migration is
+// refused with a *SchemaNewerError naming both versions, and applies nothing.
+func TestMigrateRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	migs, err := persistence.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := migs[len(migs)-1].Version
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, 'newer.sql')`, newest+1); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := db.Migrate(ctx)
+	var newer *persistence.SchemaNewerError
+	if !errors.As(err, &newer) || newer.Database != newest+1 || newer.Binary != newest || len(applied) != 0 {
+		t.Fatalf("Migrate on a newer schema: applied %v, error %v; want a SchemaNewerError %d > %d", applied, err, newest+1, newest)
+	}
+	states, err := db.MigrationStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := states[len(states)-1]
+	if len(states) != len(migs)+1 || last.Version != newest+1 || last.Embedded || !last.Applied() {
+		t.Fatalf("status: %d states, last %+v; want %d, the newer migration applied and not embedded", len(states), last, len(migs)+1)
 	}
 }

@@ -27,6 +27,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "serve every interface on one listener", runServe},
+		{"migrate status", "list applied and pending migrations, one line each, without changing anything", runMigrateStatus},
 		{"migrate", "apply the schema and reference data, then exit", runMigrate},
 		{"buyer create", "register a buyer and print its credentials", runBuyerCreate},
 		{"buyer token", "issue a further token for a buyer", runBuyerToken},
@@ -35,6 +36,7 @@ func commands() []command {
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
+		{"version", "print the module version, VCS revision and time, and Go version of this binary", runVersion},
 	}
 }
 

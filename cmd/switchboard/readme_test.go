@@ -12,7 +12,13 @@ import (
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsSwitchboard) != "" { // a child started by process (process_test.go)
+		main()
+		os.Exit(0)
+	}
+	pgtest.Main(m)
+}
 
 // walkthrough returns the shell block between the README's walkthrough markers.
 func walkthrough(t *testing.T) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"time"
@@ -11,14 +12,22 @@ import (
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// errNoDatabase is serve's refusal to guess a database: a production process started with
+// DATABASE_URL unset must fail, not start an empty cluster of its own next to the binary.
+var errNoDatabase = errors.New("serve: no database: set --database-url or DATABASE_URL, " +
+	"or pass --dev to start the project-local PostgreSQL under ./.data")
 
 func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("serve")
 	var cfg app.Config
 	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
-	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (default: the project-local cluster under ./.data)")
+	f.StringVar(&cfg.AdminAddr, "admin-addr", "", "operators' listen address for /metrics, /readyz and /debug/pprof/ (default: /metrics on --addr, no pprof)")
+	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (required unless --dev)")
+	dev := f.Bool("dev", false, "without a database URL, start and use the project-local PostgreSQL cluster under ./.data (make run)")
 	f.StringVar(&cfg.PublicURL, "public-url", "", "base of every URL handed out and hash checked (default http://<addr>)")
 	f.StringVar(&cfg.Environment, "environment", persistence.EnvStaging, "staging or live: which tokens this deployment accepts")
 	f.Float64Var(&cfg.RateLimit, "rate-limit", 100, "buyer requests per second per token (negative: off)")
@@ -39,6 +48,9 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if cfg.DatabaseURL == "" && !*dev {
+		return errNoDatabase
+	}
 	log := newLogger()
 	defer log.Sync() //nolint:errcheck
 
@@ -51,6 +63,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	registerBuildInfo(a)
 	if *demo {
 		creds, err := seedDemo(ctx, a.DB, cfg, true)
 		if err != nil {
@@ -73,8 +86,17 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		a.Shutdown(context.Background()) //nolint:errcheck
 		return err
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- a.Serve(ln) }()
+	if cfg.AdminAddr != "" {
+		aln, err := net.Listen("tcp", cfg.AdminAddr)
+		if err != nil {
+			ln.Close()
+			a.Shutdown(context.Background()) //nolint:errcheck
+			return fmt.Errorf("--admin-addr: %w", err)
+		}
+		go func() { errc <- a.ServeAdmin(aln) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -97,4 +119,13 @@ func allocationFlags(f flags, cfg *app.Config) {
 			return err
 		})
 	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often the balanced allocation recomputes its weights")
+}
+
+// registerBuildInfo reports the binary's version on /metrics, as `switchboard version`
+// prints it: switchboard_build_info{version, revision, goversion} 1.
+func registerBuildInfo(a *app.App) {
+	v := readBuildVersion()
+	labels := fmt.Sprintf("version=%q,revision=%q,goversion=%q", orUnknown(v.Version), orUnknown(v.Revision), v.GoVersion)
+	a.Metrics.Gauge("switchboard_build_info", "gauge", "The running binary's module version, VCS revision and Go version.",
+		func() []httpio.Sample { return []httpio.Sample{{Labels: labels, Value: 1}} })
 }

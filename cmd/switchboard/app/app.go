@@ -24,7 +24,11 @@ import (
 
 // Config is everything a server needs; it is filled from flags by cmd/switchboard.
 type Config struct {
-	Addr        string  // listen address, e.g. 127.0.0.1:8080
+	Addr string // listen address, e.g. 127.0.0.1:8080
+	// AdminAddr, when set, is the operators' listener: /metrics, /readyz, /healthz and
+	// /debug/pprof/ are served there (ServeAdmin) and /metrics leaves the main listener.
+	// Empty: /metrics on the main listener and no pprof.
+	AdminAddr   string
 	DatabaseURL string  // PostgreSQL URL
 	PublicURL   string  // base of every URL handed out and of every hash checked
 	Environment string  // staging or live
@@ -103,6 +107,7 @@ type App struct {
 	Router  *router.Router // entry, callbacks, test sessions; counters kept across processes
 	Payouts *payout.Worker // delivers the partner postback outbox; every process runs one
 	server  *httpio.Server
+	admin   *httpio.Server // nil without Config.AdminAddr
 	stop    context.CancelFunc
 	sync    *engineSync
 }
@@ -123,6 +128,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil)}
+	a.Metrics.RegisterRuntime()
 	a.registerPoolMetrics()
 
 	// The engine loads in the background; /readyz reports when the first load is in.
@@ -130,6 +136,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.stop = stop
 	a.sync = newEngineSync(db, a.Engine, log.Named("engine"), cfg.RebuildEvery)
 	go a.sync.run(bg)
+	a.registerEngineMetrics()
 	select {
 	case <-a.sync.loaded:
 	case <-time.After(10 * time.Second):
@@ -139,7 +146,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	mux := httpio.NewMux(a.Metrics, log.Named("http"))
 	mux.Handle("GET", "/healthz", a.healthz)
 	mux.Handle("GET", "/readyz", a.readyz)
-	mux.Handle("GET", "/metrics", a.Metrics.Handler)
+	if cfg.AdminAddr == "" {
+		mux.Handle("GET", "/metrics", a.Metrics.Handler)
+	}
 	// One table of failed authentications per client address for every authenticated route.
 	fails := httpio.NewAuthFailures(cfg.AuthFailRate, cfg.AuthFailBurst)
 	scfg := cfg.Supply
@@ -192,6 +201,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 
 	a.server = httpio.NewServer(mux.Handler, cfg.HTTP, log.Named("http"))
+	if cfg.AdminAddr != "" {
+		a.admin = httpio.NewServer(a.adminHandler(), adminHTTP(cfg.HTTP), log.Named("admin_http"))
+	}
 	a.Metrics.Gauge("switchboard_http_refused_requests_total", "counter",
 		"Requests refused before reaching a handler: malformed, too slow, TLS on the plain port.",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.server.Refused())}} })
@@ -210,6 +222,9 @@ func (a *App) Serve(ln net.Listener) error {
 func (a *App) Shutdown(ctx context.Context) error {
 	a.stop()
 	err := a.server.Shutdown(ctx)
+	if a.admin != nil {
+		err = errors.Join(err, a.admin.Shutdown(ctx))
+	}
 	a.Router.Close() // after the server: entries in flight still commit
 	// Postbacks in flight record their result before the pool closes.
 	select {

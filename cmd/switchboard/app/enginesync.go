@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -30,6 +31,9 @@ type engineSync struct {
 	epoch atomic.Int64
 	// changed, once set, hears of every applied change: the ids, or nil after a full load.
 	changed atomic.Pointer[func(ids []int64)]
+	// current is when the snapshot was last known equal to the database (unix nanoseconds,
+	// 0: never): a full load, an applied NOTIFY, or a periodic check that found no change.
+	current atomic.Int64
 }
 
 func newEngineSync(db *persistence.DB, eng *engine.Engine, log *zap.Logger, every time.Duration) *engineSync {
@@ -82,6 +86,7 @@ func (s *engineSync) full(ctx context.Context) {
 		return
 	}
 	s.eng.Load(cs)
+	s.current.Store(start.UnixNano()) // changes committed during the load are NOTIFYed
 	if epochErr == nil {
 		s.epoch.Store(epoch)
 	} else {
@@ -97,7 +102,9 @@ func (s *engineSync) full(ctx context.Context) {
 // safetyRebuild is the periodic full load, skipped when no campaign changed since the last
 // one: at 100k campaigns a load costs seconds of CPU and a second index in memory.
 func (s *engineSync) safetyRebuild(ctx context.Context) {
+	checked := time.Now()
 	if epoch, err := s.db.CampaignEpoch(ctx); err == nil && epoch == s.epoch.Load() {
+		s.current.Store(checked.UnixNano())
 		return
 	}
 	s.full(ctx)
@@ -145,7 +152,26 @@ func (s *engineSync) applyPending(ctx context.Context) {
 		}
 	}
 	s.eng.Apply(active, removed)
+	s.current.Store(time.Now().UnixNano())
 	if f := s.changed.Load(); f != nil {
 		(*f)(ids)
 	}
+}
+
+// registerEngineMetrics adds the engine's families: the campaigns this process matches
+// against and how stale its snapshot may be. A snapshot age that keeps growing past the
+// rebuild period (60 s) says the process no longer hears from the database.
+func (a *App) registerEngineMetrics() {
+	started := time.Now()
+	a.Metrics.Gauge("switchboard_engine_campaigns", "gauge", "Active campaigns in this process's engine snapshot.",
+		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.Engine.Snapshot().Len())}} })
+	a.Metrics.Gauge("switchboard_engine_snapshot_age_seconds", "gauge",
+		"Seconds since the engine snapshot was last known equal to the database (a load, a NOTIFY, or a periodic check); since start before the first load.",
+		func() []httpio.Sample {
+			at := started
+			if n := a.sync.current.Load(); n != 0 {
+				at = time.Unix(0, n)
+			}
+			return []httpio.Sample{{Value: time.Since(at).Seconds()}}
+		})
 }

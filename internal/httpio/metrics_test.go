@@ -1,0 +1,110 @@
+package httpio
+
+import (
+	"fmt"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	metricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	sampleLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*")*\})? (\S+)$`)
+)
+
+// parseExposition checks text against the Prometheus text format (every sample's family
+// announced by one HELP and one TYPE line before it, valid names and labels, a counter's
+// name ending in _total, float values) and returns each unlabelled sample's value.
+func parseExposition(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	types := map[string]string{}
+	helps := map[string]bool{}
+	values := map[string]float64{}
+	for n, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+			name, help, _ := strings.Cut(rest, " ")
+			if !metricName.MatchString(name) || help == "" || helps[name] {
+				t.Errorf("line %d: bad or repeated HELP: %q", n+1, line)
+			}
+			helps[name] = true
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, kind, _ := strings.Cut(rest, " ")
+			if !helps[name] || types[name] != "" || (kind != "counter" && kind != "gauge" && kind != "histogram") {
+				t.Errorf("line %d: TYPE without HELP, repeated or of unknown kind: %q", n+1, line)
+			}
+			if kind == "counter" && !strings.HasSuffix(name, "_total") {
+				t.Errorf("line %d: counter %s does not end in _total", n+1, name)
+			}
+			types[name] = kind
+			continue
+		}
+		m := sampleLine.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("line %d: not a sample: %q", n+1, line)
+			continue
+		}
+		family := m[1]
+		if types[family] == "" {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				if base, ok := strings.CutSuffix(family, suffix); ok && types[base] == "histogram" {
+					family = base
+				}
+			}
+		}
+		if types[family] == "" {
+			t.Errorf("line %d: sample of %s before its TYPE", n+1, m[1])
+		}
+		v, err := strconv.ParseFloat(m[4], 64)
+		if err != nil {
+			t.Errorf("line %d: value %q: %v", n+1, m[4], err)
+		}
+		if m[2] == "" {
+			values[m[1]] = v
+		}
+	}
+	return values
+}
+
+// TestRuntimeMetrics: the runtime and process families follow the text format and hold
+// plausible values for this very process.
+func TestRuntimeMetrics(t *testing.T) {
+	m := NewMetrics()
+	m.RegisterRuntime()
+	m.route("GET", "/x").observe(200, time.Millisecond)
+	m.Gauge("switchboard_test_labelled", "gauge", "A labelled family.", func() []Sample {
+		return []Sample{{Labels: `a="1"`, Value: 2}, {Labels: `a="2"`, Value: 3}}
+	})
+	text := string(m.Append(nil))
+	values := parseExposition(t, text)
+	now := float64(time.Now().Unix())
+	checks := []struct {
+		name     string
+		min, max float64
+	}{
+		{"go_goroutines", 1, 1e6},
+		{"go_memstats_heap_alloc_bytes", 1, 1 << 40},
+		{"go_memstats_sys_bytes", 1, 1 << 40},
+		{"go_gc_cycles_total", 0, 1e9},
+		{"go_gc_pause_seconds_total", 0, 1e6},
+		{"process_cpu_seconds_total", 1e-6, 1e6},
+		{"process_resident_memory_bytes", 1 << 20, 1 << 40},
+		{"process_open_fds", 3, 1e7},
+		{"process_max_fds", 3, 1e12},
+		{"process_start_time_seconds", now - 3600, now + 1},
+		{"switchboard_uptime_seconds", 0, 3600},
+	}
+	for _, c := range checks {
+		v, ok := values[c.name]
+		if !ok || v < c.min || v > c.max {
+			t.Errorf("%s = %v (present %v), want in [%g, %g]", c.name, v, ok, c.min, c.max)
+		}
+	}
+	if !strings.Contains(text, fmt.Sprintf("go_info{version=%q} 1\n", runtime.Version())) {
+		t.Errorf("no go_info sample:\n%s", text)
+	}
+}
