@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -26,10 +28,15 @@ type notifier struct {
 	full    map[int64]struct{} // campaigns that got a complete: are all their quotas full?
 	entries []string
 	kick    chan struct{}
+
+	// outage backs the flush off while the database is away and logs once per state
+	// change; only run's goroutine touches it.
+	outage *retry.Outage
 }
 
 func newNotifier(db *persistence.DB, origin string, every time.Duration, log *zap.Logger) *notifier {
-	return &notifier{db: db, origin: origin, every: every, log: log, camps: map[int64]struct{}{}, full: map[int64]struct{}{}, kick: make(chan struct{}, 1)}
+	return &notifier{db: db, origin: origin, every: every, log: log, camps: map[int64]struct{}{}, full: map[int64]struct{}{}, kick: make(chan struct{}, 1),
+		outage: retry.NewOutage(log, "counts flush", retry.Default, nil)}
 }
 
 func (n *notifier) counts(campaignID int64) {
@@ -64,11 +71,17 @@ func (n *notifier) run(ctx context.Context) {
 			n.flush(context.Background())
 			return
 		case <-t.C:
-			n.flush(ctx)
+			// After a failure the next flush waits for its backoff; what is pending meanwhile
+			// stays queued (entries up to their cap).
+			if n.outage.Due() {
+				n.flush(ctx)
+			}
 		}
 	}
 }
 
+// flush sends what is pending. Failures are reported to n.outage, which logs the first of an
+// outage and its end: once per state change, not once per flush.
 func (n *notifier) flush(ctx context.Context) {
 	n.mu.Lock()
 	if len(n.camps) == 0 && len(n.entries) == 0 && len(n.full) == 0 {
@@ -90,18 +103,23 @@ func (n *notifier) flush(ctx context.Context) {
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	var failed error
+	// Entries that fail are dropped: other processes learn them when they reload.
 	if err := n.db.NotifyEntries(ctx, n.origin, entries); err != nil {
-		n.log.Warn("entries notification failed; other processes learn them on reload", zap.Error(err))
+		failed = err
 	}
-	if err := n.db.NotifyCounts(ctx, ids); err != nil {
-		n.log.Warn("counts notification failed; reconciliation catches up", zap.Error(err))
+	// Counts that fail are left to reconciliation, which catches up.
+	if err := n.db.NotifyCounts(ctx, ids); err != nil && failed == nil {
+		failed = err
 	}
 	if len(full) > 0 {
 		done, err := n.db.CompleteFullCampaigns(ctx, full)
 		if err != nil {
 			// A lock conflict with concurrent callbacks must not leave a full campaign
-			// active until the sweeper: retry with the next flush.
-			n.log.Warn("completing full campaigns failed; retrying", zap.Error(err))
+			// active until the sweeper: retry with a later flush.
+			if failed == nil {
+				failed = err
+			}
 			n.mu.Lock()
 			for _, id := range full {
 				n.full[id] = struct{}{}
@@ -111,6 +129,12 @@ func (n *notifier) flush(ctx context.Context) {
 		for _, id := range done {
 			n.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
 		}
+	}
+	switch {
+	case failed == nil:
+		n.outage.Succeeded()
+	case !errors.Is(ctx.Err(), context.Canceled): // not shutting down
+		n.outage.Failed(failed)
 	}
 }
 
