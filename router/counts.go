@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -142,60 +143,31 @@ func (n *notifier) flush(ctx context.Context) {
 // CountsChannel are re-read within a debounce period, and every campaign every
 // ReconcileEvery (and after the LISTEN connection is (re)established).
 func (r *Router) listenCounts(ctx context.Context) {
-	var mu sync.Mutex
-	pending := map[int64]struct{}{}
-	kick := make(chan struct{}, 1)
-	go r.db.Listen(ctx, persistence.CountsChannel, func(payload string) {
-		mu.Lock()
-		for _, f := range strings.Split(payload, ",") {
-			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
-				pending[id] = struct{}{}
+	full := func(ctx context.Context) error { return r.reconcileCounts(ctx, nil) }
+	mirror.Run(ctx, mirror.Config[int64]{
+		Name:   "counters",
+		Log:    r.log,
+		Listen: mirror.Listener(r.db.ListenOn, persistence.CountsChannel),
+		Notified: func(payload string, add func(int64)) {
+			for _, f := range strings.Split(payload, ",") {
+				if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+					add(id)
+				}
 			}
-		}
-		mu.Unlock()
-		select {
-		case kick <- struct{}{}:
-		default:
-		}
-	}, func() { r.reconcileCounts(ctx, nil) })
-	t := time.NewTicker(r.cfg.ReconcileEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.reconcileCounts(ctx, nil)
-		case <-kick:
-			// Debounce: let a burst of notifications gather.
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(r.cfg.NotifyEvery):
-			}
-			mu.Lock()
-			ids := make([]int64, 0, len(pending))
-			for id := range pending {
-				ids = append(ids, id)
-			}
-			clear(pending)
-			mu.Unlock()
-			if len(ids) > 0 {
-				r.reconcileCounts(ctx, ids)
-			}
-		}
-	}
+		},
+		Debounce: r.cfg.NotifyEvery, // let a burst of notifications gather
+		Reload:   r.reconcileCounts,
+		Full:     full,
+		Every:    r.cfg.ReconcileEvery,
+	})
 }
 
 // reconcileCounts sets the counters of the given campaigns (every active one when nil) to
 // the database's values.
-func (r *Router) reconcileCounts(ctx context.Context, ids []int64) {
+func (r *Router) reconcileCounts(ctx context.Context, ids []int64) error {
 	qs, cs, err := r.db.Counts(ctx, ids)
 	if err != nil {
-		if ctx.Err() == nil {
-			r.log.Warn("counters reconciliation failed", zap.Error(err))
-		}
-		return
+		return err
 	}
 	c := r.eng.Counters()
 	for _, q := range qs {
@@ -205,29 +177,35 @@ func (r *Router) reconcileCounts(ctx context.Context, ids []int64) {
 		c.SetCampaign(k.CampaignID, engine.CampaignCounts{Day: k.Day.Unix() / 86400, DayCompletes: k.DayCompletes,
 			Sessions: k.Outcomes, Completes: k.Completes})
 	}
+	return nil
 }
 
 // listenEntries records other processes' admitted entries in this process's panel, so that
 // reentry and relationship rules see them at once.
 func (r *Router) listenEntries(ctx context.Context) {
-	r.db.Listen(ctx, persistence.EntriesChannel, func(payload string) {
-		origin, items, ok := strings.Cut(payload, "|")
-		if !ok || origin == r.origin {
-			return
+	mirror.Run(ctx, mirror.Config[struct{}]{Name: "entries", Log: r.log,
+		Listen:   mirror.Listener(r.db.ListenOn, persistence.EntriesChannel),
+		Notified: func(payload string, _ func(struct{})) { r.recordEntries(payload) }})
+}
+
+// recordEntries records the entries of one EntriesChannel notification.
+func (r *Router) recordEntries(payload string) {
+	origin, items, ok := strings.Cut(payload, "|")
+	if !ok || origin == r.origin {
+		return
+	}
+	for _, it := range strings.Split(items, ",") {
+		f := strings.SplitN(it, ":", 3)
+		if len(f) != 3 {
+			continue
 		}
-		for _, it := range strings.Split(items, ",") {
-			f := strings.SplitN(it, ":", 3)
-			if len(f) != 3 {
-				continue
-			}
-			pid, e1 := strconv.ParseInt(f[0], 10, 64)
-			cid, e2 := strconv.ParseInt(f[1], 10, 64)
-			at, e3 := strconv.ParseInt(f[2], 10, 64)
-			if e1 == nil && e2 == nil && e3 == nil {
-				r.panel.RecordEntry(pid, cid, at)
-			}
+		pid, e1 := strconv.ParseInt(f[0], 10, 64)
+		cid, e2 := strconv.ParseInt(f[1], 10, 64)
+		at, e3 := strconv.ParseInt(f[2], 10, 64)
+		if e1 == nil && e2 == nil && e3 == nil {
+			r.panel.RecordEntry(pid, cid, at)
 		}
-	}, func() {})
+	}
 }
 
 // runSweeper periodically releases stale sessions, pauses campaigns with broken links,

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -73,8 +74,7 @@ type Quality struct {
 	seed      maphash.Seed
 	sightings [sightShards]sightShard
 
-	stats   sync.Map // publisher id → *publisherStats
-	notices chan int64
+	stats sync.Map // publisher id → *publisherStats
 
 	blockedBodies map[string][]byte // the GET /campaigns answer of a blocked participant, per rule class
 }
@@ -112,7 +112,7 @@ var emptyBlocks = &blockSet{byID: map[int64]*blockEntry{}, byUser: map[userKey]*
 // the precomputed answers. The blocked set is loaded by run (and LoadBlocks).
 func newQuality(cfg QualityConfig, db *persistence.DB, log *zap.Logger, now func() int64, countries []persistence.Country) (*Quality, error) {
 	q := &Quality{cfg: cfg.withDefaults(), db: db, log: log, now: now, seed: maphash.MakeSeed(),
-		countryISO: map[int32]string{}, notices: make(chan int64, 4096), blockedBodies: map[string][]byte{}}
+		countryISO: map[int32]string{}, blockedBodies: map[string][]byte{}}
 	q.blocks.Store(emptyBlocks)
 	for i := range q.sightings {
 		q.sightings[i].seen = map[sightKey]int64{}
@@ -374,63 +374,54 @@ func (q *Quality) LoadBlocks(ctx context.Context) error {
 // run keeps the blocked set equal to the database until ctx ends: LISTEN on QualityChannel
 // (a full load after every connect), a periodic reload, and the device-sighting flush.
 func (q *Quality) run(ctx context.Context) {
-	go q.applyNotices(ctx)
 	go q.runFlush(ctx)
-	go func() {
-		t := time.NewTicker(q.cfg.ReloadEvery)
-		defer t.Stop()
-		prune := time.NewTicker(time.Hour)
-		defer prune.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := q.LoadBlocks(ctx); err != nil && ctx.Err() == nil {
-					q.log.Warn("quality blocks reload failed", zap.Error(err))
-				}
-			case <-prune.C:
-				if err := q.db.PruneQualityHistory(ctx); err != nil && ctx.Err() == nil {
-					q.log.Warn("quality history prune failed", zap.Error(err))
-				}
+	go q.runPrune(ctx)
+	mirror.Run(ctx, mirror.Config[int64]{
+		Name:   "quality blocks",
+		Log:    q.log,
+		Listen: mirror.Listener(q.db.ListenOn, persistence.QualityChannel),
+		Notified: func(payload string, add func(int64)) {
+			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+				add(id)
 			}
-		}
-	}()
-	q.db.Listen(ctx, persistence.QualityChannel, func(payload string) {
-		id, err := strconv.ParseInt(payload, 10, 64)
-		if err != nil {
-			return
-		}
-		select {
-		case q.notices <- id:
-		default:
-			q.log.Warn("quality notice dropped: queue full; the periodic reload catches up", zap.Int64("participant", id))
-		}
-	}, func() {
-		if err := q.LoadBlocks(ctx); err != nil && ctx.Err() == nil {
-			q.log.Warn("quality blocks load failed", zap.Error(err))
-		}
+		},
+		Reload: q.applyNotices,
+		Full:   q.LoadBlocks,
+		Every:  q.cfg.ReloadEvery,
 	})
 }
 
-func (q *Quality) applyNotices(ctx context.Context) {
+// runPrune drops old quality history every hour.
+func (q *Quality) runPrune(ctx context.Context) {
+	prune := time.NewTicker(time.Hour)
+	defer prune.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case id := <-q.notices:
-			b, ok, err := q.db.LatestQualityBlock(ctx, id)
-			if err != nil {
-				if ctx.Err() == nil {
-					q.log.Warn("quality notice not applied", zap.Int64("participant", id), zap.Error(err))
-				}
-				continue
-			}
-			if ok {
-				q.Apply([]persistence.QualityBlock{b}, false)
+		case <-prune.C:
+			if err := q.db.PruneQualityHistory(ctx); err != nil && ctx.Err() == nil {
+				q.log.Warn("quality history prune failed", zap.Error(err))
 			}
 		}
 	}
+}
+
+// applyNotices applies the latest blocks of the participants notifications named.
+func (q *Quality) applyNotices(ctx context.Context, ids []int64) error {
+	var bs []persistence.QualityBlock
+	for _, id := range ids {
+		b, ok, err := q.db.LatestQualityBlock(ctx, id)
+		if err != nil {
+			q.Apply(bs, false)
+			return err
+		}
+		if ok {
+			bs = append(bs, b)
+		}
+	}
+	q.Apply(bs, false)
+	return nil
 }
 
 // Record stores signals and decides blocks (persistence.RecordQualitySignals), applies the

@@ -110,7 +110,6 @@ type API struct {
 
 	loaded   chan struct{} // closed after the first panel load
 	loadOnce sync.Once
-	notices  chan int64     // participant ids announced by other processes
 	misses   chan panelMiss // panel misses on GET /campaigns to look up
 	missMu   sync.Mutex
 	missSeen map[panelMiss]int64 // recent lookups, unix seconds
@@ -137,7 +136,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	}
 	a := &API{db: d.DB, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}),
-		notices: make(chan int64, 4096), misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
+		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
 
 	secret, err := d.DB.ServiceKey(ctx, persistence.EntryKeyName)
 	if err != nil {

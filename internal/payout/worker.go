@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -164,7 +165,15 @@ func (w *Worker) Run(ctx context.Context) {
 	inflight.Add(1)
 	go func() {
 		defer inflight.Done()
-		w.db.Listen(listenCtx, persistence.PostbackChannel, func(string) { w.claimable() }, w.claimable)
+		// Wake-ups only: every notification, and every (re)connect (notifications may have
+		// been lost), means due rows may be waiting.
+		mirror.Run(listenCtx, mirror.Config[struct{}]{
+			Name:     "postback outbox",
+			Log:      w.log,
+			Listen:   mirror.Listener(w.db.ListenOn, persistence.PostbackChannel),
+			Notified: func(string, func(struct{})) { w.claimable() },
+			Full:     func(context.Context) error { w.claimable(); return nil },
+		})
 	}()
 
 	inflight.Add(1)

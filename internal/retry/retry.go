@@ -116,3 +116,11 @@ func (o *Outage) Wait(ctx context.Context) bool {
 		return true
 	}
 }
+
+// Until is how long until the next attempt is due (0: now).
+func (o *Outage) Until() time.Duration {
+	if o.Due() {
+		return 0
+	}
+	return o.next.Sub(o.now())
+}
