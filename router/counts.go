@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,26 +211,30 @@ func (r *Router) recordEntries(payload string) {
 
 // runSweeper periodically releases stale sessions, pauses campaigns with broken links,
 // refreshes the statistics of fast-growing tables, completes full campaigns and archives
-// long-finished ones. Every process runs it; each step is idempotent.
+// long-finished ones. Every process runs it; each step is idempotent. A failing sweep is
+// logged once until one succeeds again.
 func (r *Router) runSweeper(ctx context.Context) {
 	t := time.NewTicker(r.cfg.SweepEvery)
 	defer t.Stop()
+	outage := retry.NewOutage(r.log, "sweeper", retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.Sweep(ctx)
+			outage.Attempt(ctx, r.Sweep)
 		}
 	}
 }
 
-// Sweep runs the sweeper's steps once.
-func (r *Router) Sweep(ctx context.Context) {
+// Sweep runs the sweeper's steps once. A step that fails does not stop the others; the
+// error names every step that failed.
+func (r *Router) Sweep(ctx context.Context) error {
+	var errs []error
 	for {
 		ids, err := r.db.ReleaseStaleSessions(ctx, 5000)
 		if err != nil {
-			r.log.Warn("releasing stale sessions failed", zap.Error(err))
+			errs = append(errs, fmt.Errorf("releasing stale sessions: %w", err))
 			break
 		}
 		for _, id := range ids {
@@ -242,30 +247,31 @@ func (r *Router) Sweep(ctx context.Context) {
 	if r.cfg.BrokenLinkEntries > 0 {
 		ids, err := r.db.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries)
 		if err != nil {
-			r.log.Warn("broken-link detection failed", zap.Error(err))
+			errs = append(errs, fmt.Errorf("broken-link detection: %w", err))
 		}
 		for _, id := range ids {
 			r.log.Warn("campaign system-paused: its link looks broken", zap.Int64("campaign", id))
 		}
 	}
 	if tables, err := r.db.AnalyzeGrowingTables(ctx); err != nil {
-		r.log.Warn("analyzing growing tables failed", zap.Error(err))
+		errs = append(errs, fmt.Errorf("analyzing growing tables: %w", err))
 	} else if len(tables) > 0 {
 		r.log.Debug("analyzed growing tables", zap.Strings("tables", tables))
 	}
 	if ids, err := r.db.CompleteFullCampaigns(ctx, nil); err != nil {
-		r.log.Warn("completing full campaigns failed", zap.Error(err))
+		errs = append(errs, fmt.Errorf("completing full campaigns: %w", err))
 	} else {
 		for _, id := range ids {
 			r.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
 		}
 	}
 	if ids, err := r.db.ArchiveStaleCampaigns(ctx, r.cfg.ArchiveAfter); err != nil {
-		r.log.Warn("archiving finished campaigns failed", zap.Error(err))
+		errs = append(errs, fmt.Errorf("archiving finished campaigns: %w", err))
 	} else {
 		for _, id := range ids {
 			r.log.Info("campaign archived: complete or reconciled long enough",
 				zap.Int64("campaign", id), zap.Duration("after", r.cfg.ArchiveAfter))
 		}
 	}
+	return errors.Join(errs...)
 }

@@ -135,13 +135,14 @@ func (a *API) lookupMisses(ctx context.Context) {
 }
 
 // flushActivity writes the activity the panel saw since `since` back to last_active_at, so
-// that a restart loads the participants that were active. It returns the new mark.
-func (a *API) flushActivity(ctx context.Context, since int64) int64 {
+// that a restart loads the participants that were active. It returns the new mark (since
+// itself when a write failed).
+func (a *API) flushActivity(ctx context.Context, since int64) (int64, error) {
 	mark := a.now()
 	var ids, ats []int64
+	var err error
 	flush := func() bool {
-		if err := a.db.TouchParticipants(ctx, ids, ats); err != nil {
-			a.log.Warn("activity write-back failed", zap.Error(err))
+		if err = a.db.TouchParticipants(ctx, ids, ats); err != nil {
 			return false
 		}
 		ids, ats = ids[:0], ats[:0]
@@ -159,7 +160,7 @@ func (a *API) flushActivity(ctx context.Context, since int64) int64 {
 		return ok
 	})
 	if ok && flush() {
-		return mark
+		return mark, nil
 	}
-	return since
+	return since, err
 }

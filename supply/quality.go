@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/mirror"
+	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -538,19 +539,23 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 func (q *Quality) runFlush(ctx context.Context) {
 	t := time.NewTicker(q.cfg.FlushEvery)
 	defer t.Stop()
+	// While the database is away the flush backs off (sightings wait, up to their cap) and
+	// its failure is logged once.
+	outage := retry.NewOutage(q.log, "device sightings flush", retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			q.FlushSightings(ctx)
+			outage.Attempt(ctx, q.FlushSightings)
 		}
 	}
 }
 
 // FlushSightings writes the queued device sightings and applies the shared-device rule to
-// them (every FlushEvery by itself; tests call it to avoid waiting).
-func (q *Quality) FlushSightings(ctx context.Context) {
+// them (every FlushEvery by itself; tests call it to avoid waiting). Sightings that fail to
+// be written are dropped.
+func (q *Quality) FlushSightings(ctx context.Context) error {
 	now := q.now()
 	var batch []persistence.DeviceSighting
 	for i := range q.sightings {
@@ -568,16 +573,14 @@ func (q *Quality) FlushSightings(ctx context.Context) {
 		sh.mu.Unlock()
 	}
 	if len(batch) == 0 {
-		return
+		return nil
 	}
 	_, out, err := q.db.RecordDeviceSightings(ctx, q.cfg.Policy, batch, q.cfg.DuplicateDeviceUsers)
 	if err != nil {
-		if ctx.Err() == nil {
-			q.log.Warn("device sightings not written", zap.Int("sightings", len(batch)), zap.Error(err))
-		}
-		return
+		return err
 	}
 	q.Observe(out)
+	return nil
 }
 
 // --- metrics ---

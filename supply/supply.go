@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -223,18 +224,22 @@ func (a *API) runLoops(ctx context.Context) {
 	defer hotTick.Stop()
 	defer touchTick.Stop()
 	lastTouch := a.now()
+	// Failures are logged once per outage; the publisher set in memory stays meanwhile.
+	pubs := retry.NewOutage(a.log, "publisher refresh", retry.Default, nil)
+	touch := retry.NewOutage(a.log, "activity write-back", retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-pubTick.C:
-			if err := a.pubs.refresh(ctx); err != nil && ctx.Err() == nil {
-				a.log.Warn("publisher refresh failed; keeping the last set", zap.Error(err))
-			}
+			pubs.Attempt(ctx, a.pubs.refresh)
 		case <-hotTick.C:
 			a.hot.roll()
 		case <-touchTick.C:
-			lastTouch = a.flushActivity(ctx, lastTouch)
+			touch.Attempt(ctx, func(ctx context.Context) (err error) {
+				lastTouch, err = a.flushActivity(ctx, lastTouch)
+				return err
+			})
 		}
 	}
 }

@@ -124,3 +124,16 @@ func (o *Outage) Until() time.Duration {
 	}
 	return o.next.Sub(o.now())
 }
+
+// Attempt runs f when an attempt is due and records its result; a failure after ctx ended
+// (shutting down) is not one. Loops on a fixed tick call it every tick.
+func (o *Outage) Attempt(ctx context.Context, f func(ctx context.Context) error) {
+	if !o.Due() {
+		return
+	}
+	if err := f(ctx); err == nil {
+		o.Succeeded()
+	} else if ctx.Err() == nil {
+		o.Failed(err)
+	}
+}

@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -86,5 +87,40 @@ func TestOutageLogsOncePerStateChange(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAttempt skips attempts during the backoff and ignores failures of a cancelled ctx.
+func TestAttempt(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	now := time.Unix(0, 0)
+	o := NewOutage(zap.New(core), "t", Backoff{Min: time.Second, Max: time.Second}, func() time.Time { return now })
+	calls := 0
+	fail := func(context.Context) error { calls++; return errors.New("down") }
+	ok := func(context.Context) error { calls++; return nil }
+	ctx := context.Background()
+	for _, step := range []struct {
+		advance time.Duration
+		f       func(context.Context) error
+		calls   int
+		failing bool
+	}{
+		{0, fail, 1, true},
+		{100 * time.Millisecond, fail, 1, true}, // not due: skipped
+		{2 * time.Second, fail, 2, true},
+		{2 * time.Second, ok, 3, false},
+		{0, ok, 4, false},
+	} {
+		now = now.Add(step.advance)
+		o.Attempt(ctx, step.f)
+		if calls != step.calls || o.Failing() != step.failing {
+			t.Fatalf("calls %d failing %v, want %d %v", calls, o.Failing(), step.calls, step.failing)
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	o.Attempt(cancelled, fail)
+	if o.Failing() || logs.Len() != 2 {
+		t.Fatalf("a cancelled attempt counted: failing %v, %d lines", o.Failing(), logs.Len())
 	}
 }

@@ -18,12 +18,12 @@ import (
 // LISTEN connection is (re)established and every RebuildEvery, and between those the
 // campaigns that NOTIFY names, in small batches.
 type engineSync struct {
-	db      *persistence.DB
-	eng     *engine.Engine
-	log     *zap.Logger
-	every   time.Duration
-	loaded  chan struct{} // closed after the first full load
-	once    sync.Once
+	db     *persistence.DB
+	eng    *engine.Engine
+	log    *zap.Logger
+	every  time.Duration
+	loaded chan struct{} // closed after the first full load
+	once   sync.Once
 	// epoch is the campaign epoch of the last full load (-1: unknown).
 	epoch atomic.Int64
 	// changed, once set, hears of every applied change: the ids, or nil after a full load.
