@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -21,7 +22,7 @@ type QualityGate interface {
 	// Record stores signals, decides blocks and applies them in this process.
 	Record(ctx context.Context, sigs []persistence.QualitySignal) error
 	// Policy is the decision policy, for signals recorded inside another transaction.
-	Policy() persistence.QualityPolicy
+	Policy() quality.Policy
 	// Observe counts and applies what signals recorded elsewhere decided.
 	Observe(out persistence.QualityOutcome)
 }
@@ -79,9 +80,9 @@ func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, outcom
 	var sig persistence.QualitySignal
 	switch {
 	case outcome == persistence.OutcomeQualityTerm:
-		sig = persistence.QualitySignal{Kind: persistence.SignalQualityTerm}
+		sig = persistence.QualitySignal{Kind: quality.SignalQualityTerm}
 	case outcome == persistence.OutcomeComplete && IsSpeeder(now.Sub(s.EnteredAt), s.LOI, r.quality.speederFraction):
-		sig = persistence.QualitySignal{Kind: persistence.SignalSpeeder, Evidence: map[string]any{
+		sig = persistence.QualitySignal{Kind: quality.SignalSpeeder, Evidence: map[string]any{
 			"campaign_id": s.CampaignID, "seconds": math.Round(now.Sub(s.EnteredAt).Seconds()*10) / 10,
 			"length_of_interview_minutes": s.LOI}}
 	default:
@@ -114,7 +115,7 @@ func (o *BuyerOps) qualityReverse(ctx context.Context, reverse persistence.Rever
 			return nil
 		}
 		out, err := persistence.RecordQualitySignalsTx(ctx, tx, g.Policy(), []persistence.QualitySignal{{
-			ParticipantID: s.ParticipantID, PublisherID: s.PublisherID, Kind: persistence.SignalRejected,
+			ParticipantID: s.ParticipantID, PublisherID: s.PublisherID, Kind: quality.SignalRejected,
 			Ref: s.TID, TID: s.TID, Evidence: map[string]any{"campaign_id": s.CampaignID}}})
 		if err != nil {
 			return err

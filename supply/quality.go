@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/mirror"
+	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -24,7 +25,7 @@ import (
 // the defaults.
 type QualityConfig struct {
 	// Policy decides blocks from signals (thresholds per rule class, block length).
-	Policy persistence.QualityPolicy
+	Policy quality.Policy
 	// AllowPrivateIPs accepts private, loopback, link-local, shared and documentation
 	// addresses as user_ip (for testing); unspecified, multicast and reserved ones are
 	// refused anyway.
@@ -121,7 +122,7 @@ func newQuality(cfg QualityConfig, db *persistence.DB, log *zap.Logger, now func
 	for _, c := range countries {
 		q.countryISO[c.ID] = c.ISOCode
 	}
-	for _, class := range persistence.QualityClasses {
+	for _, class := range quality.Classes {
 		q.blockedBodies[class] = []byte(`{"surveys":[],"player_eligibility":{"is_eligible":false,"reason":1,"comment":` +
 			strconv.Quote("blocked for quality: "+classComment(class)) + `}}`)
 	}
@@ -138,13 +139,13 @@ func newQuality(cfg QualityConfig, db *persistence.DB, log *zap.Logger, now func
 // classComment names a rule class to the partner; thresholds are never shown.
 func classComment(class string) string {
 	switch class {
-	case persistence.ClassOutcomes:
+	case quality.ClassOutcomes:
 		return "repeated quality terminations or rejected completes"
-	case persistence.ClassSpeeding:
+	case quality.ClassSpeeding:
 		return "repeated speeding"
-	case persistence.ClassDuplicates:
+	case quality.ClassDuplicates:
 		return "duplicate identity"
-	case persistence.ClassImplausible:
+	case quality.ClassImplausible:
 		return "implausible profile changes"
 	}
 	return "quality rules"
@@ -448,10 +449,10 @@ func (q *Quality) Observe(out persistence.QualityOutcome) {
 		if s.PublisherID == 0 {
 			continue
 		}
-		switch persistence.SignalClass(s.Kind) {
-		case persistence.ClassSpeeding:
+		switch quality.SignalClass(s.Kind) {
+		case quality.ClassSpeeding:
 			q.statsOf(s.PublisherID).speeders.Add(1)
-		case persistence.ClassDuplicates:
+		case quality.ClassDuplicates:
 			q.statsOf(s.PublisherID).duplicates.Add(1)
 		}
 	}
@@ -459,7 +460,7 @@ func (q *Quality) Observe(out persistence.QualityOutcome) {
 }
 
 // Policy is the decision policy in force.
-func (q *Quality) Policy() persistence.QualityPolicy { return q.cfg.Policy }
+func (q *Quality) Policy() quality.Policy { return q.cfg.Policy }
 
 // --- impanel: profile rules and sightings ---
 
