@@ -15,7 +15,6 @@ import (
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
@@ -58,9 +57,10 @@ func (c QualityConfig) withDefaults() QualityConfig {
 }
 
 // Quality is one process's view of participant quality: the blocked set that GET /campaigns
-// and entry read from memory, the IP checks, the device-sighting collector and the counters
-// behind /metrics. Decisions are made in PostgreSQL (persistence/quality.go) and reach every
-// process through NOTIFY on persistence.QualityChannel.
+// and entry read from memory (blockset.go, a mirror), the IP checks, the device-sighting
+// collector and the counters behind /metrics. The policy is internal/quality's; decisions
+// are made in PostgreSQL (persistence/quality.go) and reach every process through NOTIFY on
+// persistence.QualityChannel.
 type Quality struct {
 	cfg QualityConfig
 	db  *persistence.DB
@@ -85,30 +85,6 @@ type Quality struct {
 type publisherStats struct {
 	blocks, speeders, duplicates, ipMismatches atomic.Int64
 }
-
-// blockEntry is a participant's latest block as the hot path reads it.
-type blockEntry struct {
-	participant int64
-	publisher   int64
-	user        string
-	class       string
-	blockedAt   int64 // unix seconds
-	until       int64 // unix seconds: expiry or lifting
-	appliedAt   int64 // local unix nanoseconds, to merge with a concurrent full reload
-}
-
-type userKey struct {
-	publisher int64
-	user      string
-}
-
-// blockSet is immutable; writers replace it (blocks are rare, reads are every request).
-type blockSet struct {
-	byID   map[int64]*blockEntry
-	byUser map[userKey]*blockEntry
-}
-
-var emptyBlocks = &blockSet{byID: map[int64]*blockEntry{}, byUser: map[userKey]*blockEntry{}}
 
 // newQuality prepares the quality state: the geo database when configured, the country codes,
 // the precomputed answers. The blocked set is loaded by run (and LoadBlocks).
@@ -311,86 +287,12 @@ func (q *Quality) Blocked(participantID int64) (string, bool) {
 	return e.class, true
 }
 
-// --- blocks ---
-
-// Apply puts decided or changed blocks into this process's blocked set at once (every
-// process also hears of them through NOTIFY). newly counts them as this process's
-// decisions in /metrics.
-func (q *Quality) Apply(blocks []persistence.QualityBlock, newly bool) {
-	if q == nil || len(blocks) == 0 {
-		return
-	}
-	q.blockMu.Lock()
-	defer q.blockMu.Unlock()
-	old := q.blocks.Load()
-	n := &blockSet{byID: make(map[int64]*blockEntry, len(old.byID)+len(blocks)), byUser: make(map[userKey]*blockEntry, len(old.byUser)+len(blocks))}
-	for k, v := range old.byID {
-		n.byID[k] = v
-	}
-	for k, v := range old.byUser {
-		n.byUser[k] = v
-	}
-	at := time.Now().UnixNano()
-	for _, b := range blocks {
-		e := &blockEntry{participant: b.ParticipantID, publisher: b.PublisherID, user: b.User, class: b.RuleClass,
-			blockedAt: b.BlockedAt.Unix(), until: b.Until().Unix(), appliedAt: at}
-		if cur := n.byID[e.participant]; cur != nil && cur.blockedAt > e.blockedAt {
-			continue
-		}
-		n.byID[e.participant] = e
-		n.byUser[userKey{e.publisher, e.user}] = e
-		if newly {
-			q.statsOf(b.PublisherID).blocks.Add(1)
-		}
-	}
-	q.blocks.Store(n)
-}
-
-// LoadBlocks replaces the blocked set with the database's (active blocks and those that
-// ended within a token's lifetime), keeping entries applied while it read.
-func (q *Quality) LoadBlocks(ctx context.Context) error {
-	started := time.Now().UnixNano()
-	bs, err := q.db.RecentQualityBlocks(ctx, entrytoken.TTL*time.Second)
-	if err != nil {
-		return err
-	}
-	q.blockMu.Lock()
-	defer q.blockMu.Unlock()
-	n := &blockSet{byID: make(map[int64]*blockEntry, len(bs)), byUser: make(map[userKey]*blockEntry, len(bs))}
-	for _, b := range bs {
-		e := &blockEntry{participant: b.ParticipantID, publisher: b.PublisherID, user: b.User, class: b.RuleClass,
-			blockedAt: b.BlockedAt.Unix(), until: b.Until().Unix(), appliedAt: started}
-		n.byID[e.participant] = e
-		n.byUser[userKey{e.publisher, e.user}] = e
-	}
-	for id, e := range q.blocks.Load().byID {
-		if e.appliedAt > started {
-			n.byID[id] = e
-			n.byUser[userKey{e.publisher, e.user}] = e
-		}
-	}
-	q.blocks.Store(n)
-	return nil
-}
-
 // run keeps the blocked set equal to the database until ctx ends: LISTEN on QualityChannel
 // (a full load after every connect), a periodic reload, and the device-sighting flush.
 func (q *Quality) run(ctx context.Context) {
 	go q.runFlush(ctx)
 	go q.runPrune(ctx)
-	mirror.Run(ctx, mirror.Config[int64]{
-		Name:   "quality blocks",
-		Log:    q.log,
-		Listen: mirror.Listener(q.db.ListenOn, persistence.QualityChannel),
-		Notified: func(payload string, add func(int64)) {
-			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
-				add(id)
-			}
-		},
-		Reload: q.applyNotices,
-		Full:   q.LoadBlocks,
-		Every:  q.cfg.ReloadEvery,
-	})
+	q.mirrorBlocks(ctx)
 }
 
 // runPrune drops old quality history every hour.
@@ -407,23 +309,6 @@ func (q *Quality) runPrune(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// applyNotices applies the latest blocks of the participants notifications named.
-func (q *Quality) applyNotices(ctx context.Context, ids []int64) error {
-	var bs []persistence.QualityBlock
-	for _, id := range ids {
-		b, ok, err := q.db.LatestQualityBlock(ctx, id)
-		if err != nil {
-			q.Apply(bs, false)
-			return err
-		}
-		if ok {
-			bs = append(bs, b)
-		}
-	}
-	q.Apply(bs, false)
-	return nil
 }
 
 // Record stores signals and decides blocks (persistence.RecordQualitySignals), applies the
