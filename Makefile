@@ -29,9 +29,20 @@ bench: build
 fmt:
 	gofmt -w $(GOFILES)
 
+# staticcheck, pinned; installed with `go install` into GOBIN (or GOPATH/bin)
+# when that version is not there yet.
+STATICCHECK_VERSION := v0.8.2
+GOBINDIR    = $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+STATICCHECK = $(GOBINDIR)/staticcheck
+
 lint:
 	$(GO) vet ./...
 	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt needed (run make fmt):"; echo "$$out"; exit 1; fi
+	@if ! [ -x "$(STATICCHECK)" ] || ! "$(STATICCHECK)" -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION:v%=%))"; then \
+		echo "installing staticcheck $(STATICCHECK_VERSION)"; \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	fi
+	$(STATICCHECK) ./...
 
 clean:
 	rm -rf bin

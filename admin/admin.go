@@ -27,8 +27,11 @@ type Deps struct {
 	Environment string              // the deployment's environment; other tokens get 401
 	PublicURL   string              // base of URLs handed out
 	Limiter     *httpio.RateLimiter // per-token limit on /api/v1 and /insights_api
-	Panel       *engine.Panel       // the in-memory panel feasibility estimates from
-	Outcomes    Outcomes            // reject_completes, reconcile and redirect_test
+	// AuthFailures limits failed authentications per client address (nil: no limit); the
+	// supply API shares it.
+	AuthFailures *httpio.AuthFailures
+	Panel        *engine.Panel // the in-memory panel feasibility estimates from
+	Outcomes     Outcomes      // reject_completes, reconcile and redirect_test
 }
 
 // Outcomes is the session-side logic of the buyer routes that act on completes. Each takes

@@ -3,8 +3,6 @@ package admin
 import (
 	"context"
 	"crypto/subtle"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +27,10 @@ type cachedBuyer struct {
 // answer or returns an error that wrap writes.
 type handler func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error
 
-// wrap applies, in order: content negotiation (406), credentials (401), the per-token rate
-// limit (429) and authentication (401), then runs h and writes its error, if any.
+// wrap applies, in order: content negotiation (406), credentials (401), the per-address
+// limit of failed authentications (429, only for credentials not already known good), the
+// per-token rate limit (429) and authentication (401), then runs h and writes its error, if
+// any.
 func (a *API) wrap(h handler) fasthttp.RequestHandler {
 	return a.wrapFor(httpio.AcceptsJSON, "the Accept header must admit application/json", h)
 }
@@ -42,18 +42,24 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 			httpio.WriteMessage(ctx, httpio.StyleMessage, fasthttp.StatusNotAcceptable, refusal)
 			return
 		}
+		now := time.Now()
 		email, token, ok := httpio.BasicAuth(ctx)
 		if !ok {
-			a.fail(ctx, fault.Unauthorized("missing or malformed credentials: use Basic auth with email:api_token"))
+			if !a.refuseBlocked(ctx, now) {
+				a.d.AuthFailures.Fail(ctx, now)
+				a.fail(ctx, fault.Unauthorized("missing or malformed credentials: use Basic auth with email:api_token"))
+			}
 			return
 		}
 		key := persistence.TokenHash(token)
-		if allowed, wait := a.d.Limiter.Allow(key, time.Now()); !allowed {
-			secs := int(math.Ceil(wait.Seconds()))
-			if secs < 1 {
-				secs = 1
-			}
-			ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
+		b, known := a.cached(email, key)
+		// Credentials authenticated a moment ago pass; others cost a database look-up, which
+		// a client that keeps failing no longer gets.
+		if !known && a.refuseBlocked(ctx, now) {
+			return
+		}
+		if allowed, wait := a.d.Limiter.Allow(key, now); !allowed {
+			httpio.SetRetryAfter(ctx, wait)
 			a.fail(ctx, fault.RateLimited())
 			return
 		}
@@ -62,10 +68,15 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 		dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()
 		ctx.SetUserValue(dbContextKey, dbc)
-		b, err := a.authenticate(ctx, email, token, key)
-		if err != nil {
-			a.fail(ctx, err)
-			return
+		if !known {
+			var err error
+			if b, err = a.authenticate(ctx, email, token, key); err != nil {
+				if f := fault.As(err); f != nil && f.Kind == fault.KindUnauthorized {
+					a.d.AuthFailures.Fail(ctx, now)
+				}
+				a.fail(ctx, err)
+				return
+			}
 		}
 		if err := h(ctx, b); err != nil {
 			a.fail(ctx, err)
@@ -73,23 +84,39 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 	}
 }
 
+// refuseBlocked answers 429 with Retry-After when the client's address has used up its
+// failed authentications, and reports whether it did.
+func (a *API) refuseBlocked(ctx *fasthttp.RequestCtx, now time.Time) bool {
+	blocked, wait := a.d.AuthFailures.Blocked(ctx, now)
+	if blocked {
+		httpio.SetRetryAfter(ctx, wait)
+		a.fail(ctx, fault.RateLimited())
+	}
+	return blocked
+}
+
 func (a *API) fail(ctx *fasthttp.RequestCtx, err error) {
 	httpio.WriteError(ctx, a.d.Log, httpio.StyleMessage, err)
 }
 
-// authenticate returns the buyer holding token, from the cache when it authenticated within
-// authTTL with the same e-mail.
+// cached returns the buyer of a token that authenticated within authTTL with the same
+// e-mail, without the database.
+func (a *API) cached(email string, key [32]byte) (persistence.Buyer, bool) {
+	if c, ok := a.auth.Get(string(key[:])); ok && subtle.ConstantTimeCompare([]byte(c.email), []byte(strings.ToLower(email))) == 1 {
+		return c.buyer, true
+	}
+	return persistence.Buyer{}, false
+}
+
+// authenticate checks email and token against the database and remembers a success for
+// authTTL.
 func (a *API) authenticate(ctx *fasthttp.RequestCtx, email, token string, key [32]byte) (persistence.Buyer, error) {
 	email = strings.ToLower(email)
-	k := string(key[:])
-	if c, ok := a.auth.Get(k); ok && subtle.ConstantTimeCompare([]byte(c.email), []byte(email)) == 1 {
-		return c.buyer, nil
-	}
 	b, err := a.d.DB.AuthenticateBuyer(dbContext(ctx), email, token, a.d.Environment)
 	if err != nil {
 		return persistence.Buyer{}, err
 	}
-	a.auth.SetWithTTL(k, cachedBuyer{buyer: b, email: email}, 1, authTTL)
+	a.auth.SetWithTTL(string(key[:]), cachedBuyer{buyer: b, email: email}, 1, authTTL)
 	return b, nil
 }
 
@@ -105,9 +132,4 @@ func dbContext(ctx *fasthttp.RequestCtx) context.Context {
 		return c
 	}
 	return context.Background()
-}
-
-// notImplemented answers 501 on a route whose logic arrives later.
-func notImplemented(what string) handler {
-	return func(*fasthttp.RequestCtx, persistence.Buyer) error { return fault.NotImplemented(what) }
 }

@@ -37,7 +37,7 @@ func TestExportTiming(t *testing.T) {
 	}
 	s := apptest.Start(t, apptest.Options{RateLimit: -1})
 	b := s.NewBuyer(t)
-	c := newCampaign(t, b, nil)
+	c := publish(t, b, newCampaign(t, b, nil))
 	var cq struct {
 		QuestionID int `json:"question_id"`
 	}

@@ -21,7 +21,8 @@ type feasibilityQuota struct {
 	Message            string `json:"message,omitempty"`
 }
 
-// feasibilityAnswer is the feasibility result of the spec; ID is absent in realtime answers.
+// feasibilityAnswer is a feasibility estimate as docs/feasibility.md describes it; ID is
+// absent in realtime answers.
 type feasibilityAnswer struct {
 	ID                 int64              `json:"id,omitempty"`
 	EstimatedCompletes int                `json:"estimated_completes"`
@@ -121,9 +122,9 @@ func (a *API) quotaFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) er
 	return nil
 }
 
-// realtimeBody is POST /api/v1/campaigns/realtime_feasibility. The spec's sample omits
-// country_language_id and cpi: country_language_id defaults to 1 (en-US) and cpi, a bid,
-// does not change the estimate.
+// realtimeBody is POST /api/v1/campaigns/realtime_feasibility. country_language_id and cpi
+// may be omitted: country_language_id defaults to 1 (en-US) and cpi, a bid, does not change
+// the estimate (docs/feasibility.md).
 type realtimeBody struct {
 	Incidence         *int              `json:"incidence"`
 	LengthOfInterview *int              `json:"length_of_interview"`

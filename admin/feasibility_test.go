@@ -68,7 +68,7 @@ func TestFeasibility(t *testing.T) {
 	}
 	b.Do(t, "GET", path("/api/v1/campaigns/%d/campaign_quotas/%d/feasibility", id, men+1000), nil).Expect(t, 404)
 
-	// Realtime: no ids; an unknown question id gets the spec's message and a total of 0.
+	// Realtime: no ids; an unknown question id gets the message docs/feasibility.md states and a total of 0.
 	var rt struct {
 		Estimated int    `json:"estimated_completes"`
 		Days      int    `json:"over_num_days"`

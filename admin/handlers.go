@@ -24,7 +24,7 @@ func pathID(ctx *fasthttp.RequestCtx, name string) (int64, error) {
 // queryInt reads an integer query parameter; missing (when required) or malformed is a 400.
 func queryInt(ctx *fasthttp.RequestCtx, name string, required bool) (*int, error) {
 	raw := ctx.QueryArgs().Peek(name)
-	if raw == nil || len(raw) == 0 {
+	if len(raw) == 0 {
 		if required {
 			return nil, fault.BadRequest("query parameter %s is required", name)
 		}

@@ -52,6 +52,16 @@ func newCampaign(t testing.TB, b *apptest.Buyer, overrides map[string]any) campa
 	return c
 }
 
+// publish activates a campaign once (a global quota, then status 2) and pauses it again: its
+// project is no longer a draft (docs/rules.md §4) and the campaign still reads as paused.
+func publish(t testing.TB, b *apptest.Buyer, c campaignRef) campaignRef {
+	t.Helper()
+	createQuota(t, b, c.ID, map[string]any{"num_respondents": 1, "is_global": true, "campaign_qualifications": []any{}})
+	b.Do(t, "PUT", path("/api/v1/campaigns/%d", c.ID), map[string]any{"status": 2}).Expect(t, 200)
+	b.Do(t, "PUT", path("/api/v1/campaigns/%d", c.ID), map[string]any{"status": 5}).Expect(t, 200)
+	return c
+}
+
 // stored is one session to store.
 type stored struct {
 	tid, respondent string
@@ -246,7 +256,7 @@ func TestInsightsProjectList(t *testing.T) {
 
 	var refs []campaignRef
 	for i := 0; i < 30; i++ {
-		refs = append(refs, newCampaign(t, b, map[string]any{"name": fmt.Sprintf("Study %02d", i+1)}))
+		refs = append(refs, publish(t, b, newCampaign(t, b, map[string]any{"name": fmt.Sprintf("Study %02d", i+1)})))
 	}
 	p = listProjects(t, b, "")
 	if got := len(p.Data.Attributes.Projects.Data); got != 30 || p.Data.Attributes.Pages != 1 {
@@ -262,7 +272,16 @@ func TestInsightsProjectList(t *testing.T) {
 		t.Errorf("page 2 of 30: %+v", p.Data.Attributes)
 	}
 
-	refs = append(refs, newCampaign(t, b, map[string]any{"name": "Study 31"}))
+	// A draft (a project none of whose campaigns was ever activated) is hidden everywhere,
+	// paging included: 30 projects and a draft are one page.
+	draft := newCampaign(t, b, map[string]any{"name": "Draft"})
+	if p := listProjects(t, b, ""); len(p.Data.Attributes.Projects.Data) != 30 || p.Data.Attributes.Pages != 1 {
+		t.Errorf("draft listed: %d projects, %d pages", len(p.Data.Attributes.Projects.Data), p.Data.Attributes.Pages)
+	}
+	b.Do(t, "GET", path("/insights_api/projects/%d", draft.ProjectID), nil).Expect(t, 404)
+	b.Do(t, "GET", path("/insights_api/projects/%d/campaigns/%d/columns", draft.ProjectID, draft.ID), nil).Expect(t, 404)
+
+	refs = append(refs, publish(t, b, newCampaign(t, b, map[string]any{"name": "Study 31"})))
 	p = listProjects(t, b, "?page=1")
 	if len(p.Data.Attributes.Projects.Data) != 30 || p.Data.Attributes.Pages != 2 {
 		t.Fatalf("31 projects, page 1: %d, %d pages", len(p.Data.Attributes.Projects.Data), p.Data.Attributes.Pages)
@@ -272,17 +291,6 @@ func TestInsightsProjectList(t *testing.T) {
 		p.Data.Attributes.Page != 2 || p.Data.Attributes.Pages != 2 {
 		t.Fatalf("31 projects, page 2: %+v", p.Data.Attributes)
 	}
-
-	// A draft is hidden everywhere.
-	draft := newCampaign(t, b, map[string]any{"name": "Draft"})
-	if _, err := s.DB.Pool.Exec(context.Background(), `UPDATE projects SET is_draft = true WHERE id = $1`, draft.ProjectID); err != nil {
-		t.Fatal(err)
-	}
-	if p := listProjects(t, b, "?page=2"); len(p.Data.Attributes.Projects.Data) != 1 || p.Data.Attributes.Pages != 2 {
-		t.Errorf("draft listed: %+v", p.Data.Attributes)
-	}
-	b.Do(t, "GET", path("/insights_api/projects/%d", draft.ProjectID), nil).Expect(t, 404)
-	b.Do(t, "GET", path("/insights_api/projects/%d/campaigns/%d/columns", draft.ProjectID, draft.ID), nil).Expect(t, 404)
 
 	// project_type: the first project becomes recurring with a second wave.
 	newCampaign(t, b, map[string]any{"name": "Study 01 wave 2", "project_id": refs[0].ProjectID})
@@ -332,6 +340,64 @@ func TestInsightsProjectList(t *testing.T) {
 	s.Send(t, req).Expect(t, 406)
 	b.Do(t, "GET", "/insights_api/projects/", nil).Expect(t, 200)
 	b.Do(t, "POST", "/insights_api/projects", nil).Expect(t, 405)
+}
+
+// TestInsightsDrafts follows a project from draft to published (docs/rules.md §4): a draft
+// until one of its campaigns is first activated, absent meanwhile from the list, its filters
+// and paging and from every project read; published for good by that first activation.
+func TestInsightsDrafts(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, apptest.Options{RateLimit: -1})
+	b := s.NewBuyer(t)
+
+	live := publish(t, b, newCampaign(t, b, map[string]any{"name": "Live"}))
+	draft := newCampaign(t, b, map[string]any{"name": "Draft"})
+	wave2 := newCampaign(t, b, map[string]any{"name": "Draft wave 2", "project_id": draft.ProjectID})
+	// Complete without ever being active: still a draft.
+	b.Do(t, "PUT", path("/api/v1/campaigns/%d", draft.ID), map[string]any{"status": 3}).Expect(t, 200)
+
+	listed := func(query string) (ids []int64, pages int) {
+		t.Helper()
+		p := listProjects(t, b, query)
+		for _, d := range p.Data.Attributes.Projects.Data {
+			ids = append(ids, d.Attributes.ID)
+		}
+		return ids, p.Data.Attributes.Pages
+	}
+	reads := []string{
+		path("/insights_api/projects/%d", draft.ProjectID),
+		path("/insights_api/projects/%d/campaigns/%d/columns", draft.ProjectID, draft.ID),
+		path("/insights_api/projects/%d/campaigns/%d", draft.ProjectID, wave2.ID),
+		path("/insights_api/%d/campaigns/%d/columns", draft.ProjectID, wave2.ID),
+	}
+	for _, c := range []struct {
+		query string
+		want  []int64
+	}{{"", []int64{live.ProjectID}}, {"?project_type=one_time", []int64{live.ProjectID}}, {"?project_type=recurring", nil}} {
+		if ids, pages := listed(c.query); !reflect.DeepEqual(ids, c.want) || pages != 1 {
+			t.Errorf("draft: list%s = %v (%d pages), want %v", c.query, ids, pages, c.want)
+		}
+	}
+	for _, p := range reads {
+		b.Do(t, "GET", p, nil).Expect(t, 404)
+	}
+
+	// The first activation of any of its campaigns publishes it; pausing does not hide it again.
+	createQuota(t, b, wave2.ID, nil)
+	b.Do(t, "PUT", path("/api/v1/campaigns/%d", wave2.ID), map[string]any{"status": 2}).Expect(t, 200)
+	b.Do(t, "PUT", path("/api/v1/campaigns/%d", wave2.ID), map[string]any{"status": 5}).Expect(t, 200)
+	for _, c := range []struct {
+		query string
+		want  []int64
+	}{{"", []int64{live.ProjectID, draft.ProjectID}}, {"?project_type=one_time", []int64{live.ProjectID}},
+		{"?project_type=recurring", []int64{draft.ProjectID}}} {
+		if ids, pages := listed(c.query); !reflect.DeepEqual(ids, c.want) || pages != 1 {
+			t.Errorf("published: list%s = %v (%d pages), want %v", c.query, ids, pages, c.want)
+		}
+	}
+	for _, p := range reads {
+		b.Do(t, "GET", p, nil).Expect(t, 200)
+	}
 }
 
 func TestInsightsProjectWaves(t *testing.T) {
@@ -426,7 +492,7 @@ func TestInsightsProjectWaves(t *testing.T) {
 	}
 
 	// Another organization, a campaign under the wrong project, unknown and malformed ids: 404.
-	single := newCampaign(t, b, nil)
+	single := publish(t, b, newCampaign(t, b, nil))
 	for _, p := range []string{
 		path("/insights_api/projects/%d/campaigns/%d/columns", single.ProjectID, w1.ID),
 		path("/insights_api/projects/%d/campaigns/%d", single.ProjectID, w1.ID),
@@ -465,7 +531,7 @@ func TestInsightsColumnsAndResults(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, apptest.Options{})
 	b := s.NewBuyer(t)
-	c := newCampaign(t, b, nil)
+	c := publish(t, b, newCampaign(t, b, nil))
 
 	// A custom screener with tricky answer texts, attached to the campaign.
 	var cq struct {
@@ -587,7 +653,7 @@ func TestInsightsColumnsAndResults(t *testing.T) {
 	}
 
 	// A campaign without results: the header only.
-	empty := newCampaign(t, b, map[string]any{"country_language_id": 6})
+	empty := publish(t, b, newCampaign(t, b, map[string]any{"country_language_id": 6}))
 	recs, _ = getCSV(t, b, "GET", path("/insights_api/%d/campaigns/%d", empty.ProjectID, empty.ID), nil)
 	keys, _ = orderedKeys(t, b.Do(t, "GET", path("/insights_api/%d/campaigns/%d/columns", empty.ProjectID, empty.ID), nil).Expect(t, 200).Body)
 	if len(recs) != 1 || !reflect.DeepEqual(recs[0], keys) || keys[4] != "pq_42" {
@@ -725,7 +791,7 @@ func TestExportAbandoned(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, apptest.Options{RateLimit: -1})
 	b := s.NewBuyer(t)
-	c := newCampaign(t, b, nil)
+	c := publish(t, b, newCampaign(t, b, nil))
 	const n = 50_000
 	seedCompletes(t, s, b, c.ID, n, "ab")
 	p := path("/insights_api/projects/%d/campaigns/%d", c.ProjectID, c.ID)
@@ -771,7 +837,7 @@ func TestExportDatabaseFailure(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, apptest.Options{RateLimit: -1})
 	b := s.NewBuyer(t)
-	c := newCampaign(t, b, nil)
+	c := publish(t, b, newCampaign(t, b, nil))
 	ctx := context.Background()
 	const n = 100_000
 	seedCompletes(t, s, b, c.ID, n, "f")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/supplierlink"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -23,7 +24,7 @@ const (
 	maxName        = 255
 	maxText        = 1000
 	maxInt32       = math.MaxInt32
-	maxCPICents    = 1_000_000 // a 10,000.00 USD bid
+	maxCPICents    = persistence.MaxCPICents // a 10,000.00 USD bid (docs/rules.md §7, money bounds)
 	maxDaysInField = 365
 )
 
@@ -167,7 +168,7 @@ func DecodeCampaign(body []byte, create bool) (persistence.CampaignFields, error
 	}
 	if in.SupplierLink != nil {
 		link := strings.TrimSpace(*in.SupplierLink)
-		if msg := ValidateSupplierLink(link); msg != "" {
+		if msg := supplierlink.Validate(link); msg != "" {
 			return f, fault.Invalid("supplier_link", "%s", msg)
 		}
 		f.SupplierLink = &link

@@ -490,7 +490,7 @@ func (s *server) stop() {
 }
 
 func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath string) (*server, error) {
-	args := []string{"serve", "--addr", addr, "--database-url", dbURL, "--rate-limit", "-1"}
+	args := []string{"serve", "--addr", addr, "--database-url", dbURL, "--rate-limit", "-1", "--publisher-rate-limit", "-1"}
 	if profile != "" {
 		args = append([]string{"bench", "_serve", "--cpu-profile", profile, "--"}, args...)
 	}

@@ -13,13 +13,18 @@ import (
 // operation (an index into Ops); Check judges the response. Both run on
 // the worker's goroutine and must be safe to call from many workers at once.
 type Scenario struct {
-	Name    string
-	Ops     []string
+	Name string
+	Ops  []string
+	// Prepare returns Exhausted instead of an operation when there is nothing left to send
+	// (a scenario that replays what an earlier phase produced): the worker stops.
 	Prepare func(w *Worker) int
 	// Check returns the operation the request turned out to be (e.g. an entry admitted or
 	// refused) and whether it succeeded.
 	Check func(w *Worker, op int) (int, bool)
 }
+
+// Exhausted is what Scenario.Prepare returns when the scenario has nothing left to send.
+const Exhausted = -1
 
 // Worker is one load-generating goroutine with its own request, response, random source
 // and histograms.
@@ -55,6 +60,10 @@ type Load struct {
 	Timeout time.Duration
 	// Seed makes the workers' random choices repeatable.
 	Seed uint64
+	// Trace, when set, is called on the worker's goroutine after each measured request with
+	// its start (the intended send time in the open loop), latency and success: for analyses
+	// a histogram cannot give, such as when in the window the slow requests were.
+	Trace func(w *Worker, start time.Time, lat time.Duration, ok bool)
 }
 
 // OpResult is what one operation of a scenario measured.
@@ -77,10 +86,13 @@ type Result struct {
 	// Unsent counts open-loop requests of the window that were still not sent when the phase
 	// gave up (latency recorded as the time they had waited).
 	Unsent     uint64
-	Throughput float64    // Requests / Window
-	Hist       *Histogram `json:"-"`
-	Ops        []OpResult
-	Status     map[int]uint64
+	Throughput float64 // answered requests / Span
+	// Span is the time from the window's start to its last answer: the window, or longer
+	// when an open loop fell behind its schedule, shorter when the scenario ran out.
+	Span   time.Duration
+	Hist   *Histogram `json:"-"`
+	Ops    []OpResult
+	Status map[int]uint64
 }
 
 // P returns quantile q of the latency in milliseconds.
@@ -101,11 +113,15 @@ func (w *Worker) release() {
 	fasthttp.ReleaseResponse(w.Resp)
 }
 
-// do sends one request of s and reports its operation and whether it succeeded.
+// do sends one request of s and reports its operation and whether it succeeded; op is
+// Exhausted, and nothing sent, when s has nothing left to send.
 func (w *Worker) do(l *Load, s *Scenario) (op int, ok bool) {
 	w.Req.Reset()
 	w.Resp.Reset()
 	op = s.Prepare(w)
+	if op < 0 {
+		return Exhausted, false
+	}
 	err := l.Client.DoTimeout(w.Req, w.Resp, l.Timeout)
 	if err != nil {
 		return op, false
@@ -113,8 +129,12 @@ func (w *Worker) do(l *Load, s *Scenario) (op int, ok bool) {
 	return s.Check(w, op)
 }
 
-func (w *Worker) record(op int, ok bool, lat time.Duration) {
+func (w *Worker) record(l *Load, op int, ok bool, start time.Time) {
 	w.last = time.Now()
+	lat := w.last.Sub(start)
+	if l.Trace != nil {
+		l.Trace(w, start, lat, ok)
+	}
 	w.all.RecordDuration(lat)
 	w.ops[op].RecordDuration(lat)
 	if !ok {
@@ -144,6 +164,7 @@ func Drive(l Load, s *Scenario) *Result {
 	var unsent atomic.Uint64
 	var unsentHist = NewHistogram()
 	var unsentMu sync.Mutex
+	var exhausted atomic.Bool
 	if l.Rate <= 0 {
 		for _, w := range workers {
 			wg.Go(func() {
@@ -153,8 +174,12 @@ func Drive(l Load, s *Scenario) *Result {
 						return
 					}
 					op, ok := w.do(&l, s)
+					if op == Exhausted {
+						exhausted.Store(true)
+						return
+					}
 					if !t0.Before(measure) {
-						w.record(op, ok, time.Since(t0))
+						w.record(&l, op, ok, t0)
 					}
 				}
 			})
@@ -192,8 +217,12 @@ func Drive(l Load, s *Scenario) *Result {
 						time.Sleep(d)
 					}
 					op, ok := w.do(&l, s)
+					if op == Exhausted {
+						exhausted.Store(true)
+						return
+					}
 					if !intended.Before(measure) {
-						w.record(op, ok, time.Since(intended))
+						w.record(&l, op, ok, intended)
 					}
 				}
 			})
@@ -217,6 +246,9 @@ func Drive(l Load, s *Scenario) *Result {
 		r.Errors += o.Errors
 	}
 	last := end
+	if exhausted.Load() {
+		last = measure // the scenario ran out: the window ends with its last answer
+	}
 	for _, w := range workers {
 		if w.last.After(last) {
 			last = w.last
@@ -234,7 +266,10 @@ func Drive(l Load, s *Scenario) *Result {
 	r.Errors += r.Unsent
 	r.Requests = r.Hist.Count()
 	// Answers over the time they took to arrive: the window, or longer when an open loop
-	// fell behind its schedule.
-	r.Throughput = float64(r.Requests-r.Unsent) / last.Sub(measure).Seconds()
+	// fell behind its schedule, or shorter when the scenario ran out.
+	r.Span = last.Sub(measure)
+	if r.Span > 0 {
+		r.Throughput = float64(r.Requests-r.Unsent) / r.Span.Seconds()
+	}
 	return r
 }

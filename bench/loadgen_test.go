@@ -3,6 +3,7 @@ package bench
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,5 +102,41 @@ func TestOpenLoopGivesUp(t *testing.T) {
 	}
 	if r.Hist.Max() < int64(4*time.Second) {
 		t.Errorf("max latency %v, want the ~5 s the unsent requests waited", time.Duration(r.Hist.Max()))
+	}
+}
+
+// TestExhaustedStopsAndTraces: a scenario with a fixed number of requests stops when it
+// runs out, in both loops: every request is sent once, the throughput is over the time
+// they took (not the whole window), and Trace sees each measured request.
+func TestExhaustedStopsAndTraces(t *testing.T) {
+	addr := slowServer(t, 0)
+	for _, rate := range []float64{0, 500} {
+		var left atomic.Int64
+		left.Store(50)
+		s := getScenario(addr)
+		prepare := s.Prepare
+		s.Prepare = func(w *Worker) int {
+			if left.Add(-1) < 0 {
+				return Exhausted
+			}
+			return prepare(w)
+		}
+		var traced atomic.Int64
+		start := time.Now()
+		r := Drive(Load{Client: NewClient(addr, 4), Workers: 4, Duration: 5 * time.Second, Rate: rate, Seed: 1,
+			Trace: func(w *Worker, at time.Time, lat time.Duration, ok bool) {
+				if ok && !at.Before(start) && lat >= 0 && w.ID < 4 {
+					traced.Add(1)
+				}
+			}}, s)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("rate %v: Drive took %v for 50 requests: the workers did not stop", rate, took)
+		}
+		if r.Requests != 50 || r.Errors != 0 || traced.Load() != 50 {
+			t.Errorf("rate %v: %d requests, %d errors, %d traced; want 50, 0, 50", rate, r.Requests, r.Errors, traced.Load())
+		}
+		if r.Span <= 0 || r.Span > 2*time.Second || r.Throughput < 25 {
+			t.Errorf("rate %v: span %v, throughput %.0f/s: want the time the 50 requests took", rate, r.Span, r.Throughput)
+		}
 	}
 }

@@ -28,7 +28,7 @@ type ProcStat struct {
 // ReadProc reads /proc/<pid>/stat and /proc/<pid>/status.
 func ReadProc(pid int) ProcStat {
 	var s ProcStat
-	cpu, _, ok := procCPU(pid)
+	cpu, _, _, ok := procCPU(pid)
 	if !ok {
 		return s
 	}
@@ -59,47 +59,97 @@ func kbField(line string) int64 {
 	return n << 10
 }
 
-// procCPU returns utime+stime and the parent pid of pid.
-func procCPU(pid int) (time.Duration, int, bool) {
+// procCPU returns utime+stime of pid, the same of its children that exited and were
+// waited for (cutime+cstime), and its parent pid.
+func procCPU(pid int) (cpu, reaped time.Duration, ppid int, ok bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	// The command name (field 2) is in parentheses and may hold spaces: split after it.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
-	if len(f) < 13 {
-		return 0, 0, false
+	// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15, cutime 16, cstime 17.
+	if len(f) < 15 {
+		return 0, 0, 0, false
 	}
-	ppid, _ := strconv.Atoi(f[1])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / clockTicks, ppid, true
+	ppid, _ = strconv.Atoi(f[1])
+	var ticks [4]int64
+	for k := range ticks {
+		ticks[k], _ = strconv.ParseInt(f[11+k], 10, 64)
+	}
+	return time.Duration(ticks[0]+ticks[1]) * time.Second / clockTicks,
+		time.Duration(ticks[2]+ticks[3]) * time.Second / clockTicks, ppid, true
 }
 
-// TreeCPU is the CPU time of pid and every live child of it (one level: a PostgreSQL
-// postmaster and its backends). Backends that exited in between are not counted, so the
-// figure is a lower bound.
+// TreeCPU is the CPU time of pid, every live child of it and every child it has reaped
+// (a PostgreSQL postmaster, its backends, and the backends and autovacuum workers that
+// exited): the difference of two readings is what the tree spent in between.
 func TreeCPU(pid int) time.Duration {
-	total, _, ok := procCPU(pid)
+	cpu, reaped, _, ok := procCPU(pid)
 	if !ok {
 		return 0
 	}
+	total := cpu + reaped
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		child, err := strconv.Atoi(e.Name())
 		if err != nil || child == pid {
 			continue
 		}
-		if cpu, ppid, ok := procCPU(child); ok && ppid == pid {
-			total += cpu
+		if cpu, reaped, ppid, ok := procCPU(child); ok && ppid == pid {
+			total += cpu + reaped
 		}
 	}
 	return total
+}
+
+// MachineCPU is the whole machine's CPU time from /proc/stat, in clock ticks. Since turns
+// two readings into the shares of the interval between them that were busy (stolen
+// included) and stolen by the hypervisor: on a shared machine, steal is the noise.
+type MachineCPU struct {
+	TotalTicks, BusyTicks, StolenTicks int64
+	Busy, Stolen                       float64 // shares of TotalTicks (set by Since)
+}
+
+// ReadMachineCPU reads the machine's CPU time so far (zero when /proc/stat is unreadable).
+func ReadMachineCPU() MachineCPU {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return MachineCPU{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var m MachineCPU
+	for i, v := range f[1:] {
+		if i >= 8 { // guest time is counted in user already
+			break
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		m.TotalTicks += n
+		switch i {
+		case 3, 4: // idle, iowait
+		case 7:
+			m.StolenTicks += n
+			m.BusyTicks += n
+		default:
+			m.BusyTicks += n
+		}
+	}
+	return m
+}
+
+// Since is the CPU time between an earlier reading m0 and m, with its busy and stolen shares.
+func (m MachineCPU) Since(m0 MachineCPU) MachineCPU {
+	d := MachineCPU{TotalTicks: m.TotalTicks - m0.TotalTicks, BusyTicks: m.BusyTicks - m0.BusyTicks,
+		StolenTicks: m.StolenTicks - m0.StolenTicks}
+	if d.TotalTicks > 0 {
+		d.Busy, d.Stolen = float64(d.BusyTicks)/float64(d.TotalTicks), float64(d.StolenTicks)/float64(d.TotalTicks)
+	}
+	return d
 }
 
 // SelfCPU is the CPU time this process has used.

@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/outcome"
 )
 
 // Paths of the interfaces under load.
@@ -315,7 +316,7 @@ func (t *Target) EntriesScenario(name string, e *Entries, s *Sessions) *Scenario
 }
 
 // CallbackOutcomes are the outcomes buyers report, in rough marketplace proportions.
-var CallbackOutcomes = []string{"complete", "complete", "complete", "disqualified", "disqualified", "disqualified", "over_quota", "quality_term"}
+var CallbackOutcomes = []string{outcome.Complete, outcome.Complete, outcome.Complete, outcome.Disqualified, outcome.Disqualified, outcome.Disqualified, outcome.OverQuota, outcome.QualityTerm}
 
 // CallbackURI is the path and query of a signed callback (docs/rules.md §7): tr_sech is the hex
 // HMAC-SHA1, keyed with the buyer's secret, of the public URL up to "&tr_sech=".

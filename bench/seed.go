@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/engine/synth"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -336,7 +337,7 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 }
 
 // outcomes of seeded past sessions, in rough marketplace proportions.
-var outcomes = []string{"complete", "complete", "disqualified", "disqualified", "disqualified", "over_quota", "over_quota", "quality_term"}
+var outcomes = []string{outcome.Complete, outcome.Complete, outcome.Disqualified, outcome.Disqualified, outcome.Disqualified, outcome.OverQuota, outcome.OverQuota, outcome.QualityTerm}
 
 // UserID is the partner's user identifier of participant id.
 func UserID(id int64) string { return "bench-" + strconv.FormatInt(id, 10) }

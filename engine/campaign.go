@@ -48,6 +48,11 @@ type Campaign struct {
 	Related              []int64    // campaign_relationships partners, both directions merged
 	Retargets            []Retarget // while any is unexpired the campaign admits only listed respondents
 	ExcludedParticipants []int64    // campaign_exclusions resolved to participant ids
+	// DaysInField and FieldStart (unix seconds the campaign went into field)
+	// let the balanced allocation pace the campaign; 0 means
+	// DefaultDaysInField and unknown (no pacing). Eligibility ignores them.
+	DaysInField int
+	FieldStart  int64
 }
 
 // Quota is one campaign quota: a conjunction of conditions and a target.

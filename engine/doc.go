@@ -5,8 +5,11 @@
 // atomic pointer. A snapshot is partitioned by country; each partition keeps
 // its campaigns' quotas and conditions compiled into flat arrays (code masks,
 // plus postings from text answers to conditions) and walks campaigns in
-// descending order of an EPC upper bound, stopping once the k best are found
-// (see partition).
+// descending order of an upper bound of their score, stopping once the k best
+// are found (see partition). The score is the EPC under the greedy allocation
+// policy, or the EPC times a weight computed off the request path (scarcity,
+// pacing, exploration) under the balanced one (see Allocation and
+// docs/allocation.md).
 // Live counters (completes, sessions in progress, entries, daily completes,
 // outcome statistics) sit beside the snapshot in atomics, so a count never
 // forces a rebuild. Matching is a pure function of (snapshot, counters,

@@ -13,6 +13,7 @@ type Engine struct {
 	counters *Counters
 	writeMu  sync.Mutex // serializes Apply so no update is lost
 	scratch  sync.Pool  // *scratch, reused across matches
+	alloc    *allocator // allocation policy; nil: greedy (writeMu)
 }
 
 // New returns an engine with an empty snapshot over counters (a new set when
@@ -35,9 +36,16 @@ func (e *Engine) Snapshot() *Snapshot { return e.snap.Load() }
 // Load replaces every campaign: it builds a snapshot of campaigns and
 // publishes it.
 func (e *Engine) Load(campaigns []Campaign) {
-	s := Build(campaigns, e.counters)
 	e.writeMu.Lock()
-	e.snap.Store(s)
+	alloc := e.alloc
+	e.writeMu.Unlock()
+	s := build(campaigns, e.counters, alloc)
+	e.writeMu.Lock()
+	if e.alloc == alloc {
+		e.snap.Store(s)
+	} else { // the policy changed while building
+		e.snap.Store(build(campaigns, e.counters, e.alloc))
+	}
 	e.writeMu.Unlock()
 }
 

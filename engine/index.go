@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -44,16 +45,22 @@ type partition struct {
 	blocks []int32
 
 	ord        atomic.Pointer[rankOrder]
+	ordMu      sync.Mutex // serializes publishing a new order
 	refreshing atomic.Bool
+	alloc      *allocator // nil: greedy
 }
 
 // rankOrder lists every campaign slot by descending bound: keys[i] ≥
-// EPC/share of campaign slots[i] for every campaign whose conversion bound
-// has not been raised since raise number seq.
+// score/share of campaign slots[i] for every campaign whose conversion bound
+// has not been raised since raise number seq. Under the balanced allocation
+// it carries the weights it was sorted with, by slot (w, x; nil under
+// greedy, where the score is the EPC): weights and order are published
+// together, so a match always ranks with the weights its walk is bounded by.
 type rankOrder struct {
 	seq   uint64
 	slots []int32
 	keys  []float64
+	w, x  []float64
 }
 
 type span struct{ off, n uint32 }
@@ -158,15 +165,36 @@ func boundKey(cpi int64, inc int32, k *campaignCounter) float64 {
 
 // buildPartition indexes the given active campaigns of one country, taking
 // counter pointers from ctr.
-func buildPartition(defs []*Campaign, ctr *Counters) *partition {
+func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partition {
 	n := len(defs)
 	seq := ctr.raises.Load() // before reading any bound
 	kc := ctr.campaignsOf(defs)
+	qctr := ctr.quotasOf(defs)
 	keys := make([]float64, n)
 	perm := make([]int32, n)
+	// Under the balanced allocation the keys carry the weights (see
+	// rankOrder), so that slots are laid out in the order matching walks.
+	var ws, xs []float64
+	if alloc.balanced() {
+		st := alloc.state.Load()
+		ws, xs = make([]float64, n), make([]float64, n)
+		var open []quotaMeta
+		for i, c := range defs {
+			open = open[:0]
+			for j := range c.Quotas {
+				if q := &c.Quotas[j]; !q.Global {
+					open = append(open, quotaMeta{counter: qctr[i][j], num: int64(q.NumRespondents), clickBalanced: q.ClickBalanced})
+				}
+			}
+			ws[i], xs[i] = st.weigh(c, kc[i], open)
+		}
+	}
 	for i, c := range defs {
 		kc[i].tighten(ctr)
 		keys[i] = boundKey(c.CPICents, int32(c.Incidence), kc[i])
+		if ws != nil {
+			keys[i] *= ws[i] * (1 + xs[i]) * boundSlack
+		}
 		perm[i] = int32(i)
 	}
 	// Slots in bound order: matching walks them (nearly) sequentially.
@@ -185,6 +213,7 @@ func buildPartition(defs []*Campaign, ctr *Counters) *partition {
 	}
 	p := &partition{
 		ctr:    ctr,
+		alloc:  alloc,
 		camps:  make([]campMeta, n),
 		cold:   make([]campCold, n),
 		quotas: make([]quotaMeta, 0, nq),
@@ -196,14 +225,19 @@ func buildPartition(defs []*Campaign, ctr *Counters) *partition {
 		p.qids = append(p.qids, q)
 	}
 	slices.Sort(p.qids)
-	qctr := ctr.quotasOf(defs)
 
 	ord := &rankOrder{seq: seq, slots: make([]int32, n), keys: make([]float64, n)}
+	if ws != nil {
+		ord.w, ord.x = make([]float64, n), make([]float64, n)
+	}
 	var pb postBuilder
 	for slot, ci := range perm {
 		c := defs[ci]
 		ord.slots[slot] = int32(slot)
 		ord.keys[slot] = keys[ci]
+		if ws != nil {
+			ord.w[slot], ord.x[slot] = ws[ci], xs[ci]
+		}
 		r := newRestrictions(c)
 		p.cold[slot] = campCold{
 			id: c.ID, buyer: c.BuyerID, loi: int32(c.LOI), reentry: int32(c.ReentryMinutes),
@@ -342,23 +376,12 @@ func (p *partition) refreshAsync() {
 }
 
 // refresh recomputes the bounds of every campaign (tightening those that
-// drifted up) and publishes the new order.
+// drifted up) and publishes the new order, keeping the current weights.
 func (p *partition) refresh() {
-	n := len(p.camps)
-	ord := &rankOrder{seq: p.ctr.raises.Load(), slots: make([]int32, n), keys: make([]float64, n)}
-	for i := range p.camps {
-		m := &p.camps[i]
-		m.counter.tighten(p.ctr)
-		ord.slots[i] = int32(i)
-		ord.keys[i] = boundKey(m.cpi, m.inc, m.counter)
-	}
-	slices.SortStableFunc(ord.slots, func(x, y int32) int { return cmp.Compare(ord.keys[y], ord.keys[x]) })
-	sorted := make([]float64, n)
-	for i, s := range ord.slots {
-		sorted[i] = ord.keys[s]
-	}
-	ord.keys = sorted
-	p.ord.Store(ord)
+	p.ordMu.Lock()
+	defer p.ordMu.Unlock()
+	old := p.ord.Load()
+	p.ord.Store(p.order(p.ctr.raises.Load(), old.w, old.x))
 }
 
 // bytes estimates the memory the partition holds (its own arrays and maps,
@@ -372,7 +395,7 @@ func (p *partition) bytes() int {
 		cap(p.posts)*4 + cap(p.spans)*int(unsafe.Sizeof(span{})) + cap(p.blocks)*4 +
 		p.codes.bytes() + p.shorts.bytes()
 	if o := p.ord.Load(); o != nil {
-		n += cap(o.slots)*4 + cap(o.keys)*8
+		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8
 	}
 	for k := range p.texts {
 		n += int(unsafe.Sizeof(k)+unsafe.Sizeof(span{})) + mapEntryOverhead + len(k.text)

@@ -70,7 +70,8 @@ func reentryBlocks(minutes int32, at, now int64) bool {
 // Match returns the best k campaigns the participant may enter at now (unix
 // seconds), best first, appended to dst[:0]; share is the publisher's revenue
 // share (0..1] and k <= 0 means all. Every rule of docs/rules.md §5 applies;
-// ranking is by EPC (see Offer). With cap(dst) >= k it allocates nothing once
+// ranking is by Offer.Score, the EPC under the greedy allocation and EPC ×
+// weight × exploration bonus under the balanced one (docs/allocation.md). With cap(dst) >= k it allocates nothing once
 // warm. It never blocks on snapshot rebuilds.
 func (e *Engine) Match(p *Participant, share float64, now int64, k int, dst []Offer) []Offer {
 	sc, _ := e.scratch.Get().(*scratch)
@@ -90,6 +91,7 @@ type evalCtx struct {
 	now   int64
 	day   int64
 	k     int
+	ord   *rankOrder // the partition's order: walked, and its weights rank
 }
 
 func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, k int, dst []Offer) []Offer {
@@ -115,10 +117,10 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		}
 	}
 	base.compileParticipant(sc, p)
-	ec := evalCtx{sc: sc, p: p, share: share, now: now, day: day, k: k}
+	bo := base.ord.Load()
+	ec := evalCtx{sc: sc, p: p, share: share, now: now, day: day, k: k, ord: bo}
 	dst, bounded = base.evaluateRaised(&ec, dst, bounded)
 
-	bo := base.ord.Load()
 	var do *rankOrder
 	var dc evalCtx
 	if d := ctry.delta; d != nil {
@@ -129,9 +131,9 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		sd.begin(d)
 		d.markEntries(sd, p, now)
 		d.compileParticipant(sd, p)
-		dc = evalCtx{sc: sd, p: p, share: share, now: now, day: day, k: k}
-		dst, bounded = d.evaluateRaised(&dc, dst, bounded)
 		do = d.ord.Load()
+		dc = evalCtx{sc: sd, p: p, share: share, now: now, day: day, k: k, ord: do}
+		dst, bounded = d.evaluateRaised(&dc, dst, bounded)
 	}
 
 	// Walk both orders merged by key.
@@ -148,7 +150,7 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 			sortTop(dst)
 			return dst
 		}
-		if bounded && len(dst) == k && dst[0].EPC > key*share {
+		if bounded && len(dst) == k && dst[0].Score > key*share {
 			break // no campaign left can beat the worst offer kept
 		}
 		if fromDelta {
@@ -173,7 +175,7 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 // caller must then walk the whole order. Dead and blocked slots are
 // flagged already.
 func (part *partition) evaluateRaised(ec *evalCtx, dst []Offer, bounded bool) ([]Offer, bool) {
-	ord := part.ord.Load()
+	ord := ec.ord
 	if !bounded || part.ctr.raises.Load() == ord.seq {
 		return dst, bounded
 	}
@@ -294,11 +296,13 @@ func (part *partition) evaluate(ec *evalCtx, c int32, dst []Offer) []Offer {
 		return dst
 	}
 	conv := Conversion(int(cm.inc), cm.counter.sessions.Load(), cm.counter.completes.Load())
+	epc := float64(cm.cpi) / 100 * ec.share * conv
 	o := Offer{
 		CampaignID: cold.id, BuyerID: cold.buyer, CPICents: cm.cpi,
 		LOI: int(cold.loi), Incidence: int(cm.inc),
 		Conversion: conv,
-		EPC:        float64(cm.cpi) / 100 * ec.share * conv,
+		EPC:        epc,
+		Score:      ec.ord.score(epc, c, p.ID, cold.id),
 	}
 	return pushTop(dst, ec.k, o)
 }

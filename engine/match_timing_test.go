@@ -133,3 +133,62 @@ func BenchmarkMatchAfterUpdates(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
 }
+
+// BenchmarkMatchBalanced is BenchmarkMatch under the balanced allocation:
+// the same markets, weights computed from a panel of the benchmark's
+// participants (active on some of the last 30 days) before timing.
+func BenchmarkMatchBalanced(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
+			e, _, ps := benchMarket(n)
+			e.SetAllocation(engine.AllocationBalanced, benchPanel(ps))
+			e.RefreshAllocation(synth.Now)
+			dst := make([]engine.Offer, 0, 30)
+			for i := range ps {
+				dst = e.Match(&ps[i], 0.6, synth.Now, 30, dst)
+			}
+			lat := make([]time.Duration, 0, 1<<16)
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				t0 := time.Now()
+				dst = e.Match(&ps[i%len(ps)], 0.6, synth.Now, 30, dst)
+				if len(lat) < cap(lat) {
+					lat = append(lat, time.Since(t0))
+				}
+				i++
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+		})
+	}
+}
+
+// BenchmarkRefreshAllocation measures the off-path recomputation of the
+// balanced weights (panel supply scan and re-sorting) at 10k campaigns.
+func BenchmarkRefreshAllocation(b *testing.B) {
+	e, _, ps := benchMarket(10_000)
+	e.SetAllocation(engine.AllocationBalanced, benchPanel(ps))
+	for b.Loop() {
+		e.RefreshAllocation(synth.Now)
+	}
+}
+
+// benchPanel stores the participants in a panel, each active on a few of
+// the last 30 days.
+func benchPanel(ps []engine.Participant) *engine.Panel {
+	pl := engine.NewPanel()
+	r := rand.New(rand.NewPCG(5, 5))
+	for i := range ps {
+		p := ps[i]
+		for d := range 1 + r.IntN(10) {
+			if _, err := pl.Upsert(1, fmt.Sprint(p.ID), p, synth.Now-int64(d*3)*86400); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return pl
+}

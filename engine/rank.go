@@ -17,6 +17,10 @@ type Offer struct {
 	// EPC is the expected partner earnings per click in USD:
 	// cpi × revenue share × Conversion.
 	EPC float64
+	// Score is the key the allocation policy ranked the offer by: EPC
+	// under AllocationGreedy, EPC × weight × exploration bonus under
+	// AllocationBalanced (docs/allocation.md).
+	Score float64
 }
 
 // Conversion estimates the chance that an entry completes: the observed rate
@@ -28,11 +32,11 @@ func Conversion(incidence int, sessions, completes int64) float64 {
 	return min(max(c, 0), 1)
 }
 
-// worse orders offers: lower EPC first, equal EPC broken by higher campaign
-// id, so that ranking is deterministic.
+// worse orders offers: lower Score first, equal Score broken by higher
+// campaign id, so that ranking is deterministic.
 func worse(a, b *Offer) bool {
-	if a.EPC != b.EPC {
-		return a.EPC < b.EPC
+	if a.Score != b.Score {
+		return a.Score < b.Score
 	}
 	return a.CampaignID > b.CampaignID
 }

@@ -146,6 +146,7 @@ func refMatch(cs []engine.Campaign, ctr *engine.Counters, p *engine.Participant,
 			CampaignID: c.ID, BuyerID: c.BuyerID, CPICents: c.CPICents, LOI: c.LOI, Incidence: c.Incidence,
 			Conversion: conv, EPC: float64(c.CPICents) / 100 * share * conv,
 		})
+		out[len(out)-1].Score = out[len(out)-1].EPC
 	}
 	slices.SortFunc(out, func(a, b engine.Offer) int {
 		switch {

@@ -8,6 +8,7 @@ import "sync/atomic"
 // only a change of campaign definitions needs a new snapshot.
 type Snapshot struct {
 	counters *Counters
+	alloc    *allocator // nil: greedy
 	parts    map[int32]*country
 	version  uint64
 }
@@ -83,6 +84,11 @@ func (c *country) defs(skip map[int64]bool) []*Campaign {
 // skipped), reading and writing counts through counters (a new set when nil).
 // The snapshot keeps pointers into campaigns: do not modify them afterwards.
 func Build(campaigns []Campaign, counters *Counters) *Snapshot {
+	return build(campaigns, counters, nil)
+}
+
+// build is Build ranking under alloc (nil: greedy).
+func build(campaigns []Campaign, counters *Counters, alloc *allocator) *Snapshot {
 	if counters == nil {
 		counters = NewCounters()
 	}
@@ -93,9 +99,9 @@ func Build(campaigns []Campaign, counters *Counters) *Snapshot {
 			byCountry[c.CountryID] = append(byCountry[c.CountryID], c)
 		}
 	}
-	s := &Snapshot{counters: counters, parts: make(map[int32]*country, len(byCountry)), version: snapshotVersions.Add(1)}
+	s := &Snapshot{counters: counters, alloc: alloc, parts: make(map[int32]*country, len(byCountry)), version: snapshotVersions.Add(1)}
 	for id, defs := range byCountry {
-		s.parts[id] = &country{base: buildPartition(defs, counters)}
+		s.parts[id] = &country{base: buildPartition(defs, counters, alloc)}
 	}
 	return s
 }
@@ -127,7 +133,7 @@ func (s *Snapshot) With(changed []Campaign, removed []int64) *Snapshot {
 			}
 		}
 	}
-	n := &Snapshot{counters: s.counters, parts: make(map[int32]*country, len(s.parts)+1), version: snapshotVersions.Add(1)}
+	n := &Snapshot{counters: s.counters, alloc: s.alloc, parts: make(map[int32]*country, len(s.parts)+1), version: snapshotVersions.Add(1)}
 	for id, c := range s.parts {
 		if !touched[id] {
 			n.parts[id] = c
@@ -143,11 +149,11 @@ func (s *Snapshot) With(changed []Campaign, removed []int64) *Snapshot {
 		old := s.parts[id]
 		if old == nil {
 			if len(added) > 0 {
-				n.parts[id] = &country{base: buildPartition(added, s.counters)}
+				n.parts[id] = &country{base: buildPartition(added, s.counters, s.alloc)}
 			}
 			continue
 		}
-		if c := old.with(added, gone, s.counters); c != nil {
+		if c := old.with(added, gone, s.counters, s.alloc); c != nil {
 			n.parts[id] = c
 		}
 	}
@@ -156,7 +162,7 @@ func (s *Snapshot) With(changed []Campaign, removed []int64) *Snapshot {
 
 // with returns the country with the gone campaigns removed and added ones
 // (re)indexed, or nil when no campaign is left.
-func (c *country) with(added []*Campaign, gone map[int64]bool, ctr *Counters) *country {
+func (c *country) with(added []*Campaign, gone map[int64]bool, ctr *Counters, alloc *allocator) *country {
 	n := &country{base: c.base, ndead: c.ndead}
 	n.dead = make([]uint64, (len(c.base.camps)+63)/64)
 	copy(n.dead, c.dead)
@@ -182,10 +188,10 @@ func (c *country) with(added []*Campaign, gone map[int64]bool, ctr *Counters) *c
 	if n.ndead+len(delta) > deltaLimit(live) {
 		defs := c.defs(gone)
 		defs = append(defs, added...)
-		return &country{base: buildPartition(defs, ctr)}
+		return &country{base: buildPartition(defs, ctr, alloc)}
 	}
 	if len(delta) > 0 {
-		n.delta = buildPartition(delta, ctr)
+		n.delta = buildPartition(delta, ctr, alloc)
 	}
 	return n
 }

@@ -152,6 +152,13 @@ func (db *DB) BuyerByCustomerID(ctx context.Context, customerID string) (Buyer, 
 	return b, nil
 }
 
+// HasBuyers reports whether any buyer is registered (the demo seeds only an empty database).
+func (db *DB) HasBuyers(ctx context.Context) (bool, error) {
+	var found bool
+	err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM buyers)`).Scan(&found)
+	return found, classify(err)
+}
+
 // NewPublisher is what registering a supply partner takes.
 type NewPublisher struct {
 	Name, CurrencyName         string
@@ -165,23 +172,33 @@ func (db *DB) CreatePublisher(ctx context.Context, p NewPublisher) (Publisher, s
 	return db.CreatePublisherWith(ctx, p, randomHex(24), randomHex(16))
 }
 
-// CreatePublisherWith is CreatePublisher with a chosen token and secret, for demo data.
-func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, secret string) (Publisher, string, error) {
+// Validate checks p before it is stored: fault.Invalid naming the first bad field. The
+// exchange rate and revenue share are held to the money bounds (money.go) so that every
+// reward they produce can be stored.
+func (p NewPublisher) Validate() error {
 	switch {
 	case strings.TrimSpace(p.Name) == "":
-		return Publisher{}, "", fault.Invalid("name", "is required")
+		return fault.Invalid("name", "is required")
 	case strings.TrimSpace(p.CurrencyName) == "":
-		return Publisher{}, "", fault.Invalid("currency_name", "is required")
-	case !(p.ExchangeRate > 0):
-		return Publisher{}, "", fault.Invalid("exchange_rate", "must be greater than 0")
-	case !(p.RevenueShare > 0 && p.RevenueShare <= 1):
-		return Publisher{}, "", fault.Invalid("revenue_share", "must be in (0, 1]")
+		return fault.Invalid("currency_name", "is required")
+	case !(p.ExchangeRate >= MinExchangeRate && p.ExchangeRate <= MaxExchangeRate):
+		return fault.Invalid("exchange_rate", "must be between 0.0001 and 1000000000 (in-app units per USD)")
+	case !(p.RevenueShare >= MinRevenueShare && p.RevenueShare <= MaxRevenueShare):
+		return fault.Invalid("revenue_share", "must be between 0.0001 and 1 (a fraction of cpi)")
 	case !isHTTPURL(p.RedirectURL):
-		return Publisher{}, "", fault.Invalid("redirect_url", "must be an absolute http(s) URL")
+		return fault.Invalid("redirect_url", "must be an absolute http(s) URL")
 	case p.PostbackURL != "" && !isHTTPURL(p.PostbackURL):
-		return Publisher{}, "", fault.Invalid("postback_url", "must be an absolute http(s) URL")
+		return fault.Invalid("postback_url", "must be an absolute http(s) URL")
 	case !ValidEnvironment(p.Environment):
-		return Publisher{}, "", fault.Invalid("environment", "must be staging or live")
+		return fault.Invalid("environment", "must be staging or live")
+	}
+	return nil
+}
+
+// CreatePublisherWith is CreatePublisher with a chosen token and secret, for demo data.
+func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, secret string) (Publisher, string, error) {
+	if err := p.Validate(); err != nil {
+		return Publisher{}, "", err
 	}
 	out := Publisher{Name: p.Name, CurrencyName: p.CurrencyName, ExchangeRate: p.ExchangeRate,
 		RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL,
@@ -206,40 +223,6 @@ func scanPublisher(row pgx.Row) (Publisher, error) {
 	err := row.Scan(&p.ID, &p.Name, &p.CurrencyName, &p.ExchangeRate, &p.RevenueShare, &p.RedirectURL,
 		&p.PostbackURL, &p.APISecret, &p.Environment)
 	return p, err
-}
-
-// AuthenticatePublisher finds the publisher whose token hashes to h in environment env.
-func (db *DB) AuthenticatePublisher(ctx context.Context, token, env string) (Publisher, error) {
-	h := TokenHash(token)
-	p, err := scanPublisher(db.Pool.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE token_hash = $1`, h[:]))
-	if err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return Publisher{}, fault.Unauthorized("invalid api token")
-		}
-		return Publisher{}, classify(err)
-	}
-	if subtle.ConstantTimeCompare([]byte(p.Environment), []byte(env)) != 1 {
-		return Publisher{}, fault.Unauthorized("invalid api token")
-	}
-	return p, nil
-}
-
-// Publishers lists every publisher, for the engine and the routers' caches.
-func (db *DB) Publishers(ctx context.Context) ([]Publisher, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT `+publisherColumns+` FROM publishers ORDER BY id`)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	var out []Publisher
-	for rows.Next() {
-		p, err := scanPublisher(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, classify(rows.Err())
 }
 
 // PublisherByID loads one publisher.

@@ -165,12 +165,6 @@ func (db *DB) Campaign(ctx context.Context, buyerID, id int64) (CampaignDetail, 
 	return d, classify(err)
 }
 
-// CampaignSummary reads one of the buyer's campaigns without quotas and relationships.
-func (db *DB) CampaignSummary(ctx context.Context, buyerID, id int64) (Campaign, error) {
-	c, err := campaignRow(ctx, db.Pool, buyerID, id)
-	return c, classify(err)
-}
-
 func campaignRow(ctx context.Context, q querier, buyerID, id int64) (Campaign, error) {
 	c, err := scanCampaign(q.QueryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns c WHERE c.id = $1 AND c.buyer_id = $2`, id, buyerID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -232,7 +226,8 @@ func checkAdhocAccount(ctx context.Context, tx pgx.Tx, buyerID int64, id Nullabl
 }
 
 // CreateCampaign stores a new campaign (status 5 Paused) in one transaction: its insights
-// project (a new one_time project named after it, or the next wave of f.ProjectID), its
+// project (a new one_time project named after it, a draft until one of its campaigns is
+// first activated, or the next wave of f.ProjectID), its
 // price from the rate card and the bid, and the change notification. Name, incidence,
 // length_of_interview, country_language_id and supplier_link must be set.
 func (db *DB) CreateCampaign(ctx context.Context, buyerID int64, f CampaignFields) (CampaignDetail, error) {
@@ -264,7 +259,7 @@ func (db *DB) CreateCampaign(ctx context.Context, buyerID int64, f CampaignField
 					return err
 				}
 			}
-		} else if err := tx.QueryRow(ctx, `INSERT INTO projects (buyer_id, name, project_type) VALUES ($1, $2, 'one_time') RETURNING id`,
+		} else if err := tx.QueryRow(ctx, `INSERT INTO projects (buyer_id, name, project_type, is_draft) VALUES ($1, $2, 'one_time', true) RETURNING id`,
 			buyerID, *f.Name).Scan(&projectID); err != nil {
 			return err
 		}
@@ -431,6 +426,14 @@ func (db *DB) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignF
 		if err != nil {
 			return err
 		}
+		if newStatus == StatusActive && status != StatusActive {
+			// The first activation of any of its campaigns publishes a draft project
+			// (docs/rules.md §4).
+			if _, err := tx.Exec(ctx, `UPDATE projects SET is_draft = false
+				WHERE id = (SELECT project_id FROM campaigns WHERE id = $1) AND is_draft`, id); err != nil {
+				return err
+			}
+		}
 		if err := NotifyCampaigns(ctx, tx, id); err != nil {
 			return err
 		}
@@ -473,12 +476,6 @@ func normalizeDevices(in []int) []int {
 		}
 	}
 	return out
-}
-
-// isUniqueViolation reports whether err is a unique-constraint violation.
-func isUniqueViolation(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
 // CampaignRoute is what entry needs to know of a campaign beyond the engine's definition.

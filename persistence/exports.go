@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/outcome"
 )
 
 // CSVExport is an open CSV export: its header is known and its first row has been read;
@@ -204,18 +205,18 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 }
 
 // sessionStatus is the export status of a session.
-func sessionStatus(outcome string, rejected, released bool) string {
-	switch outcome {
-	case "complete":
+func sessionStatus(decided string, rejected, released bool) string {
+	switch decided {
+	case outcome.Complete:
 		if rejected {
 			return ResultRejected
 		}
 		return ResultComplete
-	case "over_quota":
+	case outcome.OverQuota:
 		return ResultOverQuota
-	case "quality_term":
+	case outcome.QualityTerm:
 		return ResultQualityTerm
-	case "disqualified":
+	case outcome.Disqualified:
 		return ResultDisqualify
 	}
 	if released {

@@ -11,23 +11,6 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 )
 
-// Outcomes a callback can record (docs/rules.md §7).
-const (
-	OutcomeComplete     = "complete"
-	OutcomeOverQuota    = "over_quota"
-	OutcomeQualityTerm  = "quality_term"
-	OutcomeDisqualified = "disqualified"
-)
-
-// ValidOutcome reports whether s is one of the four callback outcomes.
-func ValidOutcome(s string) bool {
-	switch s {
-	case OutcomeComplete, OutcomeOverQuota, OutcomeQualityTerm, OutcomeDisqualified:
-		return true
-	}
-	return false
-}
-
 // OutcomeRecord is what a callback decides for a session.
 type OutcomeRecord struct {
 	Outcome   string

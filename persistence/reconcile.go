@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/quality"
 )
 
 // rejectSQL rejects accepted completes of campaign $1 (buyer $2) chosen by the filter on
@@ -31,33 +32,111 @@ func rejectSQL(filter string) string {
 	SELECT id FROM r ORDER BY id`
 }
 
-// Reversal is called inside the rejecting transaction for every complete it rejects, to
-// enqueue the partner's reversal postback.
-type Reversal func(tx pgx.Tx, s Session) error
+// Reversal builds the partner's reversal postback of a complete that a rejection reverses,
+// from the session and its publisher, with the payout rules persistence does not know. The
+// rejecting transaction reads the publisher and stores the postback (URL "": none). A
+// session without a publisher has no partner and gets no call.
+type Reversal func(s Session, pub Publisher) (Postback, error)
 
-func rejectWith(ctx context.Context, tx pgx.Tx, filter string, campaignID, buyerID int64, tids []string, reverse Reversal) (int, error) {
+// RejectEffects are what rejecting completes does besides un-counting them, all inside the
+// rejecting transaction.
+type RejectEffects struct {
+	// Reverse builds each rejected complete's reversal postback; nil: none.
+	Reverse Reversal
+	// Quality, when set, makes each rejection of a participant's non-test session a quality
+	// signal (docs/quality.md), recorded and decided with this policy.
+	Quality *quality.Policy
+}
+
+// rejectWith rejects the completes filter picks and applies fx. It returns how many it
+// rejected and what the quality signals decided.
+func rejectWith(ctx context.Context, tx pgx.Tx, filter string, campaignID, buyerID int64, tids []string, fx RejectEffects) (int, []QualityOutcome, error) {
 	rows, err := tx.Query(ctx, rejectSQL(filter), campaignID, buyerID, tids)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil || len(ids) == 0 || reverse == nil {
-		return len(ids), err
+	if err != nil || len(ids) == 0 || (fx.Reverse == nil && fx.Quality == nil) {
+		return len(ids), nil, err
 	}
-	rows, err = tx.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = ANY($1) ORDER BY s.id`, ids)
+	ss, err := sessionsByID(ctx, tx, ids)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	ss, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) { return scanSession(r) })
-	if err != nil {
-		return 0, err
-	}
-	for _, s := range ss {
-		if err := reverse(tx, s); err != nil {
-			return 0, err
+	if fx.Reverse != nil {
+		pubs, err := sessionPublishers(ctx, tx, ss)
+		if err != nil {
+			return 0, nil, err
+		}
+		pbs := make([]Postback, 0, len(ss))
+		for _, s := range ss {
+			if s.PublisherID == 0 {
+				continue
+			}
+			pb, err := fx.Reverse(s, pubs[s.PublisherID])
+			if err != nil {
+				return 0, nil, err
+			}
+			pbs = append(pbs, pb)
+		}
+		if err := EnqueuePostbacks(ctx, tx, pbs); err != nil {
+			return 0, nil, err
 		}
 	}
-	return len(ids), nil
+	var decided []QualityOutcome
+	if fx.Quality != nil {
+		for _, s := range ss {
+			if s.ParticipantID == 0 || s.IsTest {
+				continue
+			}
+			out, err := RecordQualitySignalsTx(ctx, tx, *fx.Quality, []QualitySignal{{
+				ParticipantID: s.ParticipantID, PublisherID: s.PublisherID, Kind: quality.SignalRejected,
+				Ref: s.TID, TID: s.TID, Evidence: map[string]any{"campaign_id": s.CampaignID}}})
+			if err != nil {
+				return 0, nil, err
+			}
+			decided = append(decided, out)
+		}
+	}
+	return len(ids), decided, nil
+}
+
+// sessionsByID reads sessions in id order.
+func sessionsByID(ctx context.Context, tx pgx.Tx, ids []int64) ([]Session, error) {
+	rows, err := tx.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = ANY($1) ORDER BY s.id`, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) { return scanSession(r) })
+}
+
+// sessionPublishers reads the publishers of sessions, each once.
+func sessionPublishers(ctx context.Context, tx pgx.Tx, ss []Session) (map[int64]Publisher, error) {
+	ids := make([]int64, 0, 4)
+	seen := map[int64]bool{}
+	for _, s := range ss {
+		if s.PublisherID != 0 && !seen[s.PublisherID] {
+			seen[s.PublisherID] = true
+			ids = append(ids, s.PublisherID)
+		}
+	}
+	out := make(map[int64]Publisher, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		p, err := scanPublisher(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[p.ID] = p
+	}
+	return out, rows.Err()
 }
 
 func ownCampaign(ctx context.Context, tx pgx.Tx, buyerID, campaignID int64, lock bool) (int, error) {
@@ -79,17 +158,22 @@ type Rejection struct {
 	RejectedTransactionIDs []string `json:"rejected_transaction_ids"`
 	NotFoundTransactionIDs []string `json:"not_found_transaction_ids"`
 	newlyRejected          int
+	quality                []QualityOutcome
 }
 
 // NewlyRejected is how many completes this request rejected (the others were already).
 func (r Rejection) NewlyRejected() int { return r.newlyRejected }
 
+// QualityOutcomes are what the rejections' quality signals decided (RejectEffects.Quality),
+// for the caller to apply once the transaction has committed.
+func (r Rejection) QualityOutcomes() []QualityOutcome { return r.quality }
+
 // RejectCompletes rejects the listed completes of a buyer's campaign (docs/rules.md §8): they no
-// longer count toward their quotas, and reverse is called for each newly rejected one inside
-// the same transaction. Listed ids that are completes of the campaign (rejected now or
+// longer count toward their quotas, and fx is applied to each newly rejected one inside the
+// same transaction. Listed ids that are completes of the campaign (rejected now or
 // before) are reported rejected; any other id (unknown, another campaign's or buyer's, not a
 // complete) is reported not found.
-func (db *DB) RejectCompletes(ctx context.Context, buyerID, campaignID int64, tids []string, reverse Reversal) (Rejection, error) {
+func (db *DB) RejectCompletes(ctx context.Context, buyerID, campaignID int64, tids []string, fx RejectEffects) (Rejection, error) {
 	tids = dedupe(tids)
 	var out Rejection
 	err := retry(ctx, func() error {
@@ -98,11 +182,11 @@ func (db *DB) RejectCompletes(ctx context.Context, buyerID, campaignID int64, ti
 			if _, err := ownCampaign(ctx, tx, buyerID, campaignID, false); err != nil {
 				return err
 			}
-			n, err := rejectWith(ctx, tx, `s.tid = ANY($3)`, campaignID, buyerID, tids, reverse)
+			n, decided, err := rejectWith(ctx, tx, `s.tid = ANY($3)`, campaignID, buyerID, tids, fx)
 			if err != nil {
 				return err
 			}
-			out.newlyRejected = n
+			out.newlyRejected, out.quality = n, decided
 			rows, err := tx.Query(ctx, `SELECT tid FROM sessions WHERE tid = ANY($3) AND campaign_id = $1 AND buyer_id = $2
 				AND NOT is_test AND outcome = 'complete' AND rejected`, campaignID, buyerID, tids)
 			if err != nil {
@@ -138,7 +222,12 @@ type Reconciliation struct {
 	AcceptedCount int64   `json:"accepted_count"`
 	RejectedCount int64   `json:"rejected_count"`
 	PurchaseOrder *string `json:"purchase_order"`
+	quality       []QualityOutcome
 }
+
+// QualityOutcomes are what the rejections' quality signals decided (RejectEffects.Quality),
+// for the caller to apply once the transaction has committed.
+func (r Reconciliation) QualityOutcomes() []QualityOutcome { return r.quality }
 
 // acceptSQL makes the listed sessions ($3) of campaign $1 accepted completes: each that was
 // not one (another outcome, none yet, or a rejected complete) becomes a complete that counts
@@ -174,10 +263,12 @@ type Accepted struct {
 	Postback  Postback // kind PostbackAcceptance; an empty URL stores none
 }
 
-// Acceptance is called inside the reconciling transaction for every session it makes an
-// accepted complete, to price it with the payout rules, which persistence does not know.
-// ok false leaves the session's amounts as they were and sends nothing (no partner).
-type Acceptance func(tx pgx.Tx, s Session) (a Accepted, ok bool, err error)
+// Acceptance prices a session that reconcile makes an accepted complete, from the session
+// and its publisher, with the payout rules persistence does not know. The reconciling
+// transaction reads the publisher and stores the amounts and the postback. ok false leaves the
+// session's amounts as they were and sends nothing. A session without a publisher has no
+// partner and gets no call.
+type Acceptance func(s Session, pub Publisher) (a Accepted, ok bool, err error)
 
 // acceptWith runs acceptSQL, then stores the amounts accept gives each converted session and
 // enqueues their postbacks: one statement each for the whole list, which may hold 10,000 ids.
@@ -190,18 +281,21 @@ func acceptWith(ctx context.Context, tx pgx.Tx, campaignID, buyerID int64, tids 
 	if err != nil || len(ids) == 0 || accept == nil {
 		return err
 	}
-	rows, err = tx.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = ANY($1) ORDER BY s.id`, ids)
+	ss, err := sessionsByID(ctx, tx, ids)
 	if err != nil {
 		return err
 	}
-	ss, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) { return scanSession(r) })
+	pubs, err := sessionPublishers(ctx, tx, ss)
 	if err != nil {
 		return err
 	}
 	priced, payouts, rewards := make([]int64, 0, len(ss)), make([]int64, 0, len(ss)), make([]int64, 0, len(ss))
 	pbs := make([]Postback, 0, len(ss))
 	for _, s := range ss {
-		a, ok, err := accept(tx, s)
+		if s.PublisherID == 0 {
+			continue
+		}
+		a, ok, err := accept(s, pubs[s.PublisherID])
 		if err != nil {
 			return err
 		}
@@ -223,10 +317,10 @@ func acceptWith(ctx context.Context, tx pgx.Tx, campaignID, buyerID int64, tids 
 // Reconcile makes the listed transaction ids the campaign's final accepted completes
 // (docs/rules.md §8): a listed session that is not an accepted complete becomes one (accept
 // prices it and builds its postback, see acceptWith), an accepted complete that is not
-// listed is rejected (reverse is called for it), all in one transaction, and the campaign
+// listed is rejected (fx is applied to it), all in one transaction, and the campaign
 // becomes 6 Reconciled. accepted_count counts the listed ids that are sessions of the
 // campaign; rejected_count the completes that were not listed.
-func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []string, purchaseOrder *string, accept Acceptance, reverse Reversal) (Reconciliation, error) {
+func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []string, purchaseOrder *string, accept Acceptance, fx RejectEffects) (Reconciliation, error) {
 	tids = dedupe(tids)
 	var out Reconciliation
 	err := retry(ctx, func() error {
@@ -246,9 +340,11 @@ func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []s
 			if err := acceptWith(ctx, tx, campaignID, buyerID, tids, accept); err != nil {
 				return err
 			}
-			if _, err := rejectWith(ctx, tx, `NOT (s.tid = ANY($3))`, campaignID, buyerID, tids, reverse); err != nil {
+			_, decided, err := rejectWith(ctx, tx, `NOT (s.tid = ANY($3))`, campaignID, buyerID, tids, fx)
+			if err != nil {
 				return err
 			}
+			out.quality = decided
 			if err := tx.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE campaign_id = $1 AND buyer_id = $2 AND NOT is_test
 				AND outcome = 'complete' AND NOT (tid = ANY($3))`, campaignID, buyerID, tids).Scan(&out.RejectedCount); err != nil {
 				return err

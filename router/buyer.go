@@ -3,7 +3,6 @@ package router
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/fault"
@@ -19,71 +18,52 @@ type BuyerOps struct {
 	DB        *persistence.DB
 	PublicURL string
 	Log       *zap.Logger
-	// Quality records rejected completes as quality signals (quality.go); nil: off.
+	// Quality makes rejected completes quality signals, recorded in the rejecting
+	// transaction (rejectEffects); nil: off.
 	Quality QualityGate
 }
 
 // maxIDs bounds the id arrays of one request (docs/rules.md §2).
 const maxIDs = 10_000
 
-// publisherLookup reads a publisher inside a transaction.
-type publisherLookup func(tx pgx.Tx, id int64) (persistence.Publisher, error)
-
-// publishers returns a publisherLookup that reads each publisher once per request: a
-// reject or reconcile of thousands of sessions usually has a handful of publishers.
-func publishers(ctx context.Context) publisherLookup {
-	pubs := map[int64]persistence.Publisher{}
-	return func(tx pgx.Tx, id int64) (persistence.Publisher, error) {
-		if pub, ok := pubs[id]; ok {
-			return pub, nil
-		}
-		var pub persistence.Publisher
-		if err := tx.QueryRow(ctx, `SELECT id, name, currency_name, exchange_rate::float8, revenue_share::float8, redirect_url,
-			COALESCE(postback_url, ''), api_secret, environment FROM publishers WHERE id = $1`, id).
-			Scan(&pub.ID, &pub.Name, &pub.CurrencyName, &pub.ExchangeRate, &pub.RevenueShare, &pub.RedirectURL,
-				&pub.PostbackURL, &pub.APISecret, &pub.Environment); err != nil {
-			return pub, err
-		}
-		pubs[id] = pub
-		return pub, nil
-	}
-}
-
-// reverse enqueues the reversal postback of a rejected complete.
-func (o *BuyerOps) reverse(ctx context.Context, pubs publisherLookup) persistence.Reversal {
-	return func(tx pgx.Tx, s persistence.Session) error {
-		if s.PublisherID == 0 {
-			return nil
-		}
-		pub, err := pubs(tx, s.PublisherID)
-		if err != nil {
-			return err
-		}
-		return payout.EnqueueReversal(ctx, tx, pub, payout.Fields{TID: s.TID, Reward: s.Reward,
-			PayoutUSD: payout.USD(s.PayoutUSD), UserIdentifier: s.UserIdentifier})
-	}
+// reverse builds the reversal postback of a rejected complete (docs/rules.md §7).
+func reverse(s persistence.Session, pub persistence.Publisher) (persistence.Postback, error) {
+	return payout.ReversalPostback(pub, payout.Fields{TID: s.TID, Reward: s.Reward,
+		PayoutUSD: payout.USD(s.PayoutUSD), UserIdentifier: s.UserIdentifier})
 }
 
 // accept prices a session that reconcile makes an accepted complete: cpi × the publisher's
 // revenue share (docs/rules.md §7), whatever it paid before (a time-based payout, or nothing
-// yet), with the status=complete postback that tells the partner. A session without a
-// publisher has no partner to pay.
-func (o *BuyerOps) accept(pubs publisherLookup) persistence.Acceptance {
-	return func(tx pgx.Tx, s persistence.Session) (persistence.Accepted, bool, error) {
-		if s.PublisherID == 0 {
-			return persistence.Accepted{}, false, nil
-		}
-		pub, err := pubs(tx, s.PublisherID)
-		if err != nil {
-			return persistence.Accepted{}, false, err
-		}
-		usd := payout.CompletePayout(s.CPICents, pub.RevenueShare)
-		f := payout.Fields{TID: s.TID, Reward: payout.Reward(usd, pub.ExchangeRate), PayoutUSD: usd, UserIdentifier: s.UserIdentifier}
-		pb, err := payout.AcceptancePostback(pub, f)
-		if err != nil {
-			return persistence.Accepted{}, false, err
-		}
-		return persistence.Accepted{PayoutUSD: int64(usd), Reward: f.Reward, Postback: pb}, true, nil
+// yet), with the status=complete postback that tells the partner.
+func accept(s persistence.Session, pub persistence.Publisher) (persistence.Accepted, bool, error) {
+	usd := payout.CompletePayout(s.CPICents, pub.RevenueShare)
+	f := payout.Fields{TID: s.TID, Reward: payout.Reward(usd, pub.ExchangeRate), PayoutUSD: usd, UserIdentifier: s.UserIdentifier}
+	pb, err := payout.AcceptancePostback(pub, f)
+	if err != nil {
+		return persistence.Accepted{}, false, err
+	}
+	return persistence.Accepted{PayoutUSD: int64(usd), Reward: f.Reward, Postback: pb}, true, nil
+}
+
+// rejectEffects are what a rejection does for the partner (a reversal postback) and, when
+// quality is on, against the participant (a quality signal).
+func (o *BuyerOps) rejectEffects() persistence.RejectEffects {
+	fx := persistence.RejectEffects{Reverse: reverse}
+	if o.Quality != nil {
+		pol := o.Quality.Policy()
+		fx.Quality = &pol
+	}
+	return fx
+}
+
+// observe applies, once the rejecting transaction has committed, what its quality signals
+// decided.
+func (o *BuyerOps) observe(outs []persistence.QualityOutcome) {
+	if o.Quality == nil {
+		return
+	}
+	for _, out := range outs {
+		o.Quality.Observe(out)
 	}
 }
 
@@ -104,12 +84,11 @@ func (o *BuyerOps) RejectCompletes(ctx context.Context, buyer persistence.Buyer,
 	if len(*b.TransactionIDs) > maxIDs {
 		return nil, fault.Invalid("transaction_ids", "must hold at most %d ids", maxIDs)
 	}
-	reverse, observe := o.qualityReverse(ctx, o.reverse(ctx, publishers(ctx)))
-	out, err := o.DB.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, reverse)
+	out, err := o.DB.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, o.rejectEffects())
 	if err != nil {
 		return nil, err
 	}
-	observe()
+	o.observe(out.QualityOutcomes())
 	if out.NewlyRejected() > 0 {
 		o.announce(ctx, campaignID)
 	}
@@ -134,13 +113,11 @@ func (o *BuyerOps) Reconcile(ctx context.Context, buyer persistence.Buyer, campa
 	if len(*b.AcceptedIDs) > maxIDs {
 		return nil, fault.Invalid("accepted_ids", "must hold at most %d ids", maxIDs)
 	}
-	pubs := publishers(ctx)
-	reverse, observe := o.qualityReverse(ctx, o.reverse(ctx, pubs))
-	out, err := o.DB.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, o.accept(pubs), reverse)
+	out, err := o.DB.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, accept, o.rejectEffects())
 	if err != nil {
 		return nil, err
 	}
-	observe()
+	o.observe(out.QualityOutcomes())
 	o.announce(ctx, campaignID)
 	return out, nil
 }

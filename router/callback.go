@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -32,8 +33,8 @@ func (r *Router) callback(ctx *fasthttp.RequestCtx) {
 
 // handleCallback decides a callback: the partner redirect to answer with, or the page of a
 // test session, or an error.
-func (r *Router) handleCallback(ctx context.Context, customerID, outcome, requestURI, tid string) (location, page string, err error) {
-	if !persistence.ValidOutcome(outcome) {
+func (r *Router) handleCallback(ctx context.Context, customerID, named, requestURI, tid string) (location, page string, err error) {
+	if !outcome.Valid(named) {
 		return "", "", fault.NotFound("not found")
 	}
 	buyer, err := r.buyer(ctx, customerID)
@@ -50,7 +51,7 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 	}
 	found := err == nil && s.BuyerID == buyer.ID
 	if found && s.IsTest {
-		return "", testPage(outcome, hashOK), nil
+		return "", testPage(named, hashOK), nil
 	}
 	if !hashOK {
 		return "", "", fault.Forbidden("invalid tr_sech")
@@ -67,18 +68,20 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 		return "", "", err
 	}
 	if s.Outcome != "" {
-		return r.repeat(pub, s, outcome)
+		return r.repeat(pub, s, named)
 	}
 	if s.Closed() {
 		return "", "", errClosed
 	}
-	pay := r.cfg.Rules.Pay(payout.Session{Outcome: outcome, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
+	pay := r.cfg.Rules.Pay(payout.Session{Outcome: named, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
 		pub.RevenueShare, pub.ExchangeRate)
-	fields := payout.Fields{TID: s.TID, Status: outcome, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier}
+	fields := payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier}
 	// The partner's postback is stored with the outcome, in the same transaction.
-	rec := persistence.OutcomeRecord{Outcome: outcome, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward,
-		Postback: persistence.Postback{TID: s.TID, Kind: persistence.PostbackOutcome, PublisherID: pub.ID,
-			URL: payout.PostbackURL(pub, fields)}}
+	pb, err := payout.OutcomePostback(pub, fields)
+	if err != nil {
+		return "", "", err
+	}
+	rec := persistence.OutcomeRecord{Outcome: named, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward, Postback: pb}
 	if r.sender != nil {
 		rec.PostbackLease = r.sender.Lease()
 	}
@@ -90,12 +93,12 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 		if res.Stored.Outcome == "" {
 			return "", "", errClosed // reconciled since it was read
 		}
-		return r.repeat(pub, res.Stored, outcome)
+		return r.repeat(pub, res.Stored, named)
 	}
 	if res.Postback.ID != 0 {
 		r.sender.Send(res.Postback) // else claimed once the lease runs out
 	}
-	complete := outcome == persistence.OutcomeComplete
+	complete := named == outcome.Complete
 	c := r.eng.Counters()
 	if res.Held {
 		c.RecordOutcome(s.CampaignID, s.QuotaIDs, complete, now.Unix())
@@ -106,8 +109,8 @@ func (r *Router) handleCallback(ctx context.Context, customerID, outcome, reques
 	if complete {
 		r.notify.completed(s.CampaignID)
 	}
-	r.afterOutcome(ctx, s, outcome, now) // quality signals: quality_term, speeders (quality.go)
-	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: outcome, Reward: pay.Reward}), "", nil
+	r.afterOutcome(ctx, s, named, now) // quality signals: quality_term, speeders (quality.go)
+	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward}), "", nil
 }
 
 // errClosed answers the first callback of a session whose campaign is reconciled or

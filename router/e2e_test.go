@@ -406,7 +406,7 @@ func TestReconcileAcceptances(t *testing.T) {
 	reject(tids[0])
 
 	// The complete payout, from the stored cpi, revenue share and exchange rate (numeric
-	// round is half away from zero, as the contract's rounding is for positive amounts).
+	// round is half away from zero, as docs/payouts.md's rounding is for positive amounts).
 	var wantUSD string
 	var wantReward int64
 	if err := w.db.Pool.QueryRow(ctx, `SELECT round(c.cpi_cents * p.revenue_share / 100, 4)::text,

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/internal/supplierlink"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -100,7 +101,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.
 	// Placeholders that need the database are looked up before admission, so that an
 	// admitted session is answered without another round trip.
 	var retarget string
-	if containsPlaceholder(route.SupplierLink, "RETARGET_IDENTIFIER") {
+	if supplierlink.Has(route.SupplierLink, "RETARGET_IDENTIFIER") {
 		if retarget, err = r.db.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
 			return "", err
 		}
@@ -130,7 +131,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.
 	r.panel.RecordEntry(p.ID, claims.CampaignID, at)
 	r.notify.entry(p.ID, claims.CampaignID, at)
 	r.notify.counts(claims.CampaignID)
-	return SupplierLink(route.SupplierLink, LinkValues{TID: e.TID, RespondentID: a.RespondentID,
+	return supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: e.TID, RespondentID: a.RespondentID,
 		RetargetID: retarget, Answers: p.Answers}, route.BuyerSecret), nil
 }
 
@@ -180,5 +181,5 @@ func (r *Router) redirectTest(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	r.log.Debug("test session started", zap.Int64("campaign", id))
-	redirect(ctx, SupplierLink(route.SupplierLink, LinkValues{TID: tid, RespondentID: "TEST" + tid[:12]}, route.BuyerSecret))
+	redirect(ctx, supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: tid, RespondentID: "TEST" + tid[:12]}, route.BuyerSecret))
 }

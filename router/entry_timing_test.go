@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/bench"
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/cluster"
@@ -39,7 +39,9 @@ import (
 //   - hot: every entry into the same campaign and quota (the worst case for row locks).
 //
 // Each scenario reports throughput, p50/p99/max latency and the CPU spent per request by
-// this process (load generator and server together) and by PostgreSQL. It runs only with
+// this process (load generator and server together) and by PostgreSQL. The load comes from
+// bench's generator (bench.Drive) and the CPU figures from bench's accounting, the same as
+// `switchboard bench` uses. It runs only with
 // SWITCHBOARD_TIMING=1 (about two minutes):
 //
 //	SWITCHBOARD_TIMING=1 go test -run TestEntryTiming -v ./router/
@@ -232,35 +234,40 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 		next := 0
 		const prefix = "https://survey.example/s?tid="
 		var seq atomic.Int64
-		enter := func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool) {
-			req.SetRequestURI("http://" + addr + urls[int(seq.Add(1))%len(urls)])
-			if err := hc.Do(req, resp); err != nil || resp.StatusCode() != 302 {
-				return false, false
-			}
-			loc := resp.Header.Peek("Location")
-			if len(loc) > len(prefix)+32 && bytes.HasPrefix(loc, []byte(prefix)) {
+		enter := &bench.Scenario{Name: "entries", Ops: []string{"entry"},
+			Prepare: func(bw *bench.Worker) int {
+				bw.Req.SetRequestURI("http://" + addr + urls[int(seq.Add(1))%len(urls)])
+				return 0
+			},
+			Check: func(bw *bench.Worker, op int) (int, bool) {
+				loc := bw.Resp.Header.Peek("Location")
+				if bw.Resp.StatusCode() != 302 || len(loc) <= len(prefix)+32 || !bytes.HasPrefix(loc, []byte(prefix)) {
+					return op, false
+				}
 				tid := string(loc[len(prefix) : len(prefix)+32])
 				tidMu.Lock()
 				tids = append(tids, tid)
 				tidMu.Unlock()
-				return true, false
-			}
-			return false, false
+				return op, true
+			},
 		}
-		complete := func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool) {
-			tidMu.Lock()
-			if next == len(tids) {
+		complete := &bench.Scenario{Name: "callbacks", Ops: []string{"complete"},
+			Prepare: func(bw *bench.Worker) int {
+				tidMu.Lock()
+				if next == len(tids) {
+					tidMu.Unlock()
+					return bench.Exhausted
+				}
+				tid := tids[next]
+				next++
 				tidMu.Unlock()
-				return false, true
-			}
-			tid := tids[next]
-			next++
-			tidMu.Unlock()
-			req.SetRequestURI(w.callbackURL("complete", tid, w.buyer.APISecret))
-			return hc.Do(req, resp) == nil && resp.StatusCode() == 302, false
+				bw.Req.SetRequestURI(w.callbackURL("complete", tid, w.buyer.APISecret))
+				return 0
+			},
+			Check: func(bw *bench.Worker, op int) (int, bool) { return op, bw.Resp.StatusCode() == 302 },
 		}
 		name := mode + " " + wl
-		entries := measure(t, o, name+" entries", func() loadResult { return load(o.conc, o.dur, enter) })
+		entries := measure(t, o, name+" entries", func(tr *trace) loadResult { return o.drive(hc, enter, 0, tr) })
 		rows = append(rows, row(t, name+" entries", entries))
 		// A callback's cost includes its postback: each callback phase's CPU is counted until
 		// the outbox has drained, which also keeps deliveries out of the next phase.
@@ -277,7 +284,7 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 			}
 			return r
 		}
-		callbacks := measure(t, o, name+" callbacks", func() loadResult { return drained(load(o.conc, o.dur, complete)) })
+		callbacks := measure(t, o, name+" callbacks", func(tr *trace) loadResult { return drained(o.drive(hc, complete, 0, tr)) })
 		rows = append(rows, row(t, name+" callbacks", callbacks))
 		// The targets as offered rates: latency from each request's scheduled send time.
 		if !naive {
@@ -297,10 +304,12 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 					t.Fatal(err)
 				}
 			}
-			r := measure(t, o, name+" entries at target", func() loadResult { return loadRate(o.entryRate, o.dur, enter) })
+			r := measure(t, o, name+" entries at target", func(tr *trace) loadResult { return o.drive(hc, enter, o.entryRate, tr) })
 			rows = append(rows, row(t, fmt.Sprintf("%s entries @%d/s", name, o.entryRate), r))
 			entries.ok += r.ok
-			r = measure(t, o, name+" callbacks at target", func() loadResult { return drained(loadRate(o.callbackRate, o.dur, complete)) })
+			r = measure(t, o, name+" callbacks at target", func(tr *trace) loadResult {
+				return drained(o.drive(hc, complete, o.callbackRate, tr))
+			})
 			rows = append(rows, row(t, fmt.Sprintf("%s callbacks @%d/s", name, o.callbackRate), r))
 			callbacks.ok += r.ok
 		}
@@ -326,18 +335,58 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 	return rows
 }
 
+// loadResult is what one phase measured: bench's result, the requests answered as
+// expected, and the CPU spent meanwhile.
 type loadResult struct {
-	ok, failed int
-	elapsed    time.Duration
-	lat        []time.Duration
-	at         []time.Time   // each latency's start (scheduled send time in the open loop), until row sorts lat
-	appCPU     time.Duration // this process: load generator and server
-	pgCPU      time.Duration // every PostgreSQL process of the cluster
-	machine    machineCPU    // the whole machine over the phase: how busy, how much stolen
+	*bench.Result
+	ok     int           // requests answered as expected (an entry admitted, a callback accepted)
+	appCPU time.Duration // this process: load generator and server
+	pgCPU  time.Duration // every PostgreSQL process of the cluster
+	// machine is the whole machine over the phase: how busy, how much stolen.
+	machine bench.MachineCPU
+	trace   *trace // each request's start and latency, when the phase's stalls are logged
 }
 
-// measure runs one phase, with its CPU accounting and (optionally) a CPU profile.
-func measure(t *testing.T, o timingOpts, name string, run func() loadResult) loadResult {
+// drive runs one phase of s with bench's load generator: a closed loop at o.conc
+// concurrent requests (the most the server gives) when rate is 0, else an open loop
+// offering rate requests/s (latency from each request's scheduled send time, at most
+// rateSenders in flight). tr, when not nil, collects every request's start and latency.
+func (o timingOpts) drive(hc *fasthttp.HostClient, s *bench.Scenario, rate int, tr *trace) loadResult {
+	l := bench.Load{Client: hc, Workers: o.conc, Duration: o.dur, Timeout: 30 * time.Second, Seed: 1}
+	if rate > 0 {
+		l.Workers, l.Rate = rateSenders, float64(rate)
+	}
+	if tr != nil {
+		l.Trace = tr.record
+	}
+	r := bench.Drive(l, s)
+	return loadResult{Result: r, ok: int(r.Requests - r.Errors), trace: tr}
+}
+
+// rateSenders bounds the open loop's requests in flight (a server that falls further
+// behind than this shows it in the latencies).
+const rateSenders = 512
+
+// trace keeps each successful request's start and latency, per bench worker (so that
+// workers append without a lock).
+type trace struct {
+	at  [][]time.Time
+	lat [][]time.Duration
+}
+
+func newTrace(workers int) *trace {
+	return &trace{at: make([][]time.Time, workers), lat: make([][]time.Duration, workers)}
+}
+
+// record is the bench.Load's Trace.
+func (tr *trace) record(w *bench.Worker, start time.Time, lat time.Duration, ok bool) {
+	if ok {
+		tr.at[w.ID], tr.lat[w.ID] = append(tr.at[w.ID], start), append(tr.lat[w.ID], lat)
+	}
+}
+
+// measure runs one phase, with its CPU accounting (bench's) and (optionally) a CPU profile.
+func measure(t *testing.T, o timingOpts, name string, run func(*trace) loadResult) loadResult {
 	if o.profile != "" {
 		f, err := os.Create(filepath.Join(o.profile, strings.ReplaceAll(name, " ", "-")+".pprof"))
 		if err != nil {
@@ -359,14 +408,17 @@ func measure(t *testing.T, o timingOpts, name string, run func() loadResult) loa
 		waits = sampleActivity(o.stmtPool)
 	}
 	var segments func() []walSegment
+	var tr *trace
 	if o.stalls && strings.HasSuffix(name, " at target") {
 		segments = watchWAL(o.pgDir)
+		tr = newTrace(max(o.conc, rateSenders))
 	}
-	app0, pg0, m0 := selfCPU(), postgresCPU(o.pgDir), readMachineCPU()
-	r := run()
-	r.appCPU, r.pgCPU, r.machine = selfCPU()-app0, postgresCPU(o.pgDir)-pg0, readMachineCPU().since(m0)
+	pgPID := bench.PostmasterPID(o.pgDir)
+	app0, pg0, m0 := bench.SelfCPU(), bench.TreeCPU(pgPID), bench.ReadMachineCPU()
+	r := run(tr)
+	r.appCPU, r.pgCPU, r.machine = bench.SelfCPU()-app0, bench.TreeCPU(pgPID)-pg0, bench.ReadMachineCPU().Since(m0)
 	if segments != nil {
-		t.Logf("%s stalls:%s", name, stalls(r, segments(), 100*time.Millisecond, 25*time.Millisecond))
+		t.Logf("%s stalls:%s", name, stalls(r.trace, segments(), 100*time.Millisecond, 25*time.Millisecond))
 	}
 	if o.statements {
 		logStatements(t, o.stmtPool, name, r.ok)
@@ -422,18 +474,23 @@ func watchWAL(dataDir string) (stop func() []walSegment) {
 
 // stalls lists the windows (of the requests' start times) whose slowest request took longer
 // than limit, each with the WAL segments that appeared in it or the window before.
-func stalls(r loadResult, segs []walSegment, window, limit time.Duration) string {
-	if len(r.at) == 0 {
+func stalls(tr *trace, segs []walSegment, window, limit time.Duration) string {
+	var starts []time.Time
+	var lats []time.Duration
+	if tr != nil {
+		starts, lats = slices.Concat(tr.at...), slices.Concat(tr.lat...)
+	}
+	if len(starts) == 0 {
 		return " none measured"
 	}
-	begin := slices.MinFunc(r.at, func(a, b time.Time) int { return a.Compare(b) })
+	begin := slices.MinFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
 	worst := map[int]time.Duration{}
 	count := map[int]int{}
-	for i, at := range r.at {
+	for i, at := range starts {
 		w := int(at.Sub(begin) / window)
-		if r.lat[i] > limit {
+		if lats[i] > limit {
 			count[w]++
-			worst[w] = max(worst[w], r.lat[i])
+			worst[w] = max(worst[w], lats[i])
 		}
 	}
 	ws := slices.Sorted(maps.Keys(worst))
@@ -518,193 +575,22 @@ func logStatements(t *testing.T, pool *pgxpool.Pool, name string, requests int) 
 	t.Logf("%s statements:%s", name, b.String())
 }
 
-// load runs fn from conc workers for dur (or until fn reports done) and collects the
-// latencies of successful requests: a closed loop, the most the server gives at conc.
-func load(conc int, dur time.Duration, fn sendFunc) loadResult {
-	stop := time.Now().Add(dur)
-	return send(conc, func() (time.Time, bool) {
-		now := time.Now()
-		return now, now.Before(stop)
-	}, fn)
-}
-
-// rateSenders bounds the open loop's requests in flight (a server that falls further
-// behind than this shows it in the latencies).
-const rateSenders = 512
-
-// loadRate offers fn at rate requests a second for dur: an open loop, as independent
-// respondents arrive. Each latency counts from the request's scheduled send time, so time
-// spent waiting for a free sender (the server falling behind) is counted, not hidden.
-func loadRate(rate int, dur time.Duration, fn sendFunc) loadResult {
-	n := int64(float64(rate) * dur.Seconds())
-	interval := time.Second / time.Duration(rate)
-	var seq atomic.Int64
-	start := time.Now()
-	return send(rateSenders, func() (time.Time, bool) {
-		i := seq.Add(1) - 1
-		due := start.Add(time.Duration(i) * interval)
-		if d := time.Until(due); d > 0 && i < n {
-			time.Sleep(d)
-		}
-		return due, i < n
-	}, fn)
-}
-
-// sendFunc sends one request: ok when it got the expected answer, done when there is
-// nothing left to send.
-type sendFunc func(req *fasthttp.Request, resp *fasthttp.Response) (ok, done bool)
-
-// send runs n senders that each call fn whenever next gives them a start time, until next
-// or fn says there is no more, and collects every successful request's latency from its
-// start time. A sender that fails its first thousand requests gives up.
-func send(n int, next func() (start time.Time, more bool), fn sendFunc) loadResult {
-	var mu sync.Mutex
-	var res loadResult
-	begin := time.Now()
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(resp)
-			var lat []time.Duration
-			var at []time.Time
-			ok, failed := 0, 0
-			for {
-				start, more := next()
-				if !more {
-					break
-				}
-				good, done := fn(req, resp)
-				if done {
-					break
-				}
-				if good {
-					lat, at = append(lat, time.Since(start)), append(at, start)
-					ok++
-				} else if failed++; failed > 1000 && ok == 0 {
-					break
-				}
-			}
-			mu.Lock()
-			res.ok += ok
-			res.failed += failed
-			res.lat, res.at = append(res.lat, lat...), append(res.at, at...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	res.elapsed = time.Since(begin)
-	return res
-}
-
 // row logs one scenario and returns its summary line.
 func row(t *testing.T, what string, r loadResult) string {
-	slices.Sort(r.lat)
-	pct := func(p float64) time.Duration {
-		if len(r.lat) == 0 {
-			return 0
-		}
-		return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))].Round(10 * time.Microsecond)
-	}
+	pct := func(q float64) time.Duration { return time.Duration(r.Hist.Quantile(q)).Round(10 * time.Microsecond) }
 	perReq := func(d time.Duration) float64 {
 		if r.ok == 0 {
 			return 0
 		}
 		return float64(d.Microseconds()) / float64(r.ok)
 	}
+	rate := 0.0
+	if r.Span > 0 {
+		rate = float64(r.ok) / r.Span.Seconds()
+	}
 	t.Logf("%-26s %8.0f/s  ok %d failed %d  p50 %v  p99 %v  max %v  cpu/req app %.0fµs pg %.0fµs  machine busy %.0f%% stolen %.0f%%", what,
-		float64(r.ok)/r.elapsed.Seconds(), r.ok, r.failed, pct(0.50), pct(0.99), pct(1), perReq(r.appCPU), perReq(r.pgCPU),
-		r.machine.busy*100, r.machine.stolen*100)
-	return fmt.Sprintf("%-28s %9.0f %9v %9v %9v %12.0f %12.0f", what, float64(r.ok)/r.elapsed.Seconds(),
+		rate, r.ok, r.Errors, pct(0.50), pct(0.99), pct(1), perReq(r.appCPU), perReq(r.pgCPU),
+		r.machine.Busy*100, r.machine.Stolen*100)
+	return fmt.Sprintf("%-28s %9.0f %9v %9v %9v %12.0f %12.0f", what, rate,
 		pct(0.50), pct(0.99), pct(1), perReq(r.appCPU), perReq(r.pgCPU))
-}
-
-// machineCPU is the machine's CPU time from /proc/stat, in clock ticks; since turns two
-// readings into the shares of the interval between them that were busy (stolen included)
-// and stolen by the hypervisor (this machine is shared: steal is the noise).
-type machineCPU struct {
-	totalTicks, busyTicks, stolenTicks int64
-	busy, stolen                       float64 // shares of totalTicks
-}
-
-func readMachineCPU() machineCPU {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return machineCPU{}
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	var m machineCPU
-	for i, v := range f[1:] {
-		if i >= 8 { // guest time is counted in user already
-			break
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		m.totalTicks += n
-		switch i {
-		case 3, 4: // idle, iowait
-		case 7:
-			m.stolenTicks += n
-			m.busyTicks += n
-		default:
-			m.busyTicks += n
-		}
-	}
-	return m
-}
-
-func (m machineCPU) since(m0 machineCPU) machineCPU {
-	d := machineCPU{totalTicks: m.totalTicks - m0.totalTicks, busyTicks: m.busyTicks - m0.busyTicks,
-		stolenTicks: m.stolenTicks - m0.stolenTicks}
-	if d.totalTicks > 0 {
-		d.busy, d.stolen = float64(d.busyTicks)/float64(d.totalTicks), float64(d.stolenTicks)/float64(d.totalTicks)
-	}
-	return d
-}
-
-// selfCPU is the user+system CPU time of this process.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// postgresCPU is the user+system CPU time of the cluster's postmaster and its children
-// (backends, WAL writer, checkpointer; exited children through the postmaster's cutime).
-func postgresCPU(dataDir string) time.Duration {
-	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
-	if err != nil {
-		return 0
-	}
-	pm, _, _ := strings.Cut(string(b), "\n")
-	procs, _ := os.ReadDir("/proc")
-	var ticks int64
-	for _, p := range procs {
-		if p.Name()[0] < '0' || p.Name()[0] > '9' {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + p.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// Fields after the command name (which may hold spaces) in parentheses.
-		i := bytes.LastIndexByte(st, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(st[i+1:]))
-		if len(f) < 15 || (p.Name() != pm && f[1] != pm) {
-			continue
-		}
-		for _, k := range []int{11, 12, 13, 14} { // utime stime cutime cstime
-			n, _ := strconv.ParseInt(f[k], 10, 64)
-			ticks += n
-		}
-	}
-	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
 }

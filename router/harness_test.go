@@ -26,7 +26,6 @@ import (
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
-	"github.com/switchboard/switchboard/router"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -410,5 +409,3 @@ func (b *balancer) serve(rw http.ResponseWriter, r *http.Request) {
 	}
 	rp.ServeHTTP(rw, r)
 }
-
-var _ = router.SupplierLink

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
@@ -204,7 +205,7 @@ func (r *Router) prescreenSubmit(ctx *fasthttp.RequestCtx) {
 			return
 		}
 		if !qualified {
-			pagekit.SeeOther(ctx, payout.RedirectURL(pub, payout.Fields{Status: payout.StatusDisqualified}))
+			pagekit.SeeOther(ctx, payout.RedirectURL(pub, payout.Fields{Status: outcome.Disqualified}))
 			return
 		}
 	}

@@ -5,10 +5,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
@@ -57,7 +57,7 @@ func (r *Router) qualityRefusal(claims *entrytoken.Claims, pub persistence.Publi
 	if r.quality.gate == nil || !r.quality.gate.EntryBlocked(claims.ParticipantID, claims.Expires-entrytoken.TTL, now.Unix()) {
 		return ""
 	}
-	return payout.RedirectURL(pub, payout.Fields{Status: payout.StatusQualityTerm})
+	return payout.RedirectURL(pub, payout.Fields{Status: outcome.QualityTerm})
 }
 
 // IsSpeeder reports whether a complete that took elapsed is a speeder: faster than fraction
@@ -72,16 +72,16 @@ func IsSpeeder(elapsed time.Duration, loiMinutes int, fraction float64) bool {
 
 // afterOutcome records the quality signal of a newly decided outcome: a quality_term, or a
 // speeding complete. It never fails the callback: an error is logged.
-func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, outcome string, now time.Time) {
+func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, decided string, now time.Time) {
 	g := r.quality.gate
 	if g == nil || s.ParticipantID == 0 || s.IsTest {
 		return
 	}
 	var sig persistence.QualitySignal
 	switch {
-	case outcome == persistence.OutcomeQualityTerm:
+	case decided == outcome.QualityTerm:
 		sig = persistence.QualitySignal{Kind: quality.SignalQualityTerm}
-	case outcome == persistence.OutcomeComplete && IsSpeeder(now.Sub(s.EnteredAt), s.LOI, r.quality.speederFraction):
+	case decided == outcome.Complete && IsSpeeder(now.Sub(s.EnteredAt), s.LOI, r.quality.speederFraction):
 		sig = persistence.QualitySignal{Kind: quality.SignalSpeeder, Evidence: map[string]any{
 			"campaign_id": s.CampaignID, "seconds": math.Round(now.Sub(s.EnteredAt).Seconds()*10) / 10,
 			"length_of_interview_minutes": s.LOI}}
@@ -93,39 +93,5 @@ func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, outcom
 	defer cancel()
 	if err := g.Record(c, []persistence.QualitySignal{sig}); err != nil {
 		r.log.Warn("quality signal not recorded", zap.String("kind", sig.Kind), zap.String("tid", s.TID), zap.Error(err))
-	}
-}
-
-// qualityReverse wraps the reversal of rejected completes so that each rejection is also a
-// quality signal, recorded (with its decisions) in the rejecting transaction. done applies
-// the decisions in this process once that transaction has committed. They are kept by
-// transaction id: when the transaction is retried (a deadlock, a serialization failure),
-// each attempt replaces the decisions of the one rolled back before it.
-func (o *BuyerOps) qualityReverse(ctx context.Context, reverse persistence.Reversal) (persistence.Reversal, func()) {
-	g := o.Quality
-	if g == nil {
-		return reverse, func() {}
-	}
-	outs := map[string]persistence.QualityOutcome{}
-	wrapped := func(tx pgx.Tx, s persistence.Session) error {
-		if err := reverse(tx, s); err != nil {
-			return err
-		}
-		if s.ParticipantID == 0 || s.IsTest {
-			return nil
-		}
-		out, err := persistence.RecordQualitySignalsTx(ctx, tx, g.Policy(), []persistence.QualitySignal{{
-			ParticipantID: s.ParticipantID, PublisherID: s.PublisherID, Kind: quality.SignalRejected,
-			Ref: s.TID, TID: s.TID, Evidence: map[string]any{"campaign_id": s.CampaignID}}})
-		if err != nil {
-			return err
-		}
-		outs[s.TID] = out
-		return nil
-	}
-	return wrapped, func() {
-		for _, out := range outs {
-			g.Observe(out)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
@@ -191,7 +192,7 @@ func TestQualitySpeedersBlockAndUnblock(t *testing.T) {
 		loc := resp.Header.Get("Location")
 		lu, _ := url.Parse(loc)
 		q := lu.Query()
-		if !strings.HasPrefix(loc, qw.partner.srv.URL+"/back?app=1&") || q.Get("status") != payout.StatusQualityTerm ||
+		if !strings.HasPrefix(loc, qw.partner.srv.URL+"/back?app=1&") || q.Get("status") != outcome.QualityTerm ||
 			q.Get("reward") != "0" || q.Get("tid") != "" || !payout.VerifySech(lu.RawQuery, qw.pub.APISecret) {
 			t.Fatalf("blocked entry redirect %s", loc)
 		}

@@ -387,7 +387,9 @@ func TestOfferFields(t *testing.T) {
 	a2 := p.campaignsRaw(t, u2, "", "user_ip=1.2.3.4&device_type=1").Body
 	if string(a1) != string(a2) {
 		eventually(t, "a cached answer", func() bool {
-			return string(p.campaignsRaw(t, u2, "", "user_ip=1.2.3.4&device_type=1").Body) == string(p.campaignsRaw(t, u2, "", "user_ip=1.2.3.4&device_type=1").Body)
+			first := p.campaignsRaw(t, u2, "", "user_ip=1.2.3.4&device_type=1").Body
+			second := p.campaignsRaw(t, u2, "", "user_ip=1.2.3.4&device_type=1").Body
+			return string(first) == string(second)
 		})
 	}
 	// An impanel retires it at once.

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/engine/synth"
 	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -45,9 +46,10 @@ func benchAPI(tb testing.TB, cacheTTL time.Duration) (*API, []string) {
 	if a.quality, err = newQuality(QualityConfig{}, nil, zap.NewNop(), a.now, nil); err != nil { // quality.go: IP checks, blocked set, sightings
 		tb.Fatal(err)
 	}
-	a.pubs = newPublisherStore(nil, persistence.EnvStaging, zap.NewNop())
+	a.pubs = newPublisherStore(nil, persistence.EnvStaging, zap.NewNop(), 0, 0)
+	// A limit the benchmark never reaches, so that its check is measured with the rest.
 	pub := &publisher{Publisher: persistence.Publisher{ID: 1, CurrencyName: "Coins", ExchangeRate: 100, RevenueShare: 0.7,
-		Environment: persistence.EnvStaging}, currency: appendJSONString(nil, "Coins")}
+		Environment: persistence.EnvStaging}, currency: appendJSONString(nil, "Coins"), limit: httpio.NewThrottle(1e9, 1<<20)}
 	a.pubs.set.Store(&publisherSet{byHash: map[[32]byte]*publisher{sha256.Sum256([]byte(benchToken)): pub}, byID: map[int64]*publisher{1: pub}})
 	if a.cache, err = newAnswerCache(cfg.CacheTTL, cfg.CacheMaxBytes); err != nil {
 		tb.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -19,6 +20,9 @@ type publisher struct {
 	persistence.Publisher
 	secret   []byte // api_secret, the HMAC key of sech
 	currency []byte // currency_name as a JSON string
+	// limit is the publisher's request rate limit in this process; it survives reloads of
+	// the publisher (nil: no limit).
+	limit *httpio.Throttle
 }
 
 type publisherSet struct {
@@ -38,10 +42,13 @@ type publisherStore struct {
 
 	mu   sync.Mutex // serializes reloads
 	last time.Time  // of the last reload attempt
+
+	rate  float64 // requests a second per publisher; <= 0: no limit
+	burst int
 }
 
-func newPublisherStore(db *persistence.DB, env string, log *zap.Logger) *publisherStore {
-	s := &publisherStore{db: db, env: env, log: log}
+func newPublisherStore(db *persistence.DB, env string, log *zap.Logger, rate float64, burst int) *publisherStore {
+	s := &publisherStore{db: db, env: env, log: log, rate: rate, burst: burst}
 	s.set.Store(&publisherSet{byHash: map[[32]byte]*publisher{}, byID: map[int64]*publisher{}})
 	return s
 }
@@ -58,12 +65,18 @@ func (s *publisherStore) refreshLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	old := s.set.Load()
 	set := &publisherSet{byHash: make(map[[32]byte]*publisher, len(list)), byID: make(map[int64]*publisher, len(list))}
 	for i, p := range list {
 		if p.Environment != s.env {
 			continue
 		}
 		pub := &publisher{Publisher: p, secret: []byte(p.APISecret), currency: appendJSONString(nil, p.CurrencyName)}
+		if o := old.byID[p.ID]; o != nil {
+			pub.limit = o.limit // a reload must not hand out a fresh burst
+		} else {
+			pub.limit = httpio.NewThrottle(s.rate, s.burst)
+		}
 		set.byHash[hashes[i]] = pub
 		set.byID[p.ID] = pub
 	}
@@ -73,15 +86,18 @@ func (s *publisherStore) refreshLocked(ctx context.Context) error {
 
 func (s *publisherStore) byID(id int64) *publisher { return s.set.Load().byID[id] }
 
+// known finds the publisher of a token hash in memory, without reloading.
+func (s *publisherStore) known(h [32]byte) *publisher { return s.set.Load().byHash[h] }
+
 // lookup finds the publisher of a token hash. On a miss it reloads the publishers, at most
 // once a second across all callers, so that a publisher registered a moment ago is found.
 func (s *publisherStore) lookup(h [32]byte) *publisher {
-	if p := s.set.Load().byHash[h]; p != nil {
+	if p := s.known(h); p != nil {
 		return p
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := s.set.Load().byHash[h]; p != nil { // another caller reloaded meanwhile
+	if p := s.known(h); p != nil { // another caller reloaded meanwhile
 		return p
 	}
 	if time.Since(s.last) < time.Second {
@@ -93,21 +109,52 @@ func (s *publisherStore) lookup(h [32]byte) *publisher {
 		s.log.Warn("publisher reload on unknown token failed", zap.Error(err))
 		return nil
 	}
-	return s.set.Load().byHash[h]
+	return s.known(h)
 }
 
-var errNoToken = fault.Unauthorized("missing X-Api-Token header")
-var errBadToken = fault.Unauthorized("invalid api token")
+var (
+	errNoToken     = fault.Unauthorized("missing X-Api-Token header")
+	errBadToken    = fault.Unauthorized("invalid api token")
+	errRateLimited = fault.RateLimited()
+)
 
-// authenticate returns the publisher of the request's X-Api-Token.
+// authenticate returns the publisher of the request's X-Api-Token, within the publisher's
+// rate limit. A token not in memory costs a reload at most once a second; a client address
+// that keeps presenting such tokens is refused 429 before that (httpio.AuthFailures). A
+// known token never meets the failure limit, so a partner sharing an address with a
+// guesser is not slowed.
 func (a *API) authenticate(ctx *fasthttp.RequestCtx) (*publisher, error) {
+	now := time.Now()
 	tok := ctx.Request.Header.Peek("X-Api-Token")
 	if len(tok) == 0 {
-		return nil, errNoToken
+		return nil, a.authFailed(ctx, now, errNoToken)
 	}
-	p := a.pubs.lookup(sha256.Sum256(tok))
+	h := sha256.Sum256(tok)
+	p := a.pubs.known(h)
 	if p == nil {
-		return nil, errBadToken
+		if blocked, wait := a.authFailures.Blocked(ctx, now); blocked {
+			httpio.SetRetryAfter(ctx, wait)
+			return nil, errRateLimited
+		}
+		if p = a.pubs.lookup(h); p == nil {
+			a.authFailures.Fail(ctx, now)
+			return nil, errBadToken
+		}
+	}
+	if ok, wait := p.limit.Allow(now); !ok {
+		httpio.SetRetryAfter(ctx, wait)
+		return nil, errRateLimited
 	}
 	return p, nil
+}
+
+// authFailed counts a failed authentication of the client and returns err, or the 429 of a
+// client that has failed too often.
+func (a *API) authFailed(ctx *fasthttp.RequestCtx, now time.Time, err error) error {
+	if blocked, wait := a.authFailures.Blocked(ctx, now); blocked {
+		httpio.SetRetryAfter(ctx, wait)
+		return errRateLimited
+	}
+	a.authFailures.Fail(ctx, now)
+	return err
 }

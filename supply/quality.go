@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/quality"
@@ -271,9 +270,6 @@ func (q *Quality) EntryBlocked(participantID, issuedAt, now int64) bool {
 	e := set.byID[participantID]
 	return e != nil && (now < e.until || issuedAt <= e.blockedAt)
 }
-
-// EntryTokenIssued is when an entry token was issued.
-func EntryTokenIssued(c *entrytoken.Claims) int64 { return c.Expires - entrytoken.TTL }
 
 // Blocked reports whether the participant is blocked now, and for which rule class.
 func (q *Quality) Blocked(participantID int64) (string, bool) {

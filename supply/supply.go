@@ -1,5 +1,5 @@
-// Package supply serves the supply-partner interface, /supply_api/v4 (docs/rules.md,
-// docs/rules.md §3, §5, §6, §9): countries, qualifications, impanel and offers.
+// Package supply serves the supply-partner interface, /supply_api/v4 (docs/rules.md §3, §5,
+// §6, §9): countries, qualifications, impanel and offers.
 //
 // Everything GET /campaigns needs lives in memory: publishers (by token hash), the engine's
 // campaign snapshot, the participant panel, the service key that signs offer tokens and a
@@ -47,6 +47,11 @@ type Config struct {
 	// TouchEvery is the period at which offer requests are written back as last_active_at
 	// (default 5 min).
 	TouchEvery time.Duration
+	// PublisherRateLimit and PublisherRateBurst limit each publisher's requests to this
+	// process (default 2,000 a second with bursts of 4,000; negative rate: off). The limit
+	// is per process: behind N processes a publisher may reach N times it.
+	PublisherRateLimit float64
+	PublisherRateBurst int
 	// Quality tunes the participant quality defenses (quality.go).
 	Quality QualityConfig
 }
@@ -69,6 +74,12 @@ func (c Config) withDefaults() Config {
 	if c.PublisherRefresh <= 0 {
 		c.PublisherRefresh = 30 * time.Second
 	}
+	if c.PublisherRateLimit == 0 {
+		c.PublisherRateLimit = 2000
+	}
+	if c.PublisherRateBurst <= 0 {
+		c.PublisherRateBurst = 2 * int(max(c.PublisherRateLimit, 1))
+	}
 	if c.PanelWindow <= 0 {
 		c.PanelWindow = 30 * 24 * time.Hour
 	}
@@ -85,6 +96,9 @@ type Deps struct {
 	Panel  *engine.Panel
 	Log    *zap.Logger
 	Config Config
+	// AuthFailures limits failed authentications per client address (nil: no limit); the
+	// buyer API shares it.
+	AuthFailures *httpio.AuthFailures
 	// Now returns the current unix time in seconds; nil: the clock.
 	Now func() int64
 }
@@ -103,9 +117,11 @@ type API struct {
 	catalog *catalog
 	pages   *pageCatalog // the hosted profiler's texts (pages_catalog.go)
 	pubs    *publisherStore
-	cache   *answerCache
-	hot     *hotTiles
-	quality *Quality // blocked set, IP checks, device sightings (quality.go)
+	// authFailures limits unknown tokens per client address (httpio.AuthFailures).
+	authFailures *httpio.AuthFailures
+	cache        *answerCache
+	hot          *hotTiles
+	quality      *Quality // blocked set, IP checks, device sightings (quality.go)
 
 	urlEntry, urlProfile, urlSupport []byte // `"` + JSON-escaped URL prefix ending in "token="
 
@@ -159,7 +175,8 @@ func New(ctx context.Context, d Deps) (*API, error) {
 		return nil, err
 	}
 	a.pages = newPageCatalog(cat, a.catalog, abbrs)
-	a.pubs = newPublisherStore(d.DB, cfg.Environment, log)
+	a.pubs = newPublisherStore(d.DB, cfg.Environment, log, cfg.PublisherRateLimit, cfg.PublisherRateBurst)
+	a.authFailures = d.AuthFailures
 	if err := a.pubs.refresh(ctx); err != nil {
 		return nil, err
 	}

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 
+	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -63,13 +66,16 @@ func runPublisherCreate(ctx context.Context, args []string, out io.Writer) error
 	var p persistence.NewPublisher
 	f.StringVar(&p.Name, "name", "", "the partner's name (required)")
 	f.StringVar(&p.CurrencyName, "currency-name", "", "name of the in-app currency (required)")
-	f.Float64Var(&p.ExchangeRate, "exchange-rate", 0, "in-app currency units per USD (required)")
-	f.Float64Var(&p.RevenueShare, "revenue-share", 0, "fraction of cpi paid to the partner, in (0, 1] (required)")
+	f.Float64Var(&p.ExchangeRate, "exchange-rate", 0, "in-app currency units per USD, 0.0001 to 1e9 (required)")
+	f.Float64Var(&p.RevenueShare, "revenue-share", 0, "fraction of cpi paid to the partner, 0.0001 to 1 (required)")
 	f.StringVar(&p.RedirectURL, "redirect-url", "", "where participants return after a survey (required)")
 	f.StringVar(&p.PostbackURL, "postback-url", "", "server-to-server postback URL")
 	f.StringVar(&p.Environment, "environment", persistence.EnvStaging, "staging or live")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if err := p.Validate(); err != nil {
+		return flagError(err)
 	}
 	db, err := openDB(ctx, *dbURL, newLogger())
 	if err != nil {
@@ -108,4 +114,14 @@ func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 		applied = []int{}
 	}
 	return printJSON(out, map[string]any{"applied": applied})
+}
+
+// flagError restates a validation error of a field as one of the flag that sets it
+// (exchange_rate → --exchange-rate); any other error is returned as it is.
+func flagError(err error) error {
+	var f *fault.Error
+	if !errors.As(err, &f) || f.Kind != fault.KindInvalid || f.Field == "" {
+		return err
+	}
+	return fmt.Errorf("--%s %s", strings.ReplaceAll(f.Field, "_", "-"), strings.TrimPrefix(f.Message, f.Field+" "))
 }

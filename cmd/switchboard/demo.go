@@ -46,12 +46,8 @@ func runSeedDemo(ctx context.Context, args []string, out io.Writer) error {
 // seedDemo fills an empty database with a demo buyer, publisher, campaigns and panel and
 // returns their credentials; it returns nil when the database already holds buyers.
 func seedDemo(ctx context.Context, db *persistence.DB, cfg app.Config, _ bool) (map[string]any, error) {
-	var n int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM buyers`).Scan(&n); err != nil {
+	if seeded, err := db.HasBuyers(ctx); err != nil || seeded {
 		return nil, err
-	}
-	if n > 0 {
-		return nil, nil
 	}
 	publicURL := cfg.PublicURL
 	if publicURL == "" {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -22,7 +23,17 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.StringVar(&cfg.Environment, "environment", persistence.EnvStaging, "staging or live: which tokens this deployment accepts")
 	f.Float64Var(&cfg.RateLimit, "rate-limit", 100, "buyer requests per second per token (negative: off)")
 	f.IntVar(&cfg.RateBurst, "rate-burst", 200, "buyer burst per token")
+	f.Float64Var(&cfg.AuthFailRate, "auth-fail-rate", 2, "failed authentications per second per client address on buyer, insights and supply routes, then 429 (negative: off)")
+	f.IntVar(&cfg.AuthFailBurst, "auth-fail-burst", 10, "failed authentications a client address may make in a burst")
+	f.Float64Var(&cfg.Supply.PublisherRateLimit, "publisher-rate-limit", 2000, "supply API requests per second per publisher, per process (negative: off)")
+	f.IntVar(&cfg.Supply.PublisherRateBurst, "publisher-rate-burst", 4000, "supply API burst per publisher, per process")
+	f.DurationVar(&cfg.HTTP.HeaderTimeout, "header-timeout", 5*time.Second, "time a client has to send a request header")
+	f.DurationVar(&cfg.HTTP.BodyTimeout, "body-timeout", 30*time.Second, "most time a client has to send a request body once its header is in")
+	f.IntVar(&cfg.HTTP.BodyMinRate, "body-min-rate", 64<<10, "slowest expected body upload in bytes/s: a body gets header-timeout + length/rate, at most body-timeout")
+	f.DurationVar(&cfg.HTTP.WriteTimeout, "write-timeout", time.Minute, "time allowed to write one response")
+	f.DurationVar(&cfg.HTTP.IdleTimeout, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request")
 	qualityFlags(f, &cfg) // quality.go
+	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	if err := f.parse(args); err != nil {
@@ -76,4 +87,14 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	return <-errc
+}
+
+// allocationFlags declares the allocation policy's settings (docs/allocation.md).
+func allocationFlags(f flags, cfg *app.Config) {
+	f.Func("allocation", "offer ranking policy: greedy (EPC) or balanced (EPC × scarcity, pacing, exploration; docs/allocation.md) (default greedy)",
+		func(v string) (err error) {
+			cfg.Allocation, err = engine.ParseAllocation(v)
+			return err
+		})
+	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often the balanced allocation recomputes its weights")
 }

@@ -166,7 +166,8 @@ func conditions(r *rand.Rand) []engine.Condition {
 // Market returns n active campaigns of Country with ids 1..n and quota ids
 // n*10+… , 1–4 quotas each with 1–4 qualifications per quota, plus the
 // occasional global cap, click-balanced quota, device restriction, daily
-// cap, reentry rule, relationship, exclusion list and retarget list.
+// cap, reentry rule, relationship, exclusion list and retarget list. Each is
+// in field for 3–14 days, started up to that long before Now.
 func Market(n int, seed int64) []engine.Campaign {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 	out := make([]engine.Campaign, n)
@@ -231,6 +232,11 @@ func Market(n int, seed int64) []engine.Campaign {
 				c.Retargets = append(c.Retargets, t)
 			}
 		}
+		// Field period from the id alone, so the draws above stay as they were:
+		// 3..14 days, started between 0 and days ago.
+		h := uint64(c.ID) * 0x9e3779b97f4a7c15
+		c.DaysInField = 3 + int(h>>60)%12
+		c.FieldStart = Now - int64((h>>20)%uint64(c.DaysInField*86400))
 		out[i] = c
 	}
 	return out

@@ -1,6 +1,8 @@
 // Package httpio is the HTTP plumbing every interface shares: the one mapping from the fault
 // vocabulary to statuses and bodies, JSON decoding and encoding, content negotiation, the
-// route multiplexer with its metrics, and per-token rate limiting.
+// route multiplexer with its metrics, rate limits (per token, per publisher, failed
+// authentications per client address) and the server itself, which bounds read times and
+// keeps request contents out of the log (docs/operations.md).
 package httpio
 
 import (

@@ -8,19 +8,12 @@ import (
 	"math/bits"
 	"strconv"
 	"time"
-)
 
-// Partner-facing statuses: the four outcomes of a callback, and a reversal.
-const (
-	StatusComplete     = "complete"
-	StatusOverQuota    = "over_quota"
-	StatusQualityTerm  = "quality_term"
-	StatusDisqualified = "disqualified"
-	StatusReversed     = "reversed"
+	"github.com/switchboard/switchboard/internal/outcome"
 )
 
 // USD is an amount of US dollars in ten-thousandths (0.0001 USD): the precision of
-// sessions.payout_usd (numeric(10,4)) and of a postback's payout_usd. Integer arithmetic
+// sessions.payout_usd (numeric(14,4)) and of a postback's payout_usd. Integer arithmetic
 // keeps payouts free of float drift; USD(16450) is 1.6450 dollars.
 type USD int64
 
@@ -55,7 +48,7 @@ func DefaultRules() Rules { return Rules{PerMinute: 100, Cap: 1000} }
 
 // Session is what the rules need to know of one session.
 type Session struct {
-	Outcome   string // StatusComplete, StatusOverQuota, StatusQualityTerm or StatusDisqualified
+	Outcome   string // outcome.Complete, outcome.OverQuota, outcome.QualityTerm or outcome.Disqualified
 	IsTest    bool   // test sessions pay nothing
 	CPICents  int64  // the campaign's cpi
 	EnteredAt time.Time
@@ -81,9 +74,9 @@ func (r Rules) USD(s Session, revenueShare float64) USD {
 		return 0
 	}
 	switch s.Outcome {
-	case StatusComplete:
+	case outcome.Complete:
 		return CompletePayout(s.CPICents, revenueShare)
-	case StatusOverQuota, StatusDisqualified:
+	case outcome.OverQuota, outcome.Disqualified:
 		return r.timePayout(s.OutcomeAt.Sub(s.EnteredAt))
 	default: // quality_term, and anything unknown
 		return 0
@@ -98,8 +91,9 @@ func CompletePayout(cpiCents int64, revenueShare float64) USD {
 		return 0
 	}
 	shareBP := int64(math.Round(revenueShare * 10000)) // basis points: 0.6 → 6000
-	// cents × basis points = micro-dollars; /100 = ten-thousandths of a dollar.
-	return USD(mulDivRound(uint64(cpiCents), uint64(shareBP), 100))
+	// cents × basis points = micro-dollars; /100 = ten-thousandths of a dollar. The cpi is
+	// bounded (persistence.MaxCPICents) far below where this saturates; beyond, it stays positive.
+	return USD(min(mulDivRound(uint64(cpiCents), uint64(shareBP), 100), math.MaxInt64))
 }
 
 // timePayout pays spent at r.PerMinute pro rata (rounded down to 0.0001 USD), capped.

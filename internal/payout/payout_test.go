@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
@@ -27,25 +28,25 @@ func TestPay(t *testing.T) {
 		wantReward    int64
 		wantUSDAmount USD
 	}{
-		{"complete 2.35 × 0.6", def, with(at(7*time.Minute), StatusComplete, 235, false), 0.6, 100, "1.4100", 141, 14100},
-		{"complete share rounds half up to 0.0001", def, with(at(time.Minute), StatusComplete, 235, false), 0.6543, 1000, "1.5376", 1538, 15376},
-		{"complete tiny share rounds up", def, with(at(time.Minute), StatusComplete, 1, false), 0.005, 1, "0.0001", 0, 1},
-		{"complete full share", def, with(at(time.Minute), StatusComplete, 1000, false), 1, 2.5, "10.0000", 25, 100000},
-		{"complete pays regardless of time", def, with(at(-time.Minute), StatusComplete, 100, false), 0.5, 10, "0.5000", 5, 5000},
-		{"over_quota 30 s", def, with(at(30*time.Second), StatusOverQuota, 500, false), 0.6, 100, "0.0050", 1, 50},
-		{"disqualified 90 s", def, with(at(90*time.Second), StatusDisqualified, 500, false), 0.6, 100, "0.0150", 2, 150},
-		{"disqualified rounds time down", def, with(at(5999*time.Millisecond), StatusDisqualified, 500, false), 0.6, 10000, "0.0009", 9, 9},
-		{"over_quota capped", def, with(at(15*time.Minute), StatusOverQuota, 500, false), 0.6, 100, "0.1000", 10, 1000},
-		{"over_quota exactly at cap", def, with(at(10*time.Minute), StatusOverQuota, 500, false), 0.6, 100, "0.1000", 10, 1000},
-		{"over_quota a year", def, with(at(365*24*time.Hour), StatusOverQuota, 500, false), 0.6, 100, "0.1000", 10, 1000},
-		{"over_quota clock skew", def, with(at(-time.Second), StatusOverQuota, 500, false), 0.6, 100, "0.0000", 0, 0},
-		{"quality_term pays nothing", def, with(at(15*time.Minute), StatusQualityTerm, 500, false), 0.6, 100, "0.0000", 0, 0},
+		{"complete 2.35 × 0.6", def, with(at(7*time.Minute), outcome.Complete, 235, false), 0.6, 100, "1.4100", 141, 14100},
+		{"complete share rounds half up to 0.0001", def, with(at(time.Minute), outcome.Complete, 235, false), 0.6543, 1000, "1.5376", 1538, 15376},
+		{"complete tiny share rounds up", def, with(at(time.Minute), outcome.Complete, 1, false), 0.005, 1, "0.0001", 0, 1},
+		{"complete full share", def, with(at(time.Minute), outcome.Complete, 1000, false), 1, 2.5, "10.0000", 25, 100000},
+		{"complete pays regardless of time", def, with(at(-time.Minute), outcome.Complete, 100, false), 0.5, 10, "0.5000", 5, 5000},
+		{"over_quota 30 s", def, with(at(30*time.Second), outcome.OverQuota, 500, false), 0.6, 100, "0.0050", 1, 50},
+		{"disqualified 90 s", def, with(at(90*time.Second), outcome.Disqualified, 500, false), 0.6, 100, "0.0150", 2, 150},
+		{"disqualified rounds time down", def, with(at(5999*time.Millisecond), outcome.Disqualified, 500, false), 0.6, 10000, "0.0009", 9, 9},
+		{"over_quota capped", def, with(at(15*time.Minute), outcome.OverQuota, 500, false), 0.6, 100, "0.1000", 10, 1000},
+		{"over_quota exactly at cap", def, with(at(10*time.Minute), outcome.OverQuota, 500, false), 0.6, 100, "0.1000", 10, 1000},
+		{"over_quota a year", def, with(at(365*24*time.Hour), outcome.OverQuota, 500, false), 0.6, 100, "0.1000", 10, 1000},
+		{"over_quota clock skew", def, with(at(-time.Second), outcome.OverQuota, 500, false), 0.6, 100, "0.0000", 0, 0},
+		{"quality_term pays nothing", def, with(at(15*time.Minute), outcome.QualityTerm, 500, false), 0.6, 100, "0.0000", 0, 0},
 		{"unknown outcome pays nothing", def, with(at(15*time.Minute), "bogus", 500, false), 0.6, 100, "0.0000", 0, 0},
-		{"test complete pays nothing", def, with(at(time.Minute), StatusComplete, 500, true), 0.6, 100, "0.0000", 0, 0},
-		{"test over_quota pays nothing", def, with(at(time.Minute), StatusOverQuota, 500, true), 0.6, 100, "0.0000", 0, 0},
-		{"custom rate and cap", Rules{PerMinute: 200, Cap: 500}, with(at(2*time.Minute), StatusDisqualified, 500, false), 0.6, 100, "0.0400", 4, 400},
-		{"custom cap", Rules{PerMinute: 200, Cap: 500}, with(at(20*time.Minute), StatusDisqualified, 500, false), 0.6, 100, "0.0500", 5, 500},
-		{"zero rate", Rules{}, with(at(20*time.Minute), StatusDisqualified, 500, false), 0.6, 100, "0.0000", 0, 0},
+		{"test complete pays nothing", def, with(at(time.Minute), outcome.Complete, 500, true), 0.6, 100, "0.0000", 0, 0},
+		{"test over_quota pays nothing", def, with(at(time.Minute), outcome.OverQuota, 500, true), 0.6, 100, "0.0000", 0, 0},
+		{"custom rate and cap", Rules{PerMinute: 200, Cap: 500}, with(at(2*time.Minute), outcome.Disqualified, 500, false), 0.6, 100, "0.0400", 4, 400},
+		{"custom cap", Rules{PerMinute: 200, Cap: 500}, with(at(20*time.Minute), outcome.Disqualified, 500, false), 0.6, 100, "0.0500", 5, 500},
+		{"zero rate", Rules{}, with(at(20*time.Minute), outcome.Disqualified, 500, false), 0.6, 100, "0.0000", 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,7 +75,9 @@ func TestReward(t *testing.T) {
 		{0, 100, 0},
 		{100, 0, 0},
 		{100, math.NaN(), 0},
-		{math.MaxInt64, 1e10, math.MaxInt64}, // saturates, no panic
+		{math.MaxInt64, 1e10, math.MaxInt64},   // saturates, no panic
+		{99_990_000, 1e9, 9_999_000_000_000},   // 9999 USD at 1e9 units per USD
+		{100_000_000, 1e9, 10_000_000_000_000}, // the money bounds' largest (docs/rules.md §7)
 	}
 	for _, c := range cases {
 		if got := Reward(c.usd, c.rate); got != c.want {
@@ -97,5 +100,11 @@ func TestUSDString(t *testing.T) {
 	}
 	if got := CompletePayout(235, 0.6); got != 14100 {
 		t.Errorf("CompletePayout(235, 0.6) = %d", got)
+	}
+	if got := CompletePayout(999_900, 1); got != 99_990_000 {
+		t.Errorf("CompletePayout(999900, 1) = %d", got)
+	}
+	if got := CompletePayout(math.MaxInt64, 1); got != math.MaxInt64 {
+		t.Errorf("CompletePayout(MaxInt64, 1) = %d, want it saturated, not negative", got)
 	}
 }

@@ -1,7 +1,6 @@
 package payout
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -44,7 +42,7 @@ func RedirectURL(pub persistence.Publisher, f Fields) string {
 // NotEligibleURL is the redirect of a participant refused at entry (docs/rules.md §6):
 // status=over_quota, reward=0, no tid.
 func NotEligibleURL(pub persistence.Publisher) string {
-	return RedirectURL(pub, Fields{Status: StatusOverQuota})
+	return RedirectURL(pub, Fields{Status: outcome.OverQuota})
 }
 
 // PostbackURL is the server-to-server notification of f: the publisher's postback URL with
@@ -126,43 +124,19 @@ func VerifySech(rawQuery, secret string) bool {
 	return hmac.Equal(got, mac.Sum(nil))
 }
 
-// EnqueueOutcome stores the postback of a session's outcome inside tx, the transaction that
-// records the outcome. Nothing is stored for a publisher without a postback URL; a second
-// call for the same tid is a no-op.
-func EnqueueOutcome(ctx context.Context, tx pgx.Tx, pub persistence.Publisher, f Fields) error {
-	p, err := postback(pub, f, persistence.PostbackOutcome)
-	if err != nil {
-		return err
-	}
-	return persistence.EnqueuePostback(ctx, tx, p)
+// OutcomePostback builds, for the caller to store with the outcome (in the transaction that
+// records it), the postback of a session's outcome: f's Status and amounts. Its URL is empty
+// for a publisher without a postback URL (nothing is stored).
+func OutcomePostback(pub persistence.Publisher, f Fields) (persistence.Postback, error) {
+	return postback(pub, f, persistence.PostbackOutcome)
 }
 
-// EnqueueReversal stores the reversal postback of a rejected complete inside tx, the
-// transaction that rejects it: status=reversed, with f's Reward and PayoutUSD the amounts
-// reversed (positive; the partner subtracts them). Nothing is stored for a publisher without
-// a postback URL; a second call for the same tid is a no-op.
-func EnqueueReversal(ctx context.Context, tx pgx.Tx, pub persistence.Publisher, f Fields) error {
-	return EnqueueReversals(ctx, tx, []Reversal{{Pub: pub, Fields: f}})
-}
-
-// Reversal is one rejected complete and its publisher.
-type Reversal struct {
-	Pub    persistence.Publisher
-	Fields Fields
-}
-
-// EnqueueReversals is EnqueueReversal for many sessions in one statement.
-func EnqueueReversals(ctx context.Context, tx pgx.Tx, rs []Reversal) error {
-	ps := make([]persistence.Postback, 0, len(rs))
-	for _, r := range rs {
-		r.Fields.Status = StatusReversed
-		p, err := postback(r.Pub, r.Fields, persistence.PostbackReversal)
-		if err != nil {
-			return err
-		}
-		ps = append(ps, p)
-	}
-	return persistence.EnqueuePostbacks(ctx, tx, ps)
+// ReversalPostback builds, for the transaction that rejects a complete to store, its reversal
+// postback: status=reversed, with f's Reward and PayoutUSD the amounts reversed (positive;
+// the partner subtracts them). Its URL is empty for a publisher without a postback URL.
+func ReversalPostback(pub persistence.Publisher, f Fields) (persistence.Postback, error) {
+	f.Status = outcome.Reversed
+	return postback(pub, f, persistence.PostbackReversal)
 }
 
 // AcceptancePostback builds, for the caller to enqueue, the postback of a session that
@@ -170,7 +144,7 @@ func EnqueueReversals(ctx context.Context, tx pgx.Tx, rs []Reversal) error {
 // complete's payout, under its own kind so that an earlier outcome postback of the tid does
 // not swallow it. Its URL is empty for a publisher without a postback URL.
 func AcceptancePostback(pub persistence.Publisher, f Fields) (persistence.Postback, error) {
-	f.Status = StatusComplete
+	f.Status = outcome.Complete
 	return postback(pub, f, persistence.PostbackAcceptance)
 }
 

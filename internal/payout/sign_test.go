@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -27,18 +28,18 @@ func TestRedirectURLSignature(t *testing.T) {
 		f                     Fields
 	}{
 		{"no query", "https://app.test/cb", "tid=T1&status=complete&reward=141",
-			Fields{TID: "T1", Status: StatusComplete, Reward: 141}},
+			Fields{TID: "T1", Status: outcome.Complete, Reward: 141}},
 		{"existing query kept byte for byte", "https://app.test/cb?uid=a%20b&x=1;y&empty=&Z=%7e",
 			"uid=a%20b&x=1;y&empty=&Z=%7e&tid=T2&status=over_quota&reward=1",
-			Fields{TID: "T2", Status: StatusOverQuota, Reward: 1}},
+			Fields{TID: "T2", Status: outcome.OverQuota, Reward: 1}},
 		{"trailing question mark", "https://app.test/cb?", "tid=T3&status=quality_term&reward=0",
-			Fields{TID: "T3", Status: StatusQualityTerm}},
+			Fields{TID: "T3", Status: outcome.QualityTerm}},
 		{"trailing ampersand", "https://app.test/cb?a=1&", "a=1&tid=T4&status=disqualified&reward=2",
-			Fields{TID: "T4", Status: StatusDisqualified, Reward: 2}},
+			Fields{TID: "T4", Status: outcome.Disqualified, Reward: 2}},
 		{"values escaped", "http://127.0.0.1:9/x?k=v", "k=v&tid=a+b%26c%3D&status=reversed&reward=-3",
-			Fields{TID: "a b&c=", Status: StatusReversed, Reward: -3}},
+			Fields{TID: "a b&c=", Status: outcome.Reversed, Reward: -3}},
 		{"not eligible: no tid", "https://app.test/cb?u=1", "u=1&status=over_quota&reward=0",
-			Fields{Status: StatusOverQuota}},
+			Fields{Status: outcome.OverQuota}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -82,7 +83,7 @@ func TestNotEligibleURL(t *testing.T) {
 
 func TestFragmentStaysLast(t *testing.T) {
 	pub := persistence.Publisher{RedirectURL: "https://app.test/cb?a=1#/done?x=y", APISecret: testSecret}
-	got := RedirectURL(pub, Fields{TID: "T", Status: StatusComplete, Reward: 5})
+	got := RedirectURL(pub, Fields{TID: "T", Status: outcome.Complete, Reward: 5})
 	q := "a=1&tid=T&status=complete&reward=5"
 	if want := "https://app.test/cb?" + q + "&sech=" + hmacHex(testSecret, q) + "#/done?x=y"; got != want {
 		t.Fatalf("RedirectURL = %s, want %s", got, want)
@@ -92,7 +93,7 @@ func TestFragmentStaysLast(t *testing.T) {
 func TestPostbackURL(t *testing.T) {
 	pub := persistence.Publisher{RedirectURL: "https://app.test/cb", PostbackURL: "https://api.app.test/pb?key=K%2F1",
 		APISecret: testSecret}
-	got := PostbackURL(pub, Fields{TID: "abc123", Status: StatusComplete, Reward: 141, PayoutUSD: 14100,
+	got := PostbackURL(pub, Fields{TID: "abc123", Status: outcome.Complete, Reward: 141, PayoutUSD: 14100,
 		UserIdentifier: "user+1@example.com"})
 	q := "key=K%2F1&tid=abc123&status=complete&reward=141&payout_usd=1.4100&user_identifier=user%2B1%40example.com"
 	if want := "https://api.app.test/pb?" + q + "&sech=" + hmacHex(testSecret, q); got != want {
@@ -104,7 +105,7 @@ func TestPostbackURL(t *testing.T) {
 		t.Fatalf("decoded %v", v)
 	}
 	pub.PostbackURL = ""
-	if got := PostbackURL(pub, Fields{TID: "x", Status: StatusComplete}); got != "" {
+	if got := PostbackURL(pub, Fields{TID: "x", Status: outcome.Complete}); got != "" {
 		t.Fatalf("PostbackURL without a postback URL = %q", got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
@@ -44,12 +45,22 @@ func newPublisher(t *testing.T, db *persistence.DB, postbackURL string) persiste
 	return p
 }
 
+// enqueue builds a postback and stores it in tx, as the transaction of an outcome or a
+// rejection does.
+func enqueue(ctx context.Context, tx pgx.Tx, build func(persistence.Publisher, Fields) (persistence.Postback, error), pub persistence.Publisher, f Fields) error {
+	pb, err := build(pub, f)
+	if err != nil {
+		return err
+	}
+	return persistence.EnqueuePostback(ctx, tx, pb)
+}
+
 func enqueueOutcomes(t *testing.T, db *persistence.DB, pub persistence.Publisher, tids ...string) {
 	t.Helper()
 	err := db.Tx(context.Background(), func(tx pgx.Tx) error {
 		for _, tid := range tids {
-			f := Fields{TID: tid, Status: StatusComplete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-" + tid}
-			if err := EnqueueOutcome(context.Background(), tx, pub, f); err != nil {
+			f := Fields{TID: tid, Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-" + tid}
+			if err := enqueue(context.Background(), tx, OutcomePostback, pub, f); err != nil {
 				return err
 			}
 		}
@@ -116,7 +127,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	tid := q.Get("tid")
-	if q.Get("status") != StatusComplete || q.Get("payout_usd") != "1.4100" || q.Get("user_identifier") != "u-"+tid {
+	if q.Get("status") != outcome.Complete || q.Get("payout_usd") != "1.4100" || q.Get("user_identifier") != "u-"+tid {
 		rc.t.Errorf("postback fields: %v", q)
 	}
 	rc.mu.Lock()
@@ -218,14 +229,14 @@ func TestEnqueue(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, `SELECT url FROM postback_outbox WHERE tid = 'A'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	want := PostbackURL(pub, Fields{TID: "A", Status: StatusComplete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
+	want := PostbackURL(pub, Fields{TID: "A", Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
 	if stored != want {
 		t.Fatalf("stored %s, want %s", stored, want)
 	}
 
 	// A reversal of the same tid is a second, distinct postback.
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
-		return EnqueueReversal(ctx, tx, pub, Fields{TID: "A", Status: StatusComplete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
+		return enqueue(ctx, tx, ReversalPostback, pub, Fields{TID: "A", Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +251,7 @@ func TestEnqueue(t *testing.T) {
 	// Stored with the caller's transaction, or not at all.
 	boom := fmt.Errorf("rolled back")
 	err = db.Tx(ctx, func(tx pgx.Tx) error {
-		if err := EnqueueOutcome(ctx, tx, pub, Fields{TID: "B", Status: StatusComplete}); err != nil {
+		if err := enqueue(ctx, tx, OutcomePostback, pub, Fields{TID: "B", Status: outcome.Complete}); err != nil {
 			return err
 		}
 		return boom
@@ -260,13 +271,23 @@ func TestEnqueue(t *testing.T) {
 
 	// Many reversals in one statement; publishers without a postback URL are skipped, and a
 	// repeat is a no-op.
-	batch := []Reversal{
-		{Pub: pub, Fields: Fields{TID: "R1", Reward: 5, PayoutUSD: 500}},
-		{Pub: none, Fields: Fields{TID: "R2", Reward: 5, PayoutUSD: 500}},
-		{Pub: pub, Fields: Fields{TID: "R3", Status: StatusComplete, Reward: 7, PayoutUSD: 700}},
+	var batch []persistence.Postback
+	for _, r := range []struct {
+		pub persistence.Publisher
+		f   Fields
+	}{
+		{pub, Fields{TID: "R1", Reward: 5, PayoutUSD: 500}},
+		{none, Fields{TID: "R2", Reward: 5, PayoutUSD: 500}},
+		{pub, Fields{TID: "R3", Status: outcome.Complete, Reward: 7, PayoutUSD: 700}},
+	} {
+		pb, err := ReversalPostback(r.pub, r.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, pb)
 	}
 	for range 2 {
-		if err := db.Tx(ctx, func(tx pgx.Tx) error { return EnqueueReversals(ctx, tx, batch) }); err != nil {
+		if err := db.Tx(ctx, func(tx pgx.Tx) error { return persistence.EnqueuePostbacks(ctx, tx, batch) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -275,9 +296,8 @@ func TestEnqueue(t *testing.T) {
 	}
 
 	// A postback needs a tid.
-	err = db.Tx(ctx, func(tx pgx.Tx) error { return EnqueueOutcome(ctx, tx, pub, Fields{Status: StatusComplete}) })
-	if err == nil {
-		t.Fatal("EnqueueOutcome without a tid succeeded")
+	if _, err := OutcomePostback(pub, Fields{Status: outcome.Complete}); err == nil {
+		t.Fatal("OutcomePostback without a tid succeeded")
 	}
 }
 

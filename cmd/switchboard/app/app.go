@@ -30,6 +30,13 @@ type Config struct {
 	Environment string  // staging or live
 	RateLimit   float64 // buyer requests per second per token; <= 0 disables
 	RateBurst   int     // buyer burst per token
+	// AuthFailRate and AuthFailBurst limit failed authentications per client address on the
+	// buyer, insights and supply routes (default 2/s, burst 10; negative rate: off); past
+	// them a client gets 429 with Retry-After until its failures have drained.
+	AuthFailRate  float64
+	AuthFailBurst int
+	// HTTP bounds the server's read and write times and body size (httpio.ServerConfig).
+	HTTP httpio.ServerConfig
 	// RebuildEvery is the period of the engine's full rebuild from the database, the safety
 	// net under NOTIFY (default 60 s).
 	RebuildEvery time.Duration
@@ -43,6 +50,12 @@ type Config struct {
 	RouterQuality router.QualityConfig
 	// Postbacks tunes the partner postback worker (timeouts, backoff, the 24 h retry window).
 	Postbacks payout.WorkerConfig
+	// Allocation is the policy that ranks a participant's offers (docs/allocation.md); the
+	// zero value is engine.AllocationGreedy.
+	Allocation engine.Allocation
+	// AllocationEvery is the period at which the balanced allocation recomputes its weights
+	// off the request path (default 5 min).
+	AllocationEvery time.Duration
 }
 
 // withDefaults fills what the caller left empty.
@@ -63,8 +76,17 @@ func (c Config) withDefaults() Config {
 	if c.RateBurst == 0 {
 		c.RateBurst = 200
 	}
+	if c.AuthFailRate == 0 {
+		c.AuthFailRate = 2
+	}
+	if c.AuthFailBurst == 0 {
+		c.AuthFailBurst = 10
+	}
 	if c.RebuildEvery == 0 {
 		c.RebuildEvery = time.Minute
+	}
+	if c.AllocationEvery <= 0 {
+		c.AllocationEvery = 5 * time.Minute
 	}
 	return c
 }
@@ -80,7 +102,7 @@ type App struct {
 	Supply  *supply.API
 	Router  *router.Router // entry, callbacks, test sessions; counters kept across processes
 	Payouts *payout.Worker // delivers the partner postback outbox; every process runs one
-	server  *fasthttp.Server
+	server  *httpio.Server
 	stop    context.CancelFunc
 	sync    *engineSync
 }
@@ -118,11 +140,14 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	mux.Handle("GET", "/healthz", a.healthz)
 	mux.Handle("GET", "/readyz", a.readyz)
 	mux.Handle("GET", "/metrics", a.Metrics.Handler)
+	// One table of failed authentications per client address for every authenticated route.
+	fails := httpio.NewAuthFailures(cfg.AuthFailRate, cfg.AuthFailBurst)
 	scfg := cfg.Supply
 	scfg.PublicURL, scfg.Environment = cfg.PublicURL, cfg.Environment
 	a.Panel = engine.NewPanel()
+	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
 	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
-		Log: log.Named("supply"), Config: scfg}); err != nil {
+		Log: log.Named("supply"), Config: scfg, AuthFailures: fails}); err != nil {
 		stop()
 		db.Close()
 		return nil, err
@@ -146,13 +171,14 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	forget := a.Router.CampaignsChanged
 	a.sync.changed.Store(&forget)
 	admin.New(admin.Deps{
-		DB:          db,
-		Log:         log.Named("admin"),
-		Environment: cfg.Environment,
-		PublicURL:   cfg.PublicURL,
-		Limiter:     httpio.NewRateLimiter(cfg.RateLimit, cfg.RateBurst),
-		Panel:       a.Panel,
-		Outcomes:    &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Supply.Quality()},
+		DB:           db,
+		Log:          log.Named("admin"),
+		Environment:  cfg.Environment,
+		PublicURL:    cfg.PublicURL,
+		Limiter:      httpio.NewRateLimiter(cfg.RateLimit, cfg.RateBurst),
+		AuthFailures: fails,
+		Panel:        a.Panel,
+		Outcomes:     &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Supply.Quality()},
 	}).Register(mux)
 	a.Payouts.RegisterMetrics(a.Metrics)
 	go a.Payouts.Run(bg)
@@ -161,18 +187,14 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	case <-time.After(10 * time.Second):
 		log.Warn("panel not loaded after 10s; serving while it loads")
 	}
-
-	a.server = &fasthttp.Server{
-		Handler:               mux.Handler,
-		Name:                  "switchboard",
-		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          60 * time.Second,
-		IdleTimeout:           2 * time.Minute,
-		MaxRequestBodySize:    8 << 20, // the JSON routes answer 413 above httpio.MaxBody
-		NoDefaultServerHeader: false,
-		NoDefaultContentType:  true,
-		CloseOnShutdown:       true,
+	if cfg.Allocation == engine.AllocationBalanced {
+		go refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"))
 	}
+
+	a.server = httpio.NewServer(mux.Handler, cfg.HTTP, log.Named("http"))
+	a.Metrics.Gauge("switchboard_http_refused_requests_total", "counter",
+		"Requests refused before reaching a handler: malformed, too slow, TLS on the plain port.",
+		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.server.Refused())}} })
 	return a, nil
 }
 
@@ -187,7 +209,7 @@ func (a *App) Serve(ln net.Listener) error {
 // database.
 func (a *App) Shutdown(ctx context.Context) error {
 	a.stop()
-	err := a.server.ShutdownWithContext(ctx)
+	err := a.server.Shutdown(ctx)
 	a.Router.Close() // after the server: entries in flight still commit
 	// Postbacks in flight record their result before the pool closes.
 	select {

@@ -36,12 +36,17 @@ import (
 // Options adjust the server; the zero value is a staging server with the default rate
 // limit whose public URL is its listener's.
 type Options struct {
-	Environment string      // staging (default) or live
-	PublicURL   string      // default http://<listener address>
-	RateLimit   float64     // per-token requests a second; 0: the default; < 0: unlimited
-	RateBurst   int         // 0: the default
-	DatabaseURL string      // default: a fresh database from pgtest.URL
-	Log         *zap.Logger // default: none, or development logging when APPTEST_LOG is set
+	Environment string  // staging (default) or live
+	PublicURL   string  // default http://<listener address>
+	RateLimit   float64 // per-token requests a second; 0: the default; < 0: unlimited
+	RateBurst   int     // 0: the default
+	// AuthFailRate and AuthFailBurst limit failed authentications per client address. Every
+	// test client shares 127.0.0.1, so 0 here means off (unlike app.Config, whose 0 is
+	// the default); tests of the limit set it.
+	AuthFailRate  float64
+	AuthFailBurst int
+	DatabaseURL   string      // default: a fresh database from pgtest.URL
+	Log           *zap.Logger // default: none, or development logging when APPTEST_LOG is set
 	// Configure, when set, adjusts the app's Config before it starts (supply, router and
 	// quality settings).
 	Configure func(*app.Config)
@@ -83,7 +88,11 @@ func Start(tb testing.TB, o Options) *Server {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg := app.Config{Addr: addr, DatabaseURL: o.DatabaseURL, PublicURL: o.PublicURL,
-		Environment: o.Environment, RateLimit: o.RateLimit, RateBurst: o.RateBurst}
+		Environment: o.Environment, RateLimit: o.RateLimit, RateBurst: o.RateBurst,
+		AuthFailRate: o.AuthFailRate, AuthFailBurst: o.AuthFailBurst}
+	if cfg.AuthFailRate == 0 {
+		cfg.AuthFailRate = -1
+	}
 	if o.Configure != nil {
 		o.Configure(&cfg)
 	}

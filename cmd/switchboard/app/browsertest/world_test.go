@@ -73,18 +73,6 @@ func newRecorder(t testing.TB, title string) *recorder {
 	return r
 }
 
-// last returns the query of the latest hit whose path is path.
-func (r *recorder) last(path string) (url.Values, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.hits) - 1; i >= 0; i-- {
-		if r.hits[i].Path == path {
-			return r.hits[i].Query(), true
-		}
-	}
-	return nil, false
-}
-
 func newWorld(t testing.TB) *world {
 	t.Helper()
 	w := &world{t: t, s: apptest.Start(t, apptest.Options{RateLimit: -1})}

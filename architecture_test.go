@@ -1,0 +1,193 @@
+// Package switchboard holds the repository-wide tests: the import rules between the
+// project's packages (docs/architecture.md, "Packages") and the documents the code cites.
+package switchboard
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// importEdge is one import of a module package by a module package, as written in one file.
+type importEdge struct {
+	from, to string // paths relative to the module root, "engine", "internal/fault", ...
+	file     string // the importing file, relative to the module root
+	test     bool   // the importing file is a _test.go file
+}
+
+// handlers are the HTTP interfaces: they import the engine, persistence and the shared kit,
+// never one another.
+var handlers = []string{"admin", "supply", "router"}
+
+// under reports whether pkg is dir or a package below it.
+func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
+
+// handlerOf names the handler whose tree holds pkg, or "".
+func handlerOf(pkg string) string {
+	for _, h := range handlers {
+		if under(pkg, h) {
+			return h
+		}
+	}
+	return ""
+}
+
+// importViolation says why the import e is forbidden, or "" when it is allowed.
+func importViolation(e importEdge) string {
+	from, to := e.from, e.to
+	switch {
+	case under(from, "engine") && !under(to, "engine"):
+		return "engine is pure Go and imports no other package of ours"
+	case under(from, "persistence") && (handlerOf(to) != "" || under(to, "cmd") || under(to, "bench")):
+		return "persistence imports no handler, cmd or bench package"
+	case handlerOf(from) != "" && handlerOf(to) != "" && handlerOf(from) != handlerOf(to):
+		return "handlers (admin, supply, router) never import one another"
+	case under(from, "internal") && (handlerOf(to) != "" || under(to, "cmd")):
+		return "the shared kit (internal/...) imports no handler or cmd package"
+	case under(from, "bench") && (handlerOf(to) != "" || under(to, "cmd")):
+		return "bench imports no handler or cmd package (handler tests drive load with it)"
+	case !e.test && !under(from, "cmd") && under(to, "cmd"):
+		return "only cmd/switchboard wires the packages together; tests may use its apptest harness"
+	}
+	return ""
+}
+
+// moduleImports parses every Go file of the module under root (imports only) and returns
+// each import of a module package.
+func moduleImports(t *testing.T, root string) []importEdge {
+	t.Helper()
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modPath string
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			modPath = f[1]
+		}
+	}
+	if modPath == "" {
+		t.Fatal("go.mod names no module")
+	}
+	var edges []importEdge
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") ||
+				name == "testdata" || name == "vendor" || name == "bin" || name == "test-artifacts") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		from := filepath.ToSlash(filepath.Dir(rel))
+		for _, imp := range f.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				return err
+			}
+			if !under(p, modPath) || p == modPath {
+				continue
+			}
+			edges = append(edges, importEdge{
+				from: from, to: strings.TrimPrefix(p, modPath+"/"),
+				file: rel, test: strings.HasSuffix(name, "_test.go"),
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return edges
+}
+
+// TestImportRules fails when a package imports one of ours that the layering forbids:
+// engine → anything of ours, persistence → a handler, handler → handler, shared kit →
+// a handler, anything but cmd → cmd (outside tests).
+func TestImportRules(t *testing.T) {
+	edges := moduleImports(t, ".")
+	if len(edges) < 20 {
+		t.Fatalf("found only %d imports of module packages: is the walk broken?", len(edges))
+	}
+	graph := map[string]map[string]bool{}
+	for _, e := range edges {
+		if why := importViolation(e); why != "" {
+			t.Errorf("%s imports %s: %s", e.file, e.to, why)
+		}
+		if !e.test && e.from != e.to {
+			if graph[e.from] == nil {
+				graph[e.from] = map[string]bool{}
+			}
+			graph[e.from][e.to] = true
+		}
+	}
+	if testing.Verbose() {
+		var pkgs []string
+		for p := range graph {
+			pkgs = append(pkgs, p)
+		}
+		sort.Strings(pkgs)
+		for _, p := range pkgs {
+			var to []string
+			for q := range graph[p] {
+				to = append(to, q)
+			}
+			sort.Strings(to)
+			t.Logf("%-32s → %s", p, strings.Join(to, ", "))
+		}
+	}
+}
+
+// TestImportViolation checks the rules themselves on imports that must and must not pass.
+func TestImportViolation(t *testing.T) {
+	for _, tc := range []struct {
+		from, to  string
+		test, bad bool
+	}{
+		{"engine", "internal/fault", false, true},
+		{"engine", "persistence", false, true},
+		{"engine/synth", "engine", false, false},
+		{"engine", "engine/synth", true, false},
+		{"persistence", "engine", false, false},
+		{"persistence", "internal/fault", false, false},
+		{"persistence", "router", false, true},
+		{"persistence/pgtest", "admin", true, true},
+		{"admin", "supply", false, true},
+		{"router", "admin", true, true},
+		{"supply", "router", false, true},
+		{"router", "router", true, false},
+		{"router", "internal/payout", false, false},
+		{"router", "bench", true, false},
+		{"internal/payout", "persistence", false, false},
+		{"internal/httpio", "supply", false, true},
+		{"internal/pagekit", "cmd/switchboard/app", false, true},
+		{"bench", "router", false, true},
+		{"admin", "cmd/switchboard/app/apptest", true, false},
+		{"admin", "cmd/switchboard/app/apptest", false, true},
+		{"cmd/switchboard/app", "admin", false, false},
+	} {
+		why := importViolation(importEdge{from: tc.from, to: tc.to, test: tc.test})
+		if (why != "") != tc.bad {
+			t.Errorf("%s → %s (test %v): violation %q, want forbidden=%v", tc.from, tc.to, tc.test, why, tc.bad)
+		}
+	}
+}

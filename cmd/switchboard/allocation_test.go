@@ -1,0 +1,71 @@
+package main
+
+import (
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
+	"github.com/switchboard/switchboard/engine"
+)
+
+func TestAllocationFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		env   string
+		want  engine.Allocation
+		every time.Duration
+		fails bool
+	}{
+		{"default", nil, "", engine.AllocationGreedy, 5 * time.Minute, false},
+		{"flag", []string{"--allocation", "balanced", "--allocation-every", "1m"}, "", engine.AllocationBalanced, time.Minute, false},
+		{"environment", nil, "balanced", engine.AllocationBalanced, 5 * time.Minute, false},
+		{"flag over environment", []string{"--allocation=greedy"}, "balanced", engine.AllocationGreedy, 5 * time.Minute, false},
+		{"unknown policy", []string{"--allocation", "fair"}, "", 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SWITCHBOARD_ALLOCATION", tc.env) // restored after the test
+			if tc.env == "" {
+				os.Unsetenv("SWITCHBOARD_ALLOCATION")
+			}
+			f := newFlags("serve")
+			f.SetOutput(io.Discard)
+			var cfg app.Config
+			allocationFlags(f, &cfg)
+			err := f.parse(tc.args)
+			if tc.fails {
+				if err == nil {
+					t.Fatal("want an error")
+				}
+				return
+			}
+			if err != nil || cfg.Allocation != tc.want || cfg.AllocationEvery != tc.every {
+				t.Fatalf("got %v every %v, err %v; want %v every %v", cfg.Allocation, cfg.AllocationEvery, err, tc.want, tc.every)
+			}
+		})
+	}
+}
+
+// A server started with the balanced allocation ranks under it and refreshes its weights in
+// the background: each refresh publishes a new snapshot.
+func TestServeBalancedAllocation(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, apptest.Options{Configure: func(c *app.Config) {
+		c.Allocation = engine.AllocationBalanced
+		c.AllocationEvery = 50 * time.Millisecond
+	}})
+	if got := s.App.Engine.Allocation(); got != engine.AllocationBalanced {
+		t.Fatalf("engine allocation %v", got)
+	}
+	v := s.App.Engine.Snapshot().Version()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.App.Engine.Snapshot().Version() == v {
+		if time.Now().After(deadline) {
+			t.Fatal("no weight refresh within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

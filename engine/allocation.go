@@ -1,0 +1,374 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync/atomic"
+)
+
+// Allocation names the policy that ranks a participant's eligible offers
+// (docs/allocation.md). Eligibility never depends on it (docs/rules.md §11).
+type Allocation uint8
+
+const (
+	// AllocationGreedy ranks by EPC alone.
+	AllocationGreedy Allocation = iota
+	// AllocationBalanced ranks by EPC × the campaign's weight (scarcity of
+	// the panel that can fill it and pacing over days_in_field) × a bounded
+	// exploration bonus for campaigns with few sessions.
+	AllocationBalanced
+)
+
+// String returns the policy's flag name.
+func (a Allocation) String() string {
+	if a == AllocationBalanced {
+		return "balanced"
+	}
+	return "greedy"
+}
+
+// ParseAllocation reads a policy name as the --allocation flag spells it.
+func ParseAllocation(s string) (Allocation, error) {
+	switch s {
+	case "greedy":
+		return AllocationGreedy, nil
+	case "balanced":
+		return AllocationBalanced, nil
+	}
+	return 0, fmt.Errorf("allocation: unknown policy %q (want greedy or balanced)", s)
+}
+
+// Balanced policy parameters; docs/allocation.md explains each.
+const (
+	// ExploreSessions is the number of sessions with an outcome under which
+	// a campaign gets an exploration bonus, shrinking linearly to 0 there.
+	ExploreSessions = 50
+	// ExploreBonus is the largest exploration bonus: a new campaign's score
+	// is multiplied by 1 + ExploreBonus·u, u a per-(participant, campaign)
+	// draw in [0, 1).
+	ExploreBonus = 0.4
+	// pacingSlack smooths the pacing ratio near the start of the field
+	// period (fractions of the target).
+	pacingSlack = 0.05
+	// Bounds of the scarcity and pacing factors and of their product.
+	factorMin, factorMax = 0.5, 2
+	weightMin, weightMax = 0.25, 4
+	// supplySample is how many active participants per country the supply
+	// scan looks at; the sums are scaled to the country's active panel.
+	supplySample = 1000
+)
+
+// AllocationInputs are the figures a campaign's balanced weight is computed
+// from, all of them visible to the campaign's buyer in its own campaign
+// (docs/rules.md §11): quotas, completes, days in field, sessions, and the
+// panel's feasibility.
+type AllocationInputs struct {
+	// Target is the sum of the campaign's non-global quota targets; Needed
+	// the part still open (target − completes − sessions in progress, per
+	// quota, never below 0).
+	Target, Needed float64
+	// Sessions is the number of sessions that reached an outcome.
+	Sessions int64
+	// Conversion is the estimated chance that an entry completes.
+	Conversion float64
+	// SupplyPerDay is the expected number of panel participants per day
+	// who can fill an open quota of the campaign; negative when unknown.
+	SupplyPerDay float64
+	// DaysInField is the campaign's field period (days, > 0); Elapsed the
+	// days since it started, negative when unknown.
+	DaysInField, Elapsed float64
+}
+
+// AllocationWeight returns the campaign's weight (scarcity × pacing, within
+// [0.25, 4]) and its exploration bonus cap (0..ExploreBonus). A campaign is
+// ranked by EPC × weight × (1 + explore·ExplorationDraw(participant, campaign)).
+//
+// Scarcity is completes still needed against the completes the panel can
+// still bring before the field period ends (supply per day × days left ×
+// conversion): sqrt of that pressure, within [0.5, 2]. Pacing is the share
+// of the target delivered against the share of the field period elapsed: a
+// campaign ahead of its even schedule gets less than 1, one behind more
+// (sqrt of the inverse ratio, within [0.5, 2]). Unknown inputs give 1.
+func AllocationWeight(in AllocationInputs) (weight, explore float64) {
+	days := in.DaysInField
+	if days <= 0 {
+		days = DefaultDaysInField
+	}
+	scarcity := 1.0
+	if in.SupplyPerDay >= 0 {
+		left := days
+		if in.Elapsed >= 0 {
+			left = max(days-in.Elapsed, 0.5)
+		}
+		available := in.SupplyPerDay * left * max(in.Conversion, 0)
+		scarcity = clamp(math.Sqrt(max(in.Needed, 0)/(available+1)), factorMin, factorMax)
+	}
+	pacing := 1.0
+	if in.Elapsed >= 0 && in.Target > 0 {
+		delivered := 1 - min(max(in.Needed, 0), in.Target)/in.Target
+		due := min(in.Elapsed/days, 1)
+		pacing = clamp(math.Sqrt((due+pacingSlack)/(delivered+pacingSlack)), factorMin, factorMax)
+	}
+	weight = clamp(scarcity*pacing, weightMin, weightMax)
+	if in.Sessions < ExploreSessions {
+		explore = ExploreBonus * (1 - float64(max(in.Sessions, 0))/ExploreSessions)
+	}
+	return weight, explore
+}
+
+func clamp(v, lo, hi float64) float64 { return min(max(v, lo), hi) }
+
+// ExplorationDraw is the participant's deterministic draw in [0, 1) for a
+// campaign's exploration bonus: a hash of the two ids, so the same
+// participant sees the same ranking for the same weights, while different
+// participants explore different campaigns.
+func ExplorationDraw(participantID, campaignID int64) float64 {
+	x := uint64(participantID)*0x9e3779b97f4a7c15 ^ uint64(campaignID)*0xc2b2ae3d27d4eb4f
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11) / (1 << 53)
+}
+
+// score is the rank key of an offer of slot c under the order's policy.
+func (o *rankOrder) score(epc float64, c int32, participantID, campaignID int64) float64 {
+	if o.w == nil {
+		return epc
+	}
+	s := epc * o.w[c]
+	if x := o.x[c]; x > 0 {
+		s *= 1 + x*ExplorationDraw(participantID, campaignID)
+	}
+	return s
+}
+
+// allocator is the engine-wide state of the allocation policy: the policy,
+// the panel it estimates supply from, and the latest estimate.
+type allocator struct {
+	policy Allocation
+	panel  *Panel
+	state  atomic.Pointer[allocState]
+}
+
+// allocState is one supply estimate: expected eligible participants per
+// day by campaign id, computed at unix time at.
+type allocState struct {
+	at     int64
+	supply map[int64]float64
+}
+
+func (a *allocator) balanced() bool { return a != nil && a.policy == AllocationBalanced }
+
+// SetAllocation selects the allocation policy, reading supply from panel
+// (nil: scarcity is left out), and republishes the current campaigns under
+// it. Under AllocationBalanced call RefreshAllocation periodically: weights
+// are computed when it runs and when campaigns are (re)indexed.
+func (e *Engine) SetAllocation(a Allocation, panel *Panel) {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	e.alloc = &allocator{policy: a, panel: panel}
+	e.snap.Store(build(e.snap.Load().campaigns(), e.counters, e.alloc))
+}
+
+// campaigns copies the definitions of every indexed campaign.
+func (s *Snapshot) campaigns() []Campaign {
+	var out []Campaign
+	for _, c := range s.parts {
+		for _, d := range c.defs(nil) {
+			out = append(out, *d)
+		}
+	}
+	return out
+}
+
+// Allocation returns the policy in use.
+func (e *Engine) Allocation() Allocation {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	if e.alloc == nil {
+		return AllocationGreedy
+	}
+	return e.alloc.policy
+}
+
+// RefreshAllocation recomputes, off the request path, the panel supply of
+// every campaign and republishes the current campaigns ranked with weights
+// as of now (unix seconds): a new snapshot, so caches keyed on
+// Snapshot.Version see the new ranking at once. It does nothing under
+// AllocationGreedy.
+func (e *Engine) RefreshAllocation(now int64) {
+	e.writeMu.Lock()
+	a := e.alloc
+	e.writeMu.Unlock()
+	if !a.balanced() {
+		return
+	}
+	st := &allocState{at: now, supply: make(map[int64]float64)}
+	if a.panel != nil {
+		e.snap.Load().scanSupply(a.panel, now, st.supply)
+	}
+	a.state.Store(st)
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	if e.alloc == a {
+		e.snap.Store(build(e.snap.Load().campaigns(), e.counters, a))
+	}
+}
+
+// Weight returns the balanced weight and exploration cap the snapshot's
+// current ranking gives a campaign (1 and 0 under AllocationGreedy).
+func (s *Snapshot) Weight(campaignID int64) (weight, explore float64, ok bool) {
+	for _, c := range s.parts {
+		if p, slot, found := c.slot(campaignID); found {
+			o := p.ord.Load()
+			if o.w == nil {
+				return 1, 0, true
+			}
+			return o.w[slot], o.x[slot], true
+		}
+	}
+	return 0, 0, false
+}
+
+// scanSupply estimates, for every campaign, how many panel participants per
+// day can fill one of its open quotas: each sampled participant of the
+// country active in the last FeasibilityWindowDays counts with its daily
+// participation rate when the campaign's device, open non-global quotas and
+// global caps admit it. Per-participant rules (exclusions, entries,
+// retargeting, daily caps) are left out: they do not change how scarce the
+// campaign is.
+func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
+	since := now - FeasibilityWindowDays*secondsPerDay
+	type sample struct {
+		ps     []*Participant
+		rates  []float64
+		active int
+	}
+	byCountry := make(map[int32]*sample, len(s.parts))
+	panel.Range(func(p *Participant, a Activity) bool {
+		if s.parts[p.CountryID] == nil || a.LastActive <= since {
+			return true
+		}
+		sm := byCountry[p.CountryID]
+		if sm == nil {
+			sm = new(sample)
+			byCountry[p.CountryID] = sm
+		}
+		sm.active++
+		if len(sm.ps) < supplySample {
+			sm.ps = append(sm.ps, p)
+			sm.rates = append(sm.rates, float64(max(a.ActiveDays(now, FeasibilityWindowDays), 1))/FeasibilityWindowDays)
+		}
+		return true
+	})
+	for id, c := range s.parts {
+		sm := byCountry[id]
+		parts := []*partition{c.base}
+		if c.delta != nil {
+			parts = append(parts, c.delta)
+		}
+		for _, part := range parts {
+			sums := make([]float64, len(part.camps))
+			if sm != nil {
+				sc := new(scratch)
+				for i, p := range sm.ps {
+					sc.begin(part)
+					part.compileParticipant(sc, p)
+					for slot := range part.camps {
+						if part.couldFill(sc, int32(slot), p) {
+							sums[slot] += sm.rates[i]
+						}
+					}
+				}
+			}
+			scale := 0.0
+			if sm != nil && len(sm.ps) > 0 {
+				scale = float64(sm.active) / float64(len(sm.ps))
+			}
+			for slot := range part.camps {
+				out[part.cold[slot].id] = sums[slot] * scale
+			}
+		}
+	}
+}
+
+// couldFill reports whether the participant compiled in sc passes the
+// campaign's device rule, matches an open non-global quota and no full
+// global one.
+func (part *partition) couldFill(sc *scratch, c int32, p *Participant) bool {
+	cm := &part.camps[c]
+	if cm.devices != 0 && cm.devices&p.Device == 0 {
+		return false
+	}
+	open := false
+	for q := cm.q0; q < cm.g0 && !open; q++ {
+		qm := &part.quotas[q]
+		open = part.quotaMatches(sc, qm) && !qm.counter.full(qm.num, qm.clickBalanced)
+	}
+	if !open {
+		return false
+	}
+	for q := cm.g0; q < cm.q1; q++ {
+		qm := &part.quotas[q]
+		if part.quotaMatches(sc, qm) && qm.counter.full(qm.num, qm.clickBalanced) {
+			return false
+		}
+	}
+	return true
+}
+
+// weigh returns the balanced weight and exploration cap of campaign def with
+// counter k and non-global quotas open, under the supply estimate st (nil:
+// none yet).
+func (st *allocState) weigh(def *Campaign, k *campaignCounter, open []quotaMeta) (w, x float64) {
+	in := AllocationInputs{SupplyPerDay: -1, Elapsed: -1, DaysInField: float64(def.DaysInField)}
+	for i := range open {
+		qm := &open[i]
+		used := qm.counter.completes.Load() + max(qm.counter.inProgress.Load(), 0)
+		if qm.clickBalanced {
+			used = qm.counter.entries.Load()
+		}
+		in.Target += float64(max(qm.num, 0))
+		in.Needed += float64(max(qm.num-used, 0))
+	}
+	in.Sessions = k.sessions.Load()
+	in.Conversion = Conversion(def.Incidence, in.Sessions, k.completes.Load())
+	if st != nil {
+		if v, ok := st.supply[def.ID]; ok {
+			in.SupplyPerDay = v
+		}
+		if def.FieldStart > 0 && st.at >= def.FieldStart {
+			in.Elapsed = float64(st.at-def.FieldStart) / secondsPerDay
+		}
+	}
+	return AllocationWeight(in)
+}
+
+// order computes the ranking order of the partition: every slot by
+// descending key, the bound of its EPC/share times its weight and largest
+// exploration bonus (w and x nil: EPC alone). seq must be read before any
+// bound.
+func (part *partition) order(seq uint64, w, x []float64) *rankOrder {
+	n := len(part.camps)
+	ord := &rankOrder{seq: seq, slots: make([]int32, n), w: w, x: x}
+	keys := make([]float64, n)
+	for i := range part.camps {
+		m := &part.camps[i]
+		m.counter.tighten(part.ctr)
+		ord.slots[i] = int32(i)
+		keys[i] = boundKey(m.cpi, m.inc, m.counter)
+		if w != nil {
+			keys[i] *= w[i] * (1 + x[i]) * boundSlack
+		}
+	}
+	slices.SortStableFunc(ord.slots, func(a, b int32) int { return cmp.Compare(keys[b], keys[a]) })
+	ord.keys = make([]float64, n)
+	for i, s := range ord.slots {
+		ord.keys[i] = keys[s]
+	}
+	return ord
+}

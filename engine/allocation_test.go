@@ -1,0 +1,386 @@
+package engine_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/synth"
+)
+
+func TestParseAllocation(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want engine.Allocation
+		ok   bool
+	}{
+		{"greedy", engine.AllocationGreedy, true},
+		{"balanced", engine.AllocationBalanced, true},
+		{"Balanced", 0, false},
+		{"", 0, false},
+	} {
+		got, err := engine.ParseAllocation(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && (got != tc.want || got.String() != tc.in)) {
+			t.Errorf("ParseAllocation(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}
+
+// TestAllocationWeight checks the direction and bounds of each factor of the
+// balanced weight against a neutral campaign.
+func TestAllocationWeight(t *testing.T) {
+	// On schedule, and the panel can bring what is needed (available + 1 =
+	// supply 9.8/day × 5 days left + 1 = 50 = needed).
+	neutral := engine.AllocationInputs{Target: 100, Needed: 50, Sessions: 500, Conversion: 1,
+		SupplyPerDay: 9.8, DaysInField: 10, Elapsed: 5}
+	base, _ := engine.AllocationWeight(neutral)
+	with := func(f func(*engine.AllocationInputs)) engine.AllocationInputs {
+		in := neutral
+		f(&in)
+		return in
+	}
+	for _, tc := range []struct {
+		name  string
+		in    engine.AllocationInputs
+		cmp   int // sign of weight − base weight
+		explo bool
+	}{
+		{"behind schedule", with(func(in *engine.AllocationInputs) { in.Needed = 90; in.SupplyPerDay = 17.8 }), 1, false},
+		{"ahead of schedule", with(func(in *engine.AllocationInputs) { in.Needed = 10; in.SupplyPerDay = 1.8 }), -1, false},
+		{"scarce supply", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = 2 }), 1, false},
+		{"abundant supply", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = 2000 }), -1, false},
+		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3 }), 0, true},
+		{"unknown supply and start", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = -1; in.Elapsed = -1 }), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, x := engine.AllocationWeight(tc.in)
+			if got := cmpFloat(w, base); got != tc.cmp {
+				t.Errorf("weight %.4f vs neutral %.4f: got sign %d, want %d", w, base, got, tc.cmp)
+			}
+			if w < 0.25 || w > 4 {
+				t.Errorf("weight %.4f outside [0.25, 4]", w)
+			}
+			if (x > 0) != tc.explo || x > engine.ExploreBonus {
+				t.Errorf("explore %.4f, want >0: %v, at most %v", x, tc.explo, engine.ExploreBonus)
+			}
+		})
+	}
+	if math.Abs(base-1) > 1e-9 {
+		t.Errorf("neutral weight %.4f, want 1", base)
+	}
+	// Exploration shrinks with sessions and ends at ExploreSessions.
+	_, x0 := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = 0 }))
+	_, x1 := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = engine.ExploreSessions / 2 }))
+	_, x2 := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = engine.ExploreSessions }))
+	if !(x0 == engine.ExploreBonus && x1 > 0 && x1 < x0 && x2 == 0) {
+		t.Errorf("explore over sessions: %v %v %v", x0, x1, x2)
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a > b+1e-9:
+		return 1
+	case a < b-1e-9:
+		return -1
+	}
+	return 0
+}
+
+func TestExplorationDraw(t *testing.T) {
+	sum := 0.0
+	const n = 10000
+	for i := range int64(n) {
+		u := engine.ExplorationDraw(i%97, i)
+		if u < 0 || u >= 1 {
+			t.Fatalf("draw %v outside [0, 1)", u)
+		}
+		if u != engine.ExplorationDraw(i%97, i) {
+			t.Fatal("draw not deterministic")
+		}
+		sum += u
+	}
+	if mean := sum / n; math.Abs(mean-0.5) > 0.02 {
+		t.Errorf("mean draw %.3f, want about 0.5", mean)
+	}
+}
+
+// refSupply is the brute-force panel supply of campaign c: the daily
+// participation rate summed over the panel's participants of its country
+// active in the last 30 days whose device, open non-global quotas and global
+// caps admit them.
+func refSupply(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) float64 {
+	sum := 0.0
+	panel.Range(func(p *engine.Participant, a engine.Activity) bool {
+		if p.CountryID != c.CountryID || a.LastActive <= now-engine.FeasibilityWindowDays*86400 {
+			return true
+		}
+		if c.Devices != 0 && c.Devices&p.Device == 0 {
+			return true
+		}
+		open, capped := false, false
+		for _, q := range c.Quotas {
+			if !refQuotaMatches(q, p) {
+				continue
+			}
+			full := refQuotaFull(q, ctr.Quota(q.ID))
+			open = open || (!q.Global && !full)
+			capped = capped || (q.Global && full)
+		}
+		if open && !capped {
+			sum += float64(max(a.ActiveDays(now, engine.FeasibilityWindowDays), 1)) / engine.FeasibilityWindowDays
+		}
+		return true
+	})
+	return sum
+}
+
+// refWeight computes a campaign's balanced weight from first principles.
+func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) (w, x float64) {
+	in := engine.AllocationInputs{SupplyPerDay: refSupply(c, ctr, panel, now), Elapsed: -1, DaysInField: float64(c.DaysInField)}
+	for _, q := range c.Quotas {
+		if q.Global {
+			continue
+		}
+		v := ctr.Quota(q.ID)
+		used := v.Completes + max(v.InProgress, 0)
+		if q.ClickBalanced {
+			used = v.Entries
+		}
+		in.Target += float64(q.NumRespondents)
+		in.Needed += float64(max(int64(q.NumRespondents)-used, 0))
+	}
+	k := ctr.Campaign(c.ID, now)
+	in.Sessions = k.Sessions
+	in.Conversion = engine.Conversion(c.Incidence, k.Sessions, k.Completes)
+	if c.FieldStart > 0 && now >= c.FieldStart {
+		in.Elapsed = float64(now-c.FieldStart) / 86400
+	}
+	return engine.AllocationWeight(in)
+}
+
+// refBalanced ranks every eligible campaign by the balanced objective:
+// EPC × weight × (1 + explore × draw), ties by campaign id.
+func refBalanced(cs []engine.Campaign, ctr *engine.Counters, panel *engine.Panel, p *engine.Participant, share float64, now int64) []engine.Offer {
+	out := refMatch(cs, ctr, p, share, now)
+	for i := range out {
+		c := &cs[slices.IndexFunc(cs, func(c engine.Campaign) bool { return c.ID == out[i].CampaignID })]
+		w, x := refWeight(c, ctr, panel, now)
+		s := out[i].EPC * w
+		if x > 0 {
+			s *= 1 + x*engine.ExplorationDraw(p.ID, c.ID)
+		}
+		out[i].Score = s
+	}
+	slices.SortFunc(out, func(a, b engine.Offer) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return int(a.CampaignID - b.CampaignID)
+	})
+	return out
+}
+
+// sameRanking compares offers by campaign and figures, scores within
+// rounding (the supply sums are added in another order): two campaigns
+// whose scores tie within rounding may come in either order.
+func sameRanking(got, want []engine.Offer) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b), 1e-300) }
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.CampaignID != w.CampaignID {
+			j := slices.IndexFunc(want, func(o engine.Offer) bool { return o.CampaignID == g.CampaignID })
+			if j < 0 || !near(g.Score, w.Score) {
+				return false
+			}
+			w = want[j]
+		}
+		if g.EPC != w.EPC || g.Conversion != w.Conversion || g.BuyerID != w.BuyerID || !near(g.Score, w.Score) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBalancedAgainstReference draws small random markets with random
+// counters, field periods and a random panel, and checks that the balanced
+// allocation returns exactly the eligible campaigns, ranked as the
+// brute-force reference ranks its objective, deterministically, through
+// full loads, refreshes and delta updates.
+func TestBalancedAgainstReference(t *testing.T) {
+	const markets, perMarket = 200, 12
+	r := rand.New(rand.NewPCG(21, 5))
+	var nextQuota int64
+	pairs := 0
+	for m := range markets {
+		n := 3 + r.IntN(30)
+		firstID := int64(m*100 + 1)
+		cs := propMarket(r, firstID, n, &nextQuota)
+		for i := range cs {
+			cs[i].DaysInField = 1 + r.IntN(14)
+			if r.IntN(5) > 0 {
+				cs[i].FieldStart = propNow - r.Int64N(int64(cs[i].DaysInField+2)*86400)
+			}
+		}
+		ctr := engine.NewCounters()
+		propCounters(r, ctr, cs)
+		panel := engine.NewPanel()
+		for i := range 5 + r.IntN(20) {
+			p := propParticipant(r, firstID, n)
+			p.ID = int64(i + 1)
+			for range 1 + r.IntN(4) {
+				if _, err := panel.Upsert(1, fmt.Sprint(p.ID), *p, propNow-r.Int64N(40)*86400); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		e := engine.New(ctr)
+		e.Load(cs)
+		e.SetAllocation(engine.AllocationBalanced, panel)
+		e.RefreshAllocation(propNow)
+		if m%3 == 1 { // weights of a delta partition come from the same state
+			i := r.IntN(len(cs))
+			cs[i].CPICents += 7
+			e.Apply([]engine.Campaign{cs[i]}, nil)
+		}
+		for i := range cs {
+			if cs[i].Status != engine.StatusActive {
+				continue
+			}
+			w, x, ok := e.Snapshot().Weight(cs[i].ID)
+			rw, rx := refWeight(&cs[i], ctr, panel, propNow)
+			if !ok || math.Abs(w-rw) > 1e-9*rw || x != rx {
+				t.Fatalf("market %d campaign %d: weight %v/%v (indexed %v), reference %v/%v", m, cs[i].ID, w, x, ok, rw, rx)
+			}
+		}
+		for range perMarket {
+			p := propParticipant(r, firstID, n)
+			share := 0.5 + r.Float64()/2
+			want := refBalanced(cs, ctr, panel, p, share, propNow)
+			all := e.Match(p, share, propNow, 0, nil)
+			if !sameRanking(all, want) {
+				t.Fatalf("market %d all offers:\n got %v\nwant %v", m, scores(all), scores(want))
+			}
+			k := 1 + r.IntN(5)
+			top := e.Match(p, share, propNow, k, nil)
+			if !sameRanking(top, want[:min(k, len(want))]) {
+				t.Fatalf("market %d top %d:\n got %v\nwant %v", m, k, scores(top), scores(want))
+			}
+			if again := e.Match(p, share, propNow, k, nil); !slices.Equal(again, top) {
+				t.Fatalf("market %d: same participant, same snapshot, another list: %v then %v", m, scores(top), scores(again))
+			}
+			pairs++
+		}
+	}
+	t.Logf("%d pairs", pairs)
+}
+
+func scores(os []engine.Offer) string {
+	s := "["
+	for _, o := range os {
+		s += fmt.Sprintf(" %d(%.4f/%.4f)", o.CampaignID, o.EPC, o.Score)
+	}
+	return s + " ]"
+}
+
+// TestGreedyScoreIsEPC pins the greedy policy: the score is the EPC.
+func TestGreedyScoreIsEPC(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	var nextQuota int64
+	cs := propMarket(r, 1, 20, &nextQuota)
+	ctr := engine.NewCounters()
+	propCounters(r, ctr, cs)
+	e := engine.New(ctr)
+	e.Load(cs)
+	e.SetAllocation(engine.AllocationGreedy, engine.NewPanel())
+	e.RefreshAllocation(propNow)
+	for range 50 {
+		for _, o := range e.Match(propParticipant(r, 1, 20), 0.7, propNow, 0, nil) {
+			if o.Score != o.EPC {
+				t.Fatalf("greedy offer %d: score %v, EPC %v", o.CampaignID, o.Score, o.EPC)
+			}
+		}
+	}
+}
+
+// Balanced matches run while weights are refreshed, campaigns change and
+// outcomes arrive; run with -race. Every answer is sorted by score and
+// holds each campaign once; once writers stop, the engine agrees with the
+// reference again.
+func TestBalancedConcurrentRefresh(t *testing.T) {
+	cs := synth.Market(120, 7)
+	ps := synth.Participants(80, 8, len(cs))
+	e := engine.New(nil)
+	e.Load(cs)
+	panel := engine.NewPanel()
+	for i := range ps {
+		if _, err := panel.Upsert(1, fmt.Sprint(ps[i].ID), ps[i], synth.Now-int64(i%9)*86400); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.SetAllocation(engine.AllocationBalanced, panel)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dst := make([]engine.Offer, 0, 30)
+			for i := 0; !stop.Load(); i++ {
+				dst = e.Match(&ps[(i*5+w)%len(ps)], 0.6, synth.Now, 30, dst)
+				seen := map[int64]bool{}
+				for j, o := range dst {
+					if seen[o.CampaignID] || (j > 0 && dst[j-1].Score < o.Score) {
+						t.Errorf("inconsistent answer %v", scores(dst))
+						return
+					}
+					seen[o.CampaignID] = true
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ctr := e.Counters()
+		for i := 0; !stop.Load(); i++ {
+			c := &cs[i%len(cs)]
+			ctr.RecordOutcome(c.ID, []int64{c.Quotas[0].ID}, i%3 == 0, synth.Now)
+			if i%50 == 0 {
+				changed := *c
+				changed.CPICents++
+				e.Apply([]engine.Campaign{changed}, nil)
+			}
+		}
+	}()
+	for range 3 {
+		e.RefreshAllocation(synth.Now)
+	}
+	stop.Store(true)
+	wg.Wait()
+	e.RefreshAllocation(synth.Now)
+	live := make([]engine.Campaign, 0, len(cs))
+	for _, c := range cs {
+		if d, ok := e.Snapshot().Campaign(c.ID); ok {
+			live = append(live, *d)
+		}
+	}
+	for i := range 20 {
+		p := &ps[i]
+		want := refBalanced(live, e.Counters(), panel, p, 0.6, synth.Now)
+		if got := e.Match(p, 0.6, synth.Now, 0, nil); !sameRanking(got, want) {
+			t.Fatalf("after writers stopped:\n got %v\nwant %v", scores(got), scores(want))
+		}
+	}
+}

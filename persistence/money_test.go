@@ -1,0 +1,105 @@
+package persistence_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+// TestPublisherMoneyBounds: a publisher's exchange rate and revenue share are held to the
+// money bounds (docs/rules.md §7) with an error naming the field; the bounds themselves are
+// stored and read back exactly.
+func TestPublisherMoneyBounds(t *testing.T) {
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name        string
+		rate, share float64
+		field       string // "" valid
+	}{
+		{"smallest", 0.0001, 0.0001, ""},
+		{"largest", 1e9, 1, ""},
+		{"typical", 100, 0.6, ""},
+		{"rate 0", 0, 0.5, "exchange_rate"},
+		{"rate below 0.0001", 0.00009, 0.5, "exchange_rate"},
+		{"rate negative", -1, 0.5, "exchange_rate"},
+		{"rate over 1e9", 1e9 + 1, 0.5, "exchange_rate"},
+		{"rate NaN", math.NaN(), 0.5, "exchange_rate"},
+		{"rate +Inf", math.Inf(1), 0.5, "exchange_rate"},
+		{"share 0", 100, 0, "revenue_share"},
+		{"share below 0.0001", 100, 0.00009, "revenue_share"},
+		{"share over 1", 100, 1.0001, "revenue_share"},
+		{"share NaN", 100, math.NaN(), "revenue_share"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "coins",
+				ExchangeRate: tc.rate, RevenueShare: tc.share, RedirectURL: "https://p.example/back",
+				Environment: persistence.EnvStaging})
+			if tc.field != "" {
+				var f *fault.Error
+				if !errors.As(err, &f) || f.Kind != fault.KindInvalid || f.Field != tc.field {
+					t.Fatalf("err %v, want invalid %s", err, tc.field)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.PublisherByID(ctx, pub.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ExchangeRate != tc.rate || got.RevenueShare != tc.share {
+				t.Errorf("stored rate %v share %v, want %v %v", got.ExchangeRate, got.RevenueShare, tc.rate, tc.share)
+			}
+		})
+	}
+}
+
+// TestLargestRewardFitsSessions: the reward and payout of a complete at every bound at once
+// (cpi 10,000 USD, revenue share 1, 1e9 units per USD) are what the sessions table stores:
+// 1e13 units and 10000.0000 USD.
+func TestLargestRewardFitsSessions(t *testing.T) {
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	usd := payout.CompletePayout(persistence.MaxCPICents, persistence.MaxRevenueShare)
+	reward := payout.Reward(usd, persistence.MaxExchangeRate)
+	if usd.String() != "10000.0000" || reward != 10_000_000_000_000 {
+		t.Fatalf("largest payout %s reward %d, want 10000.0000 10000000000000", usd, reward)
+	}
+	// The columns take those values: the session's own types, and the values cast to them.
+	var rewardType, payoutType, storedUSD string
+	var storedReward int64
+	if err := db.Pool.QueryRow(ctx, `SELECT format_type(r.atttypid, r.atttypmod), format_type(p.atttypid, p.atttypmod),
+		$1::bigint, ($2::bigint::numeric / 10000)::numeric(14,4)::text
+		FROM pg_attribute r, pg_attribute p WHERE r.attrelid = 'sessions'::regclass AND r.attname = 'reward'
+		AND p.attrelid = 'sessions'::regclass AND p.attname = 'payout_usd'`, reward, int64(usd)).
+		Scan(&rewardType, &payoutType, &storedReward, &storedUSD); err != nil {
+		t.Fatal(err)
+	}
+	if rewardType != "bigint" || payoutType != "numeric(14,4)" || storedReward != reward || storedUSD != "10000.0000" {
+		t.Errorf("sessions.reward %s payout_usd %s take %d %s, want bigint numeric(14,4) %d 10000.0000",
+			rewardType, payoutType, storedReward, storedUSD, reward)
+	}
+}
