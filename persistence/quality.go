@@ -12,81 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/quality"
 )
 
 // QualityChannel is the NOTIFY channel that tells every serve process a participant's block
 // state changed (a block decided or lifted); the payload is the participant id.
 const QualityChannel = "switchboard_quality"
-
-// Kinds of quality signal (quality_signals.kind).
-const (
-	SignalQualityTerm       = "quality_term"       // a quality_term callback
-	SignalRejected          = "rejected"           // a complete rejected by reject_completes or reconcile
-	SignalSpeeder           = "speeder"            // a complete faster than a fraction of the LOI
-	SignalSharedDevice      = "shared_device"      // a device seen with too many users of the publisher
-	SignalMultiCountry      = "multi_country"      // impaneled in more than one country within 24 h
-	SignalImplausibleAge    = "implausible_age"    // AGE moved backwards or by more than a year
-	SignalImplausibleGender = "implausible_gender" // GENDER flipped more than once
-)
-
-// Rule classes: what a block names (never the thresholds).
-const (
-	ClassOutcomes    = "outcomes"
-	ClassSpeeding    = "speeding"
-	ClassDuplicates  = "duplicates"
-	ClassImplausible = "implausible_profile"
-)
-
-// QualityClasses lists the rule classes in the order decisions consider them.
-var QualityClasses = []string{ClassDuplicates, ClassImplausible, ClassSpeeding, ClassOutcomes}
-
-// SignalClass is the rule class of a signal kind.
-func SignalClass(kind string) string {
-	switch kind {
-	case SignalQualityTerm, SignalRejected:
-		return ClassOutcomes
-	case SignalSpeeder:
-		return ClassSpeeding
-	case SignalSharedDevice, SignalMultiCountry:
-		return ClassDuplicates
-	default:
-		return ClassImplausible
-	}
-}
-
-// QualityPolicy decides blocks from signals. Zero values take the defaults.
-type QualityPolicy struct {
-	// Window: signals older than this no longer count (default 30 days). Signals older than
-	// the participant's latest decision (a block or its lifting) never count again.
-	Window time.Duration
-	// BlockFor is how long a block lasts (default 30 days).
-	BlockFor time.Duration
-	// Thresholds: a participant with at least this many counted signals of a rule class is
-	// blocked. Defaults: outcomes 3, speeding 3, duplicates 1, implausible_profile 1. A
-	// negative threshold turns the class off.
-	Thresholds map[string]int
-}
-
-// DefaultQualityThresholds are the thresholds a zero QualityPolicy uses.
-func DefaultQualityThresholds() map[string]int {
-	return map[string]int{ClassOutcomes: 3, ClassSpeeding: 3, ClassDuplicates: 1, ClassImplausible: 1}
-}
-
-// WithDefaults fills what p leaves empty.
-func (p QualityPolicy) WithDefaults() QualityPolicy {
-	if p.Window <= 0 {
-		p.Window = 30 * 24 * time.Hour
-	}
-	if p.BlockFor <= 0 {
-		p.BlockFor = 30 * 24 * time.Hour
-	}
-	th := DefaultQualityThresholds()
-	for k, v := range p.Thresholds {
-		th[k] = v
-	}
-	p.Thresholds = th
-	return p
-}
 
 // QualitySignal is one piece of evidence against a participant.
 type QualitySignal struct {
@@ -129,7 +60,7 @@ type QualityOutcome struct {
 }
 
 // RecordQualitySignals stores signals (idempotently) and decides blocks, in one transaction.
-func (db *DB) RecordQualitySignals(ctx context.Context, pol QualityPolicy, sigs []QualitySignal) (QualityOutcome, error) {
+func (db *DB) RecordQualitySignals(ctx context.Context, pol quality.Policy, sigs []QualitySignal) (QualityOutcome, error) {
 	var out QualityOutcome
 	if len(sigs) == 0 {
 		return out, nil
@@ -144,7 +75,7 @@ func (db *DB) RecordQualitySignals(ctx context.Context, pol QualityPolicy, sigs 
 
 // RecordQualitySignalsTx is RecordQualitySignals inside tx (e.g. the transaction that rejects
 // completes). Each new block NOTIFYs QualityChannel at commit.
-func RecordQualitySignalsTx(ctx context.Context, tx pgx.Tx, pol QualityPolicy, sigs []QualitySignal) (QualityOutcome, error) {
+func RecordQualitySignalsTx(ctx context.Context, tx pgx.Tx, pol quality.Policy, sigs []QualitySignal) (QualityOutcome, error) {
 	pol = pol.WithDefaults()
 	var out QualityOutcome
 	var touched []int64
@@ -167,7 +98,7 @@ func RecordQualitySignalsTx(ctx context.Context, tx pgx.Tx, pol QualityPolicy, s
 		tag, err := tx.Exec(ctx, `INSERT INTO quality_signals (participant_id, publisher_id, kind, rule_class, ref, tid, evidence)
 			SELECT $1, COALESCE(NULLIF($2::bigint, 0), p.publisher_id), $3, $4, $5, $6, $7 FROM participants p WHERE p.id = $1
 			ON CONFLICT (participant_id, kind, ref) DO NOTHING`,
-			s.ParticipantID, s.PublisherID, s.Kind, SignalClass(s.Kind), s.Ref, tid, evJSON)
+			s.ParticipantID, s.PublisherID, s.Kind, quality.SignalClass(s.Kind), s.Ref, tid, evJSON)
 		if err != nil {
 			return out, err
 		}
@@ -192,7 +123,7 @@ func RecordQualitySignalsTx(ctx context.Context, tx pgx.Tx, pol QualityPolicy, s
 
 // decideBlock blocks participant id when its counted signals of a rule class reach the
 // class's threshold and it is not blocked already.
-func decideBlock(ctx context.Context, tx pgx.Tx, pol QualityPolicy, id int64) (QualityBlock, bool, error) {
+func decideBlock(ctx context.Context, tx pgx.Tx, pol quality.Policy, id int64) (QualityBlock, bool, error) {
 	// One decision at a time per participant, across processes.
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(730045101, hashint8($1))`, id); err != nil {
 		return QualityBlock{}, false, err
@@ -231,13 +162,7 @@ func decideBlock(ctx context.Context, tx pgx.Tx, pol QualityPolicy, id int64) (Q
 	if err := rows.Err(); err != nil {
 		return QualityBlock{}, false, err
 	}
-	class := ""
-	for _, c := range QualityClasses {
-		if th := pol.Thresholds[c]; th > 0 && counts[c] >= th {
-			class = c
-			break
-		}
-	}
+	class := pol.Decide(counts)
 	if class == "" {
 		return QualityBlock{}, false, nil
 	}
@@ -414,7 +339,7 @@ const (
 // history: more than one country within 24 hours (duplicates); AGE moved backwards, or up by
 // more than one year, against any AGE given within 300 days; GENDER changed more than once
 // (implausible profile). Signals and decisions are stored as RecordQualitySignals does.
-func (db *DB) RecordImpanelQuality(ctx context.Context, pol QualityPolicy, in ImpanelQuality) (QualityOutcome, error) {
+func (db *DB) RecordImpanelQuality(ctx context.Context, pol quality.Policy, in ImpanelQuality) (QualityOutcome, error) {
 	var out QualityOutcome
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(730045102, hashint8($1))`, in.ParticipantID); err != nil {
@@ -461,7 +386,7 @@ func (db *DB) RecordImpanelQuality(ctx context.Context, pol QualityPolicy, in Im
 			for i, c := range countries {
 				parts[i] = strconv.Itoa(int(c))
 			}
-			sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID, Kind: SignalMultiCountry,
+			sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID, Kind: quality.SignalMultiCountry,
 				Ref: "countries:" + strings.Join(parts, ","), Evidence: map[string]any{"country_ids": countries, "within_hours": 24}})
 		}
 		// AGE against every AGE given within 300 days.
@@ -473,7 +398,7 @@ func (db *DB) RecordImpanelQuality(ctx context.Context, pol QualityPolicy, in Im
 				}
 				if *in.Age < *h.age || *in.Age > *h.age+1 {
 					sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID,
-						Kind: SignalImplausibleAge, Ref: ref, Evidence: map[string]any{
+						Kind: quality.SignalImplausibleAge, Ref: ref, Evidence: map[string]any{
 							"previous_age": *h.age, "previous_at": h.at, "age": *in.Age}})
 					break
 				}
@@ -494,7 +419,7 @@ func (db *DB) RecordImpanelQuality(ctx context.Context, pol QualityPolicy, in Im
 			}
 			if last != nil && *last != *in.Gender && flips+1 > 1 {
 				sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID,
-					Kind: SignalImplausibleGender, Ref: ref, Evidence: map[string]any{"changes": flips + 1, "gender": *in.Gender}})
+					Kind: quality.SignalImplausibleGender, Ref: ref, Evidence: map[string]any{"changes": flips + 1, "gender": *in.Gender}})
 			}
 		}
 		out, err = RecordQualitySignalsTx(ctx, tx, pol, sigs)
@@ -524,7 +449,7 @@ const maxEvidenceUsers = 50
 // RecordDeviceSightings stores sightings and applies the shared-device rule to the devices
 // they name: a device seen with more than maxUsers user identifiers of its publisher within
 // 24 hours gives each of those users that is a participant a shared_device signal.
-func (db *DB) RecordDeviceSightings(ctx context.Context, pol QualityPolicy, batch []DeviceSighting, maxUsers int) ([]SharedDevice, QualityOutcome, error) {
+func (db *DB) RecordDeviceSightings(ctx context.Context, pol quality.Policy, batch []DeviceSighting, maxUsers int) ([]SharedDevice, QualityOutcome, error) {
 	var out QualityOutcome
 	var shared []SharedDevice
 	if len(batch) == 0 {
@@ -578,7 +503,7 @@ func (db *DB) RecordDeviceSightings(ctx context.Context, pol QualityPolicy, batc
 				listed = listed[:maxEvidenceUsers]
 			}
 			for _, id := range ids {
-				sigs = append(sigs, QualitySignal{ParticipantID: id, PublisherID: sd.PublisherID, Kind: SignalSharedDevice,
+				sigs = append(sigs, QualitySignal{ParticipantID: id, PublisherID: sd.PublisherID, Kind: quality.SignalSharedDevice,
 					Ref: "device:" + sd.DeviceID, Evidence: map[string]any{"device_id": sd.DeviceID, "user_count": len(sd.Users),
 						"users": listed, "within_hours": 24}})
 			}

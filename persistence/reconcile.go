@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/quality"
 )
 
 // rejectSQL rejects accepted completes of campaign $1 (buyer $2) chosen by the filter on
@@ -44,7 +45,7 @@ type RejectEffects struct {
 	Reverse Reversal
 	// Quality, when set, makes each rejection of a participant's non-test session a quality
 	// signal (docs/quality.md), recorded and decided with this policy.
-	Quality *QualityPolicy
+	Quality *quality.Policy
 }
 
 // rejectWith rejects the completes filter picks and applies fx. It returns how many it
@@ -89,7 +90,7 @@ func rejectWith(ctx context.Context, tx pgx.Tx, filter string, campaignID, buyer
 				continue
 			}
 			out, err := RecordQualitySignalsTx(ctx, tx, *fx.Quality, []QualitySignal{{
-				ParticipantID: s.ParticipantID, PublisherID: s.PublisherID, Kind: SignalRejected,
+				ParticipantID: s.ParticipantID, PublisherID: s.PublisherID, Kind: quality.SignalRejected,
 				Ref: s.TID, TID: s.TID, Evidence: map[string]any{"campaign_id": s.CampaignID}}})
 			if err != nil {
 				return 0, nil, err

@@ -2,6 +2,8 @@ package router
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/mirror"
+	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -26,10 +30,15 @@ type notifier struct {
 	full    map[int64]struct{} // campaigns that got a complete: are all their quotas full?
 	entries []string
 	kick    chan struct{}
+
+	// outage backs the flush off while the database is away and logs once per state
+	// change; only run's goroutine touches it.
+	outage *retry.Outage
 }
 
 func newNotifier(db *persistence.DB, origin string, every time.Duration, log *zap.Logger) *notifier {
-	return &notifier{db: db, origin: origin, every: every, log: log, camps: map[int64]struct{}{}, full: map[int64]struct{}{}, kick: make(chan struct{}, 1)}
+	return &notifier{db: db, origin: origin, every: every, log: log, camps: map[int64]struct{}{}, full: map[int64]struct{}{}, kick: make(chan struct{}, 1),
+		outage: retry.NewOutage(log, "counts flush", retry.Default, nil)}
 }
 
 func (n *notifier) counts(campaignID int64) {
@@ -64,11 +73,17 @@ func (n *notifier) run(ctx context.Context) {
 			n.flush(context.Background())
 			return
 		case <-t.C:
-			n.flush(ctx)
+			// After a failure the next flush waits for its backoff; what is pending meanwhile
+			// stays queued (entries up to their cap).
+			if n.outage.Due() {
+				n.flush(ctx)
+			}
 		}
 	}
 }
 
+// flush sends what is pending. Failures are reported to n.outage, which logs the first of an
+// outage and its end: once per state change, not once per flush.
 func (n *notifier) flush(ctx context.Context) {
 	n.mu.Lock()
 	if len(n.camps) == 0 && len(n.entries) == 0 && len(n.full) == 0 {
@@ -90,18 +105,23 @@ func (n *notifier) flush(ctx context.Context) {
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	var failed error
+	// Entries that fail are dropped: other processes learn them when they reload.
 	if err := n.db.NotifyEntries(ctx, n.origin, entries); err != nil {
-		n.log.Warn("entries notification failed; other processes learn them on reload", zap.Error(err))
+		failed = err
 	}
-	if err := n.db.NotifyCounts(ctx, ids); err != nil {
-		n.log.Warn("counts notification failed; reconciliation catches up", zap.Error(err))
+	// Counts that fail are left to reconciliation, which catches up.
+	if err := n.db.NotifyCounts(ctx, ids); err != nil && failed == nil {
+		failed = err
 	}
 	if len(full) > 0 {
 		done, err := n.db.CompleteFullCampaigns(ctx, full)
 		if err != nil {
 			// A lock conflict with concurrent callbacks must not leave a full campaign
-			// active until the sweeper: retry with the next flush.
-			n.log.Warn("completing full campaigns failed; retrying", zap.Error(err))
+			// active until the sweeper: retry with a later flush.
+			if failed == nil {
+				failed = err
+			}
 			n.mu.Lock()
 			for _, id := range full {
 				n.full[id] = struct{}{}
@@ -112,66 +132,43 @@ func (n *notifier) flush(ctx context.Context) {
 			n.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
 		}
 	}
+	switch {
+	case failed == nil:
+		n.outage.Succeeded()
+	case !errors.Is(ctx.Err(), context.Canceled): // not shutting down
+		n.outage.Failed(failed)
+	}
 }
 
 // listenCounts keeps the engine's counters equal to the database: campaigns named on
 // CountsChannel are re-read within a debounce period, and every campaign every
 // ReconcileEvery (and after the LISTEN connection is (re)established).
 func (r *Router) listenCounts(ctx context.Context) {
-	var mu sync.Mutex
-	pending := map[int64]struct{}{}
-	kick := make(chan struct{}, 1)
-	go r.db.Listen(ctx, persistence.CountsChannel, func(payload string) {
-		mu.Lock()
-		for _, f := range strings.Split(payload, ",") {
-			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
-				pending[id] = struct{}{}
+	full := func(ctx context.Context) error { return r.reconcileCounts(ctx, nil) }
+	mirror.Run(ctx, mirror.Config[int64]{
+		Name:   "counters",
+		Log:    r.log,
+		Listen: mirror.Listener(r.db.ListenOn, persistence.CountsChannel),
+		Notified: func(payload string, add func(int64)) {
+			for _, f := range strings.Split(payload, ",") {
+				if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+					add(id)
+				}
 			}
-		}
-		mu.Unlock()
-		select {
-		case kick <- struct{}{}:
-		default:
-		}
-	}, func() { r.reconcileCounts(ctx, nil) })
-	t := time.NewTicker(r.cfg.ReconcileEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.reconcileCounts(ctx, nil)
-		case <-kick:
-			// Debounce: let a burst of notifications gather.
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(r.cfg.NotifyEvery):
-			}
-			mu.Lock()
-			ids := make([]int64, 0, len(pending))
-			for id := range pending {
-				ids = append(ids, id)
-			}
-			clear(pending)
-			mu.Unlock()
-			if len(ids) > 0 {
-				r.reconcileCounts(ctx, ids)
-			}
-		}
-	}
+		},
+		Debounce: r.cfg.NotifyEvery, // let a burst of notifications gather
+		Reload:   r.reconcileCounts,
+		Full:     full,
+		Every:    r.cfg.ReconcileEvery,
+	})
 }
 
 // reconcileCounts sets the counters of the given campaigns (every active one when nil) to
 // the database's values.
-func (r *Router) reconcileCounts(ctx context.Context, ids []int64) {
+func (r *Router) reconcileCounts(ctx context.Context, ids []int64) error {
 	qs, cs, err := r.db.Counts(ctx, ids)
 	if err != nil {
-		if ctx.Err() == nil {
-			r.log.Warn("counters reconciliation failed", zap.Error(err))
-		}
-		return
+		return err
 	}
 	c := r.eng.Counters()
 	for _, q := range qs {
@@ -181,53 +178,63 @@ func (r *Router) reconcileCounts(ctx context.Context, ids []int64) {
 		c.SetCampaign(k.CampaignID, engine.CampaignCounts{Day: k.Day.Unix() / 86400, DayCompletes: k.DayCompletes,
 			Sessions: k.Outcomes, Completes: k.Completes})
 	}
+	return nil
 }
 
 // listenEntries records other processes' admitted entries in this process's panel, so that
 // reentry and relationship rules see them at once.
 func (r *Router) listenEntries(ctx context.Context) {
-	r.db.Listen(ctx, persistence.EntriesChannel, func(payload string) {
-		origin, items, ok := strings.Cut(payload, "|")
-		if !ok || origin == r.origin {
-			return
+	mirror.Run(ctx, mirror.Config[struct{}]{Name: "entries", Log: r.log,
+		Listen:   mirror.Listener(r.db.ListenOn, persistence.EntriesChannel),
+		Notified: func(payload string, _ func(struct{})) { r.recordEntries(payload) }})
+}
+
+// recordEntries records the entries of one EntriesChannel notification.
+func (r *Router) recordEntries(payload string) {
+	origin, items, ok := strings.Cut(payload, "|")
+	if !ok || origin == r.origin {
+		return
+	}
+	for _, it := range strings.Split(items, ",") {
+		f := strings.SplitN(it, ":", 3)
+		if len(f) != 3 {
+			continue
 		}
-		for _, it := range strings.Split(items, ",") {
-			f := strings.SplitN(it, ":", 3)
-			if len(f) != 3 {
-				continue
-			}
-			pid, e1 := strconv.ParseInt(f[0], 10, 64)
-			cid, e2 := strconv.ParseInt(f[1], 10, 64)
-			at, e3 := strconv.ParseInt(f[2], 10, 64)
-			if e1 == nil && e2 == nil && e3 == nil {
-				r.panel.RecordEntry(pid, cid, at)
-			}
+		pid, e1 := strconv.ParseInt(f[0], 10, 64)
+		cid, e2 := strconv.ParseInt(f[1], 10, 64)
+		at, e3 := strconv.ParseInt(f[2], 10, 64)
+		if e1 == nil && e2 == nil && e3 == nil {
+			r.panel.RecordEntry(pid, cid, at)
 		}
-	}, func() {})
+	}
 }
 
 // runSweeper periodically releases stale sessions, pauses campaigns with broken links,
 // refreshes the statistics of fast-growing tables, completes full campaigns and archives
-// long-finished ones. Every process runs it; each step is idempotent.
+// long-finished ones. Every process runs it; each step is idempotent. A failing sweep is
+// logged once until one succeeds again.
 func (r *Router) runSweeper(ctx context.Context) {
 	t := time.NewTicker(r.cfg.SweepEvery)
 	defer t.Stop()
+	outage := retry.NewOutage(r.log, "sweeper", retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.Sweep(ctx)
+			outage.Attempt(ctx, r.Sweep)
 		}
 	}
 }
 
-// Sweep runs the sweeper's steps once.
-func (r *Router) Sweep(ctx context.Context) {
+// Sweep runs the sweeper's steps once. A step that fails does not stop the others; the
+// error names every step that failed.
+func (r *Router) Sweep(ctx context.Context) error {
+	var errs []error
 	for {
 		ids, err := r.db.ReleaseStaleSessions(ctx, 5000)
 		if err != nil {
-			r.log.Warn("releasing stale sessions failed", zap.Error(err))
+			errs = append(errs, fmt.Errorf("releasing stale sessions: %w", err))
 			break
 		}
 		for _, id := range ids {
@@ -240,30 +247,31 @@ func (r *Router) Sweep(ctx context.Context) {
 	if r.cfg.BrokenLinkEntries > 0 {
 		ids, err := r.db.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries)
 		if err != nil {
-			r.log.Warn("broken-link detection failed", zap.Error(err))
+			errs = append(errs, fmt.Errorf("broken-link detection: %w", err))
 		}
 		for _, id := range ids {
 			r.log.Warn("campaign system-paused: its link looks broken", zap.Int64("campaign", id))
 		}
 	}
 	if tables, err := r.db.AnalyzeGrowingTables(ctx); err != nil {
-		r.log.Warn("analyzing growing tables failed", zap.Error(err))
+		errs = append(errs, fmt.Errorf("analyzing growing tables: %w", err))
 	} else if len(tables) > 0 {
 		r.log.Debug("analyzed growing tables", zap.Strings("tables", tables))
 	}
 	if ids, err := r.db.CompleteFullCampaigns(ctx, nil); err != nil {
-		r.log.Warn("completing full campaigns failed", zap.Error(err))
+		errs = append(errs, fmt.Errorf("completing full campaigns: %w", err))
 	} else {
 		for _, id := range ids {
 			r.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
 		}
 	}
 	if ids, err := r.db.ArchiveStaleCampaigns(ctx, r.cfg.ArchiveAfter); err != nil {
-		r.log.Warn("archiving finished campaigns failed", zap.Error(err))
+		errs = append(errs, fmt.Errorf("archiving finished campaigns: %w", err))
 	} else {
 		for _, id := range ids {
 			r.log.Info("campaign archived: complete or reconciled long enough",
 				zap.Int64("campaign", id), zap.Duration("after", r.cfg.ArchiveAfter))
 		}
 	}
+	return errors.Join(errs...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -21,7 +22,7 @@ type QualityGate interface {
 	// Record stores signals, decides blocks and applies them in this process.
 	Record(ctx context.Context, sigs []persistence.QualitySignal) error
 	// Policy is the decision policy, for signals recorded inside another transaction.
-	Policy() persistence.QualityPolicy
+	Policy() quality.Policy
 	// Observe counts and applies what signals recorded elsewhere decided.
 	Observe(out persistence.QualityOutcome)
 }
@@ -79,9 +80,9 @@ func (r *Router) afterOutcome(ctx context.Context, s persistence.Session, decide
 	var sig persistence.QualitySignal
 	switch {
 	case decided == outcome.QualityTerm:
-		sig = persistence.QualitySignal{Kind: persistence.SignalQualityTerm}
+		sig = persistence.QualitySignal{Kind: quality.SignalQualityTerm}
 	case decided == outcome.Complete && IsSpeeder(now.Sub(s.EnteredAt), s.LOI, r.quality.speederFraction):
-		sig = persistence.QualitySignal{Kind: persistence.SignalSpeeder, Evidence: map[string]any{
+		sig = persistence.QualitySignal{Kind: quality.SignalSpeeder, Evidence: map[string]any{
 			"campaign_id": s.CampaignID, "seconds": math.Round(now.Sub(s.EnteredAt).Seconds()*10) / 10,
 			"length_of_interview_minutes": s.LOI}}
 	default:

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
 )
@@ -241,7 +242,7 @@ func TestQualitySpeedersBlockAndUnblock(t *testing.T) {
 	// The operator's view names the rule class and the evidence; lifting the block restores
 	// offers and entry at once.
 	rep, err := qw.db.QualityReportOf(context.Background(), qw.pub.ID, user)
-	if err != nil || !rep.Blocked || rep.Block.RuleClass != persistence.ClassSpeeding || len(rep.Signals) != 3 {
+	if err != nil || !rep.Blocked || rep.Block.RuleClass != quality.ClassSpeeding || len(rep.Signals) != 3 {
 		t.Fatalf("report %+v %v", rep, err)
 	}
 	if _, err := qw.db.UnblockParticipant(context.Background(), qw.pub.ID, user, "reviewed"); err != nil {
@@ -306,7 +307,7 @@ func TestQualityOutcomes(t *testing.T) {
 		t.Fatalf("after three rejections: %+v", e)
 	}
 	rep, err := qw.db.QualityReportOf(context.Background(), qw.pub.ID, qw.user(rejected))
-	if err != nil || rep.Block == nil || rep.Block.RuleClass != persistence.ClassOutcomes || len(rep.Signals) != 3 {
+	if err != nil || rep.Block == nil || rep.Block.RuleClass != quality.ClassOutcomes || len(rep.Signals) != 3 {
 		t.Fatalf("report %+v %v", rep, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/engine/synth"
+	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -66,7 +67,7 @@ func BenchmarkCampaignsQuality(b *testing.B) {
 					var blocks []persistence.QualityBlock
 					for i := range 1000 {
 						blocks = append(blocks, persistence.QualityBlock{ParticipantID: int64(1_000_000 + i), PublisherID: 1,
-							User: "blocked", RuleClass: persistence.ClassSpeeding, BlockedAt: time.Unix(synth.Now, 0),
+							User: "blocked", RuleClass: quality.ClassSpeeding, BlockedAt: time.Unix(synth.Now, 0),
 							ExpiresAt: time.Unix(synth.Now+3600, 0)})
 					}
 					a.quality.Apply(blocks, false)

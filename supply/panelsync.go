@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -26,33 +27,31 @@ const missRetry = 30
 // a lost LISTEN connection those active since shortly before it was lost. Panel misses of
 // GET /campaigns (participants inactive for longer than the window) are looked up too.
 func (a *API) runPanelSync(ctx context.Context) {
-	go a.loadNotices(ctx)
 	go a.lookupMisses(ctx)
 	since := time.Unix(a.now(), 0).Add(-a.cfg.PanelWindow)
-	a.db.Listen(ctx, persistence.ParticipantChannel, func(payload string) {
-		id, origin, ok := persistence.ParseParticipantNotice(payload)
-		if !ok || origin == a.origin {
-			return
-		}
-		select {
-		case a.notices <- id:
-		default:
-			a.log.Warn("participant notice dropped: queue full", zap.Int64("participant", id))
-		}
-	}, func() {
-		// Also runs after every reconnect: reload what the lost notices would have named.
-		started := time.Now()
-		n, err := a.loadActive(ctx, since)
-		if err != nil {
-			if ctx.Err() == nil {
-				a.log.Warn("panel load failed", zap.Error(err))
+	mirror.Run(ctx, mirror.Config[int64]{
+		Name:   "panel",
+		Log:    a.log,
+		Listen: mirror.Listener(a.db.ListenOn, persistence.ParticipantChannel),
+		Notified: func(payload string, add func(int64)) {
+			if id, origin, ok := persistence.ParseParticipantNotice(payload); ok && origin != a.origin {
+				add(id)
 			}
-			return
-		}
-		a.log.Info("panel loaded", zap.Int("participants", n), zap.Time("active_since", since),
-			zap.Duration("took", time.Since(started)))
-		since = started.Add(-time.Minute)
-		a.loadOnce.Do(func() { close(a.loaded) })
+		},
+		Reload: a.loadNotices,
+		// Also runs after every reconnect: reload what the lost notices would have named.
+		Full: func(ctx context.Context) error {
+			started := time.Now()
+			n, err := a.loadActive(ctx, since)
+			if err != nil {
+				return err
+			}
+			a.log.Info("panel loaded", zap.Int("participants", n), zap.Time("active_since", since),
+				zap.Duration("took", time.Since(started)))
+			since = started.Add(-time.Minute)
+			a.loadOnce.Do(func() { close(a.loaded) })
+			return nil
+		},
 	})
 }
 
@@ -72,28 +71,22 @@ func (a *API) loadActive(ctx context.Context, since time.Time) (int, error) {
 	return n, err
 }
 
-// loadNotices loads the participants other processes announced.
-func (a *API) loadNotices(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case id := <-a.notices:
-			for attempt := 0; ; attempt++ {
-				p, err := a.db.ParticipantByID(ctx, id)
-				if err == nil {
-					err = a.upsert(p)
-				}
-				if err == nil || fault.KindOf(err) == fault.KindNotFound || attempt == 3 || ctx.Err() != nil {
-					if err != nil && ctx.Err() == nil {
-						a.log.Warn("participant notice not applied", zap.Int64("participant", id), zap.Error(err))
-					}
-					break
-				}
-				time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+// loadNotices loads the participants other processes announced. A database failure leaves
+// them all to the mirror's retry (loading one twice is harmless).
+func (a *API) loadNotices(ctx context.Context, ids []int64) error {
+	for _, id := range ids {
+		p, err := a.db.ParticipantByID(ctx, id)
+		switch {
+		case err == nil:
+			if err := a.upsert(p); err != nil {
+				a.log.Warn("participant notice not applied", zap.Int64("participant", id), zap.Error(err))
 			}
+		case fault.KindOf(err) == fault.KindNotFound:
+		default:
+			return err
 		}
 	}
+	return nil
 }
 
 // noteMiss queues a panel miss for lookup, at most once per missRetry seconds per user. It
@@ -142,13 +135,14 @@ func (a *API) lookupMisses(ctx context.Context) {
 }
 
 // flushActivity writes the activity the panel saw since `since` back to last_active_at, so
-// that a restart loads the participants that were active. It returns the new mark.
-func (a *API) flushActivity(ctx context.Context, since int64) int64 {
+// that a restart loads the participants that were active. It returns the new mark (since
+// itself when a write failed).
+func (a *API) flushActivity(ctx context.Context, since int64) (int64, error) {
 	mark := a.now()
 	var ids, ats []int64
+	var err error
 	flush := func() bool {
-		if err := a.db.TouchParticipants(ctx, ids, ats); err != nil {
-			a.log.Warn("activity write-back failed", zap.Error(err))
+		if err = a.db.TouchParticipants(ctx, ids, ats); err != nil {
 			return false
 		}
 		ids, ats = ids[:0], ats[:0]
@@ -166,7 +160,7 @@ func (a *API) flushActivity(ctx context.Context, since int64) int64 {
 		return ok
 	})
 	if ok && flush() {
-		return mark
+		return mark, nil
 	}
-	return since
+	return since, err
 }

@@ -12,9 +12,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/quality"
+	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -22,7 +23,7 @@ import (
 // the defaults.
 type QualityConfig struct {
 	// Policy decides blocks from signals (thresholds per rule class, block length).
-	Policy persistence.QualityPolicy
+	Policy quality.Policy
 	// AllowPrivateIPs accepts private, loopback, link-local, shared and documentation
 	// addresses as user_ip (for testing); unspecified, multicast and reserved ones are
 	// refused anyway.
@@ -55,9 +56,10 @@ func (c QualityConfig) withDefaults() QualityConfig {
 }
 
 // Quality is one process's view of participant quality: the blocked set that GET /campaigns
-// and entry read from memory, the IP checks, the device-sighting collector and the counters
-// behind /metrics. Decisions are made in PostgreSQL (persistence/quality.go) and reach every
-// process through NOTIFY on persistence.QualityChannel.
+// and entry read from memory (blockset.go, a mirror), the IP checks, the device-sighting
+// collector and the counters behind /metrics. The policy is internal/quality's; decisions
+// are made in PostgreSQL (persistence/quality.go) and reach every process through NOTIFY on
+// persistence.QualityChannel.
 type Quality struct {
 	cfg QualityConfig
 	db  *persistence.DB
@@ -73,8 +75,7 @@ type Quality struct {
 	seed      maphash.Seed
 	sightings [sightShards]sightShard
 
-	stats   sync.Map // publisher id → *publisherStats
-	notices chan int64
+	stats sync.Map // publisher id → *publisherStats
 
 	blockedBodies map[string][]byte // the GET /campaigns answer of a blocked participant, per rule class
 }
@@ -84,35 +85,11 @@ type publisherStats struct {
 	blocks, speeders, duplicates, ipMismatches atomic.Int64
 }
 
-// blockEntry is a participant's latest block as the hot path reads it.
-type blockEntry struct {
-	participant int64
-	publisher   int64
-	user        string
-	class       string
-	blockedAt   int64 // unix seconds
-	until       int64 // unix seconds: expiry or lifting
-	appliedAt   int64 // local unix nanoseconds, to merge with a concurrent full reload
-}
-
-type userKey struct {
-	publisher int64
-	user      string
-}
-
-// blockSet is immutable; writers replace it (blocks are rare, reads are every request).
-type blockSet struct {
-	byID   map[int64]*blockEntry
-	byUser map[userKey]*blockEntry
-}
-
-var emptyBlocks = &blockSet{byID: map[int64]*blockEntry{}, byUser: map[userKey]*blockEntry{}}
-
 // newQuality prepares the quality state: the geo database when configured, the country codes,
 // the precomputed answers. The blocked set is loaded by run (and LoadBlocks).
 func newQuality(cfg QualityConfig, db *persistence.DB, log *zap.Logger, now func() int64, countries []persistence.Country) (*Quality, error) {
 	q := &Quality{cfg: cfg.withDefaults(), db: db, log: log, now: now, seed: maphash.MakeSeed(),
-		countryISO: map[int32]string{}, notices: make(chan int64, 4096), blockedBodies: map[string][]byte{}}
+		countryISO: map[int32]string{}, blockedBodies: map[string][]byte{}}
 	q.blocks.Store(emptyBlocks)
 	for i := range q.sightings {
 		q.sightings[i].seen = map[sightKey]int64{}
@@ -120,7 +97,7 @@ func newQuality(cfg QualityConfig, db *persistence.DB, log *zap.Logger, now func
 	for _, c := range countries {
 		q.countryISO[c.ID] = c.ISOCode
 	}
-	for _, class := range persistence.QualityClasses {
+	for _, class := range quality.Classes {
 		q.blockedBodies[class] = []byte(`{"surveys":[],"player_eligibility":{"is_eligible":false,"reason":1,"comment":` +
 			strconv.Quote("blocked for quality: "+classComment(class)) + `}}`)
 	}
@@ -137,13 +114,13 @@ func newQuality(cfg QualityConfig, db *persistence.DB, log *zap.Logger, now func
 // classComment names a rule class to the partner; thresholds are never shown.
 func classComment(class string) string {
 	switch class {
-	case persistence.ClassOutcomes:
+	case quality.ClassOutcomes:
 		return "repeated quality terminations or rejected completes"
-	case persistence.ClassSpeeding:
+	case quality.ClassSpeeding:
 		return "repeated speeding"
-	case persistence.ClassDuplicates:
+	case quality.ClassDuplicates:
 		return "duplicate identity"
-	case persistence.ClassImplausible:
+	case quality.ClassImplausible:
 		return "implausible profile changes"
 	}
 	return "quality rules"
@@ -306,125 +283,25 @@ func (q *Quality) Blocked(participantID int64) (string, bool) {
 	return e.class, true
 }
 
-// --- blocks ---
-
-// Apply puts decided or changed blocks into this process's blocked set at once (every
-// process also hears of them through NOTIFY). newly counts them as this process's
-// decisions in /metrics.
-func (q *Quality) Apply(blocks []persistence.QualityBlock, newly bool) {
-	if q == nil || len(blocks) == 0 {
-		return
-	}
-	q.blockMu.Lock()
-	defer q.blockMu.Unlock()
-	old := q.blocks.Load()
-	n := &blockSet{byID: make(map[int64]*blockEntry, len(old.byID)+len(blocks)), byUser: make(map[userKey]*blockEntry, len(old.byUser)+len(blocks))}
-	for k, v := range old.byID {
-		n.byID[k] = v
-	}
-	for k, v := range old.byUser {
-		n.byUser[k] = v
-	}
-	at := time.Now().UnixNano()
-	for _, b := range blocks {
-		e := &blockEntry{participant: b.ParticipantID, publisher: b.PublisherID, user: b.User, class: b.RuleClass,
-			blockedAt: b.BlockedAt.Unix(), until: b.Until().Unix(), appliedAt: at}
-		if cur := n.byID[e.participant]; cur != nil && cur.blockedAt > e.blockedAt {
-			continue
-		}
-		n.byID[e.participant] = e
-		n.byUser[userKey{e.publisher, e.user}] = e
-		if newly {
-			q.statsOf(b.PublisherID).blocks.Add(1)
-		}
-	}
-	q.blocks.Store(n)
-}
-
-// LoadBlocks replaces the blocked set with the database's (active blocks and those that
-// ended within a token's lifetime), keeping entries applied while it read.
-func (q *Quality) LoadBlocks(ctx context.Context) error {
-	started := time.Now().UnixNano()
-	bs, err := q.db.RecentQualityBlocks(ctx, entrytoken.TTL*time.Second)
-	if err != nil {
-		return err
-	}
-	q.blockMu.Lock()
-	defer q.blockMu.Unlock()
-	n := &blockSet{byID: make(map[int64]*blockEntry, len(bs)), byUser: make(map[userKey]*blockEntry, len(bs))}
-	for _, b := range bs {
-		e := &blockEntry{participant: b.ParticipantID, publisher: b.PublisherID, user: b.User, class: b.RuleClass,
-			blockedAt: b.BlockedAt.Unix(), until: b.Until().Unix(), appliedAt: started}
-		n.byID[e.participant] = e
-		n.byUser[userKey{e.publisher, e.user}] = e
-	}
-	for id, e := range q.blocks.Load().byID {
-		if e.appliedAt > started {
-			n.byID[id] = e
-			n.byUser[userKey{e.publisher, e.user}] = e
-		}
-	}
-	q.blocks.Store(n)
-	return nil
-}
-
 // run keeps the blocked set equal to the database until ctx ends: LISTEN on QualityChannel
 // (a full load after every connect), a periodic reload, and the device-sighting flush.
 func (q *Quality) run(ctx context.Context) {
-	go q.applyNotices(ctx)
 	go q.runFlush(ctx)
-	go func() {
-		t := time.NewTicker(q.cfg.ReloadEvery)
-		defer t.Stop()
-		prune := time.NewTicker(time.Hour)
-		defer prune.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := q.LoadBlocks(ctx); err != nil && ctx.Err() == nil {
-					q.log.Warn("quality blocks reload failed", zap.Error(err))
-				}
-			case <-prune.C:
-				if err := q.db.PruneQualityHistory(ctx); err != nil && ctx.Err() == nil {
-					q.log.Warn("quality history prune failed", zap.Error(err))
-				}
-			}
-		}
-	}()
-	q.db.Listen(ctx, persistence.QualityChannel, func(payload string) {
-		id, err := strconv.ParseInt(payload, 10, 64)
-		if err != nil {
-			return
-		}
-		select {
-		case q.notices <- id:
-		default:
-			q.log.Warn("quality notice dropped: queue full; the periodic reload catches up", zap.Int64("participant", id))
-		}
-	}, func() {
-		if err := q.LoadBlocks(ctx); err != nil && ctx.Err() == nil {
-			q.log.Warn("quality blocks load failed", zap.Error(err))
-		}
-	})
+	go q.runPrune(ctx)
+	q.mirrorBlocks(ctx)
 }
 
-func (q *Quality) applyNotices(ctx context.Context) {
+// runPrune drops old quality history every hour.
+func (q *Quality) runPrune(ctx context.Context) {
+	prune := time.NewTicker(time.Hour)
+	defer prune.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case id := <-q.notices:
-			b, ok, err := q.db.LatestQualityBlock(ctx, id)
-			if err != nil {
-				if ctx.Err() == nil {
-					q.log.Warn("quality notice not applied", zap.Int64("participant", id), zap.Error(err))
-				}
-				continue
-			}
-			if ok {
-				q.Apply([]persistence.QualityBlock{b}, false)
+		case <-prune.C:
+			if err := q.db.PruneQualityHistory(ctx); err != nil && ctx.Err() == nil {
+				q.log.Warn("quality history prune failed", zap.Error(err))
 			}
 		}
 	}
@@ -453,10 +330,10 @@ func (q *Quality) Observe(out persistence.QualityOutcome) {
 		if s.PublisherID == 0 {
 			continue
 		}
-		switch persistence.SignalClass(s.Kind) {
-		case persistence.ClassSpeeding:
+		switch quality.SignalClass(s.Kind) {
+		case quality.ClassSpeeding:
 			q.statsOf(s.PublisherID).speeders.Add(1)
-		case persistence.ClassDuplicates:
+		case quality.ClassDuplicates:
 			q.statsOf(s.PublisherID).duplicates.Add(1)
 		}
 	}
@@ -464,7 +341,7 @@ func (q *Quality) Observe(out persistence.QualityOutcome) {
 }
 
 // Policy is the decision policy in force.
-func (q *Quality) Policy() persistence.QualityPolicy { return q.cfg.Policy }
+func (q *Quality) Policy() quality.Policy { return q.cfg.Policy }
 
 // --- impanel: profile rules and sightings ---
 
@@ -544,19 +421,23 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 func (q *Quality) runFlush(ctx context.Context) {
 	t := time.NewTicker(q.cfg.FlushEvery)
 	defer t.Stop()
+	// While the database is away the flush backs off (sightings wait, up to their cap) and
+	// its failure is logged once.
+	outage := retry.NewOutage(q.log, "device sightings flush", retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			q.FlushSightings(ctx)
+			outage.Attempt(ctx, q.FlushSightings)
 		}
 	}
 }
 
 // FlushSightings writes the queued device sightings and applies the shared-device rule to
-// them (every FlushEvery by itself; tests call it to avoid waiting).
-func (q *Quality) FlushSightings(ctx context.Context) {
+// them (every FlushEvery by itself; tests call it to avoid waiting). Sightings that fail to
+// be written are dropped.
+func (q *Quality) FlushSightings(ctx context.Context) error {
 	now := q.now()
 	var batch []persistence.DeviceSighting
 	for i := range q.sightings {
@@ -574,16 +455,14 @@ func (q *Quality) FlushSightings(ctx context.Context) {
 		sh.mu.Unlock()
 	}
 	if len(batch) == 0 {
-		return
+		return nil
 	}
 	_, out, err := q.db.RecordDeviceSightings(ctx, q.cfg.Policy, batch, q.cfg.DuplicateDeviceUsers)
 	if err != nil {
-		if ctx.Err() == nil {
-			q.log.Warn("device sightings not written", zap.Int("sightings", len(batch)), zap.Error(err))
-		}
-		return
+		return err
 	}
 	q.Observe(out)
+	return nil
 }
 
 // --- metrics ---

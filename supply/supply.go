@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -126,7 +127,6 @@ type API struct {
 
 	loaded   chan struct{} // closed after the first panel load
 	loadOnce sync.Once
-	notices  chan int64     // participant ids announced by other processes
 	misses   chan panelMiss // panel misses on GET /campaigns to look up
 	missMu   sync.Mutex
 	missSeen map[panelMiss]int64 // recent lookups, unix seconds
@@ -153,7 +153,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	}
 	a := &API{db: d.DB, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}),
-		notices: make(chan int64, 4096), misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
+		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
 
 	secret, err := d.DB.ServiceKey(ctx, persistence.EntryKeyName)
 	if err != nil {
@@ -241,18 +241,22 @@ func (a *API) runLoops(ctx context.Context) {
 	defer hotTick.Stop()
 	defer touchTick.Stop()
 	lastTouch := a.now()
+	// Failures are logged once per outage; the publisher set in memory stays meanwhile.
+	pubs := retry.NewOutage(a.log, "publisher refresh", retry.Default, nil)
+	touch := retry.NewOutage(a.log, "activity write-back", retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-pubTick.C:
-			if err := a.pubs.refresh(ctx); err != nil && ctx.Err() == nil {
-				a.log.Warn("publisher refresh failed; keeping the last set", zap.Error(err))
-			}
+			pubs.Attempt(ctx, a.pubs.refresh)
 		case <-hotTick.C:
 			a.hot.roll()
 		case <-touchTick.C:
-			lastTouch = a.flushActivity(ctx, lastTouch)
+			touch.Attempt(ctx, func(ctx context.Context) (err error) {
+				lastTouch, err = a.flushActivity(ctx, lastTouch)
+				return err
+			})
 		}
 	}
 }

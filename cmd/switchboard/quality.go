@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -46,8 +47,8 @@ func parseThresholds(v string) (map[string]int, error) {
 		}
 		k, n, ok := strings.Cut(part, "=")
 		k = strings.TrimSpace(k)
-		if !ok || !slices.Contains(persistence.QualityClasses, k) {
-			return nil, fmt.Errorf("%q: want class=n with class one of %s", part, strings.Join(persistence.QualityClasses, ", "))
+		if !ok || !slices.Contains(quality.Classes, k) {
+			return nil, fmt.Errorf("%q: want class=n with class one of %s", part, strings.Join(quality.Classes, ", "))
 		}
 		i, err := strconv.Atoi(strings.TrimSpace(n))
 		if err != nil || i == 0 {

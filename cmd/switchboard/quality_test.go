@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
@@ -30,7 +31,7 @@ func TestQualityCommands(t *testing.T) {
 	}
 	age := func(n int32) *int32 { return &n }
 	for _, a := range []int32{30, 27} {
-		if _, err := db.RecordImpanelQuality(ctx, persistence.QualityPolicy{}, persistence.ImpanelQuality{
+		if _, err := db.RecordImpanelQuality(ctx, quality.Policy{}, persistence.ImpanelQuality{
 			ParticipantID: p.ID, PublisherID: pub.ID, CountryID: 1, Age: age(a)}); err != nil {
 			t.Fatal(err)
 		}

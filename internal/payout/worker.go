@@ -15,6 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/mirror"
+	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -164,7 +166,15 @@ func (w *Worker) Run(ctx context.Context) {
 	inflight.Add(1)
 	go func() {
 		defer inflight.Done()
-		w.db.Listen(listenCtx, persistence.PostbackChannel, func(string) { w.claimable() }, w.claimable)
+		// Wake-ups only: every notification, and every (re)connect (notifications may have
+		// been lost), means due rows may be waiting.
+		mirror.Run(listenCtx, mirror.Config[struct{}]{
+			Name:     "postback outbox",
+			Log:      w.log,
+			Listen:   mirror.Listener(w.db.ListenOn, persistence.PostbackChannel),
+			Notified: func(string, func(struct{})) { w.claimable() },
+			Full:     func(context.Context) error { w.claimable(); return nil },
+		})
 	}()
 
 	inflight.Add(1)
@@ -172,8 +182,9 @@ func (w *Worker) Run(ctx context.Context) {
 		defer inflight.Done()
 		stats := time.NewTicker(w.cfg.StatsEvery)
 		defer stats.Stop()
+		outage := retry.NewOutage(w.log, "postback stats", retry.Default, nil)
 		for {
-			w.refreshStats(ctx)
+			outage.Attempt(ctx, w.refreshStats)
 			select {
 			case <-ctx.Done():
 				return
@@ -189,6 +200,9 @@ func (w *Worker) Run(ctx context.Context) {
 	// statement per postback. A claim waits until half the slots are free, or for the poll
 	// (so that slow deliveries cannot hold the rest back).
 	minClaim := max(1, w.cfg.Parallel/2)
+	// While the database is away claims back off (retried at a wake or poll once due) and
+	// the failure is logged once.
+	claims := retry.NewOutage(w.log, "postback claim", retry.Default, nil)
 	polled := true
 	w.due.Store(true)
 	send := func(c persistence.ClaimedPostback) {
@@ -214,12 +228,15 @@ func (w *Worker) Run(ctx context.Context) {
 		}
 		// Between polls, only when rows may be due: enqueued elsewhere (NOTIFY), or the last
 		// claim came back full. Postbacks handed over by Send are not in the table's due set.
-		if free := cap(slots) - len(slots); free > 0 && (polled || free >= minClaim && w.due.Load()) {
+		if free := cap(slots) - len(slots); free > 0 && (polled || free >= minClaim && w.due.Load()) && claims.Due() {
 			polled = false
 			w.due.Store(false)
 			claimed, err := w.db.ClaimPostbacks(ctx, free, w.cfg.Lease)
-			if err != nil && ctx.Err() == nil {
-				w.log.Warn("claim postbacks", zap.Error(err))
+			switch {
+			case err == nil:
+				claims.Succeeded()
+			case ctx.Err() == nil:
+				claims.Failed(err)
 			}
 			for _, c := range claimed {
 				send(c)
@@ -335,19 +352,17 @@ func (w *Worker) backoff(n int) time.Duration {
 	return min(d, w.cfg.MaxBackoff)
 }
 
-func (w *Worker) refreshStats(ctx context.Context) {
+func (w *Worker) refreshStats(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	s, err := w.db.PostbackStats(sctx)
 	if err != nil {
-		if ctx.Err() == nil {
-			w.log.Warn("postback stats", zap.Error(err))
-		}
-		return
+		return err
 	}
 	w.pending.Store(s.Pending)
 	w.dead.Store(s.Dead)
 	w.oldestPending.Store(int64(s.OldestPending))
+	return nil
 }
 
 // RegisterMetrics exposes the outbox on /metrics. Pending and dead count the whole table

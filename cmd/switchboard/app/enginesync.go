@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -18,15 +19,12 @@ import (
 // LISTEN connection is (re)established and every RebuildEvery, and between those the
 // campaigns that NOTIFY names, in small batches.
 type engineSync struct {
-	db      *persistence.DB
-	eng     *engine.Engine
-	log     *zap.Logger
-	every   time.Duration
-	loaded  chan struct{} // closed after the first full load
-	once    sync.Once
-	mu      sync.Mutex
-	pending map[int64]struct{}
-	kick    chan struct{}
+	db     *persistence.DB
+	eng    *engine.Engine
+	log    *zap.Logger
+	every  time.Duration
+	loaded chan struct{} // closed after the first full load
+	once   sync.Once
 	// epoch is the campaign epoch of the last full load (-1: unknown).
 	epoch atomic.Int64
 	// changed, once set, hears of every applied change: the ids, or nil after a full load.
@@ -37,53 +35,36 @@ type engineSync struct {
 }
 
 func newEngineSync(db *persistence.DB, eng *engine.Engine, log *zap.Logger, every time.Duration) *engineSync {
-	return &engineSync{db: db, eng: eng, log: log, every: every, loaded: make(chan struct{}),
-		pending: map[int64]struct{}{}, kick: make(chan struct{}, 1)}
+	return &engineSync{db: db, eng: eng, log: log, every: every, loaded: make(chan struct{})}
 }
 
 // run listens and applies changes until ctx ends.
 func (s *engineSync) run(ctx context.Context) {
-	go s.db.Listen(ctx, persistence.CampaignChannel, s.notified, func() { s.full(ctx) })
-	tick := time.NewTicker(s.every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			s.safetyRebuild(ctx)
-		case <-s.kick:
-			s.applyPending(ctx)
-		}
-	}
-}
-
-func (s *engineSync) notified(payload string) {
-	id, err := strconv.ParseInt(payload, 10, 64)
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	s.pending[id] = struct{}{}
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
+	mirror.Run(ctx, mirror.Config[int64]{
+		Name:   "engine",
+		Log:    s.log,
+		Listen: mirror.Listener(s.db.ListenOn, persistence.CampaignChannel),
+		Notified: func(payload string, add func(int64)) {
+			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+				add(id)
+			}
+		},
+		Reload: s.apply,
+		Full:   s.full,
+		Every:  s.every,
+		Safety: s.safetyRebuild,
+	})
 }
 
 // full rebuilds the snapshot from every active campaign. On failure it keeps the last
 // snapshot: serving stale offers beats serving none while the database is away.
-func (s *engineSync) full(ctx context.Context) {
+func (s *engineSync) full(ctx context.Context) error {
 	start := time.Now()
 	// Read before loading: a change committed during the load advances the epoch past it.
 	epoch, epochErr := s.db.CampaignEpoch(ctx)
 	cs, err := s.db.EngineCampaigns(ctx, nil)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("engine full load failed; keeping last snapshot", zap.Error(err))
-		}
-		return
+		return err
 	}
 	s.eng.Load(cs)
 	s.current.Store(start.UnixNano()) // changes committed during the load are NOTIFYed
@@ -97,45 +78,26 @@ func (s *engineSync) full(ctx context.Context) {
 	}
 	s.log.Debug("engine loaded", zap.Int("campaigns", len(cs)), zap.Duration("took", time.Since(start)))
 	s.once.Do(func() { close(s.loaded) })
+	return nil
 }
 
 // safetyRebuild is the periodic full load, skipped when no campaign changed since the last
 // one: at 100k campaigns a load costs seconds of CPU and a second index in memory.
-func (s *engineSync) safetyRebuild(ctx context.Context) {
+func (s *engineSync) safetyRebuild(ctx context.Context) error {
 	checked := time.Now()
 	if epoch, err := s.db.CampaignEpoch(ctx); err == nil && epoch == s.epoch.Load() {
 		s.current.Store(checked.UnixNano())
-		return
+		return nil
 	}
-	s.full(ctx)
+	return s.full(ctx)
 }
 
-func (s *engineSync) applyPending(ctx context.Context) {
-	s.mu.Lock()
-	ids := make([]int64, 0, len(s.pending))
-	for id := range s.pending {
-		ids = append(ids, id)
-	}
-	clear(s.pending)
-	s.mu.Unlock()
-	if len(ids) == 0 {
-		return
-	}
+// apply loads the campaigns that notifications named (those no longer active leave the
+// snapshot). On failure the mirror keeps the ids and retries.
+func (s *engineSync) apply(ctx context.Context, ids []int64) error {
 	cs, err := s.db.EngineCampaigns(ctx, ids)
 	if err != nil {
-		s.log.Warn("engine update failed; will retry", zap.Int("campaigns", len(ids)), zap.Error(err))
-		s.mu.Lock()
-		for _, id := range ids {
-			s.pending[id] = struct{}{}
-		}
-		s.mu.Unlock()
-		time.AfterFunc(500*time.Millisecond, func() {
-			select {
-			case s.kick <- struct{}{}:
-			default:
-			}
-		})
-		return
+		return err
 	}
 	active := cs[:0]
 	seen := make(map[int64]bool, len(cs))
@@ -156,6 +118,7 @@ func (s *engineSync) applyPending(ctx context.Context) {
 	if f := s.changed.Load(); f != nil {
 		(*f)(ids)
 	}
+	return nil
 }
 
 // registerEngineMetrics adds the engine's families: the campaigns this process matches
