@@ -3,6 +3,8 @@
 package switchboard
 
 import (
+	"flag"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -20,6 +22,12 @@ type importEdge struct {
 	file     string // the importing file, relative to the module root
 	test     bool   // the importing file is a _test.go file
 }
+
+// update rewrites the import graph in docs/architecture.md from the tree.
+var update = flag.Bool("update", false, "rewrite the import graph in docs/architecture.md")
+
+// graphHeading introduces the fenced block of docs/architecture.md that lists the graph.
+const graphHeading = "The current graph (non-test imports of our own packages):\n\n```\n"
 
 // handlers are the HTTP interfaces: they import the engine, persistence and the shared kit,
 // never one another.
@@ -140,21 +148,51 @@ func TestImportRules(t *testing.T) {
 			graph[e.from][e.to] = true
 		}
 	}
-	if testing.Verbose() {
-		var pkgs []string
-		for p := range graph {
-			pkgs = append(pkgs, p)
-		}
-		sort.Strings(pkgs)
-		for _, p := range pkgs {
-			var to []string
-			for q := range graph[p] {
-				to = append(to, q)
-			}
-			sort.Strings(to)
-			t.Logf("%-32s → %s", p, strings.Join(to, ", "))
-		}
+	var pkgs []string
+	for p := range graph {
+		pkgs = append(pkgs, p)
 	}
+	sort.Strings(pkgs)
+	var b strings.Builder
+	for _, p := range pkgs {
+		var to []string
+		for q := range graph[p] {
+			to = append(to, q)
+		}
+		sort.Strings(to)
+		fmt.Fprintf(&b, "%-26s → %s\n", p, strings.Join(to, ", "))
+	}
+	checkGraphDoc(t, "docs/architecture.md", b.String())
+}
+
+// checkGraphDoc compares the graph block of the architecture document with the tree's, so
+// the document cannot drift from the code (go test -run TestImportRules . -update rewrites it).
+func checkGraphDoc(t *testing.T, path, graph string) {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	i := strings.Index(text, graphHeading)
+	if i < 0 {
+		t.Fatalf("%s has no block introduced by %q", path, graphHeading)
+	}
+	start := i + len(graphHeading)
+	end := strings.Index(text[start:], "```")
+	if end < 0 {
+		t.Fatalf("%s: the graph block is not closed", path)
+	}
+	if text[start:start+end] == graph {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(text[:start]+graph+text[start+end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s: the import graph differs from the tree; run go test -run TestImportRules . -update\nwant:\n%s", path, graph)
 }
 
 // TestImportViolation checks the rules themselves on imports that must and must not pass.
