@@ -70,8 +70,11 @@ func TestOpenLoopCountsFromIntendedTime(t *testing.T) {
 	if closed.Mode != "closed" || closed.Requests < 20 {
 		t.Fatalf("closed loop: %s, %d requests", closed.Mode, closed.Requests)
 	}
-	if p99 := time.Duration(closed.Hist.Quantile(0.99)); p99 > 40*time.Millisecond {
-		t.Errorf("closed loop p99 %v, want about 10 ms", p99)
+	// The median is the service time; the tail is compared with the open loop's, so a busy
+	// machine's scheduling hiccups (tens of ms) do not fail the test, a hidden queue does.
+	cp50, cp99 := time.Duration(closed.Hist.Quantile(0.5)), time.Duration(closed.Hist.Quantile(0.99))
+	if cp50 > 40*time.Millisecond || cp99 > p99/2 {
+		t.Errorf("closed loop p50 %v, p99 %v; want about 10 ms, far below the open loop's p99 %v", cp50, cp99, p99)
 	}
 }
 
