@@ -332,8 +332,10 @@ func (w *world) serve(addr string) *proc {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	// A generous header timeout: these tests count outcomes, and on a loaded test machine a
+	// process can stall longer than the production default (5 s) before reading a request.
 	cmd := exec.Command(binary(w.t), "serve", "--addr", addr, "--database-url", w.dbURL,
-		"--public-url", w.publicURL, "--rate-limit", "-1")
+		"--public-url", w.publicURL, "--rate-limit", "-1", "--header-timeout", "30s")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
