@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/engine/marketsim"
+	"github.com/switchboard/switchboard/bench/marketsim"
 )
 
 // The market's size; docs/allocation.md gives the sizes its figures used.
@@ -18,7 +18,7 @@ var (
 )
 
 // TestCompareAllocations runs one market under each policy and logs what
-// each delivered (go test -v -run TestCompareAllocations ./engine/marketsim
+// each delivered (go test -v -run TestCompareAllocations ./bench/marketsim
 // -args -sim.campaigns ...). It checks that both see the same visits and
 // that no policy over-delivers or offers what it then refuses at entry.
 func TestCompareAllocations(t *testing.T) {
