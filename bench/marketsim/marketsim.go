@@ -118,6 +118,8 @@ type Result struct {
 	// reached 90% of its true conversion (-1: not within the run).
 	ProbeSessions int
 	ProbeHours    float64
+	// ProbeTotal is the probe's sessions over the whole run.
+	ProbeTotal int
 	// Fill is the share of the total target completed at the end of each
 	// simulated day (the probe left out).
 	Fill []float64
@@ -362,6 +364,7 @@ func Run(cfg Config) (Result, error) {
 			}
 		}
 	}
+	res.ProbeTotal = probeSessions
 	return res, nil
 }
 
