@@ -171,26 +171,20 @@ func joinSeeds(s []int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// WriteCharts writes fill.svg (median share of the target filled at the end
-// of each simulated day, per policy) and terminations.svg (median
-// terminations per complete per policy) into dir.
+// WriteCharts writes into dir fill.svg and quotas-full.svg (median share
+// of the target completed and of the quotas full at the end of each
+// simulated day, per policy), terminations.svg and quotas.svg (median
+// terminations per complete and quotas filled by their deadline, per
+// policy).
 func (c *Comparison) WriteCharts(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	fill := bench.LineChart{Title: "Target filled over simulated time (median of seeds)", XLabel: "simulated day", YLabel: "share of target completed (%)"}
+	full := bench.LineChart{Title: "Quotas full over simulated time (median of seeds)", XLabel: "simulated day", YLabel: "share of quotas full (%)"}
 	for _, a := range c.Policies {
-		s := bench.Series{Name: a.String()}
-		for d := range c.Base.Days {
-			xs := make([]float64, 0, len(c.Seeds))
-			for _, r := range c.Runs[a] {
-				if d < len(r.Fill) {
-					xs = append(xs, 100*r.Fill[d])
-				}
-			}
-			s.Points = append(s.Points, bench.Point{X: float64(d + 1), Y: median(xs)})
-		}
-		fill.Series = append(fill.Series, s)
+		fill.Series = append(fill.Series, c.daily(a, func(r Result) []float64 { return r.Fill }))
+		full.Series = append(full.Series, c.daily(a, func(r Result) []float64 { return r.QuotaFill }))
 	}
 	terms := bench.BarChart{Title: "Terminations per complete (median of seeds)", Unit: "per complete"}
 	quotas := bench.BarChart{Title: "Quotas filled by their deadline (median of seeds)", Unit: "%"}
@@ -198,10 +192,25 @@ func (c *Comparison) WriteCharts(dir string) error {
 		terms.Bars = append(terms.Bars, bench.Bar{Label: a.String(), Value: c.med(a, Result.TermsPerComplete)})
 		quotas.Bars = append(quotas.Bars, bench.Bar{Label: a.String(), Value: 100 * c.med(a, Result.QuotasFilledShare)})
 	}
-	for name, svg := range map[string][]byte{"fill.svg": fill.SVG(), "terminations.svg": terms.SVG(), "quotas.svg": quotas.SVG()} {
+	for name, svg := range map[string][]byte{"fill.svg": fill.SVG(), "quotas-full.svg": full.SVG(), "terminations.svg": terms.SVG(), "quotas.svg": quotas.SVG()} {
 		if err := os.WriteFile(filepath.Join(dir, name), svg, 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// daily is the policy's median over seeds of a per-day figure, in percent.
+func (c *Comparison) daily(a engine.Allocation, of func(Result) []float64) bench.Series {
+	s := bench.Series{Name: a.String()}
+	for d := range c.Base.Days {
+		xs := make([]float64, 0, len(c.Seeds))
+		for _, r := range c.Runs[a] {
+			if v := of(r); d < len(v) {
+				xs = append(xs, 100*v[d])
+			}
+		}
+		s.Points = append(s.Points, bench.Point{X: float64(d + 1), Y: median(xs)})
+	}
+	return s
 }

@@ -53,8 +53,7 @@ type Config struct {
 	PositionBias []float64
 	// NewCampaignAt is when the probe campaign enters the market (seconds
 	// after the start, default one day): stated incidence 20%, true
-	// conversion 40% (2× its prior), a broad audience, a target it does not
-	// reach. It is left out of the fill figures.
+	// conversion 40% (2× its prior), a broad audience, a target of 40. It is left out of the fill figures.
 	NewCampaignAt int64
 	// Reroute would send a participant whose session terminated to a next
 	// offer. The exchange has no re-routing yet, so Run refuses it; this is
@@ -123,6 +122,9 @@ type Result struct {
 	// Fill is the share of the total target completed at the end of each
 	// simulated day (the probe left out).
 	Fill []float64
+	// QuotaFill is the share of all non-global quotas (the probe's left
+	// out) full at the end of each simulated day.
+	QuotaFill []float64
 }
 
 // CompletesPer1000 is completes per 1,000 participant visits.
@@ -165,6 +167,10 @@ func (r Result) String() string {
 const (
 	probeTruth     = 0.40
 	probeIncidence = 20
+	// probeTarget is the probe's target: about 100 sessions at its true
+	// conversion, past the 80 its estimate needs on average, and small
+	// enough that its own weight under the balanced policy stays ordinary.
+	probeTarget = 40
 )
 
 // Run plays the market of cfg for cfg.Days days in hourly steps.
@@ -204,7 +210,7 @@ func Run(cfg Config) (Result, error) {
 		ID: int64(len(cs) + 1), BuyerID: 1, CountryID: synth.Country, Status: engine.StatusActive,
 		CPICents: 250, LOI: 15, Incidence: probeIncidence, ReentryMinutes: engine.ReentryNever,
 		DaysInField: max(cfg.Days, 1), FieldStart: probeAt,
-		Quotas: []engine.Quota{{ID: lastQuota + 1, NumRespondents: 1 << 20, Conditions: []engine.Condition{
+		Quotas: []engine.Quota{{ID: lastQuota + 1, NumRespondents: probeTarget, Conditions: []engine.Condition{
 			{QuestionID: engine.QuestionAge, Codes: ages(18, 99)}}}},
 	}
 	truth[probe.ID] = probeTruth
@@ -322,6 +328,18 @@ func Run(cfg Config) (Result, error) {
 		}
 		if (now-start)%86400 == 86400-3600 {
 			res.Fill = append(res.Fill, ratio(res.Completes-probeInField, res.Target))
+			full, all := 0, 0
+			for i := range cs {
+				for _, q := range cs[i].Quotas {
+					if !q.Global {
+						all++
+						if e.Counters().Quota(q.ID).Completes >= int64(q.NumRespondents) {
+							full++
+						}
+					}
+				}
+			}
+			res.QuotaFill = append(res.QuotaFill, ratio(full, all))
 		}
 		// Campaigns leave the market at the end of their field period.
 		var gone []int64
