@@ -35,6 +35,7 @@ func commands() []command {
 		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
+		{"simulate", "run the market simulator under each allocation policy on several seeds (docs/allocation.md)", runSimulate},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
 		{"version", "print the module version, VCS revision and time, and Go version of this binary", runVersion},
 	}

@@ -1,0 +1,216 @@
+package marketsim
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/switchboard/switchboard/bench"
+	"github.com/switchboard/switchboard/engine"
+)
+
+// Comparison is every policy run on every seed of one market shape.
+type Comparison struct {
+	Base     Config              // the shape; Seed and Allocation are set per run
+	Seeds    []int64             // seeds run
+	Policies []engine.Allocation // policies run, in report order
+	Runs     map[engine.Allocation][]Result
+}
+
+// Compare runs base under each policy for each seed, workers runs at a
+// time. Each run is independent and deterministic, so the order they run
+// in does not change the results.
+func Compare(base Config, seeds []int64, policies []engine.Allocation, workers int) (*Comparison, error) {
+	cmp := &Comparison{Base: base, Seeds: seeds, Policies: policies, Runs: map[engine.Allocation][]Result{}}
+	for _, a := range policies {
+		cmp.Runs[a] = make([]Result, len(seeds))
+	}
+	type job struct {
+		a engine.Allocation
+		i int
+	}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				cfg := base
+				cfg.Seed, cfg.Allocation = seeds[j.i], j.a
+				r, err := Run(cfg)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				cmp.Runs[j.a][j.i] = r
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range seeds {
+		for _, a := range policies {
+			jobs <- job{a, i}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return cmp, firstErr
+}
+
+// metric is one reported figure of a Result.
+type metric struct {
+	name, format string
+	scale        float64
+	of           func(Result) float64
+}
+
+var metrics = []metric{
+	{"completes per 1,000 visits", "%.1f", 1, Result.CompletesPer1000},
+	{"campaigns filled by deadline", "%.1f%%", 100, Result.CampaignsFilled},
+	{"quotas filled by deadline", "%.1f%%", 100, Result.QuotasFilledShare},
+	{"hard-quota completes", "%.0f", 1, func(r Result) float64 { return float64(r.HardCompletes) }},
+	{"hard-quota fill", "%.1f%%", 100, Result.HardFill},
+	{"terminations per complete", "%.2f", 1, Result.TermsPerComplete},
+	{"partner revenue per visit", "$%.4f", 1, Result.RevenuePerVisit},
+	{"buyer cost per complete", "$%.2f", 1, Result.CostPerComplete},
+	{"probe: sessions to 90% of true conversion", "%.0f", 1, func(r Result) float64 { return notReached(float64(r.ProbeSessions)) }},
+	{"probe: hours to 90% of true conversion", "%.0f", 1, func(r Result) float64 { return notReached(r.ProbeHours) }},
+	{"probe: sessions in the run", "%.0f", 1, func(r Result) float64 { return float64(r.ProbeTotal) }},
+}
+
+// notReached maps the "not within the run" mark (-1) to +Inf, so that a
+// median counts it as the longest.
+func notReached(v float64) float64 {
+	if v < 0 {
+		return math.Inf(1)
+	}
+	return v
+}
+
+// median of xs (xs is reordered).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+func (c *Comparison) med(a engine.Allocation, f func(Result) float64) float64 {
+	xs := make([]float64, 0, len(c.Seeds))
+	for _, r := range c.Runs[a] {
+		xs = append(xs, f(r))
+	}
+	return median(xs)
+}
+
+// Markdown writes the medians over seeds as a table (one column per
+// policy, then each policy's change on the first one), then every run's
+// figures.
+func (c *Comparison) Markdown(w io.Writer) {
+	fmt.Fprintf(w, "Medians over %d seeds (%s):\n\n| figure |", len(c.Seeds), joinSeeds(c.Seeds))
+	for _, a := range c.Policies {
+		fmt.Fprintf(w, " %s |", a)
+	}
+	for _, a := range c.Policies[1:] {
+		fmt.Fprintf(w, " %s vs %s |", a, c.Policies[0])
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range 2*len(c.Policies) - 1 {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for _, m := range metrics {
+		fmt.Fprintf(w, "| %s |", m.name)
+		base := c.med(c.Policies[0], m.of)
+		for _, a := range c.Policies {
+			if v := c.med(a, m.of); math.IsInf(v, 1) {
+				fmt.Fprint(w, " not reached |")
+			} else {
+				fmt.Fprintf(w, " "+m.format+" |", m.scale*v)
+			}
+		}
+		for _, a := range c.Policies[1:] {
+			v := c.med(a, m.of)
+			if base != 0 && !math.IsInf(base, 0) && !math.IsInf(v, 0) {
+				fmt.Fprintf(w, " %+.1f%% |", 100*(v-base)/base)
+			} else {
+				fmt.Fprint(w, " — |")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\nEvery run:\n\n| seed | policy | visits | completes | completes/1k | campaigns filled | quotas filled | hard completes / target | terms/complete | revenue/visit | cost/complete | probe sessions to 90%% (hours) | probe sessions |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for i, s := range c.Seeds {
+		for _, a := range c.Policies {
+			r := c.Runs[a][i]
+			fmt.Fprintf(w, "| %d | %s | %d | %d | %.1f | %d / %d | %d / %d | %d / %d | %.2f | $%.4f | $%.2f | %d (%.0f h) | %d |\n",
+				s, a, r.Arrivals, r.Completes, r.CompletesPer1000(), r.Filled, r.Due, r.QuotasFilled, r.DueQuotas,
+				r.HardCompletes, r.HardTarget, r.TermsPerComplete(), r.RevenuePerVisit(), r.CostPerComplete(), r.ProbeSessions, r.ProbeHours, r.ProbeTotal)
+		}
+	}
+}
+
+func joinSeeds(s []int64) string {
+	parts := make([]string, len(s))
+	for i, x := range s {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteCharts writes into dir fill.svg and quotas-full.svg (median share
+// of the target completed and of the quotas full at the end of each
+// simulated day, per policy), terminations.svg and quotas.svg (median
+// terminations per complete and quotas filled by their deadline, per
+// policy).
+func (c *Comparison) WriteCharts(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	fill := bench.LineChart{Title: "Target filled over simulated time (median of seeds)", XLabel: "simulated day", YLabel: "share of target completed (%)"}
+	full := bench.LineChart{Title: "Quotas full over simulated time (median of seeds)", XLabel: "simulated day", YLabel: "share of quotas full (%)"}
+	for _, a := range c.Policies {
+		fill.Series = append(fill.Series, c.daily(a, func(r Result) []float64 { return r.Fill }))
+		full.Series = append(full.Series, c.daily(a, func(r Result) []float64 { return r.QuotaFill }))
+	}
+	terms := bench.BarChart{Title: "Terminations per complete (median of seeds)", Unit: "per complete"}
+	quotas := bench.BarChart{Title: "Quotas filled by their deadline (median of seeds)", Unit: "%"}
+	for _, a := range c.Policies {
+		terms.Bars = append(terms.Bars, bench.Bar{Label: a.String(), Value: c.med(a, Result.TermsPerComplete)})
+		quotas.Bars = append(quotas.Bars, bench.Bar{Label: a.String(), Value: 100 * c.med(a, Result.QuotasFilledShare)})
+	}
+	for name, svg := range map[string][]byte{"fill.svg": fill.SVG(), "quotas-full.svg": full.SVG(), "terminations.svg": terms.SVG(), "quotas.svg": quotas.SVG()} {
+		if err := os.WriteFile(filepath.Join(dir, name), svg, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// daily is the policy's median over seeds of a per-day figure, in percent.
+func (c *Comparison) daily(a engine.Allocation, of func(Result) []float64) bench.Series {
+	s := bench.Series{Name: a.String()}
+	for d := range c.Base.Days {
+		xs := make([]float64, 0, len(c.Seeds))
+		for _, r := range c.Runs[a] {
+			if v := of(r); d < len(v) {
+				xs = append(xs, 100*v[d])
+			}
+		}
+		s.Points = append(s.Points, bench.Point{X: float64(d + 1), Y: median(xs)})
+	}
+	return s
+}
