@@ -230,3 +230,174 @@ func (db *DB) PublisherByID(ctx context.Context, id int64) (Publisher, error) {
 	p, err := scanPublisher(db.Pool.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE id = $1`, id))
 	return p, classify(err)
 }
+
+// errNoBuyerToken is the answer to revoking or rotating a token the buyer does not hold.
+var errNoBuyerToken = fault.NotFound("no such token for that buyer")
+
+// RevokeBuyerToken deletes the token of the buyer registered with email, so that it
+// authenticates no more. Servers that authenticated it a moment ago keep accepting it for
+// at most their cache's lifetime (admin's authTTL, 30 s).
+func (db *DB) RevokeBuyerToken(ctx context.Context, email, token string) error {
+	h := TokenHash(token)
+	tag, err := db.Pool.Exec(ctx, `DELETE FROM buyer_tokens t USING buyers b
+		WHERE t.buyer_id = b.id AND b.email = $1 AND t.token_hash = $2`, strings.ToLower(strings.TrimSpace(email)), h[:])
+	if err != nil {
+		return classify(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errNoBuyerToken
+	}
+	return nil
+}
+
+// RevokeBuyerTokens deletes every token of the buyer registered with email and returns how
+// many there were: the answer to a leaked account, after which `buyer token` issues anew.
+func (db *DB) RevokeBuyerTokens(ctx context.Context, email string) (int64, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	var n int64
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		if err := tx.QueryRow(ctx, `SELECT id FROM buyers WHERE email = $1`, email).Scan(&id); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fault.NotFound("no buyer with that email")
+			}
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM buyer_tokens WHERE buyer_id = $1`, id)
+		n = tag.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// RotateBuyerToken replaces a token of the buyer registered with email by a new one of the
+// same environment, in one transaction, and returns the new plain token, which exists only
+// in this answer (the database keeps its hash).
+func (db *DB) RotateBuyerToken(ctx context.Context, email, token string) (Buyer, string, string, error) {
+	old := TokenHash(token)
+	fresh := randomHex(24)
+	h := TokenHash(fresh)
+	var b Buyer
+	var env string
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `DELETE FROM buyer_tokens t USING buyers b
+			WHERE t.buyer_id = b.id AND b.email = $1 AND t.token_hash = $2
+			RETURNING b.id, b.customer_id, b.email, b.name, t.environment`,
+			strings.ToLower(strings.TrimSpace(email)), old[:]).Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &env)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errNoBuyerToken
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO buyer_tokens (buyer_id, environment, token_hash) VALUES ($1,$2,$3)`, b.ID, env, h[:])
+		return err
+	})
+	if err != nil {
+		return Buyer{}, "", "", classify(err)
+	}
+	return b, env, fresh, nil
+}
+
+// Publishers lists every publisher, in order of registration.
+func (db *DB) Publishers(ctx context.Context) ([]Publisher, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT `+publisherColumns+` FROM publishers ORDER BY id`)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []Publisher
+	for rows.Next() {
+		p, err := scanPublisher(rows)
+		if err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, p)
+	}
+	return out, classify(rows.Err())
+}
+
+// PublisherChange is an edit of a publisher's settings: nil fields stay as they are; an
+// empty PostbackURL removes the postback. The environment is not editable: a publisher's
+// token belongs to one deployment.
+type PublisherChange struct {
+	Name, CurrencyName, RedirectURL, PostbackURL *string
+	ExchangeRate, RevenueShare                   *float64
+}
+
+// UpdatePublisher applies c to publisher id, held to the same checks as registering
+// (NewPublisher.Validate), and returns the publisher as stored. Serve processes read it at
+// their next publisher reload (supply's PublisherRefresh, 30 s by default); a new exchange rate
+// or revenue share also prices completions recorded after it of sessions already started,
+// since rewards are computed when a completion is recorded.
+func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) (Publisher, error) {
+	var out Publisher
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		p, err := scanPublisher(tx.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE id = $1 FOR UPDATE`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fault.NotFound("no publisher with that id")
+		}
+		if err != nil {
+			return err
+		}
+		n := NewPublisher{Name: p.Name, CurrencyName: p.CurrencyName, ExchangeRate: p.ExchangeRate,
+			RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL, Environment: p.Environment}
+		for _, s := range []struct {
+			from *string
+			to   *string
+		}{{c.Name, &n.Name}, {c.CurrencyName, &n.CurrencyName}, {c.RedirectURL, &n.RedirectURL}, {c.PostbackURL, &n.PostbackURL}} {
+			if s.from != nil {
+				*s.to = *s.from
+			}
+		}
+		if c.ExchangeRate != nil {
+			n.ExchangeRate = *c.ExchangeRate
+		}
+		if c.RevenueShare != nil {
+			n.RevenueShare = *c.RevenueShare
+		}
+		if err := n.Validate(); err != nil {
+			return err
+		}
+		out, err = scanPublisher(tx.QueryRow(ctx, `UPDATE publishers SET name = $2, currency_name = $3, exchange_rate = $4,
+			revenue_share = $5, redirect_url = $6, postback_url = NULLIF($7, '') WHERE id = $1 RETURNING `+publisherColumns,
+			id, n.Name, n.CurrencyName, n.ExchangeRate, n.RevenueShare, n.RedirectURL, n.PostbackURL))
+		return err
+	})
+	if err != nil {
+		return Publisher{}, classify(err)
+	}
+	return out, nil
+}
+
+// RotatePublisherSecret gives publisher id a new API secret (the HMAC key of its signed
+// requests and postbacks) and returns it. The secret is stored as it is, like every API
+// secret, because the server must sign and verify with it; it is printed once and kept by
+// the partner. Serve processes switch to it at their next publisher reload.
+func (db *DB) RotatePublisherSecret(ctx context.Context, id int64) (string, error) {
+	secret := randomHex(16)
+	tag, err := db.Pool.Exec(ctx, `UPDATE publishers SET api_secret = $2 WHERE id = $1`, id, secret)
+	if err != nil {
+		return "", classify(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return "", fault.NotFound("no publisher with that id")
+	}
+	return secret, nil
+}
+
+// RotatePublisherToken gives publisher id a new API token and returns it; only its hash is
+// stored. The old token stops working at each serve process's next publisher reload; the new
+// one works at once (an unknown token makes supply reload).
+func (db *DB) RotatePublisherToken(ctx context.Context, id int64) (string, error) {
+	token := randomHex(24)
+	h := TokenHash(token)
+	tag, err := db.Pool.Exec(ctx, `UPDATE publishers SET token_hash = $2 WHERE id = $1`, id, h[:])
+	if err != nil {
+		return "", classify(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return "", fault.NotFound("no publisher with that id")
+	}
+	return token, nil
+}

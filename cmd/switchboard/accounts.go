@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/switchboard/switchboard/internal/fault"
@@ -124,4 +125,169 @@ func flagError(err error) error {
 		return err
 	}
 	return fmt.Errorf("--%s %s", strings.ReplaceAll(f.Field, "_", "-"), strings.TrimPrefix(f.Message, f.Field+" "))
+}
+
+// runBuyerRevokeToken deletes one token of a buyer (--token) or all of them (--all).
+func runBuyerRevokeToken(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("buyer revoke-token")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	email := f.String("email", "", "the buyer's e-mail address (required)")
+	token := f.String("token", "", "the API token to revoke (or --all)")
+	all := f.Bool("all", false, "revoke every token of the buyer")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	switch {
+	case *email == "":
+		return errors.New("--email is required")
+	case (*token == "") == !*all:
+		return errors.New("give exactly one of --token and --all")
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n := int64(1)
+	if *all {
+		n, err = db.RevokeBuyerTokens(ctx, *email)
+	} else {
+		err = db.RevokeBuyerToken(ctx, *email, *token)
+	}
+	if err != nil {
+		return err
+	}
+	return printJSON(out, map[string]any{"revoked": n, "effective_within": "30s"})
+}
+
+// runBuyerRotateToken replaces a buyer's token by a new one of the same environment.
+func runBuyerRotateToken(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("buyer rotate-token")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	email := f.String("email", "", "the buyer's e-mail address (required)")
+	token := f.String("token", "", "the API token to replace (required)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if *email == "" || *token == "" {
+		return errors.New("--email and --token are required")
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	b, env, fresh, err := db.RotateBuyerToken(ctx, *email, *token)
+	if err != nil {
+		return err
+	}
+	return printJSON(out, map[string]any{"customer_id": b.CustomerID, "environment": env, "api_token": fresh})
+}
+
+// publisherView is a publisher as the CLI prints it: never its token or secret.
+func publisherView(p persistence.Publisher) map[string]any {
+	return map[string]any{"publisher_id": p.ID, "name": p.Name, "environment": p.Environment,
+		"currency_name": p.CurrencyName, "exchange_rate": p.ExchangeRate, "revenue_share": p.RevenueShare,
+		"redirect_url": p.RedirectURL, "postback_url": p.PostbackURL}
+}
+
+func runPublisherList(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("publisher list")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	list, err := db.Publishers(ctx)
+	if err != nil {
+		return err
+	}
+	views := make([]map[string]any, 0, len(list))
+	for _, p := range list {
+		views = append(views, publisherView(p))
+	}
+	return printJSON(out, map[string]any{"publishers": views})
+}
+
+// runPublisherUpdate changes the settings given as flags and leaves the others.
+func runPublisherUpdate(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("publisher update")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	id := f.Int64("id", 0, "the publisher's id (required)")
+	var c persistence.PublisherChange
+	strFlag := func(dst **string, name, usage string) {
+		f.Func(name, usage, func(v string) error { *dst = &v; return nil })
+	}
+	numFlag := func(dst **float64, name, usage string) {
+		f.Func(name, usage, func(v string) error {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return errors.New("must be a number")
+			}
+			*dst = &x
+			return nil
+		})
+	}
+	strFlag(&c.Name, "name", "the partner's name")
+	strFlag(&c.CurrencyName, "currency-name", "name of the in-app currency")
+	numFlag(&c.ExchangeRate, "exchange-rate", "in-app currency units per USD, 0.0001 to 1e9")
+	numFlag(&c.RevenueShare, "revenue-share", "fraction of cpi paid to the partner, 0.0001 to 1")
+	strFlag(&c.RedirectURL, "redirect-url", "where participants return after a survey")
+	strFlag(&c.PostbackURL, "postback-url", "server-to-server postback URL (empty: none)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if *id <= 0 {
+		return errors.New("--id is required")
+	}
+	if c == (persistence.PublisherChange{}) {
+		return errors.New("nothing to change: give at least one of --name, --currency-name, --exchange-rate, --revenue-share, --redirect-url, --postback-url")
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	p, err := db.UpdatePublisher(ctx, *id, c)
+	if err != nil {
+		return flagError(err)
+	}
+	return printJSON(out, publisherView(p))
+}
+
+// runPublisherRotate gives a publisher a new API secret (which "secret") or token ("token")
+// and prints it, the only time it is shown.
+func runPublisherRotate(which string) func(context.Context, []string, io.Writer) error {
+	return func(ctx context.Context, args []string, out io.Writer) error {
+		f := newFlags("publisher rotate-" + which)
+		dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+		id := f.Int64("id", 0, "the publisher's id (required)")
+		if err := f.parse(args); err != nil {
+			return err
+		}
+		if *id <= 0 {
+			return errors.New("--id is required")
+		}
+		db, err := openDB(ctx, *dbURL, newLogger())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if which == "token" {
+			token, err := db.RotatePublisherToken(ctx, *id)
+			if err != nil {
+				return err
+			}
+			return printJSON(out, map[string]any{"publisher_id": *id, "api_token": token})
+		}
+		secret, err := db.RotatePublisherSecret(ctx, *id)
+		if err != nil {
+			return err
+		}
+		return printJSON(out, map[string]any{"publisher_id": *id, "api_secret": secret})
+	}
 }

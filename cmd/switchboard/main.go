@@ -31,7 +31,13 @@ func commands() []command {
 		{"migrate", "apply the schema and reference data, then exit", runMigrate},
 		{"buyer create", "register a buyer and print its credentials", runBuyerCreate},
 		{"buyer token", "issue a further token for a buyer", runBuyerToken},
+		{"buyer revoke-token", "revoke one token of a buyer (--token) or all of them (--all); servers stop accepting it within 30 s", runBuyerRevokeToken},
+		{"buyer rotate-token", "replace a buyer's token by a new one of the same environment and print it", runBuyerRotateToken},
 		{"publisher create", "register a supply partner and print its credentials", runPublisherCreate},
+		{"publisher list", "list the supply partners and their settings (never tokens or secrets)", runPublisherList},
+		{"publisher update", "change a supply partner's name, currency, exchange rate, revenue share or URLs (--id N)", runPublisherUpdate},
+		{"publisher rotate-secret", "give a supply partner a new API secret and print it once (--id N)", runPublisherRotate("secret")},
+		{"publisher rotate-token", "give a supply partner a new API token and print it once (--id N)", runPublisherRotate("token")},
 		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
@@ -60,7 +66,7 @@ func dispatch(ctx context.Context, args []string, out io.Writer) error {
 	var b strings.Builder
 	b.WriteString("usage: switchboard <command> [flags]\n\ncommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-18s %s\n", c.name, c.usage)
+		fmt.Fprintf(&b, "  %-24s %s\n", c.name, c.usage)
 	}
 	return errors.New(b.String())
 }

@@ -41,6 +41,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.IntVar(&cfg.HTTP.BodyMinRate, "body-min-rate", 64<<10, "slowest expected body upload in bytes/s: a body gets header-timeout + length/rate, at most body-timeout")
 	f.DurationVar(&cfg.HTTP.WriteTimeout, "write-timeout", time.Minute, "time allowed to write one response")
 	f.DurationVar(&cfg.HTTP.IdleTimeout, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request")
+	f.Float64Var(&cfg.HTTP.AccessLogSample, "access-log-sample", 0.01, "fraction of requests, 0 to 1, written to the access log (method, path without query, status, duration, bytes, X-Request-Id); 5xx answers always are")
 	qualityFlags(f, &cfg) // quality.go
 	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
@@ -50,6 +51,9 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if cfg.DatabaseURL == "" && !*dev {
 		return errNoDatabase
+	}
+	if r := cfg.HTTP.AccessLogSample; !(r >= 0 && r <= 1) {
+		return fmt.Errorf("--access-log-sample must be between 0 and 1, got %v", r)
 	}
 	log := newLogger()
 	defer log.Sync() //nolint:errcheck

@@ -31,6 +31,9 @@ type ServerConfig struct {
 	WriteTimeout, IdleTimeout time.Duration
 	// MaxBodySize is the largest request body read (default 8 MiB); larger ones get 413.
 	MaxBodySize int
+	// AccessLogSample is the fraction of requests, 0 to 1, that get an access log line
+	// (accesslog.go); responses of status 500 and above always get one. 0: only those.
+	AccessLogSample float64
 }
 
 func (c ServerConfig) withDefaults() ServerConfig {
@@ -59,10 +62,11 @@ func (c ServerConfig) withDefaults() ServerConfig {
 }
 
 // Server is the HTTP server of a Switchboard process: fasthttp with the timeouts of
-// ServerConfig, a listener that closes TLS handshakes and bare-LF requests at once, and
-// error logging through zap that never writes a request's content (its headers carry
-// credentials): a malformed request is logged as method, path, client address and the
-// kind of error, at most a few lines a second.
+// ServerConfig, a listener that closes TLS handshakes and bare-LF requests at once, an
+// X-Request-Id on every response and a sampled access log (accesslog.go), and error logging
+// through zap that never writes a request's content (its headers carry credentials): a
+// malformed request is logged as method, path, client address and the kind of error, at
+// most a few lines a second.
 type Server struct {
 	fs        *fasthttp.Server
 	cfg       ServerConfig
@@ -70,14 +74,15 @@ type Server struct {
 	logLimit  *Throttle
 	dropped   atomic.Int64 // log lines suppressed since the last one written
 	malformed atomic.Int64 // requests refused before the handler, ever
+	ids       *requestIDs
 }
 
 // NewServer returns a server that runs h.
 func NewServer(h fasthttp.RequestHandler, cfg ServerConfig, log *zap.Logger) *Server {
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, log: log, logLimit: NewThrottle(10, 50)}
+	s := &Server{cfg: cfg, log: log, logLimit: NewThrottle(10, 50), ids: newRequestIDs()}
 	s.fs = &fasthttp.Server{
-		Handler:               h,
+		Handler:               s.accessLogged(h),
 		Name:                  "switchboard",
 		ReadTimeout:           cfg.HeaderTimeout, // the body gets its own deadline in headerReceived
 		WriteTimeout:          cfg.WriteTimeout,
@@ -142,6 +147,8 @@ func (s *Server) errorHandler(ctx *fasthttp.RequestCtx, err error) {
 			zap.Int("status", status), zap.String("error", reduceError(err)), s.droppedField())
 	}
 	WriteMessage(ctx, StyleMessage, status, msg)
+	var buf [maxRequestID]byte
+	s.setRequestID(ctx, buf[:])
 }
 
 // logAllowed reports whether a line about a refused request may be written now; the others
