@@ -151,21 +151,21 @@ func (p *Phase) OpCount(name string) uint64 {
 
 // Report is everything a run measured.
 type Report struct {
-	Options                    Options
-	Machine                    Machine
-	Started                    time.Time
-	Took                       time.Duration
-	Seed                       SeedStats
-	Harvest                    *Harvest
-	Phases                     []*Phase
-	Engine                     []EngineResult
-	ServerRSS                  int64 // after loading, before load
-	ServerHWM                  int64 // peak over the run
-	Load                       time.Duration
-	Notes                      []string // what could not be measured, and why
-	Profile                    string   // path of the server CPU profile, when taken
-	FloorSize                  int
-	EntriesUsed                int64 // entry URLs followed, each once
+	Options     Options
+	Machine     Machine
+	Started     time.Time
+	Took        time.Duration
+	Seed        SeedStats
+	Harvest     *Harvest
+	Phases      []*Phase
+	Engine      []EngineResult
+	ServerRSS   int64 // after loading, before load
+	ServerHWM   int64 // peak over the run
+	Load        time.Duration
+	Notes       []string // what could not be measured, and why
+	Profile     string   // path of the server CPU profile, when taken
+	FloorSize   int
+	EntriesUsed int64 // entry URLs followed, each once
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -184,11 +184,11 @@ func (r *Report) Find(scenario, mode string) *Phase {
 
 // Scenario names.
 const (
-	ScOffers  = "offers"
-	ScEntries = "entries"
+	ScOffers    = "offers"
+	ScEntries   = "entries"
 	ScMix       = "mix"
 	ScCallbacks = "callbacks"
-	ScFloor   = "floor"
+	ScFloor     = "floor"
 )
 
 func (o *Options) progress(format string, args ...any) {
