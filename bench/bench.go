@@ -50,6 +50,8 @@ type Options struct {
 	EngineParticipants int
 	// Mix is the offers:entries:callbacks proportion of the marketplace scenario.
 	Mix [3]int
+	// MemoryLimit is the serve child's --memory-limit ("": serve derives its own).
+	MemoryLimit string
 	// Binary is the switchboard binary to run `serve` from (default os.Executable()).
 	Binary string
 	// Profile runs the server through `switchboard bench _serve`, which is `serve` with a
@@ -617,6 +619,9 @@ func (s *server) stop() {
 
 func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath string) (*server, error) {
 	args := []string{"serve", "--addr", addr, "--database-url", dbURL, "--rate-limit", "-1", "--publisher-rate-limit", "-1"}
+	if o.MemoryLimit != "" {
+		args = append(args, "--memory-limit", o.MemoryLimit)
+	}
 	if profile != "" {
 		args = append([]string{"bench", "_serve", "--cpu-profile", profile, "--"}, args...)
 	}
