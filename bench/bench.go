@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,6 +50,8 @@ type Options struct {
 	EngineParticipants int
 	// Mix is the offers:entries:callbacks proportion of the marketplace scenario.
 	Mix [3]int
+	// MemoryLimit is the serve child's --memory-limit ("": serve derives its own).
+	MemoryLimit string
 	// Binary is the switchboard binary to run `serve` from (default os.Executable()).
 	Binary string
 	// Profile runs the server through `switchboard bench _serve`, which is `serve` with a
@@ -100,6 +103,33 @@ type Phase struct {
 	BenchCPU    time.Duration // CPU of this load generator
 	Elapsed     time.Duration // wall time of the phase, warm-up included
 	RSS, HWM    int64         // server memory after the phase
+	// Verdicts are the server's entry decisions during the phase (warm-up included), from
+	// switchboard_entries_total on /metrics: "admitted", "refused by engine (not_eligible)",
+	// "refused by database (quota)" and so on; nil when /metrics could not be read.
+	Verdicts map[string]float64
+}
+
+// Rate is n requests over the phase's measured span, as Throughput: the window, or less
+// when the scenario ran out of URLs or sessions, or more when an open loop fell behind.
+func (p *Phase) Rate(n uint64) float64 {
+	d := p.Span
+	if d <= 0 {
+		d = p.Window
+	}
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// AdmittedShare is the share of the phase's entry answers that admitted (-1: no entries).
+func (p *Phase) AdmittedShare() float64 {
+	adm := p.OpCount(OpEntryAdmitted)
+	all := adm + p.OpCount(OpEntryRefused) + p.OpCount(OpEntryBlocked)
+	if all == 0 {
+		return -1
+	}
+	return float64(adm) / float64(all)
 }
 
 // CPUPer1k is the server's CPU seconds per 1,000 requests.
@@ -123,21 +153,21 @@ func (p *Phase) OpCount(name string) uint64 {
 
 // Report is everything a run measured.
 type Report struct {
-	Options                    Options
-	Machine                    Machine
-	Started                    time.Time
-	Took                       time.Duration
-	Seed                       SeedStats
-	Harvest                    *Harvest
-	Phases                     []*Phase
-	Engine                     []EngineResult
-	ServerRSS                  int64 // after loading, before load
-	ServerHWM                  int64 // peak over the run
-	Load                       time.Duration
-	Notes                      []string // what could not be measured, and why
-	Profile                    string   // path of the server CPU profile, when taken
-	FloorSize                  int
-	EntriesUsed, EntriesReused int64
+	Options     Options
+	Machine     Machine
+	Started     time.Time
+	Took        time.Duration
+	Seed        SeedStats
+	Harvest     *Harvest
+	Phases      []*Phase
+	Engine      []EngineResult
+	ServerRSS   int64 // after loading, before load
+	ServerHWM   int64 // peak over the run
+	Load        time.Duration
+	Notes       []string // what could not be measured, and why
+	Profile     string   // path of the server CPU profile, when taken
+	FloorSize   int
+	EntriesUsed int64 // entry URLs followed, each once
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -156,10 +186,11 @@ func (r *Report) Find(scenario, mode string) *Phase {
 
 // Scenario names.
 const (
-	ScOffers  = "offers"
-	ScEntries = "entries"
-	ScMix     = "mix"
-	ScFloor   = "floor"
+	ScOffers    = "offers"
+	ScEntries   = "entries"
+	ScMix       = "mix"
+	ScCallbacks = "callbacks"
+	ScFloor     = "floor"
 )
 
 func (o *Options) progress(format string, args ...any) {
@@ -276,6 +307,10 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			l.Client = srv.floorClient
 		}
 		stmts.reset(ctx)
+		var verdicts map[string]float64
+		if target != "floor" {
+			verdicts = scrapeVerdicts(client, t.Addr)
+		}
 		before, pgBefore, selfBefore, t0 := ReadProc(pid), TreeCPU(pgPID), SelfCPU(), time.Now()
 		r := Drive(l, s)
 		after := ReadProc(pid)
@@ -283,6 +318,14 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			Elapsed: time.Since(t0), RSS: after.RSS, HWM: after.HWM}
 		if target != "floor" {
 			p.PostgresCPU = max(0, TreeCPU(pgPID)-pgBefore)
+			if after := scrapeVerdicts(client, t.Addr); after != nil && verdicts != nil {
+				p.Verdicts = map[string]float64{}
+				for k, v := range after {
+					if d := v - verdicts[k]; d > 0 {
+						p.Verdicts[k] = d
+					}
+				}
+			}
 		}
 		rep.Phases = append(rep.Phases, p)
 		rate := "max"
@@ -291,6 +334,14 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		}
 		o.progress("%-8s %-6s %-8s %9.0f req/s  p50 %7.2f ms  p99 %7.2f ms  p99.9 %7.2f ms  errors %d  [%s]",
 			s.Name, r.Mode, rate, r.Throughput, r.P(0.5), r.P(0.99), r.P(0.999), r.Errors, describeStatus(r.Status))
+		if share := p.AdmittedShare(); share >= 0 {
+			o.progress("  entries: %.0f admitted/s, %.0f refused/s (%.1f%% admitted); server verdicts %s",
+				p.Rate(p.OpCount(OpEntryAdmitted)), p.Rate(p.OpCount(OpEntryRefused)+p.OpCount(OpEntryBlocked)), 100*share,
+				describeVerdicts(p.Verdicts))
+		}
+		if n := p.OpCount(OpCallbackDone); n > 0 {
+			o.progress("  callbacks: %.0f completes/s", p.Rate(n))
+		}
 		if target != "floor" {
 			for _, line := range stmts.top(ctx, r.Requests) {
 				o.progress("  %s", line)
@@ -310,15 +361,15 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 	offersMax := 0.0
 	var rates []float64
 	if probe == "" {
-		// Harvest offer entry URLs for the entry phases: enough for the entry phases at up to
-		// 8,000/s (reused after that, and reported).
+		// Harvest offer entry URLs for the entry phases, each to be used once: enough for the
+		// entry phases at up to 8,000/s (a phase that runs out ends early, and says so).
 		entryWindow := (o.Duration + o.Warmup).Seconds() * 2.5
-		want := int(min(float64(8*len(t.Market.Participants)), max(2000, 8000*entryWindow)))
+		want := int(min(float64(entryPerParticipant*len(t.Market.Participants)), max(2000, 8000*entryWindow)))
 		o.progress("harvesting up to %d offer entry URLs", want)
-		rep.Harvest = t.HarvestEntries(client, o.Connections, want, 8, max(20*time.Second, 2*o.Duration), uint64(o.Seed))
-		o.progress("harvested %d entry URLs from %d answers in %s (median answer %d bytes, %.1f offers each, %.0f%% eligible)",
-			len(rep.Harvest.Entries), rep.Harvest.Requests, rep.Harvest.Took.Round(time.Millisecond), rep.Harvest.MedianBytes,
-			rep.Harvest.MeanOffers, 100*rep.Harvest.EligibleShare)
+		rep.Harvest = t.HarvestEntries(client, o.Connections, want, entryPerParticipant, max(20*time.Second, 2*o.Duration), uint64(o.Seed))
+		o.progress("harvested %d entry URLs for %d participants and %d campaigns from %d answers in %s (median answer %d bytes, %.1f offers each, %.0f%% eligible)",
+			len(rep.Harvest.Entries), rep.Harvest.Participants, rep.Harvest.Campaigns, rep.Harvest.Requests,
+			rep.Harvest.Took.Round(time.Millisecond), rep.Harvest.MedianBytes, rep.Harvest.MeanOffers, 100*rep.Harvest.EligibleShare)
 
 		if profile != "" {
 			srv.signal(syscall.SIGUSR1)
@@ -346,17 +397,22 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		} else {
 			entries := NewEntries(rep.Harvest.Entries)
 			ep := phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
-			if r := roundRate(ep.Throughput / 2); r > 0 {
+			if r := roundRate(ep.Rate(ep.Requests) / 2); r > 0 && entries.Left() > 0 {
 				phase("switchboard", srv.pid(), open(r), t.EntriesScenario(ScEntries, entries, sessions))
 			}
 			mp := phase("switchboard", srv.pid(), closed, t.MixScenario(ScMix, o.Mix[0], o.Mix[1], o.Mix[2], entries, sessions))
 			if r := roundRate(mp.Throughput / 2); r > 0 {
 				phase("switchboard", srv.pid(), open(r), t.MixScenario(ScMix, o.Mix[0], o.Mix[1], o.Mix[2], entries, sessions))
 			}
-			rep.EntriesUsed, rep.EntriesReused = entries.Used()
-			if rep.EntriesReused > 0 {
-				rep.note("%d of %d entry requests reused an offer entry URL (the harvest ran out); a reused URL is usually refused by the reentry rule",
-					rep.EntriesReused, rep.EntriesUsed)
+			rep.EntriesUsed = entries.Used()
+			if entries.Left() == 0 {
+				rep.note("the %d harvested entry URLs ran out (each is used once): a phase that ran out ended early and its rates are over the time it ran; the mix sent offers requests in place of its entries after that",
+					len(rep.Harvest.Entries))
+			}
+			if sessions.Len() == 0 {
+				rep.note("no admitted session was left for the callbacks phase")
+			} else {
+				phase("switchboard", srv.pid(), closed, t.CallbacksScenario(ScCallbacks, sessions))
 			}
 		}
 	}
@@ -383,6 +439,78 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 	}
 	srv.stopFloor()
 	return ctx.Err()
+}
+
+// entryPerParticipant is how many offer entry URLs the harvest keeps of one participant's
+// offers answer.
+const entryPerParticipant = 4
+
+// scrapeVerdicts reads switchboard_entries_total from the server's /metrics, keyed by its
+// labels; nil when it cannot.
+func scrapeVerdicts(c *fasthttp.HostClient, addr string) map[string]float64 {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("/metrics")
+	req.Header.SetHost(addr)
+	if err := c.DoTimeout(req, resp, 10*time.Second); err != nil || resp.StatusCode() != fasthttp.StatusOK {
+		return nil
+	}
+	return parseVerdicts(string(resp.Body()))
+}
+
+// parseVerdicts picks the switchboard_entries_total samples out of a Prometheus text
+// exposition: `switchboard_entries_total{verdict="refused",by="database",reason="quota"} 12`
+// becomes "refused by database (quota)": 12.
+func parseVerdicts(text string) map[string]float64 {
+	const name = "switchboard_entries_total{"
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(text, "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		l := map[string]string{}
+		for kv := range strings.SplitSeq(labels, ",") {
+			if k, val, ok := strings.Cut(kv, "="); ok {
+				l[k] = strings.Trim(val, `"`)
+			}
+		}
+		key := l["verdict"]
+		if l["by"] != "" {
+			key += " by " + l["by"] + " (" + l["reason"] + ")"
+		}
+		out[key] += v
+	}
+	return out
+}
+
+// describeVerdicts renders verdicts as "admitted 123, refused by engine (not_eligible) 4".
+func describeVerdicts(m map[string]float64) string {
+	if m == nil {
+		return "not read"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // roundRate rounds a rate to two significant digits.
@@ -491,6 +619,9 @@ func (s *server) stop() {
 
 func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath string) (*server, error) {
 	args := []string{"serve", "--addr", addr, "--database-url", dbURL, "--rate-limit", "-1", "--publisher-rate-limit", "-1"}
+	if o.MemoryLimit != "" {
+		args = append(args, "--memory-limit", o.MemoryLimit)
+	}
 	if profile != "" {
 		args = append([]string{"bench", "_serve", "--cpu-profile", profile, "--"}, args...)
 	}

@@ -72,13 +72,19 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("%s %s: %d errors, statuses %v", p.Scenario, p.Mode, p.Errors, p.Status)
 		}
 	}
-	for _, want := range []string{"offers/closed", "offers/open", "entries/closed", "mix/closed", "floor/closed", "floor/open"} {
+	for _, want := range []string{"offers/closed", "offers/open", "entries/closed", "mix/closed", "callbacks/closed", "floor/closed", "floor/open"} {
 		if _, ok := seen[want]; !ok {
 			t.Errorf("phase %s missing; ran %v", want, keys(seen))
 		}
 	}
 	if e := seen["entries/closed"]; e.Ops[OpEntryAdmitted] == 0 {
 		t.Errorf("no entry was admitted: %v", e.Ops)
+	} else if e.AdmittedShare == nil || *e.AdmittedShare < 0.8 {
+		// Fresh tokens within the campaigns' room: the phase measures admissions, not refusals.
+		t.Errorf("entries phase admitted share below 80%%: ops %v, server verdicts %v", e.Ops, e.Verdicts)
+	}
+	if c, ok := seen["callbacks/closed"]; !ok || c.Ops[OpCallbackDone] == 0 || c.CompletesPerSec <= 0 {
+		t.Errorf("the callbacks phase reported no completes: %+v", c)
 	}
 	if m := seen["mix/closed"]; m.Ops[OpCallback] == 0 || m.Ops[OpOffers] == 0 {
 		t.Errorf("the mix sent no callbacks or offers: %v", m.Ops)

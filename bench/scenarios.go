@@ -106,6 +106,8 @@ type Harvest struct {
 	Entries       []EntryURL
 	Requests      int
 	Failed        int
+	Participants  int // distinct participants the URLs are for
+	Campaigns     int // distinct campaigns the URLs are for
 	Statuses      map[int]int
 	MedianBytes   int
 	MeanOffers    float64 // surveys per answer
@@ -121,8 +123,11 @@ type offersAnswer struct {
 }
 
 // HarvestEntries asks for the offers of distinct participants until it holds want entry
-// URLs (up to perParticipant of each participant's offers, chosen at random), the panel is
-// exhausted or limit has passed, using conns concurrent requests.
+// URLs, the panel is exhausted or limit has passed, using conns concurrent requests. Each
+// URL is a fresh offer token: up to perParticipant of a participant's offers, chosen at
+// random, never two related campaigns (the second would be refused, docs/rules.md §5), and
+// never more URLs of a campaign than its room (Market.Room), so that an entry that follows
+// one is admitted unless something the bench cannot see refuses it.
 func (t *Target) HarvestEntries(c *fasthttp.HostClient, conns, want, perParticipant int, limit time.Duration, seed uint64) *Harvest {
 	start := time.Now()
 	deadline := start.Add(limit)
@@ -133,6 +138,8 @@ func (t *Target) HarvestEntries(c *fasthttp.HostClient, conns, want, perParticip
 	var next atomic.Int64
 	var sizes []int
 	var offers, eligible int
+	taken := make([]int32, len(t.Market.Campaigns)) // URLs handed out per campaign (under mu)
+	participants := map[int64]bool{}
 	var wg sync.WaitGroup
 	prefix := t.PublicURL
 	for i := range conns {
@@ -150,21 +157,11 @@ func (t *Target) HarvestEntries(c *fasthttp.HostClient, conns, want, perParticip
 				}
 				w.Req.Reset()
 				w.Resp.Reset()
-				buf = t.setOffersRequest(w.Req, &ps[order[k]], buf)
+				p := &ps[order[k]]
+				buf = t.setOffersRequest(w.Req, p, buf)
 				err := c.DoTimeout(w.Req, w.Resp, 30*time.Second)
 				var a offersAnswer
 				ok := err == nil && w.Resp.StatusCode() == fasthttp.StatusOK && json.Unmarshal(w.Resp.Body(), &a) == nil
-				var got []EntryURL
-				if ok {
-					for _, j := range w.Rand.Perm(len(a.Surveys)) {
-						s := a.Surveys[j]
-						id, err := strconv.ParseInt(s.Identifier, 10, 64)
-						if err != nil || !strings.HasPrefix(s.OfferEntryURL, prefix) || len(got) >= perParticipant {
-							continue
-						}
-						got = append(got, EntryURL{Campaign: id, URI: strings.TrimPrefix(s.OfferEntryURL, prefix)})
-					}
-				}
 				mu.Lock()
 				h.Requests++
 				if err != nil {
@@ -178,7 +175,21 @@ func (t *Target) HarvestEntries(c *fasthttp.HostClient, conns, want, perParticip
 					if len(a.Surveys) > 0 {
 						eligible++
 					}
-					h.Entries = append(h.Entries, got...)
+					var got []int64
+					for _, j := range w.Rand.Perm(len(a.Surveys)) {
+						s := a.Surveys[j]
+						id, err := strconv.ParseInt(s.Identifier, 10, 64)
+						if err != nil || id < 1 || int(id) > len(taken) || !strings.HasPrefix(s.OfferEntryURL, prefix) ||
+							len(got) >= perParticipant || taken[id-1] >= t.Market.roomOf(id) || t.Market.relatedTo(id, got) {
+							continue
+						}
+						taken[id-1]++
+						got = append(got, id)
+						h.Entries = append(h.Entries, EntryURL{Campaign: id, URI: strings.TrimPrefix(s.OfferEntryURL, prefix)})
+					}
+					if len(got) > 0 {
+						participants[p.ID] = true
+					}
 				} else if err == nil {
 					h.Failed++
 				}
@@ -193,11 +204,36 @@ func (t *Target) HarvestEntries(c *fasthttp.HostClient, conns, want, perParticip
 		h.MeanOffers = float64(offers) / float64(n)
 		h.EligibleShare = float64(eligible) / float64(n)
 	}
-	// Interleave campaigns so that consecutive entries do not queue on one quota row.
+	h.Participants = len(participants)
+	for _, n := range taken {
+		if n > 0 {
+			h.Campaigns++
+		}
+	}
+	// Interleave campaigns and participants so that consecutive entries do not queue on one
+	// quota row nor come from one participant.
 	r := newWorker(1, seed+7, 0).Rand
 	r.Shuffle(len(h.Entries), func(i, j int) { h.Entries[i], h.Entries[j] = h.Entries[j], h.Entries[i] })
 	h.Took = time.Since(start)
 	return h
+}
+
+// roomOf is the room of campaign id (unlimited when the market was not seeded by Seed).
+func (m *Market) roomOf(id int64) int32 {
+	if m.Room == nil {
+		return 1 << 30
+	}
+	return m.Room[id-1]
+}
+
+// relatedTo reports whether campaign id is related to one of the campaigns in got.
+func (m *Market) relatedTo(id int64, got []int64) bool {
+	for _, r := range m.Campaigns[id-1].Related {
+		if slices.Contains(got, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // Sessions is a bounded queue of admitted transactions waiting for their callback.
@@ -238,42 +274,52 @@ func (s *Sessions) Len() int {
 	return len(s.tids)
 }
 
-// Entries hands out harvested entry URLs, each once while they last, then again from the
-// start (a reused token is answered, usually refused by the reentry rule: counted apart).
+// Entries hands out harvested entry URLs, each once: a URL is never reused (a second
+// entry with one token is refused by the reentry rule and would measure refusals). A
+// scenario that runs out ends its phase early; the rates are over the time it ran.
 type Entries struct {
-	urls   []EntryURL
-	next   atomic.Int64
-	reused atomic.Int64
+	urls []EntryURL
+	next atomic.Int64
 }
 
 // NewEntries hands out urls.
 func NewEntries(urls []EntryURL) *Entries { return &Entries{urls: urls} }
 
-func (e *Entries) take() EntryURL {
+func (e *Entries) take() (EntryURL, bool) {
 	i := e.next.Add(1) - 1
 	if i >= int64(len(e.urls)) {
-		e.reused.Add(1)
+		return EntryURL{}, false
 	}
-	return e.urls[i%int64(len(e.urls))]
+	return e.urls[i], true
 }
 
-// Used is how many URLs were handed out, and how many of them for a second time or more.
-func (e *Entries) Used() (int64, int64) { return e.next.Load(), e.reused.Load() }
+// Used is how many URLs were handed out.
+func (e *Entries) Used() int64 { return min(e.next.Load(), int64(len(e.urls))) }
 
-// Operation names of the entry and callback scenarios.
+// Left is how many URLs are left.
+func (e *Entries) Left() int { return len(e.urls) - int(e.Used()) }
+
+// Operation names of the entry and callback scenarios. An entry is admitted when its 302
+// goes to the supplier link (SurveyHost); a refusal goes back to the partner's redirect
+// URL (PublisherReturn) with status=over_quota, or status=quality_term when the
+// participant is blocked for quality.
 const (
 	OpOffers          = "offers"
 	OpEntryAdmitted   = "entry: admitted (302 to the survey)"
-	OpEntryRefused    = "entry: not eligible (302 to the partner)"
+	OpEntryRefused    = "entry: refused (302 to the partner, over_quota)"
+	OpEntryBlocked    = "entry: refused (302 to the partner, quality_term)"
 	OpCallback        = "callback"
+	OpCallbackDone    = "callback: complete"
 	opOffers          = 0
 	opEntryAdmitted   = 1
 	opEntryRefused    = 2
 	opCallback        = 3
+	opEntryBlocked    = 4
+	opCallbackDone    = 5
 	entryOpsFirstSlot = opEntryAdmitted
 )
 
-var scenarioOps = []string{OpOffers, OpEntryAdmitted, OpEntryRefused, OpCallback}
+var scenarioOps = []string{OpOffers, OpEntryAdmitted, OpEntryRefused, OpCallback, OpEntryBlocked, OpCallbackDone}
 
 func (t *Target) setEntryRequest(req *fasthttp.Request, e EntryURL) {
 	req.SetRequestURI(e.URI)
@@ -296,17 +342,23 @@ func (t *Target) checkEntry(w *Worker, s *Sessions, campaign int64) (int, bool) 
 		}
 		return opEntryAdmitted, true
 	}
+	if bytes.Contains(loc, []byte("status=quality_term")) {
+		return opEntryBlocked, bytes.HasPrefix(loc, []byte(PublisherReturn))
+	}
 	return opEntryRefused, bytes.HasPrefix(loc, []byte(PublisherReturn))
 }
 
-// EntriesScenario follows harvested offer_entry_urls (without following the 302) and keeps
-// the admitted sessions in s for callbacks.
+// EntriesScenario follows harvested offer_entry_urls (without following the 302), each
+// once, and keeps the admitted sessions in s for callbacks; it ends when the URLs run out.
 func (t *Target) EntriesScenario(name string, e *Entries, s *Sessions) *Scenario {
 	return &Scenario{
 		Name: name,
 		Ops:  scenarioOps,
 		Prepare: func(w *Worker) int {
-			u := e.take()
+			u, ok := e.take()
+			if !ok {
+				return Exhausted
+			}
 			t.setEntryRequest(w.Req, u)
 			w.Tag = u.Campaign
 			return entryOpsFirstSlot
@@ -341,17 +393,16 @@ func (t *Target) MixScenario(name string, offers, entries, callbacks int, e *Ent
 			switch {
 			case x >= offers+entries:
 				if a, ok := s.pop(); ok {
-					c := &t.Market.Campaigns[a.campaign-1]
-					buyer := t.Market.Buyers[(c.BuyerID-1)%int64(len(t.Market.Buyers))]
-					w.Req.SetRequestURI(CallbackURI(t.PublicURL, buyer, CallbackOutcomes[w.Rand.IntN(len(CallbackOutcomes))], a.tid))
-					w.Req.Header.SetHost(t.Addr)
+					t.setCallbackRequest(w.Req, a, CallbackOutcomes[w.Rand.IntN(len(CallbackOutcomes))])
 					return opCallback
 				}
 			case x >= offers:
-				u := e.take()
-				t.setEntryRequest(w.Req, u)
-				w.Tag = u.Campaign
-				return entryOpsFirstSlot
+				if u, ok := e.take(); ok {
+					t.setEntryRequest(w.Req, u)
+					w.Tag = u.Campaign
+					return entryOpsFirstSlot
+				}
+				// The URLs ran out: an offers request instead (counted apart from entries).
 			}
 			w.Buf = t.setOffersRequest(w.Req, &ps[w.Rand.IntN(len(ps))], w.Buf)
 			return opOffers
@@ -365,6 +416,33 @@ func (t *Target) MixScenario(name string, offers, entries, callbacks int, e *Ent
 			}
 			return t.checkEntry(w, s, w.Tag)
 		},
+	}
+}
+
+// setCallbackRequest fills req with the signed callback of session a with outcome.
+func (t *Target) setCallbackRequest(req *fasthttp.Request, a admitted, outcome string) {
+	c := &t.Market.Campaigns[a.campaign-1]
+	buyer := t.Market.Buyers[(c.BuyerID-1)%int64(len(t.Market.Buyers))]
+	req.SetRequestURI(CallbackURI(t.PublicURL, buyer, outcome, a.tid))
+	req.Header.SetHost(t.Addr)
+}
+
+// CallbacksScenario reports a complete for each session admitted earlier in the run (the
+// costliest outcome: quota and campaign counts, payout, partner notification), each
+// once; it ends when no session is left.
+func (t *Target) CallbacksScenario(name string, s *Sessions) *Scenario {
+	return &Scenario{
+		Name: name,
+		Ops:  scenarioOps,
+		Prepare: func(w *Worker) int {
+			a, ok := s.pop()
+			if !ok {
+				return Exhausted
+			}
+			t.setCallbackRequest(w.Req, a, outcome.Complete)
+			return opCallbackDone
+		},
+		Check: func(w *Worker, op int) (int, bool) { return op, w.Resp.StatusCode() == fasthttp.StatusFound },
 	}
 }
 

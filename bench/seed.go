@@ -62,6 +62,12 @@ type Market struct {
 	Publisher Account
 	// Links[i] is the supplier link of campaign i+1.
 	Links []string
+	// Room[i] is how many entries campaign i+1 admits for certain once seeded: the least
+	// room left in any of its quotas (num_respondents less the seeded completes, or entries
+	// for a click-balanced quota). An entry counts toward the quotas it matched only, so no
+	// quota fills before the campaign has admitted Room[i] entries. The bench hands out no
+	// more entry URLs of a campaign than its room, so that entries measure admissions.
+	Room []int32
 }
 
 // GenerateMarket builds n campaigns and p participants (ids 1..n and 1..p) from seed.
@@ -168,6 +174,7 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		return err
 	}
 	cs := m.Campaigns
+	m.Room = make([]int32, len(cs))
 	var projects, campaigns, quotas, quals, rels, rets, excl [][]any
 	np := int64(len(m.Participants))
 	for i := range cs {
@@ -194,10 +201,18 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		campaigns = append(campaigns, []any{c.ID, b, c.ID, name, int32(c.CPICents), int32(c.CPICents), int32(5 + r.IntN(25)),
 			int32(c.Incidence), int16(engine.StatusActive), int32(c.LOI), m.Links[i], daily, reentry, int32(1),
 			len(c.Retargets) > 0, devices})
+		room := int32(-1)
 		for _, q := range c.Quotas {
 			completes := 0
 			if q.NumRespondents > 1 {
 				completes = r.IntN(q.NumRespondents * 6 / 10)
+			}
+			left := int32(q.NumRespondents - completes)
+			if q.ClickBalanced {
+				left = int32(q.NumRespondents - completes - completes/2)
+			}
+			if room < 0 || left < room {
+				room = max(left, 0)
 			}
 			quotas = append(quotas, []any{q.ID, c.ID, fmt.Sprintf("Quota %d", q.ID), int32(q.NumRespondents), q.ClickBalanced,
 				q.Global, int32(completes), int32(completes + completes/2)})
@@ -212,6 +227,7 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 				quals = append(quals, []any{q.ID, refQuestion(cond.QuestionID), codes, texts})
 			}
 		}
+		m.Room[i] = max(room, 0)
 		for _, o := range c.Related {
 			if o < c.ID {
 				rels = append(rels, []any{b, c.ID, o})

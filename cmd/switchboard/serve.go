@@ -46,6 +46,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
+	memLimit := f.String("memory-limit", "", "soft memory limit of the Go runtime, e.g. 3GiB, or off (default: 80% of the cgroup's memory limit, else of the machine's memory; GOMEMLIMIT wins when set)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -57,6 +58,9 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	}
 	log := newLogger()
 	defer log.Sync() //nolint:errcheck
+	if err := applyMemoryLimit(*memLimit, log); err != nil {
+		return err
+	}
 
 	url, err := databaseURL(ctx, cfg.DatabaseURL, log)
 	if err != nil {

@@ -1,0 +1,28 @@
+package bench
+
+import (
+	"maps"
+	"testing"
+)
+
+func TestParseVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       map[string]float64
+	}{
+		{"empty", "", map[string]float64{}},
+		{"other metrics only", "# HELP x y\nswitchboard_offers_total 4\n", map[string]float64{}},
+		{"verdicts", "# TYPE switchboard_entries_total counter\n" +
+			`switchboard_entries_total{verdict="admitted"} 120` + "\n" +
+			`switchboard_entries_total{verdict="refused",by="engine",reason="not_eligible"} 7` + "\n" +
+			`switchboard_entries_total{verdict="refused",by="database",reason="quota"} 3` + "\n" +
+			`switchboard_entries_total{verdict="refused",by="database",reason="garbled"} x` + "\n",
+			map[string]float64{"admitted": 120, "refused by engine (not_eligible)": 7, "refused by database (quota)": 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := parseVerdicts(tc.text); !maps.Equal(got, tc.want) {
+				t.Errorf("parseVerdicts = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
