@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/bits"
 	"sync/atomic"
 )
@@ -32,22 +33,21 @@ func (a Activity) ActiveDays(now int64, window int) int {
 	return bits.OnesCount32(a.Days & m)
 }
 
-// activityCell stores an Activity in atomics: day<<32 | bitmap in one word.
-type activityCell struct {
-	last atomic.Int64
-	days atomic.Uint64
-}
-
-func (c *activityCell) touch(at int64) {
+// touchActivity records activity at `at` (unix seconds) in a panel row's
+// activity words: last holds the latest activity (unix seconds, clamped to
+// uint32) and days the UTC day<<32 | bitmap. Both are updated atomically, so
+// concurrent touches under a shared lock are safe.
+func touchActivity(last *uint32, days *uint64, at int64) {
+	sec := uint32(min(max(at, 0), math.MaxUint32))
 	for {
-		old := c.last.Load()
-		if at <= old || c.last.CompareAndSwap(old, at) {
+		old := atomic.LoadUint32(last)
+		if sec <= old || atomic.CompareAndSwapUint32(last, old, sec) {
 			break
 		}
 	}
 	d := utcDay(at)
 	for {
-		old := c.days.Load()
+		old := atomic.LoadUint64(days)
 		day, bm := int64(old>>32), uint32(old)
 		switch {
 		case old == 0:
@@ -64,13 +64,14 @@ func (c *activityCell) touch(at int64) {
 		default:
 			return // older than the window
 		}
-		if c.days.CompareAndSwap(old, uint64(day)<<32|uint64(bm)) {
+		if atomic.CompareAndSwapUint64(days, old, uint64(day)<<32|uint64(bm)) {
 			return
 		}
 	}
 }
 
-func (c *activityCell) read() Activity {
-	v := c.days.Load()
-	return Activity{LastActive: c.last.Load(), Day: int64(v >> 32), Days: uint32(v)}
+// readActivity reads a panel row's activity words.
+func readActivity(last *uint32, days *uint64) Activity {
+	v := atomic.LoadUint64(days)
+	return Activity{LastActive: int64(atomic.LoadUint32(last)), Day: int64(v >> 32), Days: uint32(v)}
 }
