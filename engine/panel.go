@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"hash/maphash"
 	"math"
@@ -56,15 +58,11 @@ type panelShard struct {
 	device  []uint8
 	last    []uint32 // unix seconds of the latest activity (atomic)
 	days    []uint64 // UTC day<<32 | bitmap of active days (atomic)
-	arena   []byte   // records: uvarint publisher, uvarint len(user), user, answers
+	arena   []byte   // records, see record
 	garbage int      // arena bytes no record uses any more
 	table   []uint32 // open-addressed hash of the key: row+1, 0 empty
 	entries map[uint32][]Entry
-	devIDs  map[uint32]deviceIDs
 }
-
-// deviceIDs is the device identifier of a row and its hash.
-type deviceIDs struct{ id, hash string }
 
 // idIndex maps participant ids to rows: an open-addressed table of refs
 // (shard<<rowBits | row) + 1. Lock order: an idIndex lock is taken before a
@@ -80,7 +78,6 @@ func NewPanel() *Panel {
 	pl := &Panel{seed: maphash.MakeSeed()}
 	for i := range pl.shards {
 		pl.shards[i].entries = make(map[uint32][]Entry)
-		pl.shards[i].devIDs = make(map[uint32]deviceIDs)
 	}
 	return pl
 }
@@ -94,6 +91,58 @@ func idHash(id int64) uint64 {
 	return h ^ h>>29
 }
 
+// record is a row's record in the arena: varint publisher, uvarint
+// len(user), user, uvarint len(device id), device id, the 20-byte SHA-1 of
+// HashDeviceID when there is a device id, then the packed answers.
+type record struct {
+	pub       int64
+	user, dev []byte
+	sum       []byte // nil without a device id
+	head      int    // bytes before the answers
+	answers   []byte
+}
+
+// record parses the record of row r (the caller holds the shard lock).
+func (s *panelShard) record(r uint32) record {
+	return parseRecord(s.arena[s.off[r]:], int(s.ansLen[r]))
+}
+
+func parseRecord(b []byte, ansLen int) record {
+	var rec record
+	pub, n := binary.Varint(b)
+	rec.pub = pub
+	ul, m := binary.Uvarint(b[n:])
+	i := n + m
+	rec.user = b[i : i+int(ul)]
+	i += int(ul)
+	dl, m := binary.Uvarint(b[i:])
+	i += m
+	rec.dev = b[i : i+int(dl)]
+	i += int(dl)
+	if dl > 0 {
+		rec.sum = b[i : i+sha1.Size]
+		i += sha1.Size
+	}
+	rec.head = i
+	rec.answers = b[i : i+ansLen]
+	return rec
+}
+
+// appendRecord appends a record to the arena and returns its offset.
+func (s *panelShard) appendRecord(pub int64, user, dev, sum, answers []byte) uint32 {
+	off := uint32(len(s.arena))
+	s.arena = binary.AppendVarint(s.arena, pub)
+	s.arena = binary.AppendUvarint(s.arena, uint64(len(user)))
+	s.arena = append(s.arena, user...)
+	s.arena = binary.AppendUvarint(s.arena, uint64(len(dev)))
+	if len(dev) > 0 {
+		s.arena = append(s.arena, dev...)
+		s.arena = append(s.arena, sum...)
+	}
+	s.arena = append(s.arena, answers...)
+	return off
+}
+
 // keyAt reports whether the record of row r has the key (publisher, user).
 func (s *panelShard) keyAt(r uint32, publisher int64, user string) bool {
 	b := s.arena[s.off[r]:]
@@ -105,15 +154,6 @@ func (s *panelShard) keyAt(r uint32, publisher int64, user string) bool {
 	ul, n := binary.Uvarint(b)
 	b = b[n:]
 	return ul == uint64(len(user)) && string(b[:ul]) == user
-}
-
-// answersAt returns the packed answers of row r.
-func (s *panelShard) answersAt(r uint32) []byte {
-	b := s.arena[s.off[r]:]
-	_, n := binary.Varint(b)
-	ul, m := binary.Uvarint(b[n:])
-	start := n + m + int(ul)
-	return b[start : start+int(s.ansLen[r])]
 }
 
 // find returns the row of (publisher, user) and the table slot where it is
@@ -143,11 +183,8 @@ func (s *panelShard) growTable(pl *Panel) {
 	t := make([]uint32, n)
 	mask := n - 1
 	for r := range uint32(len(s.id)) {
-		b := s.arena[s.off[r]:]
-		pub, k := binary.Varint(b)
-		ul, m := binary.Uvarint(b[k:])
-		user := b[k+m : k+m+int(ul)]
-		h := pl.keyHash(pub, unsafe.String(unsafe.SliceData(user), len(user)))
+		rec := s.record(r)
+		h := pl.keyHash(rec.pub, unsafe.String(unsafe.SliceData(rec.user), len(rec.user)))
 		i := int(h>>shardBits) & mask
 		for t[i] != 0 {
 			i = (i + 1) & mask
@@ -167,6 +204,19 @@ func (s *panelShard) growTable(pl *Panel) {
 // normalized, and DeviceIDHash is computed here, once. at (unix seconds)
 // counts as activity.
 func (pl *Panel) Upsert(publisherID int64, user string, prof Participant, at int64) (*Participant, error) {
+	out := new(Participant)
+	if err := pl.upsert(publisherID, user, &prof, at, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Put is Upsert without the returned copy: what a bulk load calls.
+func (pl *Panel) Put(publisherID int64, user string, prof Participant, at int64) error {
+	return pl.upsert(publisherID, user, &prof, at, nil)
+}
+
+func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at int64, out *Participant) error {
 	h := pl.keyHash(publisherID, user)
 	si := h % panelShards
 	s := &pl.shards[si]
@@ -178,11 +228,11 @@ func (pl *Panel) Upsert(publisherID int64, user string, prof Participant, at int
 	} else {
 		if prof.ID == 0 {
 			s.mu.Unlock()
-			return nil, ErrNoParticipantID
+			return ErrNoParticipantID
 		}
 		if len(s.id) >= maxRows {
 			s.mu.Unlock()
-			return nil, ErrPanelFull
+			return ErrPanelFull
 		}
 		s.growTable(pl)
 		_, slot, _ := s.find(h, publisherID, user)
@@ -191,22 +241,18 @@ func (pl *Panel) Upsert(publisherID int64, user string, prof Participant, at int
 		s.id = append(s.id, prof.ID)
 		s.country = append(s.country, 0)
 		s.version = append(s.version, 0)
-		s.off = append(s.off, uint32(len(s.arena)))
+		s.off = append(s.off, noRecord)
 		s.ansLen = append(s.ansLen, 0)
 		s.device = append(s.device, 0)
 		s.last = append(s.last, 0)
 		s.days = append(s.days, 0)
-		s.arena = binary.AppendVarint(s.arena, publisherID)
-		s.arena = binary.AppendUvarint(s.arena, uint64(len(user)))
-		s.arena = append(s.arena, user...)
 		old.ID = prof.ID
 	}
 	s.country[row] = prof.CountryID
 	s.device[row] = prof.Device
-	s.setAnswers(row, mergeAnswers(old.Answers, prof.Answers))
-	if prof.DeviceID != "" && prof.DeviceID != old.DeviceID {
-		s.devIDs[row] = deviceIDs{prof.DeviceID, HashDeviceID(prof.DeviceID)}
-	}
+	var buf [512]byte
+	packed := appendAnswers(buf[:0], mergeAnswers(old.Answers, prof.Answers))
+	s.setRecord(row, publisherID, user, prof.DeviceID, packed)
 	if len(prof.Entries) > 0 {
 		entries := old.Entries
 		for _, e := range prof.Entries {
@@ -216,50 +262,60 @@ func (pl *Panel) Upsert(publisherID int64, user string, prof Participant, at int
 	}
 	s.version[row]++
 	touchActivity(&s.last[row], &s.days[row], at)
-	out := new(Participant)
-	s.decode(row, out)
+	if out != nil {
+		s.decode(row, out)
+	}
 	s.mu.Unlock()
 	if !ok {
 		pl.index(prof.ID, uint32(si)<<rowBits|row)
 		pl.length.Add(1)
 	}
-	return out, nil
+	return nil
 }
 
-// setAnswers packs answers into row r: in place when they fit in the span
-// the row has, else appended to the arena with the key copied along (the old
-// record becomes garbage, reclaimed by compact).
-func (s *panelShard) setAnswers(r uint32, answers []Answer) {
-	var buf [512]byte
-	packed := appendAnswers(buf[:0], answers)
+// noRecord marks a new row whose record is not written yet.
+const noRecord = math.MaxUint32
+
+// setRecord stores packed answers and the device id (kept when dev is "")
+// of row r: in place when the device id stays and the answers fit in the
+// row's span, else as a new record at the end of the arena (the old one
+// becomes garbage, reclaimed by compact).
+func (s *panelShard) setRecord(r uint32, pub int64, user, dev string, packed []byte) {
 	if len(packed) > math.MaxUint16 {
 		packed = packed[:0] // cannot happen with validated profiles; keep the row consistent
 	}
-	span := s.answersAt(r)
-	if len(packed) <= len(span) {
-		copy(span, packed)
-		s.garbage += len(span) - len(packed)
+	if s.off[r] == noRecord {
+		var sum []byte
+		if dev != "" {
+			sum = deviceSum(dev)
+		}
+		s.off[r] = s.appendRecord(pub, []byte(user), []byte(dev), sum, packed)
 		s.ansLen[r] = uint16(len(packed))
 		return
 	}
-	start := int(s.off[r])
-	kl := keyLenAt(s.arena[start:])
-	s.garbage += kl + len(span)
-	newOff := len(s.arena)
-	s.arena = append(s.arena, s.arena[start:start+kl]...)
-	s.arena = append(s.arena, packed...)
-	s.off[r] = uint32(newOff)
+	rec := s.record(r)
+	if (dev == "" || dev == string(rec.dev)) && len(packed) <= len(rec.answers) {
+		copy(rec.answers, packed)
+		s.garbage += len(rec.answers) - len(packed)
+		s.ansLen[r] = uint16(len(packed))
+		return
+	}
+	devB, sum := rec.dev, rec.sum
+	if dev != "" && dev != string(rec.dev) {
+		devB, sum = []byte(dev), deviceSum(dev)
+	}
+	s.garbage += rec.head + len(rec.answers)
+	s.off[r] = s.appendRecord(pub, rec.user, devB, sum, packed)
 	s.ansLen[r] = uint16(len(packed))
 	if s.garbage > 1<<20 && s.garbage > len(s.arena)/4 {
 		s.compact()
 	}
 }
 
-// keyLenAt returns the length of the key at the start of a record.
-func keyLenAt(b []byte) int {
-	_, n := binary.Varint(b)
-	ul, m := binary.Uvarint(b[n:])
-	return n + m + int(ul)
+// deviceSum returns the SHA-1 that HashDeviceID(dev) spells in hex.
+func deviceSum(dev string) []byte {
+	sum, _ := hex.DecodeString(HashDeviceID(dev))
+	return sum
 }
 
 // compact rewrites the arena with the live records only.
@@ -268,27 +324,28 @@ func (s *panelShard) compact() {
 	a := make([]byte, 0, live+live/8)
 	for r := range s.off {
 		start := int(s.off[r])
-		end := start + keyLenAt(s.arena[start:]) + int(s.ansLen[r])
+		rec := s.record(uint32(r))
 		s.off[r] = uint32(len(a))
-		a = append(a, s.arena[start:end]...)
+		a = append(a, s.arena[start:start+rec.head+len(rec.answers)]...)
 	}
 	s.arena, s.garbage = a, 0
 }
 
-// appendAnswers packs sorted answers: per answer the zigzag varint question
-// id, uvarint len(Codes)<<1 | has-text, the codes as zigzag varints, then
+// appendAnswers packs sorted answers: per answer the question id as a
+// uvarint of its uint32 bits, uvarint len(Codes)<<1 | has-text, the codes
+// likewise (ids and codes are small and non-negative: one or two bytes), then
 // when has-text the text's length and bytes.
 func appendAnswers(b []byte, answers []Answer) []byte {
 	for i := range answers {
 		a := &answers[i]
-		b = binary.AppendVarint(b, int64(a.QuestionID))
+		b = binary.AppendUvarint(b, uint64(uint32(a.QuestionID)))
 		hdr := uint64(len(a.Codes)) << 1
 		if a.Text != "" {
 			hdr |= 1
 		}
 		b = binary.AppendUvarint(b, hdr)
 		for _, c := range a.Codes {
-			b = binary.AppendVarint(b, int64(c))
+			b = binary.AppendUvarint(b, uint64(uint32(c)))
 		}
 		if a.Text != "" {
 			b = binary.AppendUvarint(b, uint64(len(a.Text)))
@@ -306,7 +363,7 @@ func decodeAnswers(b []byte, dst *Participant) {
 	dst.codeBuf = dst.codeBuf[:0]
 	dst.textBuf = dst.textBuf[:0]
 	for len(b) > 0 {
-		q, n := binary.Varint(b)
+		q, n := binary.Uvarint(b)
 		b = b[n:]
 		hdr, n := binary.Uvarint(b)
 		b = b[n:]
@@ -314,7 +371,7 @@ func decodeAnswers(b []byte, dst *Participant) {
 		if nc := int(hdr >> 1); nc > 0 {
 			start := len(dst.codeBuf)
 			for range nc {
-				c, n := binary.Varint(b)
+				c, n := binary.Uvarint(b)
 				b = b[n:]
 				dst.codeBuf = append(dst.codeBuf, int32(c))
 			}
@@ -338,10 +395,24 @@ func (s *panelShard) decode(r uint32, dst *Participant) {
 	dst.CountryID = s.country[r]
 	dst.Device = s.device[r]
 	dst.Version = s.version[r]
-	d := s.devIDs[r]
-	dst.DeviceID, dst.DeviceIDHash = d.id, d.hash
 	dst.Entries = s.entries[r]
-	decodeAnswers(s.answersAt(r), dst)
+	rec := s.record(r)
+	decodeAnswers(rec.answers, dst)
+	dst.DeviceID, dst.DeviceIDHash = "", ""
+	if len(rec.dev) > 0 {
+		// After the answers: decodeAnswers resets textBuf.
+		start := len(dst.textBuf)
+		dst.textBuf = append(dst.textBuf, rec.dev...)
+		dst.textBuf = hex.AppendEncode(dst.textBuf, rec.sum)
+		t := dst.textBuf[start:]
+		for i := len(rec.dev); i < len(t); i++ {
+			if t[i] >= 'a' {
+				t[i] -= 'a' - 'A'
+			}
+		}
+		dst.DeviceID = unsafe.String(&t[0], len(rec.dev))
+		dst.DeviceIDHash = unsafe.String(&t[len(rec.dev)], len(t)-len(rec.dev))
+	}
 }
 
 // index records the row of a new participant id.
