@@ -273,6 +273,11 @@ func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at in
 	return nil
 }
 
+// panelCompactMin is the garbage (bytes) below which a shard never
+// compacts its arena; above it, a shard compacts once a quarter of its arena
+// is garbage.
+var panelCompactMin = 1 << 20
+
 // noRecord marks a new row whose record is not written yet.
 const noRecord = math.MaxUint32
 
@@ -307,7 +312,7 @@ func (s *panelShard) setRecord(r uint32, pub int64, user, dev string, packed []b
 	s.garbage += rec.head + len(rec.answers)
 	s.off[r] = s.appendRecord(pub, rec.user, devB, sum, packed)
 	s.ansLen[r] = uint16(len(packed))
-	if s.garbage > 1<<20 && s.garbage > len(s.arena)/4 {
+	if s.garbage > panelCompactMin && s.garbage > len(s.arena)/4 {
 		s.compact()
 	}
 }
