@@ -40,7 +40,7 @@ func loadSynthPanel(pl *engine.Panel, n int) time.Duration {
 		for i := range ps {
 			id := int64(base + i + 1)
 			ps[i].ID = id
-			if _, err := pl.Upsert(int64(1+id%7), users[i], ps[i], synth.Now-id%(20*86400)); err != nil {
+			if err := pl.Put(int64(1+id%7), users[i], ps[i], synth.Now-id%(20*86400)); err != nil {
 				panic(err)
 			}
 		}
