@@ -34,44 +34,44 @@ func (a Activity) ActiveDays(now int64, window int) int {
 }
 
 // touchActivity records activity at `at` (unix seconds) in a panel row's
-// activity words: last holds the latest activity (unix seconds, clamped to
-// uint32) and days the UTC day<<32 | bitmap. Both are updated atomically, so
-// concurrent touches under a shared lock are safe.
-func touchActivity(last *uint32, days *uint64, at int64) {
+// activity word: the latest activity (unix seconds, clamped to uint32) in
+// the high half, the bitmap of active days in the low half, bit i standing
+// for the UTC day of the latest activity minus i. One word updated by CAS,
+// so concurrent touches under a shared lock are safe.
+func touchActivity(w *uint64, at int64) {
 	sec := uint32(min(max(at, 0), math.MaxUint32))
+	d := utcDay(int64(sec))
 	for {
-		old := atomic.LoadUint32(last)
-		if sec <= old || atomic.CompareAndSwapUint32(last, old, sec) {
-			break
-		}
-	}
-	d := utcDay(at)
-	for {
-		old := atomic.LoadUint64(days)
-		day, bm := int64(old>>32), uint32(old)
+		old := atomic.LoadUint64(w)
+		last, bm := uint32(old>>32), uint32(old)
+		day := utcDay(int64(last))
 		switch {
 		case old == 0:
-			day, bm = d, 1
+			last, bm = sec, 1
 		case d > day:
 			if d-day >= activityDays {
 				bm = 0
 			} else {
 				bm <<= uint(d - day)
 			}
-			day, bm = d, bm|1
+			last, bm = sec, bm|1
 		case day-d < activityDays:
-			bm |= 1 << uint(day-d)
+			last, bm = max(last, sec), bm|1<<uint(day-d)
 		default:
-			return // older than the window
+			return // older than the window (and than the latest activity)
 		}
-		if atomic.CompareAndSwapUint64(days, old, uint64(day)<<32|uint64(bm)) {
+		if atomic.CompareAndSwapUint64(w, old, uint64(last)<<32|uint64(bm)) {
 			return
 		}
 	}
 }
 
-// readActivity reads a panel row's activity words.
-func readActivity(last *uint32, days *uint64) Activity {
-	v := atomic.LoadUint64(days)
-	return Activity{LastActive: int64(atomic.LoadUint32(last)), Day: int64(v >> 32), Days: uint32(v)}
+// readActivity reads a panel row's activity word.
+func readActivity(w *uint64) Activity {
+	v := atomic.LoadUint64(w)
+	if v == 0 {
+		return Activity{}
+	}
+	last := int64(v >> 32)
+	return Activity{LastActive: last, Day: utcDay(last), Days: uint32(v)}
 }

@@ -56,8 +56,7 @@ type panelShard struct {
 	off     []uint32 // start of the row's record in arena
 	ansLen  []uint16 // length of the packed answers after the key
 	device  []uint8
-	last    []uint32 // unix seconds of the latest activity (atomic)
-	days    []uint64 // UTC day<<32 | bitmap of active days (atomic)
+	act     []uint64 // latest activity<<32 | bitmap of active days (atomic, see touchActivity)
 	arena   []byte   // records, see record
 	garbage int      // arena bytes no record uses any more
 	table   []uint32 // open-addressed hash of the key: row+1, 0 empty
@@ -244,8 +243,7 @@ func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at in
 		s.off = append(s.off, noRecord)
 		s.ansLen = append(s.ansLen, 0)
 		s.device = append(s.device, 0)
-		s.last = append(s.last, 0)
-		s.days = append(s.days, 0)
+		s.act = append(s.act, 0)
 		old.ID = prof.ID
 	}
 	s.country[row] = prof.CountryID
@@ -261,7 +259,7 @@ func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at in
 		s.entries[row] = entries
 	}
 	s.version[row]++
-	touchActivity(&s.last[row], &s.days[row], at)
+	touchActivity(&s.act[row], at)
 	if out != nil {
 		s.decode(row, out)
 	}
@@ -564,7 +562,7 @@ func (pl *Panel) RecordEntry(participantID, campaignID, at int64) bool {
 		s.entries[r] = entries
 		s.version[r]++
 	}
-	touchActivity(&s.last[r], &s.days[r], at)
+	touchActivity(&s.act[r], at)
 	s.mu.Unlock()
 	return true
 }
@@ -578,7 +576,7 @@ func (pl *Panel) Touch(participantID, at int64) bool {
 	}
 	s, r := &pl.shards[ref>>rowBits], ref&(1<<rowBits-1)
 	s.mu.RLock()
-	touchActivity(&s.last[r], &s.days[r], at)
+	touchActivity(&s.act[r], at)
 	s.mu.RUnlock()
 	return true
 }
@@ -591,7 +589,7 @@ func (pl *Panel) Activity(participantID int64) (Activity, bool) {
 	}
 	s, r := &pl.shards[ref>>rowBits], ref&(1<<rowBits-1)
 	s.mu.RLock()
-	a := readActivity(&s.last[r], &s.days[r])
+	a := readActivity(&s.act[r])
 	s.mu.RUnlock()
 	return a, true
 }
@@ -614,7 +612,7 @@ func (pl *Panel) Range(fn func(p *Participant, a Activity) bool) {
 				break
 			}
 			s.decode(r, &p)
-			a := readActivity(&s.last[r], &s.days[r])
+			a := readActivity(&s.act[r])
 			s.mu.RUnlock()
 			if !fn(&p, a) {
 				return
