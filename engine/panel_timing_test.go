@@ -64,3 +64,35 @@ func BenchmarkPanelMemory(b *testing.B) {
 		runtime.KeepAlive(pl)
 	}
 }
+
+// BenchmarkPanelLookup measures GET /campaigns' read of the panel: Lookup
+// of a participant among 100,000 into a reused Participant (0 allocs/op),
+// and the same followed by Match over 1k campaigns.
+func BenchmarkPanelLookup(b *testing.B) {
+	const n = 100_000
+	pl := engine.NewPanel()
+	loadSynthPanel(pl, n)
+	users := make([]string, 1024)
+	for i := range users {
+		users[i] = "u" + strconv.FormatInt(100_000_000_001+int64(i*97%n), 10)
+	}
+	pub := func(i int) int64 { return int64(1 + (int64(i*97%n)+1)%7) }
+	var p engine.Participant
+	b.Run("lookup", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			if !pl.Lookup(pub(i%1024), users[i%1024], &p) {
+				b.Fatal("missing")
+			}
+		}
+	})
+	e, _, _ := benchMarket(1000)
+	var dst []engine.Offer
+	b.Run("lookup+match", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			pl.Lookup(pub(i%1024), users[i%1024], &p)
+			dst = e.Match(&p, 0.7, synth.Now, 30, dst)
+		}
+	})
+}
