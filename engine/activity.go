@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/bits"
 	"sync/atomic"
 )
@@ -32,45 +33,45 @@ func (a Activity) ActiveDays(now int64, window int) int {
 	return bits.OnesCount32(a.Days & m)
 }
 
-// activityCell stores an Activity in atomics: day<<32 | bitmap in one word.
-type activityCell struct {
-	last atomic.Int64
-	days atomic.Uint64
-}
-
-func (c *activityCell) touch(at int64) {
+// touchActivity records activity at `at` (unix seconds) in a panel row's
+// activity word: the latest activity (unix seconds, clamped to uint32) in
+// the high half, the bitmap of active days in the low half, bit i standing
+// for the UTC day of the latest activity minus i. One word updated by CAS,
+// so concurrent touches under a shared lock are safe.
+func touchActivity(w *uint64, at int64) {
+	sec := uint32(min(max(at, 0), math.MaxUint32))
+	d := utcDay(int64(sec))
 	for {
-		old := c.last.Load()
-		if at <= old || c.last.CompareAndSwap(old, at) {
-			break
-		}
-	}
-	d := utcDay(at)
-	for {
-		old := c.days.Load()
-		day, bm := int64(old>>32), uint32(old)
+		old := atomic.LoadUint64(w)
+		last, bm := uint32(old>>32), uint32(old)
+		day := utcDay(int64(last))
 		switch {
 		case old == 0:
-			day, bm = d, 1
+			last, bm = sec, 1
 		case d > day:
 			if d-day >= activityDays {
 				bm = 0
 			} else {
 				bm <<= uint(d - day)
 			}
-			day, bm = d, bm|1
+			last, bm = sec, bm|1
 		case day-d < activityDays:
-			bm |= 1 << uint(day-d)
+			last, bm = max(last, sec), bm|1<<uint(day-d)
 		default:
-			return // older than the window
+			return // older than the window (and than the latest activity)
 		}
-		if c.days.CompareAndSwap(old, uint64(day)<<32|uint64(bm)) {
+		if atomic.CompareAndSwapUint64(w, old, uint64(last)<<32|uint64(bm)) {
 			return
 		}
 	}
 }
 
-func (c *activityCell) read() Activity {
-	v := c.days.Load()
-	return Activity{LastActive: c.last.Load(), Day: int64(v >> 32), Days: uint32(v)}
+// readActivity reads a panel row's activity word.
+func readActivity(w *uint64) Activity {
+	v := atomic.LoadUint64(w)
+	if v == 0 {
+		return Activity{}
+	}
+	last := int64(v >> 32)
+	return Activity{LastActive: last, Day: utcDay(last), Days: uint32(v)}
 }

@@ -1,121 +1,475 @@
 package engine
 
 import (
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"hash/maphash"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
-// panelShards spreads the panel over independently locked maps.
-const panelShards = 64
+// Panel layout. The panel holds millions of participants, so it stores them
+// in columns instead of one object per participant: each shard keeps flat
+// slices indexed by a participant's row and one byte arena holding, per row,
+// the key (publisher, user) followed by the packed answers. No pointer and no
+// slice exists per participant or per answer; entries and device ids live in
+// side maps of the rows that have them. Readers decode a row into a
+// caller's Participant (Lookup, Range) or a fresh one (Get, GetByID).
+const (
+	panelShards = 64 // shards by (publisher, user); also id-index shards
+	shardBits   = 6
+	rowBits     = 32 - shardBits
+	maxRows     = 1<<rowBits - 2 // a ref+1 must fit in uint32
+)
 
 // ErrNoParticipantID is returned by Panel.Upsert for a new participant
 // without an id: ids are assigned by persistence, never by the panel.
 var ErrNoParticipantID = errors.New("engine: participant without id")
 
+// ErrPanelFull is returned by Panel.Upsert when a shard holds the most rows
+// its references can name (2^26 per shard, about 4·10^9 in all).
+var ErrPanelFull = errors.New("engine: panel shard full")
+
 // Panel is the concurrent in-memory store of participants, keyed by
-// (publisher id, user identifier) and by participant id. Each participant is
-// an immutable *Participant replaced copy-on-write, so a reader holds a
-// consistent profile without locks while writers update it.
+// (publisher id, user identifier) and by participant id, packed in columns
+// (a few dozen bytes per participant, see docs/performance.md). Writers
+// update a participant's row in place under its shard's lock; readers decode
+// it under the read lock, so a decoded Participant is a consistent profile.
 type Panel struct {
 	seed   maphash.Seed
-	byKey  [panelShards]keyShard
-	byID   [panelShards]idShard
+	shards [panelShards]panelShard
+	ids    [panelShards]idIndex
 	length atomic.Int64
 }
 
-type panelKey struct {
-	publisher int64
-	user      string
+// panelShard holds the rows of the participants whose key hashes to it.
+type panelShard struct {
+	mu      sync.RWMutex
+	id      []int64
+	country []int32
+	version []uint32 // bumped by every change of the row (Participant.Version)
+	off     []uint32 // start of the row's record in arena
+	ansLen  []uint16 // length of the packed answers after the key
+	device  []uint8
+	act     []uint64 // latest activity<<32 | bitmap of active days (atomic, see touchActivity)
+	arena   []byte   // records, see record
+	garbage int      // arena bytes no record uses any more
+	table   []uint32 // open-addressed hash of the key: row+1, 0 empty
+	entries map[uint32][]Entry
 }
 
-type keyShard struct {
-	mu sync.RWMutex
-	m  map[panelKey]*panelRecord
-}
-
-type idShard struct {
-	mu sync.RWMutex
-	m  map[int64]*panelRecord
-}
-
-type panelRecord struct {
-	mu       sync.Mutex // serializes writers of this participant
-	p        atomic.Pointer[Participant]
-	activity activityCell
+// idIndex maps participant ids to rows: an open-addressed table of refs
+// (shard<<rowBits | row) + 1. Lock order: an idIndex lock is taken before a
+// shard lock, never while holding one.
+type idIndex struct {
+	mu    sync.RWMutex
+	table []uint32
+	n     int
 }
 
 // NewPanel returns an empty panel.
 func NewPanel() *Panel {
 	pl := &Panel{seed: maphash.MakeSeed()}
-	for i := range pl.byKey {
-		pl.byKey[i].m = make(map[panelKey]*panelRecord)
-		pl.byID[i].m = make(map[int64]*panelRecord)
+	for i := range pl.shards {
+		pl.shards[i].entries = make(map[uint32][]Entry)
 	}
 	return pl
 }
 
-func (pl *Panel) keyShard(k panelKey) *keyShard {
-	h := maphash.String(pl.seed, k.user) ^ uint64(k.publisher)*0x9e3779b97f4a7c15
-	return &pl.byKey[h%panelShards]
+func (pl *Panel) keyHash(publisher int64, user string) uint64 {
+	return maphash.String(pl.seed, user) ^ uint64(publisher)*0x9e3779b97f4a7c15
 }
 
-func (pl *Panel) idShard(id int64) *idShard {
-	return &pl.byID[uint64(id)*0x9e3779b97f4a7c15>>58]
+func idHash(id int64) uint64 {
+	h := uint64(id) * 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+// record is a row's record in the arena: varint publisher, uvarint
+// len(user), user, uvarint len(device id), device id, the 20-byte SHA-1 of
+// HashDeviceID when there is a device id, then the packed answers.
+type record struct {
+	pub       int64
+	user, dev []byte
+	sum       []byte // nil without a device id
+	head      int    // bytes before the answers
+	answers   []byte
+}
+
+// record parses the record of row r (the caller holds the shard lock).
+func (s *panelShard) record(r uint32) record {
+	return parseRecord(s.arena[s.off[r]:], int(s.ansLen[r]))
+}
+
+func parseRecord(b []byte, ansLen int) record {
+	var rec record
+	pub, n := binary.Varint(b)
+	rec.pub = pub
+	ul, m := binary.Uvarint(b[n:])
+	i := n + m
+	rec.user = b[i : i+int(ul)]
+	i += int(ul)
+	dl, m := binary.Uvarint(b[i:])
+	i += m
+	rec.dev = b[i : i+int(dl)]
+	i += int(dl)
+	if dl > 0 {
+		rec.sum = b[i : i+sha1.Size]
+		i += sha1.Size
+	}
+	rec.head = i
+	rec.answers = b[i : i+ansLen]
+	return rec
+}
+
+// appendRecord appends a record to the arena and returns its offset.
+func (s *panelShard) appendRecord(pub int64, user, dev, sum, answers []byte) uint32 {
+	off := uint32(len(s.arena))
+	s.arena = binary.AppendVarint(s.arena, pub)
+	s.arena = binary.AppendUvarint(s.arena, uint64(len(user)))
+	s.arena = append(s.arena, user...)
+	s.arena = binary.AppendUvarint(s.arena, uint64(len(dev)))
+	if len(dev) > 0 {
+		s.arena = append(s.arena, dev...)
+		s.arena = append(s.arena, sum...)
+	}
+	s.arena = append(s.arena, answers...)
+	return off
+}
+
+// keyAt reports whether the record of row r has the key (publisher, user).
+func (s *panelShard) keyAt(r uint32, publisher int64, user string) bool {
+	b := s.arena[s.off[r]:]
+	pub, n := binary.Varint(b)
+	if pub != publisher {
+		return false
+	}
+	b = b[n:]
+	ul, n := binary.Uvarint(b)
+	b = b[n:]
+	return ul == uint64(len(user)) && string(b[:ul]) == user
+}
+
+// find returns the row of (publisher, user) and the table slot where it is
+// or would go.
+func (s *panelShard) find(h uint64, publisher int64, user string) (row uint32, slot int, ok bool) {
+	if len(s.table) == 0 {
+		return 0, -1, false
+	}
+	mask := len(s.table) - 1
+	for i := int(h>>shardBits) & mask; ; i = (i + 1) & mask {
+		v := s.table[i]
+		if v == 0 {
+			return 0, i, false
+		}
+		if s.keyAt(v-1, publisher, user) {
+			return v - 1, i, true
+		}
+	}
+}
+
+// grow doubles the key table when it is three quarters full.
+func (s *panelShard) growTable(pl *Panel) {
+	if len(s.table) != 0 && 4*(len(s.id)+1) <= 3*len(s.table) {
+		return
+	}
+	n := max(len(s.table)*2, 64)
+	t := make([]uint32, n)
+	mask := n - 1
+	for r := range uint32(len(s.id)) {
+		rec := s.record(r)
+		h := pl.keyHash(rec.pub, unsafe.String(unsafe.SliceData(rec.user), len(rec.user)))
+		i := int(h>>shardBits) & mask
+		for t[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t[i] = r + 1
+	}
+	s.table = t
 }
 
 // Upsert stores the profile of (publisherID, user) and returns the stored
-// participant. A new participant takes prof as is (prof.ID is required);
-// a known one keeps its id and entries and has its country, device and
-// answers updated: each answered question of prof replaces the stored answer
-// to that question (later impanels update the answers they carry). Entries in
-// prof are merged, keeping the latest time per campaign. Answers are sorted
-// and their texts normalized, and DeviceIDHash is computed here, once. at
-// (unix seconds) counts as activity.
+// participant (a copy: later changes do not show in it). A new participant
+// takes prof as is (prof.ID is required); a known one keeps its id and
+// entries and has its country, device and answers updated: each answered
+// question of prof replaces the stored answer to that question (later
+// impanels update the answers they carry). Entries in prof are merged,
+// keeping the latest time per campaign. Answers are sorted and their texts
+// normalized, and DeviceIDHash is computed here, once. at (unix seconds)
+// counts as activity.
 func (pl *Panel) Upsert(publisherID int64, user string, prof Participant, at int64) (*Participant, error) {
-	k := panelKey{publisherID, user}
-	ks := pl.keyShard(k)
-	ks.mu.Lock()
-	rec := ks.m[k]
-	if rec == nil {
+	out := new(Participant)
+	if err := pl.upsert(publisherID, user, &prof, at, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Put is Upsert without the returned copy: what a bulk load calls.
+func (pl *Panel) Put(publisherID int64, user string, prof Participant, at int64) error {
+	return pl.upsert(publisherID, user, &prof, at, nil)
+}
+
+func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at int64, out *Participant) error {
+	h := pl.keyHash(publisherID, user)
+	si := h % panelShards
+	s := &pl.shards[si]
+	s.mu.Lock()
+	row, _, ok := s.find(h, publisherID, user)
+	var old Participant
+	if ok {
+		s.decode(row, &old)
+	} else {
 		if prof.ID == 0 {
-			ks.mu.Unlock()
-			return nil, ErrNoParticipantID
+			s.mu.Unlock()
+			return ErrNoParticipantID
 		}
-		rec = new(panelRecord)
-		rec.p.Store(&Participant{ID: prof.ID})
-		ks.m[k] = rec
-		is := pl.idShard(prof.ID)
-		is.mu.Lock()
-		is.m[prof.ID] = rec
-		is.mu.Unlock()
+		if len(s.id) >= maxRows {
+			s.mu.Unlock()
+			return ErrPanelFull
+		}
+		s.growTable(pl)
+		_, slot, _ := s.find(h, publisherID, user)
+		row = uint32(len(s.id))
+		s.table[slot] = row + 1
+		s.id = append(s.id, prof.ID)
+		s.country = append(s.country, 0)
+		s.version = append(s.version, 0)
+		s.off = append(s.off, noRecord)
+		s.ansLen = append(s.ansLen, 0)
+		s.device = append(s.device, 0)
+		s.act = append(s.act, 0)
+		old.ID = prof.ID
+	}
+	s.country[row] = prof.CountryID
+	s.device[row] = prof.Device
+	var buf [512]byte
+	packed := appendAnswers(buf[:0], mergeAnswers(old.Answers, prof.Answers))
+	s.setRecord(row, publisherID, user, prof.DeviceID, packed)
+	if len(prof.Entries) > 0 {
+		entries := old.Entries
+		for _, e := range prof.Entries {
+			entries, _ = withEntry(entries, e)
+		}
+		s.entries[row] = entries
+	}
+	s.version[row]++
+	touchActivity(&s.act[row], at)
+	if out != nil {
+		s.decode(row, out)
+	}
+	s.mu.Unlock()
+	if !ok {
+		pl.index(prof.ID, uint32(si)<<rowBits|row)
 		pl.length.Add(1)
 	}
-	ks.mu.Unlock()
+	return nil
+}
 
-	rec.mu.Lock()
-	old := rec.p.Load()
-	n := &Participant{
-		ID:           old.ID,
-		CountryID:    prof.CountryID,
-		Device:       prof.Device,
-		DeviceID:     old.DeviceID,
-		DeviceIDHash: old.DeviceIDHash,
-		Answers:      mergeAnswers(old.Answers, prof.Answers),
-		Entries:      old.Entries,
+// panelCompactMin is the garbage (bytes) below which a shard never
+// compacts its arena; above it, a shard compacts once a quarter of its arena
+// is garbage.
+var panelCompactMin = 1 << 20
+
+// noRecord marks a new row whose record is not written yet.
+const noRecord = math.MaxUint32
+
+// setRecord stores packed answers and the device id (kept when dev is "")
+// of row r: in place when the device id stays and the answers fit in the
+// row's span, else as a new record at the end of the arena (the old one
+// becomes garbage, reclaimed by compact).
+func (s *panelShard) setRecord(r uint32, pub int64, user, dev string, packed []byte) {
+	if len(packed) > math.MaxUint16 {
+		packed = packed[:0] // cannot happen with validated profiles; keep the row consistent
 	}
-	if prof.DeviceID != "" && prof.DeviceID != old.DeviceID {
-		n.DeviceID, n.DeviceIDHash = prof.DeviceID, HashDeviceID(prof.DeviceID)
+	if s.off[r] == noRecord {
+		var sum []byte
+		if dev != "" {
+			sum = deviceSum(dev)
+		}
+		s.off[r] = s.appendRecord(pub, []byte(user), []byte(dev), sum, packed)
+		s.ansLen[r] = uint16(len(packed))
+		return
 	}
-	for _, e := range prof.Entries {
-		n.Entries, _ = withEntry(n.Entries, e)
+	rec := s.record(r)
+	if (dev == "" || dev == string(rec.dev)) && len(packed) <= len(rec.answers) {
+		copy(rec.answers, packed)
+		s.garbage += len(rec.answers) - len(packed)
+		s.ansLen[r] = uint16(len(packed))
+		return
 	}
-	rec.p.Store(n)
-	rec.mu.Unlock()
-	rec.activity.touch(at)
-	return n, nil
+	devB, sum := rec.dev, rec.sum
+	if dev != "" && dev != string(rec.dev) {
+		devB, sum = []byte(dev), deviceSum(dev)
+	}
+	s.garbage += rec.head + len(rec.answers)
+	s.off[r] = s.appendRecord(pub, rec.user, devB, sum, packed)
+	s.ansLen[r] = uint16(len(packed))
+	if s.garbage > panelCompactMin && s.garbage > len(s.arena)/4 {
+		s.compact()
+	}
+}
+
+// deviceSum returns the SHA-1 that HashDeviceID(dev) spells in hex.
+func deviceSum(dev string) []byte {
+	sum, _ := hex.DecodeString(HashDeviceID(dev))
+	return sum
+}
+
+// compact rewrites the arena with the live records only.
+func (s *panelShard) compact() {
+	live := len(s.arena) - s.garbage
+	a := make([]byte, 0, live+live/8)
+	for r := range s.off {
+		start := int(s.off[r])
+		rec := s.record(uint32(r))
+		s.off[r] = uint32(len(a))
+		a = append(a, s.arena[start:start+rec.head+len(rec.answers)]...)
+	}
+	s.arena, s.garbage = a, 0
+}
+
+// appendAnswers packs sorted answers: per answer the question id as a
+// uvarint of its uint32 bits, uvarint len(Codes)<<1 | has-text, the codes
+// likewise (ids and codes are small and non-negative: one or two bytes), then
+// when has-text the text's length and bytes.
+func appendAnswers(b []byte, answers []Answer) []byte {
+	for i := range answers {
+		a := &answers[i]
+		b = binary.AppendUvarint(b, uint64(uint32(a.QuestionID)))
+		hdr := uint64(len(a.Codes)) << 1
+		if a.Text != "" {
+			hdr |= 1
+		}
+		b = binary.AppendUvarint(b, hdr)
+		for _, c := range a.Codes {
+			b = binary.AppendUvarint(b, uint64(uint32(c)))
+		}
+		if a.Text != "" {
+			b = binary.AppendUvarint(b, uint64(len(a.Text)))
+			b = append(b, a.Text...)
+		}
+	}
+	return b
+}
+
+// decodeAnswers unpacks answers into dst, reusing dst's buffers: the codes
+// and texts of a decoded participant stay valid until the next decode into
+// the same Participant value.
+func decodeAnswers(b []byte, dst *Participant) {
+	dst.Answers = dst.Answers[:0]
+	dst.codeBuf = dst.codeBuf[:0]
+	dst.textBuf = dst.textBuf[:0]
+	for len(b) > 0 {
+		q, n := binary.Uvarint(b)
+		b = b[n:]
+		hdr, n := binary.Uvarint(b)
+		b = b[n:]
+		a := Answer{QuestionID: int32(q)}
+		if nc := int(hdr >> 1); nc > 0 {
+			start := len(dst.codeBuf)
+			for range nc {
+				c, n := binary.Uvarint(b)
+				b = b[n:]
+				dst.codeBuf = append(dst.codeBuf, int32(c))
+			}
+			a.Codes = dst.codeBuf[start:len(dst.codeBuf):len(dst.codeBuf)]
+		}
+		if hdr&1 != 0 {
+			tl, n := binary.Uvarint(b)
+			b = b[n:]
+			start := len(dst.textBuf)
+			dst.textBuf = append(dst.textBuf, b[:tl]...)
+			b = b[tl:]
+			a.Text = unsafe.String(&dst.textBuf[start], int(tl))
+		}
+		dst.Answers = append(dst.Answers, a)
+	}
+}
+
+// decode fills dst with row r (the caller holds the shard lock).
+func (s *panelShard) decode(r uint32, dst *Participant) {
+	dst.ID = s.id[r]
+	dst.CountryID = s.country[r]
+	dst.Device = s.device[r]
+	dst.Version = s.version[r]
+	dst.Entries = s.entries[r]
+	rec := s.record(r)
+	decodeAnswers(rec.answers, dst)
+	dst.DeviceID, dst.DeviceIDHash = "", ""
+	if len(rec.dev) > 0 {
+		// After the answers: decodeAnswers resets textBuf.
+		start := len(dst.textBuf)
+		dst.textBuf = append(dst.textBuf, rec.dev...)
+		dst.textBuf = hex.AppendEncode(dst.textBuf, rec.sum)
+		t := dst.textBuf[start:]
+		for i := len(rec.dev); i < len(t); i++ {
+			if t[i] >= 'a' {
+				t[i] -= 'a' - 'A'
+			}
+		}
+		dst.DeviceID = unsafe.String(&t[0], len(rec.dev))
+		dst.DeviceIDHash = unsafe.String(&t[len(rec.dev)], len(t)-len(rec.dev))
+	}
+}
+
+// index records the row of a new participant id.
+func (pl *Panel) index(id int64, ref uint32) {
+	x := &pl.ids[idHash(id)%panelShards]
+	x.mu.Lock()
+	if 4*(x.n+1) > 3*len(x.table) {
+		n := max(len(x.table)*2, 64)
+		t := make([]uint32, n)
+		for _, v := range x.table {
+			if v == 0 {
+				continue
+			}
+			i := int(idHash(pl.idOf(v-1))>>shardBits) & (n - 1)
+			for t[i] != 0 {
+				i = (i + 1) & (n - 1)
+			}
+			t[i] = v
+		}
+		x.table = t
+	}
+	mask := len(x.table) - 1
+	i := int(idHash(id)>>shardBits) & mask
+	for x.table[i] != 0 {
+		i = (i + 1) & mask
+	}
+	x.table[i] = ref + 1
+	x.n++
+	x.mu.Unlock()
+}
+
+func (pl *Panel) idOf(ref uint32) int64 {
+	s := &pl.shards[ref>>rowBits]
+	s.mu.RLock()
+	id := s.id[ref&(1<<rowBits-1)]
+	s.mu.RUnlock()
+	return id
+}
+
+// byID returns the ref of participant id.
+func (pl *Panel) byID(id int64) (uint32, bool) {
+	x := &pl.ids[idHash(id)%panelShards]
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if len(x.table) == 0 {
+		return 0, false
+	}
+	mask := len(x.table) - 1
+	for i := int(idHash(id)>>shardBits) & mask; x.table[i] != 0; i = (i + 1) & mask {
+		if ref := x.table[i] - 1; pl.idOf(ref) == id {
+			return ref, true
+		}
+	}
+	return 0, false
 }
 
 // mergeAnswers returns old with every question answered in upd replaced by
@@ -130,7 +484,6 @@ func mergeAnswers(old, upd []Answer) []Answer {
 	}
 	for _, u := range upd {
 		u.Text = NormalizeText(u.Text)
-		u.Codes = slices.Clone(u.Codes)
 		out = append(out, u)
 	}
 	slices.SortStableFunc(out, func(a, b Answer) int { return int(a.QuestionID) - int(b.QuestionID) })
@@ -156,73 +509,89 @@ func withEntry(entries []Entry, e Entry) ([]Entry, bool) {
 	return append(out, entries[i:]...), true
 }
 
-// Get returns the participant of (publisherID, user).
+// Lookup decodes the participant of (publisherID, user) into dst without
+// allocating once dst's buffers have grown: dst's answers, codes and texts
+// stay valid until the next decode into dst, so dst must not be shared or
+// kept. It reports false for an unknown participant.
+func (pl *Panel) Lookup(publisherID int64, user string, dst *Participant) bool {
+	h := pl.keyHash(publisherID, user)
+	s := &pl.shards[h%panelShards]
+	s.mu.RLock()
+	row, _, ok := s.find(h, publisherID, user)
+	if ok {
+		s.decode(row, dst)
+	}
+	s.mu.RUnlock()
+	return ok
+}
+
+// Get returns a copy of the participant of (publisherID, user).
 func (pl *Panel) Get(publisherID int64, user string) (*Participant, bool) {
-	k := panelKey{publisherID, user}
-	ks := pl.keyShard(k)
-	ks.mu.RLock()
-	rec := ks.m[k]
-	ks.mu.RUnlock()
-	if rec == nil {
+	p := new(Participant)
+	if !pl.Lookup(publisherID, user, p) {
 		return nil, false
 	}
-	return rec.p.Load(), true
+	return p, true
 }
 
-func (pl *Panel) record(id int64) *panelRecord {
-	is := pl.idShard(id)
-	is.mu.RLock()
-	rec := is.m[id]
-	is.mu.RUnlock()
-	return rec
-}
-
-// GetByID returns the participant with the given id.
+// GetByID returns a copy of the participant with the given id.
 func (pl *Panel) GetByID(id int64) (*Participant, bool) {
-	if rec := pl.record(id); rec != nil {
-		return rec.p.Load(), true
+	ref, ok := pl.byID(id)
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	p := new(Participant)
+	s := &pl.shards[ref>>rowBits]
+	s.mu.RLock()
+	s.decode(ref&(1<<rowBits-1), p)
+	s.mu.RUnlock()
+	return p, true
 }
 
 // RecordEntry notes that the participant entered campaignID at `at` (unix
 // seconds): the entry history that reentry and relationships read, and
 // activity. It reports false for an unknown participant.
 func (pl *Panel) RecordEntry(participantID, campaignID, at int64) bool {
-	rec := pl.record(participantID)
-	if rec == nil {
+	ref, ok := pl.byID(participantID)
+	if !ok {
 		return false
 	}
-	rec.mu.Lock()
-	old := rec.p.Load()
-	if entries, changed := withEntry(old.Entries, Entry{campaignID, at}); changed {
-		n := *old
-		n.Entries = entries
-		rec.p.Store(&n)
+	s, r := &pl.shards[ref>>rowBits], ref&(1<<rowBits-1)
+	s.mu.Lock()
+	if entries, changed := withEntry(s.entries[r], Entry{campaignID, at}); changed {
+		s.entries[r] = entries
+		s.version[r]++
 	}
-	rec.mu.Unlock()
-	rec.activity.touch(at)
+	touchActivity(&s.act[r], at)
+	s.mu.Unlock()
 	return true
 }
 
 // Touch records activity of the participant at `at` (for example an offer
 // request); it reports false for an unknown participant.
 func (pl *Panel) Touch(participantID, at int64) bool {
-	rec := pl.record(participantID)
-	if rec == nil {
+	ref, ok := pl.byID(participantID)
+	if !ok {
 		return false
 	}
-	rec.activity.touch(at)
+	s, r := &pl.shards[ref>>rowBits], ref&(1<<rowBits-1)
+	s.mu.RLock()
+	touchActivity(&s.act[r], at)
+	s.mu.RUnlock()
 	return true
 }
 
 // Activity returns the participant's recent activity.
 func (pl *Panel) Activity(participantID int64) (Activity, bool) {
-	rec := pl.record(participantID)
-	if rec == nil {
+	ref, ok := pl.byID(participantID)
+	if !ok {
 		return Activity{}, false
 	}
-	return rec.activity.read(), true
+	s, r := &pl.shards[ref>>rowBits], ref&(1<<rowBits-1)
+	s.mu.RLock()
+	a := readActivity(&s.act[r])
+	s.mu.RUnlock()
+	return a, true
 }
 
 // Len returns the number of participants.
@@ -230,18 +599,22 @@ func (pl *Panel) Len() int { return int(pl.length.Load()) }
 
 // Range calls fn for every participant with its activity until fn returns
 // false. It sees each participant once, as stored at the time it is reached.
+// p is decoded into one reused Participant: fn must not keep it (nor its
+// answers) after it returns. No lock is held while fn runs.
 func (pl *Panel) Range(fn func(p *Participant, a Activity) bool) {
-	var batch []*panelRecord
-	for i := range pl.byID {
-		is := &pl.byID[i]
-		is.mu.RLock()
-		batch = batch[:0]
-		for _, rec := range is.m {
-			batch = append(batch, rec)
-		}
-		is.mu.RUnlock()
-		for _, rec := range batch {
-			if !fn(rec.p.Load(), rec.activity.read()) {
+	var p Participant
+	for i := range pl.shards {
+		s := &pl.shards[i]
+		for r := uint32(0); ; r++ {
+			s.mu.RLock()
+			if int(r) >= len(s.id) {
+				s.mu.RUnlock()
+				break
+			}
+			s.decode(r, &p)
+			a := readActivity(&s.act[r])
+			s.mu.RUnlock()
+			if !fn(&p, a) {
 				return
 			}
 		}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"reflect"
 	"sync"
 	"testing"
 
@@ -50,8 +51,9 @@ func TestPanelUpsertMerges(t *testing.T) {
 	if _, ok := pl.Get(2, "u"); ok {
 		t.Fatal("the publisher is part of the key")
 	}
-	if got, ok := pl.GetByID(5); !ok || got != p {
-		t.Fatal("GetByID")
+	// The panel hands out copies: equal content, not the same pointer.
+	if got, ok := pl.GetByID(5); !ok || !reflect.DeepEqual(got, p) {
+		t.Fatalf("GetByID = %+v, want %+v", got, p)
 	}
 	if pl.Len() != 1 {
 		t.Fatalf("Len %d", pl.Len())

@@ -21,6 +21,15 @@ type Participant struct {
 	DeviceIDHash string
 	Answers      []Answer
 	Entries      []Entry
+	// Version changes whenever the panel changes the participant, so that
+	// a cache can tell whether what it computed from it is still current.
+	Version uint32
+
+	// codeBuf and textBuf back the Codes and Texts of answers decoded by
+	// the panel into this value (Panel.Lookup), reused from one decode to
+	// the next.
+	codeBuf []int32
+	textBuf []byte
 }
 
 // Answer is a participant's answer to one question. Select questions and AGE

@@ -199,6 +199,10 @@ func scanParticipant(row pgx.Row) (PanelParticipant, error) {
 	if err := row.Scan(&p.ID, &p.PublisherID, &p.User, &p.CountryID, &prof, &p.LastActive); err != nil {
 		return p, err
 	}
+	if answers, ok := parseProfileText(prof); ok {
+		p.Answers = answers
+		return p, nil
+	}
 	var err error
 	p.Answers, err = parseProfile(prof)
 	return p, err

@@ -52,6 +52,7 @@ type reqScratch struct {
 	buf     []byte
 	support []byte // the support URL of this answer, JSON-ready
 	p       engine.Participant
+	known   engine.Participant // the panel's participant, decoded by Panel.Lookup (buffers reused)
 	upper   [maxIdentifier]byte
 	hash    [2 * sha1.Size]byte
 }
@@ -109,10 +110,16 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 	devType := dt[0] - '0'
 
 	now := a.now()
-	p, profiled := a.panel.Get(pub.ID, bytesString(user))
+	sc := scratchPool.Get().(*reqScratch)
+	var p *engine.Participant // decoded into the scratch: valid during this request only
+	profiled := a.panel.Lookup(pub.ID, bytesString(user), &sc.known)
+	if profiled {
+		p = &sc.known
+	}
 	// Blocked for quality, or an IP in another country: from memory, before the cache (quality.go).
 	if body := a.quality.refusal(pub.ID, user, p, addr, now); body != nil {
 		writeRaw(ctx, body)
+		scratchPool.Put(sc)
 		return
 	}
 	snap := a.eng.Snapshot().Version() // before matching: a newer snapshot only makes the entry stale
@@ -122,11 +129,11 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		if profiled {
 			a.panel.Touch(p.ID, now)
 		}
+		scratchPool.Put(sc)
 		return
 	}
 
 	a.quality.sight(pub.ID, device, user, now) // the shared-device rule, batched (quality.go)
-	sc := scratchPool.Get().(*reqScratch)
 	if !profiled {
 		sc.buf = a.appendProfileAnswer(sc, pub, user, devType, device, now)
 		a.noteMiss(pub.ID, user)
@@ -267,9 +274,20 @@ type cachedAnswer struct {
 	user      string
 	devType   uint8
 	device    string
-	p         *engine.Participant
-	snap      uint64 // engine.Snapshot.Version the answer was computed from
-	body      []byte
+	// participant and version name the panel's participant as the answer saw it (0, 0:
+	// not profiled); any change of the participant changes its version.
+	participant int64
+	version     uint32
+	snap        uint64 // engine.Snapshot.Version the answer was computed from
+	body        []byte
+}
+
+// participantVersion returns the id and panel version of p, or 0, 0 for nil.
+func participantVersion(p *engine.Participant) (int64, uint32) {
+	if p == nil {
+		return 0, 0
+	}
+	return p.ID, p.Version
 }
 
 func newAnswerCache(ttl time.Duration, maxBytes int64) (*answerCache, error) {
@@ -327,7 +345,8 @@ func (ac *answerCache) get(key uint64, pub int64, user []byte, devType uint8, de
 		return nil
 	}
 	e, ok := ac.c.Get(key)
-	if !ok || e.p != p || e.snap != snap || e.publisher != pub || e.devType != devType ||
+	id, version := participantVersion(p)
+	if !ok || e.participant != id || e.version != version || e.snap != snap || e.publisher != pub || e.devType != devType ||
 		e.user != bytesString(user) || e.device != bytesString(device) {
 		return nil
 	}
@@ -338,8 +357,9 @@ func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, de
 	if ac.c == nil || !ac.admit(key, now) {
 		return
 	}
+	id, version := participantVersion(p)
 	e := &cachedAnswer{publisher: pub, user: string(user), devType: devType, device: string(device),
-		p: p, snap: snap, body: bytes.Clone(body)}
+		participant: id, version: version, snap: snap, body: bytes.Clone(body)}
 	ac.c.SetWithTTL(key, e, int64(len(body)+len(user)+len(device)+96), ac.ttl)
 }
 

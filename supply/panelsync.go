@@ -56,8 +56,7 @@ func (a *API) runPanelSync(ctx context.Context) {
 }
 
 func (a *API) upsert(p persistence.PanelParticipant) error {
-	_, err := a.panel.Upsert(p.PublisherID, p.User, p.Participant, p.LastActive)
-	return err
+	return a.panel.Put(p.PublisherID, p.User, p.Participant, p.LastActive)
 }
 
 func (a *API) loadActive(ctx context.Context, since time.Time) (int, error) {

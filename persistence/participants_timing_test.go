@@ -1,0 +1,83 @@
+package persistence_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+// BenchmarkLoadActiveParticipants fills a fresh database with N participants
+// (SWITCHBOARD_PANEL_N, default 1,000,000) with a typical profile (AGE,
+// GENDER, ZIP and five more answers, 12-byte user identifiers), then streams
+// them into an empty engine.Panel the way the supply panel sync does. It
+// reports load-s (the whole load), participants/s and the panel's live heap
+// per participant. Run with
+// go test ./persistence -run '^$' -bench LoadActiveParticipants -benchtime 1x
+func BenchmarkLoadActiveParticipants(b *testing.B) {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_PANEL_N")); err == nil && v > 0 {
+		n = v
+	}
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var pub int64
+	err = db.Pool.QueryRow(ctx, `INSERT INTO publishers (name, currency_name, exchange_rate, revenue_share,
+		redirect_url, api_secret, environment, token_hash)
+		VALUES ('bench', 'points', 1, 0.5, 'https://p.example/r', 's', 'live', '\x01') RETURNING id`).Scan(&pub)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill := time.Now()
+	_, err = db.Pool.Exec(ctx, `INSERT INTO participants (publisher_id, user_identifier, country_id, profile)
+		SELECT $1, 'u' || (100000000000 + i)::text, (SELECT min(id) FROM countries),
+			jsonb_build_object('42', jsonb_build_array(18 + i % 62), '43', jsonb_build_array(1 + i % 2),
+				'45', jsonb_build_array(lpad((i % 40000)::text, 5, '0')), '47', jsonb_build_array(1 + i % 14),
+				'61', jsonb_build_array(1 + i % 26), '96', jsonb_build_array(1 + i % 4),
+				'113', jsonb_build_array(1 + i % 16), '633', jsonb_build_array(1 + i % 9))
+		FROM generate_series(1, $2::int) AS i`, pub, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("filled %d participants in %v", n, time.Since(fill))
+	since := time.Now().Add(-time.Hour)
+	b.ResetTimer()
+	for range b.N {
+		before := heapInUse()
+		start := time.Now()
+		pl := engine.NewPanel()
+		loaded := 0
+		err := db.LoadActiveParticipants(ctx, since, func(p persistence.PanelParticipant) error {
+			loaded++
+			return pl.Put(p.PublisherID, p.User, p.Participant, p.LastActive)
+		}, func(participant, campaign, at int64) { pl.RecordEntry(participant, campaign, at) })
+		took := time.Since(start)
+		if err != nil || loaded != n {
+			b.Fatalf("loaded %d of %d: %v", loaded, n, err)
+		}
+		after := heapInUse()
+		b.ReportMetric(took.Seconds(), "load-s")
+		b.ReportMetric(float64(n)/took.Seconds(), "participants/s")
+		b.ReportMetric(float64(after-before)/float64(n), "bytes/participant")
+		runtime.KeepAlive(pl)
+	}
+}
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
