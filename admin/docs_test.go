@@ -104,6 +104,10 @@ these are the buyer API's own decisions where the rules leave a choice.
   turned into strings), stored normalized (trimmed, upper-case, inner spaces removed). A non-empty
   ` + "`campaign_qualifications`" + ` on update replaces all of the quota's qualifications; empty or absent leaves them.
 - **total_remaining** = Σ over non-global quotas of max(0, num_respondents − completes).
+- **Quota counters** (read only, on every quota read and in a campaign's ` + "`campaign_quotas`" + `): ` + "`completes`" + ` accepted
+  completes counted toward the quota (a rejected complete is taken back out), ` + "`in_progress`" + ` sessions admitted that still
+  hold a place while their callback is awaited (released after 2 × length_of_interview + 10 minutes), ` + "`entries`" + `
+  every session admitted into the quota. Writes ignore them.
 - **Retargeting**: types 0 transaction id, 1 respondent id, 2 device id, 3 hashed mobile ad id (the 40-digit
   hexadecimal SHA-1 of the upper-cased ad id; stored upper-cased). Adding an id that is already on the campaign
   replaces its replacement_id and expiry. ` + "`expiration_date`" + ` is month-day-year (` + "`12-31-2026`" + `); the record lasts
@@ -195,7 +199,7 @@ var docSections = []docSection{
 		{"POST", "/api/v1/campaigns/{id}/campaign_quotas", "Create a quota",
 			"Required: `num_respondents` (≥ 1), `campaign_qualifications` (array of `{question_id, pre_codes}`; may be empty). Optional: `name`, `is_click_balanced`, `is_global`.",
 			[]string{"quota_create", "quota_create_global", "quota_create_invalid"}},
-		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Show a quota", "", []string{"quota_show"}},
+		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Show a quota", "With its live counters `completes`, `in_progress` and `entries`.", []string{"quota_show"}},
 		{"PUT", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Update a quota", "Every field optional; a non-empty `campaign_qualifications` replaces all of the quota's qualifications.", []string{"quota_update"}},
 		{"DELETE", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Delete a quota", "", []string{"quota_delete"}},
 		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}/feasibility", "Quota feasibility", "The estimate for one quota of the campaign (docs/feasibility.md).", []string{"quota_feasibility"}},
