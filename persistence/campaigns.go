@@ -49,11 +49,13 @@ type Campaign struct {
 }
 
 // CampaignDetail is the single-campaign read: the campaign with its quotas (and their
-// qualifications) and its relationships in either direction.
+// qualifications), its relationships in either direction and its field statistics. The
+// list read leaves the statistics out, to stay one cheap statement.
 type CampaignDetail struct {
 	Campaign
 	CampaignQuotas        []Quota        `json:"campaign_quotas"`
 	CampaignRelationships []Relationship `json:"campaign_relationships"`
+	Stats                 CampaignStats  `json:"stats"`
 }
 
 // Nullable is an optional field that may also be set to null: Set says whether it was
@@ -183,6 +185,9 @@ func campaignDetail(ctx context.Context, q querier, buyerID, id int64) (Campaign
 		return CampaignDetail{}, err
 	}
 	if d.CampaignRelationships, err = relationshipsOf(ctx, q, id); err != nil {
+		return CampaignDetail{}, err
+	}
+	if d.Stats, err = campaignStats(ctx, q, id); err != nil {
 		return CampaignDetail{}, err
 	}
 	return d, nil
