@@ -186,7 +186,7 @@ var docSections = []docSection{
 			"`country_language_id` is required.", []string{"qualification"}},
 	}},
 	{"Campaigns", []docEntry{
-		{"GET", "/api/v1/campaigns", "List campaigns", "Optional `country_language_id` filter. Quotas, relationships and `stats` are only on the single-campaign read.", []string{"campaigns_list"}},
+		{"GET", "/api/v1/campaigns", "List campaigns", "Optional `country_language_id` filter. Quotas, relationships and `stats` are only on the single-campaign read. Optional paging: `page` (from 1) and `per_page` (1 to 1000) answer that page of the list in id order with the number of campaigns in all (after the filter) in the `X-Total-Count` header; either alone pages too (`page` 1, `per_page` 100 by default), past the last page is an empty array, a value out of bounds or not an integer is a 422 naming it. Without either the whole list is answered, without `X-Total-Count`.", []string{"campaigns_list", "campaigns_list_paged", "campaigns_list_bad_per_page"}},
 		{"POST", "/api/v1/campaigns", "Create a campaign",
 			"Required: `name` (1–255 chars), `incidence` (1–100), `length_of_interview` (1–120 minutes), `country_language_id`, `supplier_link` (absolute http(s) URL; `{ID}` at most once; `{LINK_HASH}` only as the value of a final `security_hash` parameter). Optional: `cpi` (bid), `days_in_field` (default 5), `supported_devices` (subset of 0 tablet, 1 mobile, 2 desktop; empty = all), `max_daily_completes` (≥ 1 or null), `reentry_interval` (≥ 0 or null), `is_retarget`, `buyer_account_id` (an adhoc account of the buyer), `project_id` (extension: join that project as its next wave).",
 			[]string{"campaign_create", "campaign_create_next_wave", "campaign_create_invalid", "campaign_create_bad_json"}},

@@ -160,6 +160,46 @@ func (db *DB) Campaigns(ctx context.Context, buyerID int64, countryLanguageID *i
 	return out, classify(rows.Err())
 }
 
+// MaxCampaignsPerPage bounds per_page of the paged campaign list.
+const MaxCampaignsPerPage = 1000
+
+// CampaignsPage lists one page (1-based, perPage campaigns, id order) of the buyer's
+// campaigns, only those of countryLanguageID when it is not nil, and how many there are in
+// all. Past the last page is an empty page. Both statements read one snapshot.
+func (db *DB) CampaignsPage(ctx context.Context, buyerID int64, countryLanguageID *int, page, perPage int) ([]Campaign, int64, error) {
+	out := []Campaign{}
+	var total int64
+	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM campaigns c
+			WHERE c.buyer_id = $1 AND ($2::int IS NULL OR c.country_language_id = $2)`, buyerID, countryLanguageID).Scan(&total); err != nil {
+			return err
+		}
+		offset := int64(page-1) * int64(perPage)
+		if offset >= total {
+			return nil
+		}
+		rows, err := tx.Query(ctx, `SELECT `+campaignColumns+` FROM campaigns c
+			WHERE c.buyer_id = $1 AND ($2::int IS NULL OR c.country_language_id = $2) ORDER BY c.id LIMIT $3 OFFSET $4`,
+			buyerID, countryLanguageID, perPage, offset)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanCampaign(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, 0, classify(err)
+	}
+	return out, total, nil
+}
+
 // Campaign reads one of the buyer's campaigns with its quotas and relationships; another
 // buyer's campaign is not found.
 func (db *DB) Campaign(ctx context.Context, buyerID, id int64) (CampaignDetail, error) {
