@@ -104,6 +104,18 @@ these are the buyer API's own decisions where the rules leave a choice.
   turned into strings), stored normalized (trimmed, upper-case, inner spaces removed). A non-empty
   ` + "`campaign_qualifications`" + ` on update replaces all of the quota's qualifications; empty or absent leaves them.
 - **total_remaining** = Σ over non-global quotas of max(0, num_respondents − completes).
+- **Quota counters** (read only, on every quota read and in a campaign's ` + "`campaign_quotas`" + `): ` + "`completes`" + ` accepted
+  completes counted toward the quota (a rejected complete is taken back out), ` + "`in_progress`" + ` sessions admitted that still
+  hold a place while their callback is awaited (released after 2 × length_of_interview + 10 minutes), ` + "`entries`" + `
+  every session admitted into the quota. Writes ignore them.
+- **stats** (read only, on the single-campaign answers: show, create, update; not on the list) are the campaign's field
+  statistics over its sessions, test sessions never counted: ` + "`entries`" + ` sessions entered; ` + "`completes`" + ` accepted
+  completes (a rejected complete is none); ` + "`conversion`" + ` = completes / entries; ` + "`median_loi_minutes`" + ` the median
+  of callback time − entry time over the completes, in minutes (` + "`null`" + ` without completes); ` + "`actual_incidence`" + ` =
+  completes / (completes + screen-outs), a screen-out being a session that ended ` + "`disqualified`" + ` or ` + "`over_quota`" + `
+  (quality terminations and sessions still without outcome are left out); ` + "`abandon_rate`" + ` = sessions still without
+  outcome past the session max age (2 × length_of_interview + 10 minutes) / entries; ` + "`completes_today`" + ` accepted
+  completes whose callback came today (UTC). Ratios are fractions rounded to 4 places, 0 when their denominator is 0.
 - **Retargeting**: types 0 transaction id, 1 respondent id, 2 device id, 3 hashed mobile ad id (the 40-digit
   hexadecimal SHA-1 of the upper-cased ad id; stored upper-cased). Adding an id that is already on the campaign
   replaces its replacement_id and expiry. ` + "`expiration_date`" + ` is month-day-year (` + "`12-31-2026`" + `); the record lasts
@@ -174,11 +186,11 @@ var docSections = []docSection{
 			"`country_language_id` is required.", []string{"qualification"}},
 	}},
 	{"Campaigns", []docEntry{
-		{"GET", "/api/v1/campaigns", "List campaigns", "Optional `country_language_id` filter. Quotas and relationships are only on the single-campaign read.", []string{"campaigns_list"}},
+		{"GET", "/api/v1/campaigns", "List campaigns", "Optional `country_language_id` filter. Quotas, relationships and `stats` are only on the single-campaign read. Optional paging: `page` (from 1) and `per_page` (1 to 1000) answer that page of the list in id order with the number of campaigns in all (after the filter) in the `X-Total-Count` header; either alone pages too (`page` 1, `per_page` 100 by default), past the last page is an empty array, a value out of bounds or not an integer is a 422 naming it. Without either the whole list is answered, without `X-Total-Count`.", []string{"campaigns_list", "campaigns_list_paged", "campaigns_list_bad_per_page"}},
 		{"POST", "/api/v1/campaigns", "Create a campaign",
 			"Required: `name` (1–255 chars), `incidence` (1–100), `length_of_interview` (1–120 minutes), `country_language_id`, `supplier_link` (absolute http(s) URL; `{ID}` at most once; `{LINK_HASH}` only as the value of a final `security_hash` parameter). Optional: `cpi` (bid), `days_in_field` (default 5), `supported_devices` (subset of 0 tablet, 1 mobile, 2 desktop; empty = all), `max_daily_completes` (≥ 1 or null), `reentry_interval` (≥ 0 or null), `is_retarget`, `buyer_account_id` (an adhoc account of the buyer), `project_id` (extension: join that project as its next wave).",
 			[]string{"campaign_create", "campaign_create_next_wave", "campaign_create_invalid", "campaign_create_bad_json"}},
-		{"GET", "/api/v1/campaigns/{id}", "Show a campaign", "With `campaign_quotas` (and their qualifications), `campaign_relationships` and `custom_campaign_qualifications`.", []string{"campaign_show"}},
+		{"GET", "/api/v1/campaigns/{id}", "Show a campaign", "With `campaign_quotas` (and their qualifications and counters), `campaign_relationships`, `custom_campaign_qualifications` and `stats` (computed in one statement per read).", []string{"campaign_show"}},
 		{"PUT", "/api/v1/campaigns/{id}", "Update a campaign", "Every create field is optional, plus `status` (2, 3 or 5).", []string{"campaign_update", "campaign_activate_without_quota"}},
 		{"GET", "/api/v1/campaigns/{id}/redirect_test", "Redirect test URL", "A signed URL that starts a test session on the campaign, never counted toward quotas, caps or billing (docs/rules.md §6). The campaign reads carry the same `redirect_test_url`; docs/buyer-integration.md shows the whole test loop.", []string{"redirect_test"}},
 		{"GET", "/api/v1/campaigns/{id}/feasibility", "Campaign feasibility", "Estimated completes over the campaign's `days_in_field`, in total and per quota (docs/feasibility.md).", []string{"campaign_feasibility"}},
@@ -195,7 +207,7 @@ var docSections = []docSection{
 		{"POST", "/api/v1/campaigns/{id}/campaign_quotas", "Create a quota",
 			"Required: `num_respondents` (≥ 1), `campaign_qualifications` (array of `{question_id, pre_codes}`; may be empty). Optional: `name`, `is_click_balanced`, `is_global`.",
 			[]string{"quota_create", "quota_create_global", "quota_create_invalid"}},
-		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Show a quota", "", []string{"quota_show"}},
+		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Show a quota", "With its live counters `completes`, `in_progress` and `entries`.", []string{"quota_show"}},
 		{"PUT", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Update a quota", "Every field optional; a non-empty `campaign_qualifications` replaces all of the quota's qualifications.", []string{"quota_update"}},
 		{"DELETE", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}", "Delete a quota", "", []string{"quota_delete"}},
 		{"GET", "/api/v1/campaigns/{id}/campaign_quotas/{quota_id}/feasibility", "Quota feasibility", "The estimate for one quota of the campaign (docs/feasibility.md).", []string{"quota_feasibility"}},

@@ -93,7 +93,7 @@ func (r *recorder) check(name, got string) {
 }
 
 // shownHeaders are the response headers an example shows.
-var shownHeaders = []string{"Content-Type", "Content-Disposition", "Allow", "Retry-After", "Www-Authenticate"}
+var shownHeaders = []string{"Content-Type", "Content-Disposition", "Allow", "Retry-After", "Www-Authenticate", "X-Total-Count"}
 
 // render writes one exchange as text: request line, request headers that matter, pretty
 // JSON body; status line, headers that matter, pretty JSON body. The public URL becomes
@@ -258,6 +258,8 @@ func TestGolden(t *testing.T) {
 
 	r.buyer("campaign_show", b, "GET", "/api/v1/campaigns/1", nil, 200)
 	r.buyer("campaigns_list", b, "GET", "/api/v1/campaigns?country_language_id=1", nil, 200)
+	r.buyer("campaigns_list_paged", b, "GET", "/api/v1/campaigns?page=2&per_page=1", nil, 200)
+	r.buyer("campaigns_list_bad_per_page", b, "GET", "/api/v1/campaigns?per_page=5000", nil, 422)
 
 	// Insights and exports, over results stored as entry, the pre-screener and callbacks
 	// would store them.

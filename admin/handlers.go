@@ -41,6 +41,33 @@ func queryInt(ctx *fasthttp.RequestCtx, name string, required bool) (*int, error
 	return &v, nil
 }
 
+// defaultPerPage is per_page of a paged list that gives only page.
+const defaultPerPage = 100
+
+// pageQuery reads the optional paging of a list: page (from 1) and per_page
+// (1..MaxCampaignsPerPage). paged is false when neither is given; a bad value is a 422
+// naming the parameter.
+func pageQuery(ctx *fasthttp.RequestCtx) (page, perPage int, paged bool, err error) {
+	page, perPage = 1, defaultPerPage
+	args := ctx.QueryArgs()
+	for _, p := range []struct {
+		name string
+		max  int64
+		v    *int
+	}{{"page", maxInt32, &page}, {"per_page", persistence.MaxCampaignsPerPage, &perPage}} {
+		if !args.Has(p.name) {
+			continue
+		}
+		paged = true
+		n, perr := strconv.ParseInt(string(args.Peek(p.name)), 10, 64)
+		if perr != nil || n < 1 || n > p.max {
+			return 0, 0, false, fault.Invalid(p.name, "must be an integer from 1 to %d", p.max)
+		}
+		*p.v = int(n)
+	}
+	return page, perPage, paged, nil
+}
+
 // --- lookups ---
 
 func (a *API) countryLanguages(ctx *fasthttp.RequestCtx, _ persistence.Buyer) error {
@@ -89,8 +116,18 @@ func (a *API) listCampaigns(ctx *fasthttp.RequestCtx, b persistence.Buyer) error
 	if err != nil {
 		return err
 	}
-	out, err := a.d.DB.Campaigns(dbContext(ctx), b.ID, cl)
+	page, perPage, paged, err := pageQuery(ctx)
 	if err != nil {
+		return err
+	}
+	var out []persistence.Campaign
+	if paged {
+		var total int64
+		if out, total, err = a.d.DB.CampaignsPage(dbContext(ctx), b.ID, cl, page, perPage); err != nil {
+			return err
+		}
+		ctx.Response.Header.Set("X-Total-Count", strconv.FormatInt(total, 10))
+	} else if out, err = a.d.DB.Campaigns(dbContext(ctx), b.ID, cl); err != nil {
 		return err
 	}
 	for i := range out {

@@ -49,11 +49,13 @@ type Campaign struct {
 }
 
 // CampaignDetail is the single-campaign read: the campaign with its quotas (and their
-// qualifications) and its relationships in either direction.
+// qualifications), its relationships in either direction and its field statistics. The
+// list read leaves the statistics out, to stay one cheap statement.
 type CampaignDetail struct {
 	Campaign
 	CampaignQuotas        []Quota        `json:"campaign_quotas"`
 	CampaignRelationships []Relationship `json:"campaign_relationships"`
+	Stats                 CampaignStats  `json:"stats"`
 }
 
 // Nullable is an optional field that may also be set to null: Set says whether it was
@@ -158,6 +160,46 @@ func (db *DB) Campaigns(ctx context.Context, buyerID int64, countryLanguageID *i
 	return out, classify(rows.Err())
 }
 
+// MaxCampaignsPerPage bounds per_page of the paged campaign list.
+const MaxCampaignsPerPage = 1000
+
+// CampaignsPage lists one page (1-based, perPage campaigns, id order) of the buyer's
+// campaigns, only those of countryLanguageID when it is not nil, and how many there are in
+// all. Past the last page is an empty page. Both statements read one snapshot.
+func (db *DB) CampaignsPage(ctx context.Context, buyerID int64, countryLanguageID *int, page, perPage int) ([]Campaign, int64, error) {
+	out := []Campaign{}
+	var total int64
+	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM campaigns c
+			WHERE c.buyer_id = $1 AND ($2::int IS NULL OR c.country_language_id = $2)`, buyerID, countryLanguageID).Scan(&total); err != nil {
+			return err
+		}
+		offset := int64(page-1) * int64(perPage)
+		if offset >= total {
+			return nil
+		}
+		rows, err := tx.Query(ctx, `SELECT `+campaignColumns+` FROM campaigns c
+			WHERE c.buyer_id = $1 AND ($2::int IS NULL OR c.country_language_id = $2) ORDER BY c.id LIMIT $3 OFFSET $4`,
+			buyerID, countryLanguageID, perPage, offset)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanCampaign(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, 0, classify(err)
+	}
+	return out, total, nil
+}
+
 // Campaign reads one of the buyer's campaigns with its quotas and relationships; another
 // buyer's campaign is not found.
 func (db *DB) Campaign(ctx context.Context, buyerID, id int64) (CampaignDetail, error) {
@@ -183,6 +225,9 @@ func campaignDetail(ctx context.Context, q querier, buyerID, id int64) (Campaign
 		return CampaignDetail{}, err
 	}
 	if d.CampaignRelationships, err = relationshipsOf(ctx, q, id); err != nil {
+		return CampaignDetail{}, err
+	}
+	if d.Stats, err = campaignStats(ctx, q, id); err != nil {
 		return CampaignDetail{}, err
 	}
 	return d, nil

@@ -35,6 +35,12 @@ type Quota struct {
 	IsClickBalanced        bool                 `json:"is_click_balanced"`
 	IsGlobal               bool                 `json:"is_global"`
 	CampaignQualifications []QuotaQualification `json:"campaign_qualifications"`
+	// Completes, InProgress and Entries are the quota's live counters (read only): accepted
+	// completes counted toward it, sessions entered that still hold a place awaiting their
+	// callback, and every session admitted into it.
+	Completes  int `json:"completes"`
+	InProgress int `json:"in_progress"`
+	Entries    int `json:"entries"`
 }
 
 // QuotaQualification is one targeting criterion of a quota: integer pre_codes for select
@@ -85,7 +91,8 @@ type QuotaFields struct {
 
 const quotaColumns = `q.id, q.name, q.num_respondents, q.is_click_balanced, q.is_global,
 	COALESCE((SELECT json_agg(json_build_object('question_id', qq.question_id, 'pre_codes', qq.pre_codes, 'text_values', qq.text_values) ORDER BY qq.id)
-	  FROM quota_qualifications qq WHERE qq.quota_id = q.id), '[]'::json)`
+	  FROM quota_qualifications qq WHERE qq.quota_id = q.id), '[]'::json),
+	q.completes, q.in_progress, q.entries`
 
 // quotasOf reads the quotas of a campaign (all of them when quotaID is 0).
 func quotasOf(ctx context.Context, q querier, campaignID, quotaID int64) ([]Quota, error) {
@@ -98,7 +105,8 @@ func quotasOf(ctx context.Context, q querier, campaignID, quotaID int64) ([]Quot
 	out := []Quota{}
 	for rows.Next() {
 		var qt Quota
-		if err := rows.Scan(&qt.ID, &qt.Name, &qt.NumRespondents, &qt.IsClickBalanced, &qt.IsGlobal, &qt.CampaignQualifications); err != nil {
+		if err := rows.Scan(&qt.ID, &qt.Name, &qt.NumRespondents, &qt.IsClickBalanced, &qt.IsGlobal, &qt.CampaignQualifications,
+			&qt.Completes, &qt.InProgress, &qt.Entries); err != nil {
 			return nil, err
 		}
 		if qt.CampaignQualifications == nil {
