@@ -197,6 +197,8 @@ func (a *API) Register(mux *httpio.Mux) {
 	mux.Handle("GET", Prefix+"/qualifications", a.qualifications)
 	mux.Handle("POST", Prefix+"/players/impanel", a.impanel)
 	mux.Handle("GET", Prefix+"/campaigns", a.campaigns)
+	// Partner tools (postbacks.go).
+	mux.Handle("GET", Prefix+"/postbacks", a.postbacks)
 	// The hosted pages (pages.go, pages_support.go).
 	mux.Handle("GET", Prefix+"/profile", a.profilePage)
 	mux.Handle("POST", Prefix+"/profile", a.profileSubmit)
