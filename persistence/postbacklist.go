@@ -84,7 +84,7 @@ func (db *DB) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDe
 func (db *DB) RetryPostbacks(ctx context.Context, publisherID int64, ids []int64) ([]int64, error) {
 	rows, err := db.Pool.Query(ctx, `WITH r AS (
 			UPDATE postback_outbox SET dead_at = NULL, retried_at = now(), next_attempt_at = now()
-			WHERE dead_at IS NOT NULL AND ($1 = 0 OR publisher_id = $1) AND (cardinality($2::bigint[]) = 0 OR id = ANY($2))
+			WHERE dead_at IS NOT NULL AND ($1 = 0 OR publisher_id = $1) AND (COALESCE(cardinality($2::bigint[]), 0) = 0 OR id = ANY($2))
 			RETURNING id)
 		SELECT id FROM r ORDER BY id`, publisherID, ids)
 	if err != nil {
