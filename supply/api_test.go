@@ -23,6 +23,7 @@ func TestAuthOnEverySupplyRoute(t *testing.T) {
 		{"GET", "/supply_api/v4/campaigns?user_ip=1.2.3.4&device_type=1"},
 		{"GET", "/supply_api/v4/countries/"},
 		{"GET", "/supply_api/v4/postbacks?status=failed"},
+		{"POST", "/supply_api/v4/postbacks/test"},
 	}
 	for _, rt := range routes {
 		for _, tok := range []string{"", "wrong-token", p.Token + "x"} {

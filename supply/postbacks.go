@@ -1,6 +1,7 @@
 package supply
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,4 +78,60 @@ func queryInt(args *fasthttp.Args, name string, def, lo, hi int) (int, error) {
 		return 0, fault.BadRequest("%s must be an integer from %d to %d", name, lo, hi)
 	}
 	return n, nil
+}
+
+// postbackTestBody is the optional body of POST /postbacks/test.
+type postbackTestBody struct {
+	UserIdentifier string `json:"user_identifier"`
+}
+
+// postbackTest answers POST /postbacks/test: it sends the calling publisher's postback URL a
+// signed test postback (status=test) and answers what the partner's server replied
+// (payout.SendTest). One test per publisher at a time (429 otherwise); a publisher without
+// a postback URL gets 409.
+func (a *API) postbackTest(ctx *fasthttp.RequestCtx) {
+	pub, err := a.authenticate(ctx)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	var body postbackTestBody
+	if err := httpio.DecodeJSON(ctx.PostBody(), &body); err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	if body.UserIdentifier == "" {
+		body.UserIdentifier = "test-user"
+	}
+	if len(body.UserIdentifier) > 255 {
+		a.fail(ctx, fault.BadRequest("user_identifier must be at most 255 bytes"))
+		return
+	}
+	if a.pbs == nil {
+		a.fail(ctx, fault.Unavailable(errors.New("supply: no postback worker")))
+		return
+	}
+	if pub.PostbackURL == "" {
+		a.fail(ctx, fault.Conflict("no postback URL is configured for this publisher"))
+		return
+	}
+	a.testMu.Lock()
+	busy := a.testing[pub.ID]
+	a.testing[pub.ID] = true
+	a.testMu.Unlock()
+	if busy {
+		a.fail(ctx, fault.RateLimited())
+		return
+	}
+	defer func() {
+		a.testMu.Lock()
+		delete(a.testing, pub.ID)
+		a.testMu.Unlock()
+	}()
+	r, err := a.pbs.SendTest(ctx, pub.Publisher, body.UserIdentifier)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, r)
 }
