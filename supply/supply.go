@@ -208,6 +208,7 @@ func (a *API) Register(mux *httpio.Mux) {
 	// Partner tools (postbacks.go).
 	mux.Handle("GET", Prefix+"/postbacks", a.postbacks)
 	mux.Handle("POST", Prefix+"/postbacks/test", a.postbackTest)
+	mux.Handle("GET", Prefix+"/stats", a.stats) // stats.go
 	// The hosted pages (pages.go, pages_support.go).
 	mux.Handle("GET", Prefix+"/profile", a.profilePage)
 	mux.Handle("POST", Prefix+"/profile", a.profileSubmit)
