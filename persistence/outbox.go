@@ -129,15 +129,16 @@ func beginOutboxTx() *pgx.Batch {
 }
 
 // MarkPostbackFailed records a failed attempt of claim c: the next attempt comes after
-// retryIn, but no later than window after the row was created; an attempt failing at or
+// retryIn, but no later than window after the row was created (or last retried by an
+// operator, RetryPostbacks); an attempt failing at or
 // after that point dead-letters the row. The row is left alone when c's lease was lost (a
 // later claim or a delivery got there first). It reports whether the row is now dead.
 // errText must be short and carry no secret.
 func (db *DB) MarkPostbackFailed(ctx context.Context, c ClaimedPostback, retryIn, window time.Duration, errText string) (dead bool, err error) {
 	err = db.Pool.QueryRow(ctx, `UPDATE postback_outbox SET last_error = $3,
-			dead_at = CASE WHEN now() >= created_at + $4::bigint * interval '1 microsecond' THEN now() END,
+			dead_at = CASE WHEN now() >= COALESCE(retried_at, created_at) + $4::bigint * interval '1 microsecond' THEN now() END,
 			next_attempt_at = LEAST(now() + $2::bigint * interval '1 microsecond',
-				created_at + $4::bigint * interval '1 microsecond')
+				COALESCE(retried_at, created_at) + $4::bigint * interval '1 microsecond')
 		WHERE id = $1 AND attempts = $5 AND delivered_at IS NULL AND dead_at IS NULL
 		RETURNING dead_at IS NOT NULL`,
 		c.ID, retryIn.Microseconds(), errText, window.Microseconds(), c.Attempts).Scan(&dead)

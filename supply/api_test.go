@@ -22,6 +22,9 @@ func TestAuthOnEverySupplyRoute(t *testing.T) {
 		{"POST", "/supply_api/v4/players/impanel"},
 		{"GET", "/supply_api/v4/campaigns?user_ip=1.2.3.4&device_type=1"},
 		{"GET", "/supply_api/v4/countries/"},
+		{"GET", "/supply_api/v4/postbacks?status=failed"},
+		{"POST", "/supply_api/v4/postbacks/test"},
+		{"GET", "/supply_api/v4/stats?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z"},
 	}
 	for _, rt := range routes {
 		for _, tok := range []string{"", "wrong-token", p.Token + "x"} {

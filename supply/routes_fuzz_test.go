@@ -25,6 +25,8 @@ func FuzzSupplyRoutes(f *testing.F) {
 		{0, `"country_id":1,"profile_data":[{"question_id":99999999999,"values":[1e400]}]`},
 		{1, `%00`}, {1, `%ff`}, {1, `99999999999999999999`},
 		{2, `user_ip=1.2.3.4&device_type=%00`}, {2, `user_ip=%ff&device_type=1`}, {2, `user_ip=8.8.8.8&device_type=99999999999`},
+		{3, `from=2026-01-01T00:00:00Z&to=2026-01-31T00:00:00%2B99:00`}, {3, `from=%ff&to=0000-00-00T00:00:00Z`},
+		{4, `status=failed&limit=99999999999999999999&before_id=-9223372036854775808`},
 	} {
 		f.Add(seed.route, seed.in, true)
 	}
@@ -32,7 +34,7 @@ func FuzzSupplyRoutes(f *testing.F) {
 		const user = "fuzz-user"
 		var path string
 		var body any
-		switch route % 3 {
+		switch route % 5 {
 		case 0:
 			ts := time.Now().Unix()
 			sech := "00"
@@ -45,6 +47,10 @@ func FuzzSupplyRoutes(f *testing.F) {
 			path = "/supply_api/v4/qualifications?country_id=" + in
 		case 2:
 			path = "/supply_api/v4/campaigns?" + in
+		case 3:
+			path = "/supply_api/v4/stats?" + in
+		case 4:
+			path = "/supply_api/v4/postbacks?" + in
 		}
 		if _, err := url.Parse(s.URL + path); err != nil { // what the client will parse
 			path = "/supply_api/v4/qualifications?country_id=" + url.QueryEscape(in)

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -101,11 +102,15 @@ type Deps struct {
 	AuthFailures *httpio.AuthFailures
 	// Now returns the current unix time in seconds; nil: the clock.
 	Now func() int64
+	// Postbacks sends the test postbacks of POST /postbacks/test with the delivery worker's
+	// client (nil: the route answers 503).
+	Postbacks *payout.Worker
 }
 
 // API is the supply interface of one serve process.
 type API struct {
 	db     *persistence.DB
+	pbs    *payout.Worker // sends test postbacks; nil: none
 	eng    *engine.Engine
 	panel  *engine.Panel
 	log    *zap.Logger
@@ -130,6 +135,9 @@ type API struct {
 	misses   chan panelMiss // panel misses on GET /campaigns to look up
 	missMu   sync.Mutex
 	missSeen map[panelMiss]int64 // recent lookups, unix seconds
+
+	testMu  sync.Mutex
+	testing map[int64]bool // publishers with a test postback in flight (one at a time each)
 }
 
 // New loads what the interface serves from memory: the catalog, the publishers and the
@@ -151,7 +159,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	if _, err := rand.Read(o[:]); err != nil {
 		return nil, err
 	}
-	a := &API{db: d.DB, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
+	a := &API{db: d.DB, pbs: d.Postbacks, testing: map[int64]bool{}, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}),
 		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
 
@@ -197,6 +205,10 @@ func (a *API) Register(mux *httpio.Mux) {
 	mux.Handle("GET", Prefix+"/qualifications", a.qualifications)
 	mux.Handle("POST", Prefix+"/players/impanel", a.impanel)
 	mux.Handle("GET", Prefix+"/campaigns", a.campaigns)
+	// Partner tools (postbacks.go).
+	mux.Handle("GET", Prefix+"/postbacks", a.postbacks)
+	mux.Handle("POST", Prefix+"/postbacks/test", a.postbackTest)
+	mux.Handle("GET", Prefix+"/stats", a.stats) // stats.go
 	// The hosted pages (pages.go, pages_support.go).
 	mux.Handle("GET", Prefix+"/profile", a.profilePage)
 	mux.Handle("POST", Prefix+"/profile", a.profileSubmit)

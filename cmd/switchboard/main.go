@@ -42,6 +42,8 @@ func commands() []command {
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
 		{"simulate", "run the market simulator under each allocation policy on several seeds (docs/allocation.md)", runSimulate},
+		{"postbacks list", "list undelivered postbacks as JSON (--status failed|dead|pending, --publisher P)", runPostbacksList},
+		{"postbacks retry", "make dead-lettered postbacks pending again (--id N or --all, --publisher P)", runPostbacksRetry},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
 		{"version", "print the module version, VCS revision and time, and Go version of this binary", runVersion},
 	}

@@ -155,8 +155,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	scfg.PublicURL, scfg.Environment = cfg.PublicURL, cfg.Environment
 	a.Panel = engine.NewPanel()
 	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
+	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
 	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
-		Log: log.Named("supply"), Config: scfg, AuthFailures: fails}); err != nil {
+		Log: log.Named("supply"), Config: scfg, AuthFailures: fails, Postbacks: a.Payouts}); err != nil {
 		stop()
 		db.Close()
 		return nil, err
@@ -165,7 +166,6 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Supply.Start(bg)
 	rcfg := cfg.Router
 	rcfg.PublicURL = cfg.PublicURL
-	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
 	if a.Router, err = router.New(router.Deps{DB: db, Engine: a.Engine, Panel: a.Panel, Key: a.Supply.Key(),
 		Log: log.Named("router"), Config: rcfg, Publisher: a.Supply.PublisherByID, Postbacks: a.Payouts}); err != nil {
 		stop()

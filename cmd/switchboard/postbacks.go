@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// runPostbacksList prints undelivered postbacks (every publisher's, or one's) as JSON,
+// newest first: what an operator looks at before retrying dead letters.
+func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("postbacks list")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	status := f.String("status", persistence.PostbackStatusFailed, "failed (retrying or dead), dead or pending")
+	pub := f.Int64("publisher", 0, "only this publisher's postbacks (0: every publisher)")
+	limit := f.Int("limit", 100, "rows at most (1-1000)")
+	before := f.Int64("before-id", 0, "rows with an id below this one (the next page)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if !slices.Contains(persistence.PostbackStatuses, *status) {
+		return fmt.Errorf("--status must be one of %s", strings.Join(persistence.PostbackStatuses, ", "))
+	}
+	if *limit < 1 || *limit > 1000 {
+		return errors.New("--limit must be from 1 to 1000")
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	list, err := db.ListPostbacks(ctx, persistence.PostbackFilter{PublisherID: *pub, Status: *status, BeforeID: *before, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	next := int64(0)
+	if len(list) == *limit {
+		next = list[len(list)-1].ID
+	}
+	if list == nil {
+		list = []persistence.PostbackDelivery{}
+	}
+	return printJSON(out, map[string]any{"postbacks": list, "next_before_id": next})
+}
+
+// runPostbacksRetry makes dead-lettered postbacks pending again (due now, with a fresh 24 h
+// retry window) and wakes every server's worker.
+func runPostbacksRetry(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("postbacks retry")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	var ids []int64
+	f.Func("id", "a dead postback's id; repeatable or comma-separated", func(v string) error {
+		for _, s := range strings.Split(v, ",") {
+			id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil || id <= 0 {
+				return fmt.Errorf("%q is not a postback id", s)
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	all := f.Bool("all", false, "every dead postback (of --publisher when given)")
+	pub := f.Int64("publisher", 0, "only this publisher's postbacks (0: every publisher)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if (len(ids) > 0) == *all {
+		return errors.New("give either --id or --all")
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	retried, err := db.RetryPostbacks(ctx, *pub, ids)
+	if err != nil {
+		return err
+	}
+	if retried == nil {
+		retried = []int64{}
+	}
+	return printJSON(out, map[string]any{"retried": retried, "count": len(retried)})
+}

@@ -1,0 +1,137 @@
+package supply
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// postbackListLimit is the default page size of GET /postbacks; 1,000 at most.
+const postbackListLimit = 100
+
+// postbackList is the answer of GET /postbacks.
+type postbackList struct {
+	Postbacks []persistence.PostbackDelivery `json:"postbacks"`
+	// NextBeforeID is the before_id of the next page; 0 when this page is the last.
+	NextBeforeID int64 `json:"next_before_id"`
+}
+
+// postbacks answers GET /postbacks?status=failed|dead|pending[&limit=][&before_id=]: the
+// calling publisher's undelivered postbacks, newest first, with their attempts and last
+// error (docs/supply.md). Delivered postbacks are not listed (see persistence.ListPostbacks).
+func (a *API) postbacks(ctx *fasthttp.RequestCtx) {
+	pub, err := a.authenticate(ctx)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	args := ctx.QueryArgs()
+	f := persistence.PostbackFilter{PublisherID: pub.ID, Status: persistence.PostbackStatusFailed, Limit: postbackListLimit}
+	if s := args.Peek("status"); len(s) > 0 {
+		f.Status = string(s)
+		if !slices.Contains(persistence.PostbackStatuses, f.Status) {
+			a.fail(ctx, fault.BadRequest("status must be one of %s", strings.Join(persistence.PostbackStatuses, ", ")))
+			return
+		}
+	}
+	if f.Limit, err = queryInt(args, "limit", postbackListLimit, 1, 1000); err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	before, err := queryInt(args, "before_id", 0, 1, 1<<62)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	f.BeforeID = int64(before)
+	list, err := a.db.ListPostbacks(ctx, f)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	out := postbackList{Postbacks: list}
+	if out.Postbacks == nil {
+		out.Postbacks = []persistence.PostbackDelivery{}
+	}
+	if len(list) == f.Limit {
+		out.NextBeforeID = list[len(list)-1].ID
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+}
+
+// queryInt reads the optional integer query parameter name, def when absent; a value that is
+// not an integer in [lo, hi] is a 400 naming it.
+func queryInt(args *fasthttp.Args, name string, def, lo, hi int) (int, error) {
+	raw := args.Peek(name)
+	if len(raw) == 0 {
+		return def, nil
+	}
+	n, err := strconv.Atoi(string(raw))
+	if err != nil || n < lo || n > hi {
+		return 0, fault.BadRequest("%s must be an integer from %d to %d", name, lo, hi)
+	}
+	return n, nil
+}
+
+// postbackTestBody is the optional body of POST /postbacks/test.
+type postbackTestBody struct {
+	UserIdentifier string `json:"user_identifier"`
+}
+
+// postbackTest answers POST /postbacks/test: it sends the calling publisher's postback URL a
+// signed test postback (status=test) and answers what the partner's server replied
+// (payout.SendTest). One test per publisher at a time (429 otherwise); a publisher without
+// a postback URL gets 409.
+func (a *API) postbackTest(ctx *fasthttp.RequestCtx) {
+	pub, err := a.authenticate(ctx)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	var body postbackTestBody
+	if err := httpio.DecodeJSON(ctx.PostBody(), &body); err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	if body.UserIdentifier == "" {
+		body.UserIdentifier = "test-user"
+	}
+	if len(body.UserIdentifier) > 255 {
+		a.fail(ctx, fault.BadRequest("user_identifier must be at most 255 bytes"))
+		return
+	}
+	if a.pbs == nil {
+		a.fail(ctx, fault.Unavailable(errors.New("supply: no postback worker")))
+		return
+	}
+	if pub.PostbackURL == "" {
+		a.fail(ctx, fault.Conflict("no postback URL is configured for this publisher"))
+		return
+	}
+	a.testMu.Lock()
+	busy := a.testing[pub.ID]
+	a.testing[pub.ID] = true
+	a.testMu.Unlock()
+	if busy {
+		a.fail(ctx, fault.RateLimited())
+		return
+	}
+	defer func() {
+		a.testMu.Lock()
+		delete(a.testing, pub.ID)
+		a.testMu.Unlock()
+	}()
+	r, err := a.pbs.SendTest(ctx, pub.Publisher, body.UserIdentifier)
+	if err != nil {
+		a.fail(ctx, err)
+		return
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, r)
+}
