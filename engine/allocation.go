@@ -260,7 +260,7 @@ func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
 		}
 		sm.active++
 		if len(sm.ps) < supplySample {
-			sm.ps = append(sm.ps, p)
+			sm.ps = append(sm.ps, p.detached()) // Range reuses p
 			sm.rates = append(sm.rates, float64(max(a.ActiveDays(now, FeasibilityWindowDays), 1))/FeasibilityWindowDays)
 		}
 		return true

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"slices"
 	"strings"
 )
 
@@ -30,6 +31,22 @@ type Participant struct {
 	// the next.
 	codeBuf []int32
 	textBuf []byte
+}
+
+// detached returns a copy of p that shares no memory with it: a participant decoded by the
+// panel into a reused value (Range, Lookup) is overwritten by the next decode, so whoever
+// keeps one past the callback keeps a detached copy.
+func (p *Participant) detached() *Participant {
+	c := &Participant{ID: p.ID, CountryID: p.CountryID, Device: p.Device, Version: p.Version,
+		DeviceID: strings.Clone(p.DeviceID), DeviceIDHash: strings.Clone(p.DeviceIDHash),
+		Entries: slices.Clone(p.Entries)}
+	if len(p.Answers) > 0 {
+		c.Answers = make([]Answer, len(p.Answers))
+		for i, a := range p.Answers {
+			c.Answers[i] = Answer{QuestionID: a.QuestionID, Codes: slices.Clone(a.Codes), Text: strings.Clone(a.Text)}
+		}
+	}
+	return c
 }
 
 // Answer is a participant's answer to one question. Select questions and AGE
