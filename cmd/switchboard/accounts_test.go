@@ -173,7 +173,9 @@ func TestRotationReachesServe(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	addr := freeAddr(t)
-	startServe(t, "", nil, addr, "--database-url", url)
+	// The test polls with tokens that fail until a reload: the per-address failed-auth
+	// limit (tested in cmd/switchboard/app) is off here.
+	startServe(t, "", nil, addr, "--database-url", url, "--auth-fail-rate", "-1")
 	supply := func(token string) int {
 		t.Helper()
 		req, _ := http.NewRequest("GET", "http://"+addr+"/supply_api/v4/countries", nil)
