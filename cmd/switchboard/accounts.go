@@ -97,12 +97,7 @@ func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	log := newLogger()
-	u, err := databaseURL(ctx, *dbURL, log)
-	if err != nil {
-		return err
-	}
-	db, err := persistence.Open(ctx, u, log.Named("db"))
+	db, err := connectDB(ctx, *dbURL, newLogger())
 	if err != nil {
 		return err
 	}

@@ -38,13 +38,18 @@ func databaseURL(ctx context.Context, url string, log *zap.Logger) (string, erro
 	return c.URL(devDatabase), nil
 }
 
-// openDB resolves the URL, connects and migrates.
-func openDB(ctx context.Context, url string, log *zap.Logger) (*persistence.DB, error) {
+// connectDB resolves the URL and connects, without migrating: for the migrate commands.
+func connectDB(ctx context.Context, url string, log *zap.Logger) (*persistence.DB, error) {
 	u, err := databaseURL(ctx, url, log)
 	if err != nil {
 		return nil, err
 	}
-	db, err := persistence.Open(ctx, u, log.Named("db"))
+	return persistence.Open(ctx, u, log.Named("db"))
+}
+
+// openDB resolves the URL, connects and migrates.
+func openDB(ctx context.Context, url string, log *zap.Logger) (*persistence.DB, error) {
+	db, err := connectDB(ctx, url, log)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/switchboard/switchboard/persistence"
 )
 
 // runMigrateStatus prints every migration, applied or pending, one line each, and a last
@@ -17,12 +15,7 @@ func runMigrateStatus(ctx context.Context, args []string, out io.Writer) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	log := newLogger()
-	u, err := databaseURL(ctx, *dbURL, log)
-	if err != nil {
-		return err
-	}
-	db, err := persistence.Open(ctx, u, log.Named("db"))
+	db, err := connectDB(ctx, *dbURL, newLogger())
 	if err != nil {
 		return err
 	}
