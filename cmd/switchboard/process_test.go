@@ -283,7 +283,7 @@ func checkExposition(t *testing.T, body string) {
 	}
 	for _, want := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_gc_cycles_total", "go_gc_pause_seconds_total",
 		"process_resident_memory_bytes", "process_open_fds", "process_start_time_seconds", "process_cpu_seconds_total",
-		"switchboard_engine_campaigns", "switchboard_engine_snapshot_age_seconds", "switchboard_build_info", "switchboard_db_pool_total_conns"} {
+		"switchboard_engine_campaigns", "switchboard_panel_participants", "switchboard_engine_snapshot_age_seconds", "switchboard_build_info", "switchboard_db_pool_total_conns"} {
 		if !typed[want] {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -122,12 +122,19 @@ func (s *engineSync) apply(ctx context.Context, ids []int64) error {
 }
 
 // registerEngineMetrics adds the engine's families: the campaigns this process matches
-// against and how stale its snapshot may be. A snapshot age that keeps growing past the
+// against, the participants its panel holds and how stale its snapshot may be. A snapshot age that keeps growing past the
 // rebuild period (60 s) says the process no longer hears from the database.
 func (a *App) registerEngineMetrics() {
 	started := time.Now()
 	a.Metrics.Gauge("switchboard_engine_campaigns", "gauge", "Active campaigns in this process's engine snapshot.",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.Engine.Snapshot().Len())}} })
+	a.Metrics.Gauge("switchboard_panel_participants", "gauge", "Participants in this process's in-memory panel.",
+		func() []httpio.Sample {
+			if a.Panel == nil { // before the panel exists
+				return []httpio.Sample{{Value: 0}}
+			}
+			return []httpio.Sample{{Value: float64(a.Panel.Len())}}
+		})
 	a.Metrics.Gauge("switchboard_engine_snapshot_age_seconds", "gauge",
 		"Seconds since the engine snapshot was last known equal to the database (a load, a NOTIFY, or a periodic check); since start before the first load.",
 		func() []httpio.Sample {
