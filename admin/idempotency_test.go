@@ -69,6 +69,17 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Errorf("campaigns without key = %d, want 4", n)
 	}
 
+	// A key older than 24 hours is forgotten: the same request creates again.
+	if _, err := s.DB.Pool.Exec(context.Background(), `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE buyer_id = $1 AND key = 'k-1'`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if late := send("/api/v1/campaigns", "k-1", other).Expect(t, 201); bytes.Equal(late.Body, first.Body) {
+		t.Error("an expired key replayed its answer")
+	}
+	if n := count("campaigns"); n != 5 {
+		t.Errorf("campaigns after expiry = %d, want 5", n)
+	}
+
 	// Quotas: the key is per campaign path; the same key on another campaign is another request.
 	var c struct {
 		ID int64 `json:"id"`
