@@ -111,7 +111,7 @@ func (a *API) apiRoutes() []Route {
 		r("GET", "/qualifications/{question_id}", a.qualification),
 
 		r("GET", "/campaigns", a.listCampaigns),
-		r("POST", "/campaigns", a.createCampaign),
+		r("POST", "/campaigns", a.idempotent(a.createCampaign)),
 		r("GET", "/campaigns/{id}", a.showCampaign),
 		r("PUT", "/campaigns/{id}", a.updateCampaign),
 		r("GET", "/campaigns/{id}/redirect_test", a.outcome(a.d.Outcomes.RedirectTest)),
@@ -122,7 +122,7 @@ func (a *API) apiRoutes() []Route {
 		r("POST", "/campaigns/{id}/campaign_exclusions", a.excludeFromCampaign),
 		{Method: "POST", Pattern: Prefix + "/campaigns/{id}/export_demographics", h: a.exportDemographics, CSV: true},
 
-		r("POST", "/campaigns/{id}/campaign_quotas", a.createQuota),
+		r("POST", "/campaigns/{id}/campaign_quotas", a.idempotent(a.createQuota)),
 		r("GET", "/campaigns/{id}/campaign_quotas/{quota_id}", a.showQuota),
 		r("PUT", "/campaigns/{id}/campaign_quotas/{quota_id}", a.updateQuota),
 		r("DELETE", "/campaigns/{id}/campaign_quotas/{quota_id}", a.deleteQuota),
