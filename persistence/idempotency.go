@@ -28,6 +28,11 @@ const (
 	IdempotencyInProgress
 )
 
+// IdempotencyClaimTimeout is how long a claim whose answer was never stored (the process
+// died, or storing the answer failed) holds its key: longer than any create takes, short
+// enough that a buyer's retries are not refused with 409 for the whole TTL.
+const IdempotencyClaimTimeout = 2 * time.Minute
+
 // IdempotentAnswer is a stored answer to replay.
 type IdempotentAnswer struct {
 	Status int
@@ -35,7 +40,8 @@ type IdempotentAnswer struct {
 }
 
 // ClaimIdempotencyKey claims (buyer, route, key) for a request whose body hashes to sum, or
-// reports the live row another request left. A row older than IdempotencyTTL is taken over.
+// reports the live row another request left. A row older than IdempotencyTTL, or a claim
+// older than IdempotencyClaimTimeout that never stored its answer, is taken over.
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, buyerID int64, route, key string, sum []byte) (IdempotencyState, IdempotentAnswer, error) {
 	// The insert claims a free key; the conditional update takes over an expired one. Each is
 	// one statement, so two racing requests cannot both win.
@@ -43,8 +49,9 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, buyerID int64, route, key
 INSERT INTO idempotency_keys (buyer_id, route, key, body_sha256) VALUES ($1, $2, $3, $4)
 ON CONFLICT (buyer_id, route, key) DO UPDATE
   SET body_sha256 = EXCLUDED.body_sha256, status = 0, response = NULL, created_at = now()
-  WHERE idempotency_keys.created_at < now() - $5 * interval '1 second'`,
-		buyerID, route, key, sum, int64(IdempotencyTTL/time.Second))
+  WHERE idempotency_keys.created_at < now() - $5 * interval '1 second'
+     OR (idempotency_keys.status = 0 AND idempotency_keys.created_at < now() - $6 * interval '1 second')`,
+		buyerID, route, key, sum, int64(IdempotencyTTL/time.Second), int64(IdempotencyClaimTimeout/time.Second))
 	if err != nil {
 		return 0, IdempotentAnswer{}, classify(err)
 	}
