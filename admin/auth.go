@@ -45,18 +45,19 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 		now := time.Now()
 		email, token, ok := httpio.BasicAuth(ctx)
 		if !ok {
-			if !a.refuseBlocked(ctx, now) {
-				a.d.AuthFailures.Fail(ctx, now)
-				a.fail(ctx, fault.Unauthorized("missing or malformed credentials: use Basic auth with email:api_token"))
-			}
+			a.fail(ctx, a.d.AuthFailures.Failed(ctx, now,
+				fault.Unauthorized("missing or malformed credentials: use Basic auth with email:api_token")))
 			return
 		}
 		key := persistence.TokenHash(token)
 		b, known := a.cached(email, key)
 		// Credentials authenticated a moment ago pass; others cost a database look-up, which
 		// a client that keeps failing no longer gets.
-		if !known && a.refuseBlocked(ctx, now) {
-			return
+		if !known {
+			if err := a.d.AuthFailures.Refuse(ctx, now); err != nil {
+				a.fail(ctx, err)
+				return
+			}
 		}
 		if allowed, wait := a.d.Limiter.Allow(key, now); !allowed {
 			httpio.SetRetryAfter(ctx, wait)
@@ -82,17 +83,6 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 			a.fail(ctx, err)
 		}
 	}
-}
-
-// refuseBlocked answers 429 with Retry-After when the client's address has used up its
-// failed authentications, and reports whether it did.
-func (a *API) refuseBlocked(ctx *fasthttp.RequestCtx, now time.Time) bool {
-	blocked, wait := a.d.AuthFailures.Blocked(ctx, now)
-	if blocked {
-		httpio.SetRetryAfter(ctx, wait)
-		a.fail(ctx, fault.RateLimited())
-	}
-	return blocked
 }
 
 func (a *API) fail(ctx *fasthttp.RequestCtx, err error) {

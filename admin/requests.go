@@ -18,7 +18,7 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// Limits of request values not fixed by the contract.
+// Limits of request values the rules leave open (docs/validation.md).
 const (
 	maxIDs         = 10_000 // ids in one array of one request (docs/rules.md §2)
 	maxName        = 255

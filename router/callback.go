@@ -52,9 +52,6 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 		return "", "", err
 	}
 	hashOK := VerifyCallback(r.cfg.PublicURL, requestURI, buyer.APISecret)
-	if !hashOK && tid == "" {
-		return "", "", fault.Forbidden("invalid tr_sech")
-	}
 	if tid == "" || !httpio.ValidText(tid) {
 		// No session has such a tid: the answer a correctly signed unknown tid gets.
 		if !hashOK {

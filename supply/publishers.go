@@ -127,18 +127,16 @@ func (a *API) authenticate(ctx *fasthttp.RequestCtx) (*publisher, error) {
 	now := time.Now()
 	tok := ctx.Request.Header.Peek("X-Api-Token")
 	if len(tok) == 0 {
-		return nil, a.authFailed(ctx, now, errNoToken)
+		return nil, a.authFailures.Failed(ctx, now, errNoToken)
 	}
 	h := sha256.Sum256(tok)
 	p := a.pubs.known(h)
 	if p == nil {
-		if blocked, wait := a.authFailures.Blocked(ctx, now); blocked {
-			httpio.SetRetryAfter(ctx, wait)
-			return nil, errRateLimited
+		if err := a.authFailures.Refuse(ctx, now); err != nil {
+			return nil, err
 		}
 		if p = a.pubs.lookup(h); p == nil {
-			a.authFailures.Fail(ctx, now)
-			return nil, errBadToken
+			return nil, a.authFailures.Failed(ctx, now, errBadToken)
 		}
 	}
 	if ok, wait := p.limit.Allow(now); !ok {
@@ -146,15 +144,4 @@ func (a *API) authenticate(ctx *fasthttp.RequestCtx) (*publisher, error) {
 		return nil, errRateLimited
 	}
 	return p, nil
-}
-
-// authFailed counts a failed authentication of the client and returns err, or the 429 of a
-// client that has failed too often.
-func (a *API) authFailed(ctx *fasthttp.RequestCtx, now time.Time, err error) error {
-	if blocked, wait := a.authFailures.Blocked(ctx, now); blocked {
-		httpio.SetRetryAfter(ctx, wait)
-		return errRateLimited
-	}
-	a.authFailures.Fail(ctx, now)
-	return err
 }

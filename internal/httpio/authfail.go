@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/internal/fault"
 )
 
 // AuthFailures limits failed authentications per client address, so that guessing tokens
@@ -66,6 +68,26 @@ func (f *AuthFailures) Blocked(ctx *fasthttp.RequestCtx, now time.Time) (bool, t
 		}
 	}
 	return false, 0
+}
+
+// Refuse returns the 429 fault, with Retry-After set on the response, when the client of
+// ctx has used up its failed authentications, and nil otherwise.
+func (f *AuthFailures) Refuse(ctx *fasthttp.RequestCtx, now time.Time) error {
+	if blocked, wait := f.Blocked(ctx, now); blocked {
+		SetRetryAfter(ctx, wait)
+		return fault.RateLimited()
+	}
+	return nil
+}
+
+// Failed answers a failed authentication: the 429 of Refuse when the client has already
+// used up its failures, else err, the failure counted.
+func (f *AuthFailures) Failed(ctx *fasthttp.RequestCtx, now time.Time, err error) error {
+	if refused := f.Refuse(ctx, now); refused != nil {
+		return refused
+	}
+	f.Fail(ctx, now)
+	return err
 }
 
 // Fail records one failed authentication of the client of ctx.
