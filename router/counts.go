@@ -146,16 +146,10 @@ func (n *notifier) flush(ctx context.Context) {
 func (r *Router) listenCounts(ctx context.Context) {
 	full := func(ctx context.Context) error { return r.reconcileCounts(ctx, nil) }
 	mirror.Run(ctx, mirror.Config[int64]{
-		Name:   "counters",
-		Log:    r.log,
-		Listen: mirror.Listener(r.db.ListenOn, persistence.CountsChannel),
-		Notified: func(payload string, add func(int64)) {
-			for _, f := range strings.Split(payload, ",") {
-				if id, err := strconv.ParseInt(f, 10, 64); err == nil {
-					add(id)
-				}
-			}
-		},
+		Name:     "counters",
+		Log:      r.log,
+		Listen:   mirror.Listener(r.db.ListenOn, persistence.CountsChannel),
+		Notified: mirror.IDs,
 		Debounce: r.cfg.NotifyEvery, // let a burst of notifications gather
 		Reload:   r.reconcileCounts,
 		Full:     full,

@@ -2,7 +2,6 @@ package supply
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
@@ -102,17 +101,13 @@ func (q *Quality) LoadBlocks(ctx context.Context) error {
 // mirrorBlocks keeps the blocked set equal to the database until ctx ends.
 func (q *Quality) mirrorBlocks(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[int64]{
-		Name:   "quality blocks",
-		Log:    q.log,
-		Listen: mirror.Listener(q.db.ListenOn, persistence.QualityChannel),
-		Notified: func(payload string, add func(int64)) {
-			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
-				add(id)
-			}
-		},
-		Reload: q.applyNotices,
-		Full:   q.LoadBlocks,
-		Every:  q.cfg.ReloadEvery,
+		Name:     "quality blocks",
+		Log:      q.log,
+		Listen:   mirror.Listener(q.db.ListenOn, persistence.QualityChannel),
+		Notified: mirror.IDs,
+		Reload:   q.applyNotices,
+		Full:     q.LoadBlocks,
+		Every:    q.cfg.ReloadEvery,
 	})
 }
 

@@ -13,6 +13,8 @@ package mirror
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +76,16 @@ type Config[K comparable] struct {
 	// MaxPending bounds the keys waiting for Reload (default 100,000); beyond it
 	// notifications are dropped (logged once per episode) and the safety reload catches up.
 	MaxPending int
+}
+
+// IDs is the Notified of channels whose payload names one id or a comma-separated list of
+// ids (decimal int64); anything else in the payload is skipped.
+func IDs(payload string, add func(int64)) {
+	for f := range strings.SplitSeq(payload, ",") {
+		if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+			add(id)
+		}
+	}
 }
 
 // errPendingFull is the failure of dropping notifications.

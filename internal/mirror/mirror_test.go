@@ -200,3 +200,23 @@ func TestMirrorRetriesFailedReload(t *testing.T) {
 		t.Fatalf("reloaded %v, want [5]", got[0])
 	}
 }
+
+// TestIDs: a payload of one id or a list of ids yields each id; what is not an id is skipped.
+func TestIDs(t *testing.T) {
+	for _, c := range []struct {
+		payload string
+		want    []int64
+	}{
+		{"42", []int64{42}},
+		{"1,2,3", []int64{1, 2, 3}},
+		{"7,x,,-1", []int64{7, -1}},
+		{"", nil},
+		{"99999999999999999999", nil},
+	} {
+		var got []int64
+		IDs(c.payload, func(id int64) { got = append(got, id) })
+		if !slices.Equal(got, c.want) {
+			t.Errorf("IDs(%q) = %v, want %v", c.payload, got, c.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,18 +40,14 @@ func newEngineSync(db *persistence.DB, eng *engine.Engine, log *zap.Logger, ever
 // run listens and applies changes until ctx ends.
 func (s *engineSync) run(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[int64]{
-		Name:   "engine",
-		Log:    s.log,
-		Listen: mirror.Listener(s.db.ListenOn, persistence.CampaignChannel),
-		Notified: func(payload string, add func(int64)) {
-			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
-				add(id)
-			}
-		},
-		Reload: s.apply,
-		Full:   s.full,
-		Every:  s.every,
-		Safety: s.safetyRebuild,
+		Name:     "engine",
+		Log:      s.log,
+		Listen:   mirror.Listener(s.db.ListenOn, persistence.CampaignChannel),
+		Notified: mirror.IDs,
+		Reload:   s.apply,
+		Full:     s.full,
+		Every:    s.every,
+		Safety:   s.safetyRebuild,
 	})
 }
 
