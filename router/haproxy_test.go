@@ -45,7 +45,8 @@ type haproxy struct {
 }
 
 // startHAProxy runs docs/deploy/haproxy.cfg, unchanged, with its addresses from the
-// environment: bind on bind, the three servers at backends, the stats page on a free port.
+// environment: bind on bind, the three servers at backends, the stats page on a free port,
+// the runtime API's socket in a temporary directory.
 func startHAProxy(t *testing.T, bin, bind string, backends [3]string) *haproxy {
 	t.Helper()
 	cfg, err := filepath.Abs("../docs/deploy/haproxy.cfg")
@@ -55,7 +56,7 @@ func startHAProxy(t *testing.T, bin, bind string, backends [3]string) *haproxy {
 	stats := freeAddr(t)
 	check := exec.Command(bin, "-c", "-q", "-f", cfg)
 	env := append(os.Environ(), "SWITCHBOARD_BIND="+bind, "SWITCHBOARD_1="+backends[0], "SWITCHBOARD_2="+backends[1],
-		"SWITCHBOARD_3="+backends[2], "HAPROXY_STATS="+stats)
+		"SWITCHBOARD_3="+backends[2], "HAPROXY_STATS="+stats, "HAPROXY_SOCKET="+filepath.Join(t.TempDir(), "admin.sock"))
 	check.Env = env
 	if out, err := check.CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c docs/deploy/haproxy.cfg: %v\n%s", err, out)
