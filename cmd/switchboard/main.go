@@ -81,8 +81,15 @@ type flags struct {
 
 func newFlags(name string) flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if flagSetMade != nil {
+		flagSetMade(fs)
+	}
 	return flags{fs}
 }
+
+// flagSetMade, when set, sees every command's FlagSet as it is made: the test that writes
+// docs/configuration.md collects the flags with it.
+var flagSetMade func(*flag.FlagSet)
 
 // envName is the environment variable that backs a flag.
 func envName(flagName string) string {
