@@ -89,7 +89,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 	quotas, ok := r.eng.Eligible(&p, claims.CampaignID, now.Unix(), buf[:0])
 	if !ok {
 		r.verdicts.refused(refusedByEngine, "")
-		if pub.RerouteAttempts > 0 {
+		if pub.RerouteAttempts > 0 && !enteredBefore(&p, claims.CampaignID) {
 			return r.rerouteRefused(ctx, claims, pub, &p, now)
 		}
 		return "", nil

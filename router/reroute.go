@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -117,6 +118,14 @@ func (r *Router) rerouteRefused(ctx context.Context, claims *entrytoken.Claims, 
 		return r.supplierLocation(ctx, c.route, p, c.entry.TID, a.RespondentID)
 	}
 	return "", nil
+}
+
+// enteredBefore reports whether p has entered campaign id: an offer clicked again after its
+// session (a refusal by reentry_interval) is not a survey that filled meanwhile, and is not
+// re-routed.
+func enteredBefore(p *engine.Participant, id int64) bool {
+	_, found := slices.BinarySearchFunc(p.Entries, id, func(e engine.Entry, id int64) int { return cmp.Compare(e.CampaignID, id) })
+	return found
 }
 
 // chainParticipant is the chain's participant with the device of its offer.

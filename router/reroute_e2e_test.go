@@ -513,3 +513,66 @@ func TestRerouteTwoProcessesKill9(t *testing.T) {
 	t.Logf("%d chains (A, B or not, C) through 2 processes, one killed mid-run; postback duplicates (at least once): %d",
 		len(finals), dupes)
 }
+
+// TestRerouteReplays: concurrent copies of an intermediate hop's callback all answer the same
+// 302 to the same next session, and only one is admitted; the offer clicked again after its
+// chain ended, refused by reentry_interval, is not re-routed (it did not fill meanwhile).
+func TestRerouteReplays(t *testing.T) {
+	w := newWorld(t, "")
+	w.setReroute(2)
+	s := w.startInProcess()
+	w.runWorker()
+	a, _ := w.campaign(s.URL, campaignOpts{quota: 100, extra: map[string]any{"cpi": "5.00", "reentry_interval": 60}})
+	b, _ := w.campaign(s.URL, campaignOpts{quota: 100, extra: map[string]any{"cpi": "4.00"}})
+	w.survey.outcome = func(string) string { return "" } // the test calls back itself
+	ps := w.participants(1)
+	w.settle()
+	offer := w.entryURL(s.URL, ps[0], a)
+	if resp, _ := w.get(w.noFollow, offer); resp.StatusCode != http.StatusFound {
+		t.Fatalf("entry: %d", resp.StatusCode)
+	}
+	hop1 := w.hops(ps[0])[0]
+	const copies = 8
+	locs := make([]string, copies)
+	var wg sync.WaitGroup
+	for i := range copies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := w.noFollow.Get(w.callbackURL("disqualified", hop1.tid, w.buyer.APISecret))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusFound {
+				t.Errorf("copy %d: %d", i, resp.StatusCode)
+			}
+			locs[i] = resp.Header.Get("Location")
+		}()
+	}
+	wg.Wait()
+	hs := w.hops(ps[0])
+	if len(hs) != 2 || hs[1].camp != b || hs[1].hop != 2 {
+		t.Fatalf("sessions after %d concurrent copies: %+v, want hop 1 on A and one hop 2 on B", copies, hs)
+	}
+	for i, loc := range locs {
+		if u, _ := url.Parse(loc); loc != locs[0] || u.Query().Get("tid") != hs[1].tid {
+			t.Errorf("copy %d answered %s, want %s (hop 2, tid %s)", i, loc, locs[0], hs[1].tid)
+		}
+	}
+	final, err := w.walk(w.callbackURL("complete", hs[1].tid, w.buyer.APISecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.checkChain(ps[0], final, []int64{a, b}, []string{"disqualified", "complete"})
+
+	// The same offer again: reentry_interval refuses A; back over_quota, no tid, no chain.
+	again, err := w.walk(offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Get("status") != "over_quota" || again.Has("tid") || again.Has("attempts") || len(w.hops(ps[0])) != 2 {
+		t.Errorf("offer clicked again: partner redirect %v, sessions %d; want over_quota without tid and no new session", again, len(w.hops(ps[0])))
+	}
+}
