@@ -141,6 +141,8 @@ type ChainStepResult struct {
 	Admission Admission
 	// EndReason is why the chain ended ("" when it goes on).
 	EndReason string
+	// Refused are the arbiter's reasons (Refused*) for the candidates it refused, in order.
+	Refused []string
 }
 
 // ContinueChain records the outcome of a chain's session and, in the same transaction,
@@ -224,6 +226,7 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 				res.Next, res.Admission = i, out[0]
 				break
 			}
+			res.Refused = append(res.Refused, out[0].Refused)
 		}
 		if res.Next < 0 {
 			res.EndReason = st.EndReason

@@ -222,19 +222,16 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 		r.notify.completed(s.CampaignID)
 	}
 	r.afterOutcome(ctx, s, named, now)
+	for i, reason := range res.Refused {
+		r.verdicts.refused(refusedByDatabase, reason)
+		r.notify.counts(cands[i].entry.CampaignID) // the engine's mirror was behind
+	}
 	if res.Next >= 0 {
-		for _, refused := range cands[:res.Next] {
-			r.verdicts.refused(refusedByDatabase, persistence.RefusedQuota)
-			r.notify.counts(refused.entry.CampaignID) // the engine's mirror was behind
-		}
 		next := cands[res.Next]
 		r.entered(next.entry.CampaignID, p.ID, res.Admission)
 		r.reroutes.hop(pub.ID)
 		loc, err := r.supplierLocation(ctx, next.route, &p, next.entry.TID, res.Admission.RespondentID)
 		return loc, "", err
-	}
-	for _, refused := range cands {
-		r.notify.counts(refused.entry.CampaignID) // refused by the database: the mirror was behind
 	}
 	r.reroutes.ended(pub.ID, res.EndReason, complete && s.ChainHop >= 2)
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, Attempts: s.ChainHop}), "", nil

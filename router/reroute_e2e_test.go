@@ -576,3 +576,32 @@ func TestRerouteReplays(t *testing.T) {
 		t.Errorf("offer clicked again: partner redirect %v, sessions %d; want over_quota without tid and no new session", again, len(w.hops(ps[0])))
 	}
 }
+
+// TestRerouteQuotaFilledBeforeHop: B, the best next survey, fills in the database (another
+// server's entries, not yet mirrored here) between the chain's start and its hop: the
+// arbiter refuses B inside the hop's transaction and the chain goes on to C.
+func TestRerouteQuotaFilledBeforeHop(t *testing.T) {
+	w := newWorld(t, "")
+	w.setReroute(3)
+	s := w.startInProcess()
+	w.runWorker()
+	a, b, c := w.threeCampaigns(s.URL)
+	w.outcomesByCampaign(map[int64]string{a: "disqualified", c: "complete"}) // b: must not be entered
+	ps := w.participants(1)
+	w.settle()
+	if resp, _ := w.get(w.noFollow, w.entryURL(s.URL, ps[0], a)); resp.StatusCode != http.StatusFound {
+		t.Fatalf("entry: %d", resp.StatusCode)
+	}
+	// B fills behind the engine's back (no notification): only the database knows.
+	if _, err := w.db.Pool.Exec(context.Background(), `UPDATE campaign_quotas SET completes = num_respondents WHERE campaign_id = $1`, b); err != nil {
+		t.Fatal(err)
+	}
+	hop1 := w.hops(ps[0])[0]
+	final, err := w.walk(w.callbackURL("disqualified", hop1.tid, w.buyer.APISecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.checkChain(ps[0], final, []int64{a, c}, []string{"disqualified", "complete"})
+	refused := entryVerdicts(t, w, s.URL)[`verdict="refused",by="database",reason="quota"`]
+	t.Logf("B refused by the arbiter inside the hop's transaction: %v (0: the mirror caught up first)", refused)
+}
