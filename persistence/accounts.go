@@ -42,7 +42,13 @@ type Publisher struct {
 	PostbackURL  string
 	APISecret    string
 	Environment  string
+	// RerouteAttempts is how many times a chain of this publisher's participant may continue
+	// to another survey after a screen-out (docs/rules.md §10); 0: re-routing is off.
+	RerouteAttempts int
 }
+
+// MaxRerouteAttempts bounds Publisher.RerouteAttempts (docs/rules.md §10).
+const MaxRerouteAttempts = 5
 
 // TokenHash is the stored form of an API token.
 func TokenHash(token string) [32]byte { return sha256.Sum256([]byte(token)) }
@@ -165,6 +171,7 @@ type NewPublisher struct {
 	ExchangeRate, RevenueShare float64
 	RedirectURL, PostbackURL   string
 	Environment                string
+	RerouteAttempts            int // 0 (off) to MaxRerouteAttempts
 }
 
 // CreatePublisher registers a supply partner and returns it with its plain API token.
@@ -191,6 +198,8 @@ func (p NewPublisher) Validate() error {
 		return fault.Invalid("postback_url", "must be an absolute http(s) URL")
 	case !ValidEnvironment(p.Environment):
 		return fault.Invalid("environment", "must be staging or live")
+	case p.RerouteAttempts < 0 || p.RerouteAttempts > MaxRerouteAttempts:
+		return fault.Invalid("reroute_attempts", "must be between 0 (off) and 5")
 	}
 	return nil
 }
@@ -202,13 +211,13 @@ func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, se
 	}
 	out := Publisher{Name: p.Name, CurrencyName: p.CurrencyName, ExchangeRate: p.ExchangeRate,
 		RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL,
-		APISecret: secret, Environment: p.Environment}
+		APISecret: secret, Environment: p.Environment, RerouteAttempts: p.RerouteAttempts}
 	h := TokenHash(token)
 	err := db.Pool.QueryRow(ctx, `INSERT INTO publishers (name, currency_name, exchange_rate, revenue_share,
-		redirect_url, postback_url, api_secret, environment, token_hash)
-		VALUES ($1,$2,$3,$4,$5,NULLIF($6,''),$7,$8,$9) RETURNING id`,
+		redirect_url, postback_url, api_secret, environment, token_hash, reroute_attempts)
+		VALUES ($1,$2,$3,$4,$5,NULLIF($6,''),$7,$8,$9,$10) RETURNING id`,
 		out.Name, out.CurrencyName, out.ExchangeRate, out.RevenueShare, out.RedirectURL, out.PostbackURL,
-		out.APISecret, out.Environment, h[:]).Scan(&out.ID)
+		out.APISecret, out.Environment, h[:], out.RerouteAttempts).Scan(&out.ID)
 	if err != nil {
 		return Publisher{}, "", classify(err)
 	}
@@ -216,12 +225,14 @@ func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, se
 }
 
 const publisherColumns = `id, name, currency_name, exchange_rate::float8, revenue_share::float8, redirect_url,
-	COALESCE(postback_url, ''), api_secret, environment`
+	COALESCE(postback_url, ''), api_secret, environment, reroute_attempts`
 
 func scanPublisher(row pgx.Row) (Publisher, error) {
 	var p Publisher
+	var reroute int16
 	err := row.Scan(&p.ID, &p.Name, &p.CurrencyName, &p.ExchangeRate, &p.RevenueShare, &p.RedirectURL,
-		&p.PostbackURL, &p.APISecret, &p.Environment)
+		&p.PostbackURL, &p.APISecret, &p.Environment, &reroute)
+	p.RerouteAttempts = int(reroute)
 	return p, err
 }
 
@@ -323,6 +334,7 @@ func (db *DB) Publishers(ctx context.Context) ([]Publisher, error) {
 type PublisherChange struct {
 	Name, CurrencyName, RedirectURL, PostbackURL *string
 	ExchangeRate, RevenueShare                   *float64
+	RerouteAttempts                              *int
 }
 
 // UpdatePublisher applies c to publisher id, held to the same checks as registering
@@ -341,7 +353,8 @@ func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) 
 			return err
 		}
 		n := NewPublisher{Name: p.Name, CurrencyName: p.CurrencyName, ExchangeRate: p.ExchangeRate,
-			RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL, Environment: p.Environment}
+			RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL, Environment: p.Environment,
+			RerouteAttempts: p.RerouteAttempts}
 		for _, s := range []struct {
 			from *string
 			to   *string
@@ -356,12 +369,15 @@ func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) 
 		if c.RevenueShare != nil {
 			n.RevenueShare = *c.RevenueShare
 		}
+		if c.RerouteAttempts != nil {
+			n.RerouteAttempts = *c.RerouteAttempts
+		}
 		if err := n.Validate(); err != nil {
 			return err
 		}
 		out, err = scanPublisher(tx.QueryRow(ctx, `UPDATE publishers SET name = $2, currency_name = $3, exchange_rate = $4,
-			revenue_share = $5, redirect_url = $6, postback_url = NULLIF($7, '') WHERE id = $1 RETURNING `+publisherColumns,
-			id, n.Name, n.CurrencyName, n.ExchangeRate, n.RevenueShare, n.RedirectURL, n.PostbackURL))
+			revenue_share = $5, redirect_url = $6, postback_url = NULLIF($7, ''), reroute_attempts = $8 WHERE id = $1 RETURNING `+publisherColumns,
+			id, n.Name, n.CurrencyName, n.ExchangeRate, n.RevenueShare, n.RedirectURL, n.PostbackURL, n.RerouteAttempts))
 		return err
 	})
 	if err != nil {
