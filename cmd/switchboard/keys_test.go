@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,24 @@ func TestKeysRotateAcrossProcesses(t *testing.T) {
 		_, body := get(t, "http://"+addr+"/supply_api/v4/entry?token="+token)
 		return body
 	}
+	reloads := func(addr string) float64 {
+		_, body := get(t, "http://"+addr+"/metrics")
+		for line := range strings.Lines(body) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), `switchboard_mirror_reloads_total{mirror="service keys"} `); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return f
+			}
+		}
+		t.Fatalf("%s/metrics has no reloads of the service keys' mirror:\n%s", addr, body)
+		return 0
+	}
+	reloadsBefore := reloads(a)
+	if !strings.Contains(func() string { _, b := get(t, "http://"+a+"/metrics"); return b }(), `switchboard_mirror_listen_connected{mirror="service keys"} 1`) {
+		t.Error("the service keys' mirror is not connected")
+	}
 	before := sign(key())
 	for _, addr := range []string{a, b} {
 		if body := answer(addr, before); !strings.Contains(body, "unknown publisher") {
@@ -83,5 +102,8 @@ func TestKeysRotateAcrossProcesses(t *testing.T) {
 		if body := answer(addr, forged); !strings.Contains(body, "invalid token") {
 			t.Errorf("%s: token of an unknown key: %s", addr, body)
 		}
+	}
+	if r := reloads(a); r <= reloadsBefore {
+		t.Errorf("service keys reloads %v after the rotation, %v before", r, reloadsBefore)
 	}
 }
