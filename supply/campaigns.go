@@ -110,6 +110,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 	devType := dt[0] - '0'
 
 	now := a.now()
+	pub.offers.add(now) // every answer from here on is a 200 (offercounts.go)
 	sc := scratchPool.Get().(*reqScratch)
 	var p *engine.Participant // decoded into the scratch: valid during this request only
 	profiled := a.panel.Lookup(pub.ID, bytesString(user), &sc.known)

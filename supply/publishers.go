@@ -23,6 +23,9 @@ type publisher struct {
 	// limit is the publisher's request rate limit in this process; it survives reloads of
 	// the publisher (nil: no limit).
 	limit *httpio.Throttle
+	// offers counts its GET /campaigns answers until the next flush (offercounts.go); it
+	// survives reloads of the publisher.
+	offers *offerCount
 }
 
 type publisherSet struct {
@@ -74,8 +77,10 @@ func (s *publisherStore) refreshLocked(ctx context.Context) error {
 		pub := &publisher{Publisher: p, secret: []byte(p.APISecret), currency: appendJSONString(nil, p.CurrencyName)}
 		if o := old.byID[p.ID]; o != nil {
 			pub.limit = o.limit // a reload must not hand out a fresh burst
+			pub.offers = o.offers
 		} else {
 			pub.limit = httpio.NewThrottle(s.rate, s.burst)
+			pub.offers = new(offerCount)
 		}
 		set.byHash[hashes[i]] = pub
 		set.byID[p.ID] = pub

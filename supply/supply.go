@@ -43,6 +43,9 @@ type Config struct {
 	// PublisherRefresh is the period of the publisher reload (default 30 s). An unknown
 	// token also triggers a reload, at most once a second.
 	PublisherRefresh time.Duration
+	// OfferFlush is the period at which the GET /campaigns answers counted in memory are
+	// added to the database for GET /stats (default 1 min).
+	OfferFlush time.Duration
 	// KeyReload is the period of the service keys' safety reload (default 1 min); a
 	// rotation is picked up at once by its notification (keys.go).
 	KeyReload time.Duration
@@ -77,6 +80,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PublisherRefresh <= 0 {
 		c.PublisherRefresh = 30 * time.Second
+	}
+	if c.OfferFlush <= 0 {
+		c.OfferFlush = time.Minute
 	}
 	if c.KeyReload <= 0 {
 		c.KeyReload = time.Minute
@@ -254,6 +260,8 @@ func (a *API) runLoops(ctx context.Context) {
 	pubTick := time.NewTicker(a.cfg.PublisherRefresh)
 	hotTick := time.NewTicker(time.Minute)
 	touchTick := time.NewTicker(a.cfg.TouchEvery)
+	offerTick := time.NewTicker(a.cfg.OfferFlush)
+	defer offerTick.Stop()
 	defer pubTick.Stop()
 	defer hotTick.Stop()
 	defer touchTick.Stop()
@@ -261,10 +269,19 @@ func (a *API) runLoops(ctx context.Context) {
 	// Failures are logged once per outage; the publisher set in memory stays meanwhile.
 	pubs := retry.NewOutage(a.log, "publisher refresh", retry.Default, nil)
 	touch := retry.NewOutage(a.log, "activity write-back", retry.Default, nil)
+	offers := retry.NewOutage(a.log, "offers flush", retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
+			// What was counted since the last flush, if the database still answers.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			if err := a.FlushOffers(fctx); err != nil {
+				a.log.Warn("offers flush at shutdown failed", zap.Error(err))
+			}
+			cancel()
 			return
+		case <-offerTick.C:
+			offers.Attempt(ctx, a.FlushOffers)
 		case <-pubTick.C:
 			pubs.Attempt(ctx, a.pubs.refresh)
 		case <-hotTick.C:
