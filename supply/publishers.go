@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -149,4 +150,19 @@ func (a *API) authenticate(ctx *fasthttp.RequestCtx) (*publisher, error) {
 		return nil, errRateLimited
 	}
 	return p, nil
+}
+
+// mirrorPublishers reloads the publishers as soon as one changes (a NOTIFY on
+// persistence.PublisherChannel: created, updated, new token or secret), so that every
+// process agrees within moments; the periodic refresh (runLoops) stays as the safety net.
+func (a *API) mirrorPublishers(ctx context.Context) {
+	mirror.Run(ctx, mirror.Config[int64]{
+		Name:     "publishers",
+		Log:      a.log,
+		Listen:   mirror.Listener(a.db.ListenOn, persistence.PublisherChannel),
+		Notified: func(_ string, add func(int64)) { add(0) },
+		Debounce: 20 * time.Millisecond,
+		Reload:   func(ctx context.Context, _ []int64) error { return a.pubs.refresh(ctx) },
+		Full:     a.pubs.refresh, // after a reconnect: changes notified meanwhile were lost
+	})
 }

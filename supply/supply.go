@@ -227,12 +227,14 @@ func (a *API) Register(mux *httpio.Mux) {
 }
 
 // Start runs the background work until ctx ends: the panel load and its LISTEN on
-// participant changes, the service keys' LISTEN on rotations, the publisher refresh, the hot-tile estimate, panel-miss lookups and
+// participant changes, the service keys' LISTEN on rotations, the publishers' LISTEN on
+// changes and their periodic refresh, the hot-tile estimate, panel-miss lookups and
 // the write-back of activity.
 func (a *API) Start(ctx context.Context) {
 	go a.runPanelSync(ctx)
 	go a.runLoops(ctx)
 	go a.mirrorKeys(ctx)
+	go a.mirrorPublishers(ctx)
 	a.startQuality(ctx)
 }
 
