@@ -38,6 +38,7 @@ func commands() []command {
 		{"publisher update", "change a supply partner's name, currency, exchange rate, revenue share or URLs (--id N)", runPublisherUpdate},
 		{"publisher rotate-secret", "give a supply partner a new API secret and print it once (--id N)", runPublisherRotate("secret")},
 		{"publisher rotate-token", "give a supply partner a new API token and print it once (--id N)", runPublisherRotate("token")},
+		{"keys rotate", "give the offer-token service key new bytes; servers accept the previous key's tokens for their lifetime, then retire it", runKeysRotate},
 		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},

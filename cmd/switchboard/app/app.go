@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard/switchboard/admin"
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
@@ -174,6 +175,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	a.Router.SetQuality(a.Supply.Quality(), cfg.RouterQuality)
 	a.Supply.Quality().RegisterMetrics(a.Metrics)
+	a.Supply.RegisterMetrics(a.Metrics)
+	mirror.RegisterMetrics(a.Metrics)
 	a.Router.RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
 	a.Router.Start(bg)
