@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard/switchboard/admin"
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/openapi"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
@@ -146,6 +147,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	mux := httpio.NewMux(a.Metrics, log.Named("http"))
 	mux.Handle("GET", "/healthz", a.healthz)
 	mux.Handle("GET", "/readyz", a.readyz)
+	openapi.Register(mux) // the OpenAPI documents, public
 	if cfg.AdminAddr == "" {
 		mux.Handle("GET", "/metrics", a.Metrics.Handler)
 	}
