@@ -6,6 +6,19 @@
 // validate every recorded exchange (admin/testdata/golden, the exchanges of
 // docs/buyer-integration.md and docs/supply-api.md) against them, so they cannot drift
 // from what the server answers.
+//
+// The JSON files are the source: edit them by hand. When a route or a field changes:
+//
+//  1. change buyer.json or supply.json (schemas are closed: additionalProperties false and
+//     required listed, so a new response field must be added or the validation fails;
+//     write a union of types as oneOf, which oapi-codegen can generate);
+//  2. go test ./internal/openapi -run TestDocsCopies -update   (docs/openapi/ copies)
+//  3. go test ./cmd/apidocs -run TestGeneratedClients -update  (the generated clients)
+//  4. go test -race ./internal/openapi ./cmd/apidocs           (every recorded exchange
+//     validates; the documents list exactly the app's registered routes; the walk-through
+//     runs through the clients).
+//
+// Record new exchanges (admin golden files, cmd/guides) first: they are what step 4 checks.
 package openapi
 
 import (
