@@ -88,8 +88,8 @@ func TestWalkthroughThroughClients(t *testing.T) {
 	gender := buyerclient.QuotaQualification{QuestionId: 43, PreCodes: preCodes(t, 2)}
 	age := buyerclient.QuotaQualification{QuestionId: 42, PreCodes: preCodes(t, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34)}
 	name, num := "Women 25-34", 200
-	quota, err := buyer.CreateQuotaWithResponse(ctx, campaign.Id, nil, buyerclient.QuotaRequest{Name: &name, NumRespondents: &num,
-		CampaignQualifications: &[]buyerclient.QuotaQualification{gender, age}})
+	quota, err := buyer.CreateQuotaWithResponse(ctx, campaign.Id, nil, buyerclient.QuotaCreate{Name: &name, NumRespondents: num,
+		CampaignQualifications: []buyerclient.QuotaQualification{gender, age}})
 	if err != nil {
 		t.Fatal(err)
 	}

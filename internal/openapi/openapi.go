@@ -13,7 +13,7 @@
 //     required listed, so a new response field must be added or the validation fails;
 //     write a union of types as oneOf, which oapi-codegen can generate);
 //  2. go test ./internal/openapi -run TestDocsCopies -update   (docs/openapi/ copies)
-//  3. go test ./cmd/apidocs -run TestGeneratedClients -update  (the generated clients)
+//  3. go test ./cmd/apidocs/clientgen -update                  (the generated clients)
 //  4. go test -race ./internal/openapi ./cmd/apidocs           (every recorded exchange
 //     validates; the documents list exactly the app's registered routes; the walk-through
 //     runs through the clients).
