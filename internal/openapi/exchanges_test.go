@@ -218,6 +218,9 @@ func validate(specs []spec, ex exchange) error {
 	if len(found) != 1 {
 		return fmt.Errorf("%s %s is an operation of %d documents, want 1", ex.method, ex.uri, len(found))
 	}
+	if err := knownQuery(req, route.PathItem.Parameters, route.Operation.Parameters); err != nil {
+		return err
+	}
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
 	if ex.status < 400 {
@@ -272,12 +275,35 @@ func validatePostback(specs []spec, req *http.Request) error {
 			if op == nil {
 				continue
 			}
+			if err := knownQuery(req, item.Parameters, op.Parameters); err != nil {
+				return err
+			}
 			route := &routers.Route{Spec: s.doc, Path: req.URL.Path, PathItem: item, Method: req.Method, Operation: op}
 			return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
 				Request: req, Route: route, Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}})
 		}
 	}
 	return fmt.Errorf("no webhook documents a %s postback", req.Method)
+}
+
+// knownQuery fails on a query parameter the operation does not document (openapi3filter
+// lets unknown ones pass): a field the server starts sending in a postback, or reading
+// from a request, must be documented.
+func knownQuery(req *http.Request, lists ...openapi3.Parameters) error {
+	known := map[string]bool{}
+	for _, l := range lists {
+		for _, p := range l {
+			if p.Value != nil && p.Value.In == openapi3.ParameterInQuery {
+				known[p.Value.Name] = true
+			}
+		}
+	}
+	for name := range req.URL.Query() {
+		if !known[name] {
+			return fmt.Errorf("query parameter %q is not documented", name)
+		}
+	}
+	return nil
 }
 
 // TestRecordedExchanges validates every exchange the tests record against the documents.
@@ -339,6 +365,10 @@ func TestValidationFails(t *testing.T) {
 			ex.reqBody = strings.Replace(ex.reqBody, `"name"`, `"title"`, 1)
 		}},
 		{"a postback without sech", "supply-api.md", "GET /postback", func(ex *exchange) { ex.uri = ex.uri[:strings.Index(ex.uri, "&sech=")] }},
+		{"a postback with an undocumented field", "supply-api.md", "GET /postback", func(ex *exchange) {
+			ex.uri = strings.Replace(ex.uri, "&sech=", "&attempts=2&sech=", 1)
+		}},
+		{"a request with an undocumented query parameter", "campaigns_list.golden", "", func(ex *exchange) { ex.uri += "&status=2" }},
 		{"a postback with an unknown status", "supply-api.md", "GET /postback", func(ex *exchange) {
 			ex.uri = strings.Replace(ex.uri, "status=complete", "status=done", 1)
 		}},
