@@ -194,7 +194,10 @@ func validate(specs []spec, ex exchange) error {
 	}
 	req.Header = ex.reqHdr.Clone()
 	if ex.status == 0 {
-		return validatePostback(specs, req)
+		return validateWebhook(specs, "partnerPostback", req)
+	}
+	if err := validateRedirect(specs, ex.respHdr.Get("Location")); err != nil {
+		return fmt.Errorf("Location: %w", err)
 	}
 	var found []spec
 	var route *routers.Route
@@ -266,24 +269,41 @@ func validateBody(r *openapi3.Response, ex exchange, doc *openapi3.T) error {
 	return mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors())
 }
 
-// validatePostback checks a postback the server sent against the supply document's
-// partnerPostback webhook.
-func validatePostback(specs []spec, req *http.Request) error {
+// validateWebhook checks a request the partner receives against the supply document's
+// webhook name.
+func validateWebhook(specs []spec, name string, req *http.Request) error {
 	for _, s := range specs {
-		for _, item := range s.doc.Webhooks {
-			op := item.GetOperation(req.Method)
-			if op == nil {
-				continue
-			}
-			if err := knownQuery(req, item.Parameters, op.Parameters); err != nil {
-				return err
-			}
-			route := &routers.Route{Spec: s.doc, Path: req.URL.Path, PathItem: item, Method: req.Method, Operation: op}
-			return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
-				Request: req, Route: route, Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}})
+		item := s.doc.Webhooks[name]
+		if item == nil || item.GetOperation(req.Method) == nil {
+			continue
 		}
+		op := item.GetOperation(req.Method)
+		if err := knownQuery(req, item.Parameters, op.Parameters); err != nil {
+			return err
+		}
+		route := &routers.Route{Spec: s.doc, Path: req.URL.Path, PathItem: item, Method: req.Method, Operation: op}
+		return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+			Request: req, Route: route, Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}})
 	}
-	return fmt.Errorf("no webhook documents a %s postback", req.Method)
+	return fmt.Errorf("no webhook %s documents a %s request", name, req.Method)
+}
+
+// partnerRedirectURL is the recorded publisher's redirect URL; its own query (app=7) comes
+// first and is the partner's, not the server's.
+const partnerRedirectURL = "https://partner.example/back?app=7"
+
+// validateRedirect checks a redirect to the partner's redirect URL against the
+// partnerRedirect webhook; other locations (the buyer's survey, a page) are not checked.
+func validateRedirect(specs []spec, location string) error {
+	rest, ok := strings.CutPrefix(location, partnerRedirectURL)
+	if !ok {
+		return nil
+	}
+	req, err := http.NewRequest(http.MethodGet, "https://partner.example/back?"+strings.TrimPrefix(standIn(rest), "&"), nil)
+	if err != nil {
+		return err
+	}
+	return validateWebhook(specs, "partnerRedirect", req)
 }
 
 // knownQuery fails on a query parameter the operation does not document (openapi3filter
@@ -365,6 +385,12 @@ func TestValidationFails(t *testing.T) {
 			ex.reqBody = strings.Replace(ex.reqBody, `"name"`, `"title"`, 1)
 		}},
 		{"a postback without sech", "supply-api.md", "GET /postback", func(ex *exchange) { ex.uri = ex.uri[:strings.Index(ex.uri, "&sech=")] }},
+		{"a redirect with an undocumented field", "supply-api.md", "GET /router/customers/", func(ex *exchange) {
+			ex.respHdr.Set("Location", strings.Replace(ex.respHdr.Get("Location"), "&sech=", "&attempts=1&sech=", 1))
+		}},
+		{"a redirect without its reward", "supply-api.md", "GET /router/customers/", func(ex *exchange) {
+			ex.respHdr.Set("Location", strings.Replace(ex.respHdr.Get("Location"), "&reward=125", "", 1))
+		}},
 		{"a postback with an undocumented field", "supply-api.md", "GET /postback", func(ex *exchange) {
 			ex.uri = strings.Replace(ex.uri, "&sech=", "&attempts=2&sech=", 1)
 		}},

@@ -173,6 +173,33 @@ func (e PartnerPostbackParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for PartnerRedirectParamsStatus.
+const (
+	PartnerRedirectParamsStatusComplete     PartnerRedirectParamsStatus = "complete"
+	PartnerRedirectParamsStatusDisqualified PartnerRedirectParamsStatus = "disqualified"
+	PartnerRedirectParamsStatusOverQuota    PartnerRedirectParamsStatus = "over_quota"
+	PartnerRedirectParamsStatusProfiled     PartnerRedirectParamsStatus = "profiled"
+	PartnerRedirectParamsStatusQualityTerm  PartnerRedirectParamsStatus = "quality_term"
+)
+
+// Valid indicates whether the value is a known member of the PartnerRedirectParamsStatus enum.
+func (e PartnerRedirectParamsStatus) Valid() bool {
+	switch e {
+	case PartnerRedirectParamsStatusComplete:
+		return true
+	case PartnerRedirectParamsStatusDisqualified:
+		return true
+	case PartnerRedirectParamsStatusOverQuota:
+		return true
+	case PartnerRedirectParamsStatusProfiled:
+		return true
+	case PartnerRedirectParamsStatusQualityTerm:
+		return true
+	default:
+		return false
+	}
+}
+
 // CallbackError defines model for CallbackError.
 type CallbackError struct {
 	Message string `json:"message"`
@@ -523,6 +550,22 @@ type PartnerPostbackParams struct {
 
 // PartnerPostbackParamsStatus defines parameters for PartnerPostback.
 type PartnerPostbackParamsStatus string
+
+// PartnerRedirectParams defines parameters for PartnerRedirect.
+type PartnerRedirectParams struct {
+	// Tid absent when entry was refused, after the hosted profiler and after a failed pre-screener
+	Tid    *string                     `form:"tid,omitempty" json:"tid,omitempty"`
+	Status PartnerRedirectParamsStatus `form:"status" json:"status"`
+
+	// Reward what the session earned, in the partner's currency
+	Reward int `form:"reward" json:"reward"`
+
+	// Sech always last: HMAC-SHA256 of the raw query before &sech=, keyed with the api_secret
+	Sech string `form:"sech" json:"sech"`
+}
+
+// PartnerRedirectParamsStatus defines parameters for PartnerRedirect.
+type PartnerRedirectParamsStatus string
 
 // PrescreenSubmitFormdataRequestBody defines body for PrescreenSubmit for application/x-www-form-urlencoded ContentType.
 type PrescreenSubmitFormdataRequestBody PrescreenSubmitFormdataBody
@@ -4457,10 +4500,25 @@ func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Re
 type WebhookInitiatorInterface interface {
 	// PartnerPostback fires the partnerPostback webhook
 	PartnerPostback(ctx context.Context, targetURL string, params *PartnerPostbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerRedirect fires the partnerRedirect webhook
+	PartnerRedirect(ctx context.Context, targetURL string, params *PartnerRedirectParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 func (p *WebhookInitiator) PartnerPostback(ctx context.Context, targetURL string, params *PartnerPostbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPartnerPostbackWebhookRequest(targetURL, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) PartnerRedirect(ctx context.Context, targetURL string, params *PartnerRedirectParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerRedirectWebhookRequest(targetURL, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4518,6 +4576,70 @@ func NewPartnerPostbackWebhookRequest(targetURL string, params *PartnerPostbackP
 		}
 
 		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "user_identifier", params.UserIdentifier, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sech", params.Sech, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		reqURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, reqURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerRedirectWebhookRequest builds a GET request for the partnerRedirect webhook
+func NewPartnerRedirectWebhookRequest(targetURL string, params *PartnerRedirectParams) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		queryValues := reqURL.Query()
+		var rawQueryFragments []string
+
+		if params.Tid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tid", *params.Tid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reward", params.Reward, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
 			return nil, err
 		} else {
 			for _, qp := range strings.Split(queryFrag, "&") {
