@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/mirror"
+	"github.com/switchboard/switchboard/internal/openapi"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
@@ -147,6 +148,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	mux := httpio.NewMux(a.Metrics, log.Named("http"))
 	mux.Handle("GET", "/healthz", a.healthz)
 	mux.Handle("GET", "/readyz", a.readyz)
+	openapi.Register(mux) // the OpenAPI documents, public
 	if cfg.AdminAddr == "" {
 		mux.Handle("GET", "/metrics", a.Metrics.Handler)
 	}
