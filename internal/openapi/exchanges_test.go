@@ -386,13 +386,13 @@ func TestValidationFails(t *testing.T) {
 		}},
 		{"a postback without sech", "supply-api.md", "GET /postback", func(ex *exchange) { ex.uri = ex.uri[:strings.Index(ex.uri, "&sech=")] }},
 		{"a redirect with an undocumented field", "supply-api.md", "GET /router/customers/", func(ex *exchange) {
-			ex.respHdr.Set("Location", strings.Replace(ex.respHdr.Get("Location"), "&sech=", "&attempts=1&sech=", 1))
+			ex.respHdr.Set("Location", strings.Replace(ex.respHdr.Get("Location"), "&sech=", "&hops=1&sech=", 1))
 		}},
 		{"a redirect without its reward", "supply-api.md", "GET /router/customers/", func(ex *exchange) {
 			ex.respHdr.Set("Location", strings.Replace(ex.respHdr.Get("Location"), "&reward=125", "", 1))
 		}},
 		{"a postback with an undocumented field", "supply-api.md", "GET /postback", func(ex *exchange) {
-			ex.uri = strings.Replace(ex.uri, "&sech=", "&attempts=2&sech=", 1)
+			ex.uri = strings.Replace(ex.uri, "&sech=", "&hops=2&sech=", 1)
 		}},
 		{"a request with an undocumented query parameter", "campaigns_list.golden", "", func(ex *exchange) { ex.uri += "&status=2" }},
 		{"a postback with an unknown status", "supply-api.md", "GET /postback", func(ex *exchange) {

@@ -544,6 +544,9 @@ type PartnerPostbackParams struct {
 	// UserIdentifier the partner's X-User-Identifier
 	UserIdentifier string `form:"user_identifier" json:"user_identifier"`
 
+	// Attempts present only for publishers with reroute_attempts above 0: the number of sessions in the re-routing chain this result ends (docs/rules.md §10); before sech, so it is signed
+	Attempts *int `form:"attempts,omitempty" json:"attempts,omitempty"`
+
 	// Sech always last: HMAC-SHA256 of the raw query before &sech=, keyed with the api_secret
 	Sech string `form:"sech" json:"sech"`
 }
@@ -559,6 +562,9 @@ type PartnerRedirectParams struct {
 
 	// Reward what the session earned, in the partner's currency
 	Reward int `form:"reward" json:"reward"`
+
+	// Attempts present only for publishers with reroute_attempts above 0: the number of sessions in the re-routing chain this result ends (docs/rules.md §10); before sech, so it is signed
+	Attempts *int `form:"attempts,omitempty" json:"attempts,omitempty"`
 
 	// Sech always last: HMAC-SHA256 of the raw query before &sech=, keyed with the api_secret
 	Sech string `form:"sech" json:"sech"`
@@ -4583,6 +4589,18 @@ func NewPartnerPostbackWebhookRequest(targetURL string, params *PartnerPostbackP
 			}
 		}
 
+		if params.Attempts != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempts", *params.Attempts, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sech", params.Sech, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 			return nil, err
 		} else {
@@ -4645,6 +4663,18 @@ func NewPartnerRedirectWebhookRequest(targetURL string, params *PartnerRedirectP
 			for _, qp := range strings.Split(queryFrag, "&") {
 				rawQueryFragments = append(rawQueryFragments, qp)
 			}
+		}
+
+		if params.Attempts != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attempts", *params.Attempts, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sech", params.Sech, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
