@@ -65,7 +65,9 @@ func TestConsoleBrowser(t *testing.T) {
 		tb.shot("console-sign-in")
 
 		// Keyboard only: the skip link, the e-mail, the token, Enter submits.
-		active := func() string { return tb.str(`document.activeElement.id || document.activeElement.className || document.activeElement.tagName`) }
+		active := func() string {
+			return tb.str(`document.activeElement.id || document.activeElement.className || document.activeElement.tagName`)
+		}
 		tb.do(chromedp.KeyEvent(kb.Tab))
 		if a := active(); a != "skip" {
 			t.Fatalf("first tab stop %q, want the skip link", a)

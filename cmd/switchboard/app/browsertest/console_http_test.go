@@ -299,6 +299,12 @@ func TestConsoleOperatorHTTP(t *testing.T) {
 		t.Fatal("the operator token's hash is not what is stored")
 	}
 
+	// Traffic to total: a complete through the real entry and callback.
+	player := newUser()
+	w.impanel(player)
+	id, _ := w.campaign("Totals")
+	w.complete(w.enter(player, id))
+
 	// No session, or a buyer's: sent to the operator sign-in.
 	buyer := w.console()
 	buyer.signIn(w.buyer.Email, w.buyer.Token)
@@ -315,8 +321,38 @@ func TestConsoleOperatorHTTP(t *testing.T) {
 	form = c.do("GET", "/console/operator/sign-in", nil, nil)
 	expectSeeOther(t, c.do("POST", "/console/operator/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "token": {token}}, nil), "/console/operator")
 	expectConsolePage(t, c.do("GET", "/console/operator", nil, nil), http.StatusOK, "Ops Olive", "Snapshot age", "Puzzle Quest",
-		"<title>Entries and completes per day</title>", "market.csv", `id="backlog"`)
+		"<title>Entries and completes per day</title>", "market.csv", `id="backlog"`, "<td>1</td><td>1</td><td>$2.00</td>")
+	partners := c.do("GET", "/console/operator/partners.csv", nil, nil).Expect(t, 200)
+	if !strings.Contains(string(partners.Body), ",Puzzle Quest,1,1,0,0,100.0%") {
+		t.Fatalf("partners CSV:\n%s", partners.Body)
+	}
 	// An operator's session is no buyer's.
 	expectSeeOther(t, c.do("GET", "/console/campaigns", nil, nil), "/console/sign-in")
 	c.do("GET", "/console/operator/market.csv", nil, nil).Expect(t, 200)
+}
+
+// TestConsoleHTTPSAndFailures: under an https public URL the session cookie is Secure; a
+// client that keeps failing to sign in is refused (429) before its credentials are checked,
+// even right ones, by the limit the API shares.
+func TestConsoleHTTPSAndFailures(t *testing.T) {
+	w := &world{t: t, s: apptest.Start(t, apptest.Options{RateLimit: -1, PublicURL: "https://console.example.test",
+		AuthFailRate: 0.01, AuthFailBurst: 3})}
+	w.buyer = w.s.NewBuyer(t)
+	c := w.console()
+	expectSeeOther(t, c.signIn(w.buyer.Email, w.buyer.Token), "/console/campaigns")
+	if ck := c.cookies["sb_console"]; ck == nil || !ck.Secure || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
+		t.Fatalf("session cookie %+v", ck)
+	}
+	for range 3 {
+		expectConsolePage(t, w.console().signIn(w.buyer.Email, forged(w.buyer.Token)), http.StatusUnauthorized, "is wrong")
+	}
+	r := w.console().signIn(w.buyer.Email, w.buyer.Token)
+	expectConsolePage(t, r, http.StatusTooManyRequests, "Too many attempts")
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatal("429 without Retry-After")
+	}
+	// The buyer API shares the limit.
+	req := w.s.NewRequest(t, "GET", "/api/v1/campaigns", nil)
+	req.SetBasicAuth(w.buyer.Email, forged(w.buyer.Token))
+	w.s.Send(t, req).Expect(t, http.StatusTooManyRequests)
 }
