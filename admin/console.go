@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -239,9 +240,7 @@ func (s *consoleSession) base(title string) consoleBase {
 
 // RegisterConsole mounts the web console under /console. Without Deps.Key (which signs
 // its CSRF values) it mounts nothing.
-func (a *API) RegisterConsole(mux interface {
-	Handle(method, pattern string, h fasthttp.RequestHandler)
-}) {
+func (a *API) RegisterConsole(mux *httpio.Mux) {
 	if a.d.Key == nil {
 		return
 	}
@@ -314,18 +313,18 @@ func (a *API) signIn(operator bool) fasthttp.RequestHandler {
 		defer cancel()
 		email := strings.TrimSpace(string(ctx.PostArgs().Peek("email")))
 		token := strings.TrimSpace(string(ctx.PostArgs().Peek("token")))
-		var buyerID, operatorID int64
+		var who persistence.ConsoleSignIn
 		var err error
 		if token == "" {
 			err = fault.Unauthorized("no token")
 		} else if operator {
 			var o persistence.Operator
 			o, err = a.d.DB.AuthenticateOperator(dbc, token)
-			operatorID = o.ID
+			who.OperatorID = o.ID
 		} else {
 			var b persistence.Buyer
 			b, err = a.d.DB.AuthenticateBuyer(dbc, strings.ToLower(email), token, a.d.Environment)
-			buyerID = b.ID
+			who = persistence.ConsoleSignIn{BuyerID: b.ID, BuyerToken: token}
 		}
 		if fault.KindOf(err) == fault.KindUnauthorized {
 			a.d.AuthFailures.Fail(ctx, now)
@@ -344,7 +343,7 @@ func (a *API) signIn(operator bool) fasthttp.RequestHandler {
 		if ttl <= 0 {
 			ttl = defaultConsoleTTL
 		}
-		id, expires, err := a.d.DB.CreateConsoleSession(dbc, buyerID, operatorID, ttl)
+		id, expires, err := a.d.DB.CreateConsoleSession(dbc, who, ttl)
 		if err != nil {
 			a.consoleFail(ctx, "", err)
 			return

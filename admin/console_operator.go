@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/svgchart"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -47,9 +48,7 @@ type partnerRow struct {
 	Conversion                   string
 }
 
-func (a *API) registerOperator(mux interface {
-	Handle(method, pattern string, h fasthttp.RequestHandler)
-}) {
+func (a *API) registerOperator(mux *httpio.Mux) {
 	p := ConsolePrefix + "/operator"
 	op := func(h consoleHandler) fasthttp.RequestHandler { return a.page(true, p+"/sign-in", h) }
 	mux.Handle("GET", p+"/sign-in", a.signInForm(true))

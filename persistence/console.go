@@ -61,19 +61,36 @@ func consoleSessionHash(id string) []byte {
 	return h[:]
 }
 
-// CreateConsoleSession opens a session for buyerID or operatorID (the other 0) that lasts
-// ttl, and returns its id, which exists only in this answer (the cookie). Sessions expired
-// for a day are deleted on the way.
-func (db *DB) CreateConsoleSession(ctx context.Context, buyerID, operatorID int64, ttl time.Duration) (string, time.Time, error) {
+// ConsoleSignIn is who a console session is for: a buyer with the API token they signed in
+// with (the session ends with that token), or an operator.
+type ConsoleSignIn struct {
+	BuyerID    int64
+	BuyerToken string
+	OperatorID int64
+}
+
+// CreateConsoleSession opens a session for who that lasts ttl, and returns its id, which
+// exists only in this answer (the cookie). Sessions expired for a day are deleted on the way.
+func (db *DB) CreateConsoleSession(ctx context.Context, who ConsoleSignIn, ttl time.Duration) (string, time.Time, error) {
 	id := randomHex(32)
 	var expires time.Time
+	h := TokenHash(who.BuyerToken)
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at < now() - interval '1 day'`); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `INSERT INTO console_sessions (id_hash, buyer_id, operator_id, expires_at)
-			VALUES ($1, NULLIF($2, 0), NULLIF($3, 0), now() + $4::interval) RETURNING expires_at`,
-			consoleSessionHash(id), buyerID, operatorID, ttl.String()).Scan(&expires)
+		var tokenID *int64
+		if who.BuyerID != 0 {
+			err := tx.QueryRow(ctx, `SELECT id FROM buyer_tokens WHERE token_hash = $1 AND buyer_id = $2`, h[:], who.BuyerID).Scan(&tokenID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fault.Unauthorized("invalid credentials") // revoked meanwhile
+			} else if err != nil {
+				return err
+			}
+		}
+		return tx.QueryRow(ctx, `INSERT INTO console_sessions (id_hash, buyer_id, buyer_token_id, operator_id, expires_at)
+			VALUES ($1, NULLIF($2, 0), $3, NULLIF($4, 0), now() + $5::interval) RETURNING expires_at`,
+			consoleSessionHash(id), who.BuyerID, tokenID, who.OperatorID, ttl.String()).Scan(&expires)
 	})
 	return id, expires, err
 }

@@ -186,6 +186,23 @@ func TestConsoleSignInHTTP(t *testing.T) {
 		c.cookies["sb_console"] = ck // the old value, replayed
 		expectSeeOther(t, c.do("GET", "/console/campaigns", nil, nil), "/console/sign-in")
 	})
+
+	t.Run("revoking the token ends its sessions", func(t *testing.T) {
+		ctx := context.Background()
+		_, second, err := w.s.DB.IssueBuyerToken(ctx, w.buyer.Email, w.s.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep, gone := w.console(), w.console()
+		keep.signIn(w.buyer.Email, w.buyer.Token)
+		expectSeeOther(t, gone.signIn(w.buyer.Email, second), "/console/campaigns")
+		expectConsolePage(t, gone.do("GET", "/console/campaigns", nil, nil), http.StatusOK)
+		if err := w.s.DB.RevokeBuyerToken(ctx, w.buyer.Email, second); err != nil {
+			t.Fatal(err)
+		}
+		expectSeeOther(t, gone.do("GET", "/console/campaigns", nil, nil), "/console/sign-in")
+		expectConsolePage(t, keep.do("GET", "/console/campaigns", nil, nil), http.StatusOK)
+	})
 }
 
 func TestConsoleIsolationHTTP(t *testing.T) {
