@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 )
@@ -330,6 +331,17 @@ func TestConsoleOperatorHTTP(t *testing.T) {
 			expectSeeOther(t, c.do("GET", p, nil, nil), "/console/operator/sign-in")
 		}
 	}
+	// The numbers behind the buyer's charts.
+	today := time.Now().UTC().Format("2006-01-02")
+	completes := buyer.do("GET", fmt.Sprintf("/console/campaigns/%d/completes.csv", id), nil, nil).Expect(t, 200)
+	if !strings.Contains(string(completes.Body), "\n"+today+",1,1,20\n") {
+		t.Fatalf("completes CSV (target 100 over 5 days: 20 a day):\n%s", completes.Body)
+	}
+	outcomes := buyer.do("GET", fmt.Sprintf("/console/campaigns/%d/outcomes.csv", id), nil, nil).Expect(t, 200)
+	if string(outcomes.Body) != "outcome,entries\ncomplete,1\n" {
+		t.Fatalf("outcomes CSV:\n%s", outcomes.Body)
+	}
+
 	// A buyer's token is no operator token.
 	c := w.console()
 	form := c.do("GET", "/console/operator/sign-in", nil, nil)
