@@ -358,7 +358,8 @@ func (a *API) signIn(operator bool) fasthttp.RequestHandler {
 	}
 }
 
-// signOut ends the session of the cookie (its CSRF value required) and clears the cookie.
+// signOut ends the session of the cookie (its CSRF value required), clears the cookie and
+// shows the sign-in form of the view signed out of.
 func (a *API) signOut(ctx *fasthttp.RequestCtx) {
 	id := string(ctx.Request.Header.Cookie(sessionCookie))
 	if id == "" || !pagekit.CheckPost(ctx, a.d.Key, formConsole, id, a.d.PublicURL) {
@@ -372,5 +373,9 @@ func (a *API) signOut(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	a.setCookie(ctx, sessionCookie, "", time.Time{})
+	if string(ctx.PostArgs().Peek("view")) == "operator" {
+		a.seeOther(ctx, ConsolePrefix+"/operator/sign-in")
+		return
+	}
 	a.seeOther(ctx, ConsolePrefix+"/sign-in")
 }

@@ -358,6 +358,9 @@ func TestConsoleOperatorHTTP(t *testing.T) {
 	// An operator's session is no buyer's.
 	expectSeeOther(t, c.do("GET", "/console/campaigns", nil, nil), "/console/sign-in")
 	c.do("GET", "/console/operator/market.csv", nil, nil).Expect(t, 200)
+	csrf := csrfOf(t, c.do("GET", "/console/operator", nil, nil))
+	expectSeeOther(t, c.do("POST", "/console/sign-out", url.Values{"csrf": {csrf}, "view": {"operator"}}, nil), "/console/operator/sign-in")
+	expectSeeOther(t, c.do("GET", "/console/operator", nil, nil), "/console/operator/sign-in")
 }
 
 // TestConsoleHTTPSAndFailures: under an https public URL the session cookie is Secure; a
