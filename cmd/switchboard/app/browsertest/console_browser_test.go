@@ -145,6 +145,7 @@ func TestConsoleBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		open, _ := w.campaign("Open to all")
 		// A participant blocked for an implausible profile (two ages years apart).
 		user := newUser()
 		w.impanel(user)
@@ -161,6 +162,12 @@ func TestConsoleBrowser(t *testing.T) {
 		}
 		if n := w.count(`SELECT count(*) FROM quality_blocks WHERE participant_id = $1 AND unblocked_at IS NULL`, pid); n != 1 {
 			t.Fatalf("%d blocks", n)
+		}
+
+		for deadline := time.Now().Add(5 * time.Second); w.offers(user).Eligibility.IsEligible; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("still eligible 5 s after the block")
+			}
 		}
 
 		tb := b.tab(t)
@@ -181,6 +188,8 @@ func TestConsoleBrowser(t *testing.T) {
 		if n := w.count(`SELECT count(*) FROM quality_blocks WHERE participant_id = $1 AND unblocked_at IS NOT NULL`, pid); n != 1 {
 			t.Fatal("the block is not lifted")
 		}
+		// The partner's next offers have surveys for the participant again.
+		w.waitOffer(user, open)
 		tb.shot("console-operator-unblocked")
 	})
 }
