@@ -112,6 +112,7 @@ type App struct {
 	admin   *httpio.Server // nil without Config.AdminAddr
 	stop    context.CancelFunc
 	sync    *engineSync
+	started time.Time // when the engine metrics were registered: the snapshot age before the first load
 }
 
 // New connects to the database, migrates it under an advisory lock and builds every
@@ -184,7 +185,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Router.Start(bg)
 	forget := a.Router.CampaignsChanged
 	a.sync.changed.Store(&forget)
-	admin.New(admin.Deps{
+	buyerAPI := admin.New(admin.Deps{
 		DB:           db,
 		Log:          log.Named("admin"),
 		Environment:  cfg.Environment,
@@ -193,7 +194,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		AuthFailures: fails,
 		Panel:        a.Panel,
 		Outcomes:     &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Supply.Quality()},
-	}).Register(mux)
+		Key:          a.Supply.Key(),
+		EngineStatus: a.engineStatus,
+	})
+	buyerAPI.Register(mux)
+	buyerAPI.RegisterConsole(mux)
 	a.Payouts.RegisterMetrics(a.Metrics)
 	go a.Payouts.Run(bg)
 	select {
