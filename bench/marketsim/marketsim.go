@@ -137,7 +137,8 @@ type Result struct {
 	// ProbeFairSessions is the probe's sessions when, over its last
 	// Config.FairWindow eligible visits, it was first shown at least 80% as
 	// often as it would have been had the engine known its true conversion
-	// (its fair share of offers); -1: not within the run.
+	// (its fair share of offers: ranked by its true EPC × the policy's
+	// weight, without exploration bonus); -1: not within the run.
 	ProbeFairSessions int
 	// ProbeShown and ProbeFair count the probe's eligible visits on which
 	// it was shown, and on which it would have been shown at its true
@@ -313,8 +314,10 @@ func Run(cfg Config) (Result, error) {
 			if now >= probeAt && now < end[probe.ID] {
 				var ok bool
 				if probeQuotas, ok = e.Eligible(p, probe.ID, now, probeQuotas[:0]); ok {
-					w, x, _ := e.Snapshot().Weight(probe.ID)
-					oracle := float64(probe.CPICents) / 100 * share * probeTruth * w * (1 + x*engine.ExplorationDraw(p.ID, probe.ID))
+					// Known truth needs no exploration: the oracle score is
+					// the true EPC times the policy's weight alone.
+					w, _, _ := e.Snapshot().Weight(probe.ID)
+					oracle := float64(probe.CPICents) / 100 * share * probeTruth * w
 					if fair.add(probeShown(dst, shown, probe.ID), probeFair(dst, shown, probe.ID, oracle)) && res.ProbeFairSessions < 0 {
 						res.ProbeFairSessions = probeSessions
 					}
