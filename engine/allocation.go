@@ -46,7 +46,7 @@ const (
 	// ExploreBonus is the largest exploration bonus: a campaign's score is
 	// multiplied by 1 + explore·u, u a per-(participant, campaign) draw in
 	// [0, 1) and explore at most ExploreBonus.
-	ExploreBonus = 1
+	ExploreBonus = 0.5
 	// ExploreZ scales the exploration bonus with the uncertainty of the
 	// conversion estimate: explore = ExploreZ × its standard error / the
 	// estimate, so that the score's top reaches the upper end of a 2σ band
