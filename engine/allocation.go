@@ -46,12 +46,17 @@ const (
 	// ExploreBonus is the largest exploration bonus: a campaign's score is
 	// multiplied by 1 + explore·u, u a per-(participant, campaign) draw in
 	// [0, 1) and explore at most ExploreBonus.
-	ExploreBonus = 0.5
+	ExploreBonus = 0.3
 	// ExploreZ scales the exploration bonus with the uncertainty of the
 	// conversion estimate: explore = ExploreZ × its standard error / the
 	// estimate, so that the score's top reaches the upper end of a 2σ band
 	// of the conversion, and shrinks as 1/√(sessions + ConversionPriorWeight).
 	ExploreZ = 2
+	// ExploreSessions is the number of sessions with an outcome from which
+	// a campaign's estimate is taken as learned and it gets no exploration
+	// bonus: the bound of every established campaign stays tight, which
+	// keeps the matching walk short.
+	ExploreSessions = 100
 	// pacingSlack smooths the pacing ratio near the start of the field
 	// period (fractions of the target).
 	pacingSlack = 0.05
@@ -96,8 +101,9 @@ type AllocationInputs struct {
 // (sqrt of the inverse ratio, within [0.5, 2]). Unknown inputs give 1.
 // Exploration is ExploreZ standard errors of the conversion estimate
 // (√(c(1−c)/(sessions + ConversionPriorWeight))) relative to the estimate
-// c, at most ExploreBonus: large for a campaign with few sessions, and
-// shrinking as its sessions grow (0 for an estimate of 0 or 1).
+// c, at most ExploreBonus: large for a campaign with few sessions,
+// shrinking as its sessions grow, and 0 from ExploreSessions sessions on
+// (and for an estimate of 0 or 1).
 func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 	days := in.DaysInField
 	if days <= 0 {
@@ -119,7 +125,7 @@ func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 		pacing = clamp(math.Sqrt((due+pacingSlack)/(delivered+pacingSlack)), factorMin, factorMax)
 	}
 	weight = clamp(scarcity*pacing, weightMin, weightMax)
-	if c := in.Conversion; c > 0 && c < 1 {
+	if c := in.Conversion; c > 0 && c < 1 && in.Sessions < ExploreSessions {
 		sd := math.Sqrt(c * (1 - c) / (float64(max(in.Sessions, 0)) + ConversionPriorWeight))
 		explore = min(ExploreZ*sd/c, ExploreBonus)
 	}

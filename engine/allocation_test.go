@@ -74,15 +74,15 @@ func TestAllocationWeight(t *testing.T) {
 		t.Errorf("neutral weight %.4f, want 1", base)
 	}
 	// Exploration is ExploreZ standard errors of the estimate relative to
-	// it, capped, and shrinks as sessions grow.
+	// it, capped, shrinks as sessions grow and ends at ExploreSessions.
 	explore := func(sessions int64, conv float64) float64 {
 		_, x := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = sessions; in.Conversion = conv }))
 		return x
 	}
-	x0, x1, x2 := explore(0, 0.5), explore(50, 0.5), explore(10000, 0.5)
-	want0 := engine.ExploreZ * math.Sqrt(0.5*0.5/engine.ConversionPriorWeight) / 0.5
-	if math.Abs(x0-want0) > 1e-9 || !(x1 > 0 && x1 < x0 && x2 > 0 && x2 < 0.05) {
-		t.Errorf("explore over sessions at conversion 0.5: %v (want %v) %v %v", x0, want0, x1, x2)
+	x0, x1, x2 := explore(0, 0.9), explore(engine.ExploreSessions/2, 0.9), explore(engine.ExploreSessions, 0.9)
+	want0 := engine.ExploreZ * math.Sqrt(0.9*0.1/engine.ConversionPriorWeight) / 0.9
+	if math.Abs(x0-want0) > 1e-9 || !(x1 > 0 && x1 < x0 && x2 == 0) {
+		t.Errorf("explore over sessions at conversion 0.9: %v (want %v) %v %v (want 0 at ExploreSessions)", x0, want0, x1, x2)
 	}
 	if x := explore(0, 0.01); x != engine.ExploreBonus {
 		t.Errorf("explore at conversion 0.01 and no sessions: %v, want the cap %v", x, engine.ExploreBonus)
