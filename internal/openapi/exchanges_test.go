@@ -81,6 +81,9 @@ var standIns = map[string]string{
 	"<a wrong hash>": strings.Repeat("cd", 20),
 	"<sech>":         strings.Repeat("ef", 32),
 	"<ts>":           "1767225600",
+	"<this_hour>":    "2026-01-01T00:00:00Z",
+	"<next_hour>":    "2026-01-01T01:00:00Z",
+	"<ms>":           "3",
 }
 
 func standIn(s string) string {
@@ -118,6 +121,9 @@ func parseExchange(t *testing.T, source, text string) exchange {
 	}
 	if ex.reqHdr.Get("Content-Type") == "application/json" {
 		ex.reqBody = standIn(ex.reqBody)
+	}
+	if strings.HasPrefix(ex.respHdr.Get("Content-Type"), "application/json") {
+		ex.body = standIn(ex.body)
 	}
 	ex.body = cut.ReplaceAllString(ex.body, "\n")
 	return ex
