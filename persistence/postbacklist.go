@@ -63,7 +63,7 @@ func (db *DB) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDe
 			attempts, last_error, created_at,
 			CASE WHEN dead_at IS NULL THEN next_attempt_at END, dead_at, retried_at
 		FROM postback_outbox
-		WHERE (`+where+`) AND ($1 = 0 OR publisher_id = $1) AND ($2 = 0 OR id < $2)
+		WHERE (`+where+`) AND publisher_id IS NOT NULL AND ($1 = 0 OR publisher_id = $1) AND ($2 = 0 OR id < $2)
 		ORDER BY id DESC LIMIT $3`, f.PublisherID, f.BeforeID, limit)
 	if err != nil {
 		return nil, classify(err)
