@@ -241,7 +241,7 @@ var docSections = []docSection{
 	}},
 	{"Webhook", []docEntry{
 		{"PUT", "/api/v1/webhook", "Set or remove the webhook URL",
-			"Required: `url`, an absolute http(s) URL without credentials or fragment, at most 2048 bytes; `\"\"` removes it. Campaign events (status changes, filled quotas, completion) are POSTed to it, signed with the buyer's api_secret: see [buyer-integration.md](buyer-integration.md#webhooks).",
+			"Required: `url`, an absolute http(s) URL without credentials or fragment, at most 2048 bytes; `\"\"` removes it. Campaign events (status changes, filled quotas, completion) are POSTed to it, signed with the buyer's api_secret: see [buyer-integration.md](buyer-integration.md#6-webhooks).",
 			[]string{"webhook_set", "webhook_bad_url", "webhook_clear"}},
 		{"GET", "/api/v1/webhook", "Show the webhook URL", "`url` is null when none is set.", []string{"webhook_show"}},
 	}},

@@ -353,6 +353,11 @@ func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []s
 				completed_at = COALESCE(completed_at, now()), updated_at = now() WHERE id = $1`, campaignID); err != nil {
 				return err
 			}
+			if status != StatusReconciled {
+				if err := EnqueueWebhookEvents(ctx, tx, statusEvents(campaignID, status, StatusReconciled, "")); err != nil {
+					return err
+				}
+			}
 			if err := NotifyCampaigns(ctx, tx, campaignID); err != nil {
 				return err
 			}

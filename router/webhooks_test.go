@@ -168,6 +168,10 @@ func TestWebhooks(t *testing.T) {
 	if c := rcv.wait(t, camp, "campaign.completed", nil); c.Data["reason"] != "quotas_full" {
 		t.Errorf("campaign.completed: %+v", c)
 	}
+	w.mustAPI(base, "POST", fmt.Sprintf("/api/v1/campaigns/%d/reconcile", camp), map[string]any{"accepted_ids": []string{}}, 200)
+	if e := rcv.wait(t, camp, "campaign.status_changed", statusIs(3, 6)); e.Data["reason"] != nil {
+		t.Errorf("reconcile event: %+v", e)
+	}
 
 	// The sweeper's system pause of a broken end link, with its reason.
 	broken, _ := w.campaign(base, campaignOpts{quota: 1000})
