@@ -240,6 +240,18 @@ func TestWebhookRetries(t *testing.T) {
 	if n := w.count(`SELECT attempts FROM postback_outbox WHERE tid = $1 AND delivered_at IS NOT NULL`, e.EventID); n != 4 {
 		t.Errorf("stored attempts %d, want 4", n)
 	}
+	// This process's totals, and the backlog gauges (refreshed every 5 s): nothing pending.
+	waitFor(t, "the webhook metrics", 15*time.Second, func() bool {
+		_, body := w.get(w.client, s.URL+"/metrics")
+		for _, want := range []string{"switchboard_webhooks_delivered_total 1\n", "switchboard_webhooks_failures_total 3\n",
+			"switchboard_webhooks_dead_lettered_total 0\n", "switchboard_webhooks_pending 0\n", "switchboard_webhooks_dead 0\n",
+			"switchboard_postbacks_delivered_total 0\n"} {
+			if !strings.Contains(body, want) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // TestWebhookKill9 stores an event while the receiver is down, kills the serve process
