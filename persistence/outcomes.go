@@ -71,14 +71,7 @@ var recordOutcomesSQL = `WITH j AS (
 	UPDATE campaign_quotas cq SET in_progress = cq.in_progress - x.held, completes = cq.completes + x.completes
 	FROM x, l WHERE cq.id = x.qid AND l.id = x.qid
 	RETURNING cq.id, cq.campaign_id, cq.completes, cq.num_respondents, cq.is_click_balanced, x.completes AS added
-), f AS (
-	SELECT q.campaign_id, 'quota.filled' AS type,
-		jsonb_build_object('quota_id', q.id, 'completes', q.completes, 'num_respondents', q.num_respondents) AS data
-	FROM q WHERE NOT q.is_click_balanced AND q.added > 0
-	AND q.completes >= q.num_respondents AND q.completes - q.added < q.num_respondents
-), w AS (
-	` + webhookInsert("f") + `
-), d AS (
+), ` + quotaFilledSQL + `, d AS (
 	INSERT INTO campaign_daily_counts AS d (campaign_id, day, outcomes, completes)
 	SELECT s.campaign_id, (s.at AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE s.outcome = 'complete')
 	FROM s WHERE NOT s.is_test GROUP BY 1, 2 ORDER BY 1, 2

@@ -131,6 +131,20 @@ func webhookInsert(src string) string {
 	RETURNING 1`
 }
 
+// quotaFilledSQL is two CTEs, f and w, of a statement whose CTE q added completes to quotas
+// and returned their id, campaign_id, completes, num_respondents and is_click_balanced as
+// updated, with added, the completes added: w stores a quota.filled event for every quota
+// (not click-balanced) whose completes reached num_respondents in this statement. The
+// statement wakes the workers itself (or leaves the event to their next poll, within 1 s).
+var quotaFilledSQL = `f AS (
+	SELECT q.campaign_id, '` + EventQuotaFilled + `' AS type,
+		jsonb_build_object('quota_id', q.id, 'completes', q.completes, 'num_respondents', q.num_respondents) AS data
+	FROM q WHERE NOT q.is_click_balanced AND q.added > 0
+	AND q.completes >= q.num_respondents AND q.completes - q.added < q.num_respondents
+), w AS (
+	` + webhookInsert("f") + `
+)`
+
 // EnqueueWebhookEvents stores events inside the caller's transaction (the one making the
 // change they announce: a transactional outbox, so none is lost and none announces a change
 // that rolled back), for the campaigns whose buyer has a webhook URL, and wakes the workers

@@ -194,6 +194,20 @@ func TestWebhooks(t *testing.T) {
 		t.Errorf("system pause event: %+v", e)
 	}
 
+	// A quota filled by reconcile accepting a session that had no callback.
+	acc, accQuota := w.campaign(base, campaignOpts{quota: 1})
+	w.settle()
+	w.get(w.client, w.entryURL(base, ps[0], acc))
+	var tid string
+	if err := w.db.Pool.QueryRow(ctx, `SELECT tid FROM sessions WHERE campaign_id = $1`, acc).Scan(&tid); err != nil {
+		t.Fatal(err)
+	}
+	w.mustAPI(base, "POST", fmt.Sprintf("/api/v1/campaigns/%d/reconcile", acc), map[string]any{"accepted_ids": []string{tid}}, 200)
+	if e := rcv.wait(t, acc, "quota.filled", nil); e.Data["quota_id"] != float64(accQuota) || e.Data["completes"] != float64(1) {
+		t.Errorf("quota.filled by reconcile: %+v", e)
+	}
+	rcv.wait(t, acc, "campaign.status_changed", statusIs(2, 6))
+
 	// A buyer without a URL gets nothing stored; removing the URL stops further events.
 	other, otherToken, err := w.db.CreateBuyer(ctx, fmt.Sprintf("other%d@example.test", time.Now().UnixNano()), "Other", "staging")
 	if err != nil {
@@ -219,7 +233,7 @@ func TestWebhooks(t *testing.T) {
 		t.Errorf("duplicates %d, bad signatures %d", rcv.dupes, rcv.badSig.Load())
 	}
 	for _, e := range rcv.events {
-		if e.CampaignID != camp && e.CampaignID != broken {
+		if e.CampaignID != camp && e.CampaignID != broken && e.CampaignID != acc {
 			t.Errorf("event of another campaign: %+v", e)
 		}
 	}

@@ -294,7 +294,7 @@ func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	log := w.log.With(zap.Int64("postback_id", c.ID), zap.String("tid", c.TID), zap.String("kind", c.Kind),
-		zap.Int64("publisher_id", c.PublisherID), zap.Int("attempt", c.Attempts))
+		zap.Int64("publisher_id", c.PublisherID), zap.Int64("buyer_id", c.BuyerID), zap.Int("attempt", c.Attempts))
 	if ok {
 		if err := w.marks.Mark(sctx, c.ID); err != nil {
 			log.Warn("record postback delivery", zap.Error(err)) // delivered again after the lease
