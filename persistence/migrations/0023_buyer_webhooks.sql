@@ -8,16 +8,18 @@
 --
 -- Every step changes the catalog only (no rewrite, no scan): nullable columns without a
 -- default, DROP NOT NULL, and constraints added NOT VALID (every existing row is a partner
--- postback and passes them; new rows are checked all the same).
-ALTER TABLE buyers ADD COLUMN webhook_url text;
+-- postback and passes them; new rows are checked all the same). Every step can run twice.
+ALTER TABLE buyers ADD COLUMN IF NOT EXISTS webhook_url text;
 
 ALTER TABLE postback_outbox
   ALTER COLUMN publisher_id DROP NOT NULL,
   -- The buyer a webhook row goes to (its api_secret signs it at delivery); NULL on partner
   -- postbacks, whose publisher_id is set instead.
-  ADD COLUMN buyer_id bigint,
+  ADD COLUMN IF NOT EXISTS buyer_id bigint,
   -- The exact JSON bytes a webhook POSTs; NULL on partner postbacks (GET, signed URL).
-  ADD COLUMN body bytea,
+  ADD COLUMN IF NOT EXISTS body bytea,
+  DROP CONSTRAINT IF EXISTS postback_outbox_buyer_fk,
+  DROP CONSTRAINT IF EXISTS postback_outbox_recipient,
   ADD CONSTRAINT postback_outbox_buyer_fk FOREIGN KEY (buyer_id) REFERENCES buyers(id) NOT VALID,
   ADD CONSTRAINT postback_outbox_recipient CHECK ((publisher_id IS NULL) <> (buyer_id IS NULL)) NOT VALID,
   DROP CONSTRAINT IF EXISTS postback_outbox_kind_check,
