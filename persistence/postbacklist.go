@@ -44,7 +44,8 @@ type PostbackDelivery struct {
 	RetriedAt     *time.Time `json:"retried_at"` // the last operator retry of a dead letter
 }
 
-// ListPostbacks returns the undelivered outbox rows f selects, newest first.
+// ListPostbacks returns the undelivered partner postbacks f selects, newest first (buyer
+// webhooks share the table and are not listed).
 func (db *DB) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDelivery, error) {
 	var where string
 	switch f.Status {

@@ -119,6 +119,7 @@ func fastRetries(c *app.Config) {
 	c.Postbacks.BaseBackoff = 50 * time.Millisecond
 	c.Postbacks.MaxBackoff = 200 * time.Millisecond
 	c.Postbacks.Poll = 50 * time.Millisecond
+	c.Postbacks.WebhookPrivate = true // the receivers listen on 127.0.0.1
 }
 
 func TestWebhooks(t *testing.T) {
@@ -279,6 +280,7 @@ func TestWebhookKill9(t *testing.T) {
 	w.publicURL = "http://" + addr
 	rcv := newReceiver(t, w.buyer.APISecret)
 	rcv.down.Store(true)
+	t.Setenv("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "true") // the receiver listens on 127.0.0.1
 	p := w.serve(addr)
 	w.mustAPI(w.publicURL, "PUT", "/api/v1/webhook", map[string]any{"url": rcv.srv.URL}, 200)
 	camp, _ := w.campaign(w.publicURL, campaignOpts{quota: 5})

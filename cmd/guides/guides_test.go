@@ -339,7 +339,7 @@ func TestGuides(t *testing.T) {
 	defer partner.srv.Close()
 
 	s := apptest.Start(t, apptest.Options{PublicURL: publicURL, RateLimit: -1,
-		Configure: func(c *app.Config) { c.Postbacks.Poll = 100 * time.Millisecond }})
+		Configure: func(c *app.Config) { c.Postbacks.Poll, c.Postbacks.WebhookPrivate = 100*time.Millisecond, true }})
 	ctx := context.Background()
 	buyer, _, err := s.DB.CreateBuyerWith(ctx, "buyer@example.test", "Example Research", s.Env, buyerToken, buyerSecret)
 	if err != nil {

@@ -1,10 +1,12 @@
 package payout
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net"
 	"strconv"
 	"time"
 
@@ -68,7 +70,7 @@ func (w *Worker) post(c persistence.ClaimedPostback) (int, error) {
 	req.Header.Set(WebhookSignatureHeader, SignWebhook(c.BuyerSecret, ts, c.Body))
 	req.Header.Set(WebhookEventHeader, c.TID)
 	req.SetBody(c.Body)
-	err := w.cfg.Client.Do(req, resp)
+	err := w.cfg.WebhookClient.Do(req, resp)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) && resp.StatusCode() != 0 {
 		err = nil
 	}
@@ -77,3 +79,44 @@ func (w *Worker) post(c persistence.ClaimedPostback) (int, error) {
 	}
 	return resp.StatusCode(), nil
 }
+
+// errNotPublic is the failure of a webhook whose host resolves to an address it may not
+// reach (recorded as its last_error; the delivery is retried, then dead-lettered).
+var errNotPublic = errors.New("webhook host resolves to a non-public address")
+
+// publicDial dials addr only when every address its host resolves to is public: not
+// loopback, private, link-local, unspecified or multicast. Checking every address, and
+// dialing the checked address itself, leaves no room for a second resolution to answer
+// differently.
+func publicDial(timeout time.Duration) func(addr string) (net.Conn, error) {
+	return func(addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		if len(ips) == 0 {
+			return nil, errNotPublic
+		}
+		for _, ip := range ips {
+			if !publicIP(ip.IP) {
+				return nil, errNotPublic
+			}
+		}
+		return fasthttp.DialTimeout(net.JoinHostPort(ips[0].IP.String(), port), timeout)
+	}
+}
+
+// publicIP reports whether ip is a unicast address of the public internet.
+func publicIP(ip net.IP) bool {
+	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || cgnat.Contains(ip))
+}
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598), private in effect.
+var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}

@@ -39,6 +39,11 @@ type WorkerConfig struct {
 	// Client sends the GETs; nil: a client whose reads and writes time out after Timeout.
 	// Postbacks follow at most 3 redirects.
 	Client *fasthttp.Client
+	// WebhookClient sends buyer webhooks; nil: Client's settings with a dialer that refuses
+	// loopback, private, link-local and other non-public addresses (a buyer chooses the URL,
+	// and must not reach the deployment's own network through it) unless WebhookPrivate.
+	WebhookClient  *fasthttp.Client
+	WebhookPrivate bool // deliver webhooks to non-public addresses too (tests, one-host setups)
 }
 
 func (c WorkerConfig) withDefaults() WorkerConfig {
@@ -80,6 +85,21 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 			Dial: func(addr string) (net.Conn, error) {
 				return fasthttp.DialTimeout(addr, c.Timeout)
 			},
+		}
+	}
+	if c.WebhookClient == nil {
+		dial := func(addr string) (net.Conn, error) { return fasthttp.DialTimeout(addr, c.Timeout) }
+		if !c.WebhookPrivate {
+			dial = publicDial(c.Timeout)
+		}
+		c.WebhookClient = &fasthttp.Client{
+			Name:                "switchboard-webhook/1",
+			ReadTimeout:         c.Timeout,
+			WriteTimeout:        c.Timeout,
+			MaxConnWaitTimeout:  c.Timeout,
+			MaxConnsPerHost:     c.Parallel,
+			MaxResponseBodySize: maxPostbackBody,
+			Dial:                dial,
 		}
 	}
 	return c
