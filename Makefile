@@ -8,7 +8,7 @@ BIN      := bin/switchboard
 # cluster's data directory is not readable by every user).
 GOFILES   = $(shell find . \( -path ./.git -o -path ./.data -o -path ./bin -o -path ./test-artifacts \) -prune -o -name '*.go' -print)
 
-.PHONY: all build run test fuzz bench fmt lint clean pg browser
+.PHONY: all build run test fuzz bench fmt lint clean pg browser haproxy
 
 all: build
 
@@ -21,7 +21,7 @@ build:
 run: build $(if $(DATABASE_URL),,pg)
 	./$(BIN) serve --dev --demo
 
-test: $(if $(TEST_DATABASE_URL),,pg) browser
+test: $(if $(TEST_DATABASE_URL),,pg) browser haproxy
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Every fuzz target of the project (func Fuzz* in a _test.go file, found afresh each run)
@@ -89,4 +89,18 @@ browser:
 	else \
 		echo "Chromium (/usr/bin/chromium) is not installed: the browser tests will skip." >&2; \
 		echo "Install it (Debian/Ubuntu: sudo apt-get install chromium) to run them." >&2; \
+	fi
+
+# HAProxy for the test of the deployment topology (router/haproxy_test.go, docs/deploy.md):
+# Debian's package, installed with apt-get when missing and running as root. Without it
+# that test skips, except with SWITCHBOARD_REQUIRE_HAPROXY=1 (set by .ci/run) or CI=true.
+haproxy:
+	@if command -v haproxy >/dev/null 2>&1; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "HAProxy not found: installing the haproxy package"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy; \
+	else \
+		echo "HAProxy is not installed: the haproxy test will skip." >&2; \
+		echo "Install it (Debian/Ubuntu: sudo apt-get install haproxy) to run it." >&2; \
 	fi

@@ -8,6 +8,9 @@ package admin
 
 import (
 	"context"
+	"time"
+
+	"github.com/switchboard/switchboard/internal/entrytoken"
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/fault"
@@ -32,6 +35,12 @@ type Deps struct {
 	AuthFailures *httpio.AuthFailures
 	Panel        *engine.Panel // the in-memory panel feasibility estimates from
 	Outcomes     Outcomes      // reject_completes, reconcile and redirect_test
+	// Key signs the web console's CSRF values; nil: no console (RegisterConsole mounts nothing).
+	Key *entrytoken.Key
+	// ConsoleTTL is how long a console sign-in lasts (0: 8 hours).
+	ConsoleTTL time.Duration
+	// EngineStatus reports this process's engine to the console's operator view (nil: not shown).
+	EngineStatus func() EngineStatus
 }
 
 // Outcomes is the session-side logic of the buyer routes that act on completes. Each takes

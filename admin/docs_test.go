@@ -49,6 +49,7 @@ fresh database; ` + "`{base_url}`" + ` stands for the server's public URL (` + "
 How a survey receives respondents and sends them back (the survey link, ` + "`{LINK_HASH}`" + `, the end links
 and ` + "`tr_sech`" + ` with worked examples, what each outcome pays, ` + "`redirect_test`" + `, ` + "`reconcile`" + `):
 [buyer-integration.md](buyer-integration.md). The supply partner's side: [supply-api.md](supply-api.md).
+The OpenAPI 3.1 document of these routes: [openapi/buyer.json](openapi/buyer.json) (served at ` + "`/openapi/buyer.json`" + `).
 
 ## Conventions
 

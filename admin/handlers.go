@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -173,16 +174,22 @@ func (a *API) updateCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) erro
 	if err != nil {
 		return err
 	}
-	f, err := DecodeCampaign(ctx.PostBody(), false)
-	if err != nil {
-		return err
-	}
-	c, err := a.d.DB.UpdateCampaign(dbContext(ctx), b.ID, id, f)
+	c, err := a.changeCampaign(dbContext(ctx), b, id, ctx.PostBody())
 	if err != nil {
 		return err
 	}
 	a.writeCampaign(ctx, b, fasthttp.StatusOK, c)
 	return nil
+}
+
+// changeCampaign is PUT /campaigns/{id} once routed: body validated and stored. The console's
+// pause, activate and complete actions call it too.
+func (a *API) changeCampaign(ctx context.Context, b persistence.Buyer, id int64, body []byte) (persistence.CampaignDetail, error) {
+	f, err := DecodeCampaign(body, false)
+	if err != nil {
+		return persistence.CampaignDetail{}, err
+	}
+	return a.d.DB.UpdateCampaign(ctx, b.ID, id, f)
 }
 
 // --- quotas ---
@@ -230,16 +237,22 @@ func (a *API) updateQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if err != nil {
 		return err
 	}
-	f, err := DecodeQuota(ctx.PostBody(), false)
-	if err != nil {
-		return err
-	}
-	q, err := a.d.DB.UpdateQuota(dbContext(ctx), b.ID, cid, qid, f)
+	q, err := a.changeQuota(dbContext(ctx), b, cid, qid, ctx.PostBody())
 	if err != nil {
 		return err
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusOK, q)
 	return nil
+}
+
+// changeQuota is PUT /campaigns/{id}/campaign_quotas/{quota_id} once routed: body validated
+// and stored. The console's quota target form calls it too.
+func (a *API) changeQuota(ctx context.Context, b persistence.Buyer, cid, qid int64, body []byte) (persistence.Quota, error) {
+	f, err := DecodeQuota(body, false)
+	if err != nil {
+		return persistence.Quota{}, err
+	}
+	return a.d.DB.UpdateQuota(ctx, b.ID, cid, qid, f)
 }
 
 func (a *API) deleteQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {

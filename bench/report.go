@@ -369,7 +369,7 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 			ss = []Series{{Name: "p50"}, {Name: "p90"}, {Name: "p99"}, {Name: "p99.9"}}
 		}
 		for i, q := range []float64{0.5, 0.9, 0.99, 0.999} {
-			ss[i].Points = append(ss[i].Points, Point{p.Offered, ms(p.Hist.Quantile(q))})
+			ss[i].Points = append(ss[i].Points, Point{X: p.Offered, Y: ms(p.Hist.Quantile(q))})
 		}
 		series[p.Scenario] = ss
 	}
@@ -402,9 +402,9 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 			w("| %d | %s | %s | %s | %s | %s | %.1f | %s |\n", e.Campaigns, fmtDur(e.Build), fmtDur(e.P50), fmtDur(e.P90), fmtDur(e.P99),
 				fmtDur(e.Mean), e.MeanOffers, mib(int64(e.HeapBytes)))
 			x := float64(e.Campaigns)
-			p50.Points = append(p50.Points, Point{x, float64(e.P50) / 1e3})
-			p99.Points = append(p99.Points, Point{x, float64(e.P99) / 1e3})
-			mean.Points = append(mean.Points, Point{x, float64(e.Mean) / 1e3})
+			p50.Points = append(p50.Points, Point{X: x, Y: float64(e.P50) / 1e3})
+			p99.Points = append(p99.Points, Point{X: x, Y: float64(e.P99) / 1e3})
+			mean.Points = append(mean.Points, Point{X: x, Y: float64(e.Mean) / 1e3})
 		}
 		charts["engine-match.svg"] = LineChart{Title: "Engine match time vs campaign count", XLabel: "active campaigns (log scale)",
 			YLabel: "time per match (µs, log scale)", LogX: true, LogY: true, Series: []Series{p50, p99, mean}}.SVG()

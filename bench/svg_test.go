@@ -44,27 +44,6 @@ func wellFormed(t *testing.T, name string, doc []byte) {
 	}
 }
 
-func TestSVGWellFormed(t *testing.T) {
-	charts := map[string][]byte{
-		"line": LineChart{Title: `Latency <p99> & "friends"`, XLabel: "req/s", YLabel: "ms", LogY: true, Series: []Series{
-			{Name: "p50 <a&b>", Points: []Point{{1000, 0.5}, {2000, 0.7}, {4000, 3}}},
-			{Name: "p99", Points: []Point{{1000, 2}, {2000, 4}, {4000, 80}}, Dashed: true},
-			{Name: "zero and negative are skipped on log axes", Points: []Point{{0, 0}, {-1, 5}}},
-		}}.SVG(),
-		"loglog": LineChart{Title: "engine", LogX: true, LogY: true, Series: []Series{{Name: "p50", Points: []Point{{1000, 3}, {10000, 20}, {100000, 300}}}}}.SVG(),
-		"empty":  LineChart{Title: "nothing"}.SVG(),
-		"flat":   LineChart{Title: "one point", Series: []Series{{Name: "a", Points: []Point{{5, 5}}}}}.SVG(),
-		"bars":   BarChart{Title: "throughput", Unit: "req/s", Bars: []Bar{{"offers", 20000, "70% of floor"}, {"floor <x>", 30000, ""}, {"zero", 0, ""}}}.SVG(),
-		"nobars": BarChart{Title: "none"}.SVG(),
-	}
-	for name, doc := range charts {
-		wellFormed(t, name, doc)
-		if bytes.Contains(doc, []byte("NaN")) || bytes.Contains(doc, []byte("Inf")) {
-			t.Errorf("%s: contains NaN or Inf coordinates", name)
-		}
-	}
-}
-
 func TestReplaceSection(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "performance.md")
 	if err := ReplaceSection(path, "first"); err != nil {

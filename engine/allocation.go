@@ -17,7 +17,8 @@ const (
 	AllocationGreedy Allocation = iota
 	// AllocationBalanced ranks by EPC × the campaign's weight (scarcity of
 	// the panel that can fill it and pacing over days_in_field) × a bounded
-	// exploration bonus for campaigns with few sessions.
+	// exploration bonus that grows with the uncertainty of the campaign's
+	// conversion estimate (large for campaigns with few sessions).
 	AllocationBalanced
 )
 
@@ -42,13 +43,20 @@ func ParseAllocation(s string) (Allocation, error) {
 
 // Balanced policy parameters; docs/allocation.md explains each.
 const (
-	// ExploreSessions is the number of sessions with an outcome under which
-	// a campaign gets an exploration bonus, shrinking linearly to 0 there.
-	ExploreSessions = 50
-	// ExploreBonus is the largest exploration bonus: a new campaign's score
-	// is multiplied by 1 + ExploreBonus·u, u a per-(participant, campaign)
-	// draw in [0, 1).
-	ExploreBonus = 0.4
+	// ExploreBonus is the largest exploration bonus: a campaign's score is
+	// multiplied by 1 + explore·u, u a per-(participant, campaign) draw in
+	// [0, 1) and explore at most ExploreBonus.
+	ExploreBonus = 0.3
+	// ExploreZ scales the exploration bonus with the uncertainty of the
+	// conversion estimate: explore = ExploreZ × its standard error / the
+	// estimate, so that the score's top reaches the upper end of a 2σ band
+	// of the conversion, and shrinks as 1/√(sessions + ConversionPriorWeight).
+	ExploreZ = 2
+	// ExploreSessions is the number of sessions with an outcome from which
+	// a campaign's estimate is taken as learned and it gets no exploration
+	// bonus: the bound of every established campaign stays tight, which
+	// keeps the matching walk short.
+	ExploreSessions = 100
 	// pacingSlack smooths the pacing ratio near the start of the field
 	// period (fractions of the target).
 	pacingSlack = 0.05
@@ -91,6 +99,11 @@ type AllocationInputs struct {
 // of the target delivered against the share of the field period elapsed: a
 // campaign ahead of its even schedule gets less than 1, one behind more
 // (sqrt of the inverse ratio, within [0.5, 2]). Unknown inputs give 1.
+// Exploration is ExploreZ standard errors of the conversion estimate
+// (√(c(1−c)/(sessions + ConversionPriorWeight))) relative to the estimate
+// c, at most ExploreBonus: large for a campaign with few sessions,
+// shrinking as its sessions grow, and 0 from ExploreSessions sessions on
+// (and for an estimate of 0 or 1).
 func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 	days := in.DaysInField
 	if days <= 0 {
@@ -112,8 +125,9 @@ func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 		pacing = clamp(math.Sqrt((due+pacingSlack)/(delivered+pacingSlack)), factorMin, factorMax)
 	}
 	weight = clamp(scarcity*pacing, weightMin, weightMax)
-	if in.Sessions < ExploreSessions {
-		explore = ExploreBonus * (1 - float64(max(in.Sessions, 0))/ExploreSessions)
+	if c := in.Conversion; c > 0 && c < 1 && in.Sessions < ExploreSessions {
+		sd := math.Sqrt(c * (1 - c) / (float64(max(in.Sessions, 0)) + ConversionPriorWeight))
+		explore = min(ExploreZ*sd/c, ExploreBonus)
 	}
 	return weight, explore
 }

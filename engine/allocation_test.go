@@ -54,7 +54,7 @@ func TestAllocationWeight(t *testing.T) {
 		{"ahead of schedule", with(func(in *engine.AllocationInputs) { in.Needed = 10; in.SupplyPerDay = 1.8 }), -1, false},
 		{"scarce supply", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = 2 }), 1, false},
 		{"abundant supply", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = 2000 }), -1, false},
-		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3 }), 0, true},
+		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3; in.Conversion = 0.3; in.SupplyPerDay = 49 / 1.5 }), 0, true},
 		{"unknown supply and start", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = -1; in.Elapsed = -1 }), 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,12 +73,22 @@ func TestAllocationWeight(t *testing.T) {
 	if math.Abs(base-1) > 1e-9 {
 		t.Errorf("neutral weight %.4f, want 1", base)
 	}
-	// Exploration shrinks with sessions and ends at ExploreSessions.
-	_, x0 := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = 0 }))
-	_, x1 := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = engine.ExploreSessions / 2 }))
-	_, x2 := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = engine.ExploreSessions }))
-	if !(x0 == engine.ExploreBonus && x1 > 0 && x1 < x0 && x2 == 0) {
-		t.Errorf("explore over sessions: %v %v %v", x0, x1, x2)
+	// Exploration is ExploreZ standard errors of the estimate relative to
+	// it, capped, shrinks as sessions grow and ends at ExploreSessions.
+	explore := func(sessions int64, conv float64) float64 {
+		_, x := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = sessions; in.Conversion = conv }))
+		return x
+	}
+	x0, x1, x2 := explore(0, 0.9), explore(engine.ExploreSessions/2, 0.9), explore(engine.ExploreSessions, 0.9)
+	want0 := engine.ExploreZ * math.Sqrt(0.9*0.1/engine.ConversionPriorWeight) / 0.9
+	if math.Abs(x0-want0) > 1e-9 || !(x1 > 0 && x1 < x0 && x2 == 0) {
+		t.Errorf("explore over sessions at conversion 0.9: %v (want %v) %v %v (want 0 at ExploreSessions)", x0, want0, x1, x2)
+	}
+	if x := explore(0, 0.01); x != engine.ExploreBonus {
+		t.Errorf("explore at conversion 0.01 and no sessions: %v, want the cap %v", x, engine.ExploreBonus)
+	}
+	if explore(0, 0) != 0 || explore(0, 1) != 0 {
+		t.Error("explore of a certain estimate (0 or 1) must be 0")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -42,7 +43,13 @@ type Publisher struct {
 	PostbackURL  string
 	APISecret    string
 	Environment  string
+	// RerouteAttempts is how many times a chain of this publisher's participant may continue
+	// to another survey after a screen-out (docs/rules.md §10); 0: re-routing is off.
+	RerouteAttempts int
 }
+
+// MaxRerouteAttempts bounds Publisher.RerouteAttempts (docs/rules.md §10).
+const MaxRerouteAttempts = 5
 
 // TokenHash is the stored form of an API token.
 func TokenHash(token string) [32]byte { return sha256.Sum256([]byte(token)) }
@@ -165,6 +172,7 @@ type NewPublisher struct {
 	ExchangeRate, RevenueShare float64
 	RedirectURL, PostbackURL   string
 	Environment                string
+	RerouteAttempts            int // 0 (off) to MaxRerouteAttempts
 }
 
 // CreatePublisher registers a supply partner and returns it with its plain API token.
@@ -191,6 +199,8 @@ func (p NewPublisher) Validate() error {
 		return fault.Invalid("postback_url", "must be an absolute http(s) URL")
 	case !ValidEnvironment(p.Environment):
 		return fault.Invalid("environment", "must be staging or live")
+	case p.RerouteAttempts < 0 || p.RerouteAttempts > MaxRerouteAttempts:
+		return fault.Invalid("reroute_attempts", "must be between 0 (off) and 5")
 	}
 	return nil
 }
@@ -202,13 +212,18 @@ func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, se
 	}
 	out := Publisher{Name: p.Name, CurrencyName: p.CurrencyName, ExchangeRate: p.ExchangeRate,
 		RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL,
-		APISecret: secret, Environment: p.Environment}
+		APISecret: secret, Environment: p.Environment, RerouteAttempts: p.RerouteAttempts}
 	h := TokenHash(token)
-	err := db.Pool.QueryRow(ctx, `INSERT INTO publishers (name, currency_name, exchange_rate, revenue_share,
-		redirect_url, postback_url, api_secret, environment, token_hash)
-		VALUES ($1,$2,$3,$4,$5,NULLIF($6,''),$7,$8,$9) RETURNING id`,
-		out.Name, out.CurrencyName, out.ExchangeRate, out.RevenueShare, out.RedirectURL, out.PostbackURL,
-		out.APISecret, out.Environment, h[:]).Scan(&out.ID)
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO publishers (name, currency_name, exchange_rate, revenue_share,
+			redirect_url, postback_url, api_secret, environment, token_hash, reroute_attempts)
+			VALUES ($1,$2,$3,$4,$5,NULLIF($6,''),$7,$8,$9,$10) RETURNING id`,
+			out.Name, out.CurrencyName, out.ExchangeRate, out.RevenueShare, out.RedirectURL, out.PostbackURL,
+			out.APISecret, out.Environment, h[:], out.RerouteAttempts).Scan(&out.ID); err != nil {
+			return err
+		}
+		return notifyPublisher(ctx, tx, out.ID)
+	})
 	if err != nil {
 		return Publisher{}, "", classify(err)
 	}
@@ -216,12 +231,14 @@ func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, se
 }
 
 const publisherColumns = `id, name, currency_name, exchange_rate::float8, revenue_share::float8, redirect_url,
-	COALESCE(postback_url, ''), api_secret, environment`
+	COALESCE(postback_url, ''), api_secret, environment, reroute_attempts`
 
 func scanPublisher(row pgx.Row) (Publisher, error) {
 	var p Publisher
+	var reroute int16
 	err := row.Scan(&p.ID, &p.Name, &p.CurrencyName, &p.ExchangeRate, &p.RevenueShare, &p.RedirectURL,
-		&p.PostbackURL, &p.APISecret, &p.Environment)
+		&p.PostbackURL, &p.APISecret, &p.Environment, &reroute)
+	p.RerouteAttempts = int(reroute)
 	return p, err
 }
 
@@ -323,11 +340,13 @@ func (db *DB) Publishers(ctx context.Context) ([]Publisher, error) {
 type PublisherChange struct {
 	Name, CurrencyName, RedirectURL, PostbackURL *string
 	ExchangeRate, RevenueShare                   *float64
+	RerouteAttempts                              *int
 }
 
 // UpdatePublisher applies c to publisher id, held to the same checks as registering
-// (NewPublisher.Validate), and returns the publisher as stored. Serve processes read it at
-// their next publisher reload (supply's PublisherRefresh, 30 s by default); a new exchange rate
+// (NewPublisher.Validate), and returns the publisher as stored. Serve processes' supply
+// interfaces reload it at once (PublisherChannel; the router's publisher cache follows within
+// its 30 s); a new exchange rate
 // or revenue share also prices completions recorded after it of sessions already started,
 // since rewards are computed when a completion is recorded.
 func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) (Publisher, error) {
@@ -341,7 +360,8 @@ func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) 
 			return err
 		}
 		n := NewPublisher{Name: p.Name, CurrencyName: p.CurrencyName, ExchangeRate: p.ExchangeRate,
-			RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL, Environment: p.Environment}
+			RevenueShare: p.RevenueShare, RedirectURL: p.RedirectURL, PostbackURL: p.PostbackURL, Environment: p.Environment,
+			RerouteAttempts: p.RerouteAttempts}
 		for _, s := range []struct {
 			from *string
 			to   *string
@@ -356,13 +376,19 @@ func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) 
 		if c.RevenueShare != nil {
 			n.RevenueShare = *c.RevenueShare
 		}
+		if c.RerouteAttempts != nil {
+			n.RerouteAttempts = *c.RerouteAttempts
+		}
 		if err := n.Validate(); err != nil {
 			return err
 		}
 		out, err = scanPublisher(tx.QueryRow(ctx, `UPDATE publishers SET name = $2, currency_name = $3, exchange_rate = $4,
-			revenue_share = $5, redirect_url = $6, postback_url = NULLIF($7, '') WHERE id = $1 RETURNING `+publisherColumns,
-			id, n.Name, n.CurrencyName, n.ExchangeRate, n.RevenueShare, n.RedirectURL, n.PostbackURL))
-		return err
+			revenue_share = $5, redirect_url = $6, postback_url = NULLIF($7, ''), reroute_attempts = $8 WHERE id = $1 RETURNING `+publisherColumns,
+			id, n.Name, n.CurrencyName, n.ExchangeRate, n.RevenueShare, n.RedirectURL, n.PostbackURL, n.RerouteAttempts))
+		if err != nil {
+			return err
+		}
+		return notifyPublisher(ctx, tx, id)
 	})
 	if err != nil {
 		return Publisher{}, classify(err)
@@ -373,31 +399,51 @@ func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) 
 // RotatePublisherSecret gives publisher id a new API secret (the HMAC key of its signed
 // requests and postbacks) and returns it. The secret is stored as it is, like every API
 // secret, because the server must sign and verify with it; it is printed once and kept by
-// the partner. Serve processes switch to it at their next publisher reload.
+// the partner. Serve processes switch to it at once (PublisherChannel).
 func (db *DB) RotatePublisherSecret(ctx context.Context, id int64) (string, error) {
 	secret := randomHex(16)
-	tag, err := db.Pool.Exec(ctx, `UPDATE publishers SET api_secret = $2 WHERE id = $1`, id, secret)
-	if err != nil {
-		return "", classify(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return "", fault.NotFound("no publisher with that id")
+	if err := db.updatePublisher(ctx, id, `UPDATE publishers SET api_secret = $2 WHERE id = $1`, secret); err != nil {
+		return "", err
 	}
 	return secret, nil
 }
 
 // RotatePublisherToken gives publisher id a new API token and returns it; only its hash is
-// stored. The old token stops working at each serve process's next publisher reload; the new
-// one works at once (an unknown token makes supply reload).
+// stored. The old token stops working at once on every serve process (PublisherChannel);
+// the new one works at once.
 func (db *DB) RotatePublisherToken(ctx context.Context, id int64) (string, error) {
 	token := randomHex(24)
 	h := TokenHash(token)
-	tag, err := db.Pool.Exec(ctx, `UPDATE publishers SET token_hash = $2 WHERE id = $1`, id, h[:])
-	if err != nil {
-		return "", classify(err)
-	}
-	if tag.RowsAffected() == 0 {
-		return "", fault.NotFound("no publisher with that id")
+	if err := db.updatePublisher(ctx, id, `UPDATE publishers SET token_hash = $2 WHERE id = $1`, h[:]); err != nil {
+		return "", err
 	}
 	return token, nil
+}
+
+// PublisherChannel is the NOTIFY channel of publisher changes (payload: the publisher id):
+// every serve process reloads its publishers when one is created, updated or given a new
+// token or secret, instead of at its next periodic reload.
+const PublisherChannel = "switchboard_publisher"
+
+// notifyPublisher queues the NOTIFY of a change of publisher id inside tx: listeners hear of
+// it when the change commits.
+func notifyPublisher(ctx context.Context, tx pgx.Tx, id int64) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, PublisherChannel, strconv.FormatInt(id, 10))
+	return err
+}
+
+// updatePublisher runs the one-row UPDATE sql on publisher id ($1; arg is $2) and notifies
+// the change; no such publisher is fault.NotFound.
+func (db *DB) updatePublisher(ctx context.Context, id int64, sql string, arg any) error {
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, sql, id, arg)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fault.NotFound("no publisher with that id")
+		}
+		return notifyPublisher(ctx, tx, id)
+	})
+	return classify(err)
 }

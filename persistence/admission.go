@@ -33,6 +33,9 @@ type Entry struct {
 	DeviceID      string
 	QuotaIDs      []int64 // every quota the engine found matching, global ones included
 	RespondentID  string  // used when the participant has no {RESPONDENT_ID} for this buyer yet
+	// Chain, when set, makes the session a hop of a re-routing chain (docs/rules.md §10),
+	// stored in the admission's transaction; nil (re-routing off) costs nothing.
+	Chain *ChainLink
 }
 
 // Admission is the database's verdict on an Entry.
@@ -41,6 +44,7 @@ type Admission struct {
 	QuotaIDs     []int64 // the quotas the session counts toward: every matched quota of the campaign
 	RespondentID string  // the participant's {RESPONDENT_ID} for the campaign's buyer
 	EnteredAt    time.Time
+	ChainID      int64 // the chain the admitted session joined or started (Entry.Chain), else 0
 }
 
 // The arbiter. A batch of entries (one entry on the naive path) is decided in one
@@ -281,14 +285,16 @@ func (db *DB) admitBatch(ctx context.Context, es []Entry) ([]Admission, error) {
 		return nil, err
 	}
 	defer conn.Release()
-	out, err := admitOn(ctx, conn.Conn(), es)
+	out, err := admitOn(ctx, conn.Conn(), es, true)
 	if err != nil {
 		rollbackOpen(ctx, conn.Conn())
 	}
 	return out, err
 }
 
-func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry) ([]Admission, error) {
+// admitOn decides es on conn: in a transaction of its own when own, else inside the
+// caller's open transaction (which it neither commits nor rolls back).
+func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admission, error) {
 	var qids, cids, camps, parts []int64
 	seen := make(map[int64]bool, len(es))
 	repeat := false
@@ -307,7 +313,9 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry) ([]Admission, erro
 	st := &admitState{quotas: make(map[int64]*admitQuota, len(qids)), camps: make(map[int64]*admitCampaign, len(cids)),
 		facts: make([]admitFacts, len(es))}
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	if own {
+		b.Queue("BEGIN")
+	}
 	// Generic plans: these statements run with arrays of any length, and re-planning them
 	// for every batch would cost more than running them.
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
@@ -365,7 +373,10 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry) ([]Admission, erro
 	now := time.Now()
 	if len(w.tid) == 0 {
 		// Nothing admitted: nothing to make durable.
-		_, err := conn.Exec(ctx, "ROLLBACK")
+		var err error
+		if own {
+			_, err = conn.Exec(ctx, "ROLLBACK")
+		}
 		for i := range out {
 			out[i].EnteredAt = now
 		}
@@ -396,7 +407,10 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry) ([]Admission, erro
 			}
 			return nil
 		})
-	b.Queue("COMMIT")
+	queueChains(b, es, out, w)
+	if own {
+		b.Queue("COMMIT")
+	}
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
 	}

@@ -117,10 +117,12 @@ func (db *DB) PublishersWithTokenHash(ctx context.Context) ([]Publisher, [][32]b
 	for rows.Next() {
 		var p Publisher
 		var h []byte
+		var reroute int16
 		if err := rows.Scan(&p.ID, &p.Name, &p.CurrencyName, &p.ExchangeRate, &p.RevenueShare, &p.RedirectURL,
-			&p.PostbackURL, &p.APISecret, &p.Environment, &h); err != nil {
+			&p.PostbackURL, &p.APISecret, &p.Environment, &reroute, &h); err != nil {
 			return nil, nil, err
 		}
+		p.RerouteAttempts = int(reroute)
 		var hh [32]byte
 		copy(hh[:], h)
 		out = append(out, p)

@@ -20,16 +20,31 @@ var migrationFS embed.FS
 // migrationLock is the advisory-lock key that serializes migrations across processes.
 const migrationLock = 7_300_451_001
 
+// NoTransaction is the first line of a migration that must run outside a transaction
+// (CREATE INDEX CONCURRENTLY, ALTER TYPE ... ADD VALUE before PostgreSQL 12, VACUUM): its
+// statements run one by one, each in its own implicit transaction. The version is recorded
+// only after the last one succeeds, so a failed run is repeated from the first statement:
+// such a file must be re-runnable (DROP INDEX CONCURRENTLY IF EXISTS before CREATE INDEX
+// CONCURRENTLY, since a failed concurrent build leaves an invalid index behind).
+const NoTransaction = "-- switchboard:no-transaction"
+
 // Migration is one numbered schema step.
 type Migration struct {
 	Version int
 	Name    string
 	SQL     string
+	// NoTransaction: the file starts with the NoTransaction line.
+	NoTransaction bool
 }
 
 // Migrations returns the embedded migrations in version order.
 func Migrations() ([]Migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+	return migrationsIn(migrationFS, "migrations")
+}
+
+// migrationsIn reads the migrations of dir in fsys, in version order.
+func migrationsIn(fsys fs.FS, dir string) ([]Migration, error) {
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +59,13 @@ func Migrations() ([]Migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("migration %s: %w", name, err)
 		}
-		body, err := fs.ReadFile(migrationFS, "migrations/"+name)
+		body, err := fs.ReadFile(fsys, dir+"/"+name)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
+		first, _, _ := strings.Cut(string(body), "\n")
+		out = append(out, Migration{Version: v, Name: name, SQL: string(body),
+			NoTransaction: strings.TrimSpace(first) == NoTransaction})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i := 1; i < len(out); i++ {
@@ -59,14 +76,18 @@ func Migrations() ([]Migration, error) {
 	return out, nil
 }
 
-// Migrate applies every migration not yet applied, each in its own transaction, while
-// holding a session advisory lock so that processes starting together do not race.
-// It returns the versions it applied.
+// Migrate applies every migration not yet applied, each in its own transaction (or
+// statement by statement, see NoTransaction), while holding a session advisory lock so that
+// processes starting together do not race. It returns the versions it applied.
 func (db *DB) Migrate(ctx context.Context) ([]int, error) {
 	migs, err := Migrations()
 	if err != nil {
 		return nil, err
 	}
+	return db.migrate(ctx, migs)
+}
+
+func (db *DB) migrate(ctx context.Context, migs []Migration) ([]int, error) {
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		return nil, classify(err)
@@ -101,20 +122,148 @@ func (db *DB) Migrate(ctx context.Context) ([]int, error) {
 		if applied[m.Version] {
 			continue
 		}
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, m.SQL); err != nil {
-				return err
+		if m.NoTransaction {
+			if err := runNoTransaction(ctx, conn.Conn(), m); err != nil {
+				return done, err
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
-			return err
-		})
-		if err != nil {
-			return done, fmt.Errorf("migration %s: %w", m.Name, err)
+		} else {
+			err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, m.SQL); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
+				return err
+			})
+			if err != nil {
+				return done, fmt.Errorf("migration %s: %w", m.Name, err)
+			}
 		}
 		db.log.Info("migration applied", zap.Int("version", m.Version), zap.String("name", m.Name))
 		done = append(done, m.Version)
 	}
 	return done, nil
+}
+
+// runNoTransaction runs the statements of a NoTransaction migration one by one, then records
+// it. A failure names the statement and its line, and says what took effect.
+func runNoTransaction(ctx context.Context, conn *pgx.Conn, m Migration) error {
+	stmts := splitStatements(m.SQL)
+	for i, st := range stmts {
+		if _, err := conn.Exec(ctx, st.sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return fmt.Errorf("migration %s (no transaction): statement %d of %d (line %d) failed, the %d before it took effect "+
+				"and the whole file runs again next time: %w", m.Name, i+1, len(stmts), st.line, i, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+		return fmt.Errorf("migration %s (no transaction): record it: %w", m.Name, err)
+	}
+	return nil
+}
+
+// statement is one statement of a migration and the line it starts on.
+type statement struct {
+	sql  string
+	line int
+}
+
+// splitStatements splits SQL at the semicolons that end statements: those outside quotes
+// ('…', "…"), dollar quotes ($$…$$, $tag$…$tag$) and comments (-- …, /* … */). Statements
+// holding only comments and space are dropped.
+func splitStatements(sql string) []statement {
+	var out []statement
+	start, line, startLine := 0, 1, 1
+	meaningful := false
+	flush := func(end int) {
+		if meaningful {
+			out = append(out, statement{sql: strings.TrimSpace(sql[start:end]), line: startLine})
+		}
+		start, meaningful = end, false
+	}
+	for i := 0; i < len(sql); i++ {
+		c := sql[i]
+		skipTo := func(j int) { // moves i to j-1, counting lines
+			if j < 0 {
+				j = len(sql)
+			}
+			line += strings.Count(sql[i:j], "\n")
+			i = j - 1
+		}
+		switch {
+		case c == '\n':
+			line++
+		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			skipTo(indexFrom(sql, i, "\n"))
+		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
+			j := indexFrom(sql, i+2, "*/")
+			if j >= 0 {
+				j += 2
+			}
+			skipTo(j)
+		case c == '\'' || c == '"':
+			if !meaningful {
+				startLine = line
+			}
+			meaningful = true
+			j := i + 1
+			for j < len(sql) {
+				if sql[j] == c {
+					if j+1 < len(sql) && sql[j+1] == c { // doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			skipTo(min(j+1, len(sql)))
+		case c == '$':
+			if !meaningful {
+				startLine = line
+			}
+			meaningful = true
+			if tag, ok := dollarTag(sql[i:]); ok {
+				j := indexFrom(sql, i+len(tag), tag)
+				if j >= 0 {
+					j += len(tag)
+				}
+				skipTo(j)
+			}
+		case c == ';':
+			flush(i + 1)
+		case c == ' ' || c == '\t' || c == '\r':
+		default:
+			if !meaningful {
+				startLine = line
+			}
+			meaningful = true
+		}
+	}
+	flush(len(sql))
+	return out
+}
+
+// indexFrom is the index of sub in s at or after from, or -1.
+func indexFrom(s string, from int, sub string) int {
+	j := strings.Index(s[from:], sub)
+	if j < 0 {
+		return -1
+	}
+	return from + j
+}
+
+// dollarTag returns the dollar-quote opener at the start of s ($$ or $tag$), if any.
+func dollarTag(s string) (string, bool) {
+	for j := 1; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case c == '$':
+			return s[:j+1], true
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 1 && c >= '0' && c <= '9':
+		default:
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // SchemaNewerError is the refusal to migrate or serve a database whose schema a newer

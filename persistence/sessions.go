@@ -41,6 +41,10 @@ type Session struct {
 	CPICents       int64
 	LOI            int
 	CampaignStatus int // the campaign's status when the session was read
+	// ChainID is the re-routing chain the session belongs to (docs/rules.md §10), 0 when
+	// none; ChainHop is its place in the chain, 1 for the offer entry.
+	ChainID  int64
+	ChainHop int
 }
 
 // Closed reports whether the session's campaign takes no more outcomes: once reconciled
@@ -53,7 +57,7 @@ const sessionColumns = `s.id, s.tid, s.campaign_id, s.buyer_id, COALESCE(s.publi
 	COALESCE((SELECT p.user_identifier FROM participants p WHERE p.id = s.participant_id), ''),
 	s.quota_ids, s.is_test, s.entered_at, COALESCE(s.outcome, ''), COALESCE(s.outcome_at, 'epoch'::timestamptz),
 	s.released_at IS NOT NULL, s.rejected, COALESCE((s.payout_usd * 10000)::bigint, 0), COALESCE(s.reward, 0),
-	c.cpi_cents, c.length_of_interview, c.status`
+	c.cpi_cents, c.length_of_interview, c.status, COALESCE(s.chain_id, 0), COALESCE(s.chain_hop, 0)`
 
 // The participant is a scalar subquery rather than a join so that every plan (generic ones
 // for arrays of tids included) looks it up by key instead of hashing the whole table.
@@ -62,11 +66,11 @@ const sessionFrom = ` FROM sessions s JOIN campaigns c ON c.id = s.campaign_id`
 func scanSession(row pgx.Row) (Session, error) {
 	var s Session
 	var cpi int32
-	var status int16
+	var status, hop int16
 	err := row.Scan(&s.ID, &s.TID, &s.CampaignID, &s.BuyerID, &s.PublisherID, &s.ParticipantID, &s.UserIdentifier,
 		&s.QuotaIDs, &s.IsTest, &s.EnteredAt, &s.Outcome, &s.OutcomeAt, &s.Released, &s.Rejected, &s.PayoutUSD, &s.Reward,
-		&cpi, &s.LOI, &status)
-	s.CPICents, s.CampaignStatus = int64(cpi), int(status)
+		&cpi, &s.LOI, &status, &s.ChainID, &hop)
+	s.CPICents, s.CampaignStatus, s.ChainHop = int64(cpi), int(status), int(hop)
 	return s, err
 }
 

@@ -81,6 +81,9 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	if err != nil {
 		return "", "", err
 	}
+	if s.ChainID != 0 {
+		return r.chainCallback(ctx, pub, s, named, now) // re-routing (reroute.go, docs/rules.md §10)
+	}
 	if s.Outcome != "" {
 		return r.repeat(pub, s, named)
 	}

@@ -56,7 +56,7 @@ func (r *Router) entry(ctx *fasthttp.RequestCtx) {
 	if r.prescreenFirst(ctx, &claims, now) {
 		return
 	}
-	location, err := r.enter(bg, &claims, now)
+	location, err := r.enter(bg, &claims, pub, now)
 	if err != nil {
 		httpio.WriteError(ctx, r.log, httpio.StyleError, err)
 		return
@@ -68,8 +68,9 @@ func (r *Router) entry(ctx *fasthttp.RequestCtx) {
 }
 
 // enter admits the participant of claims into its campaign and returns the supplier link,
-// or "" when the participant may not enter.
-func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.Time) (string, error) {
+// or "" when the participant may not enter. For a publisher that re-routes screen-outs
+// (docs/rules.md §10) the session starts a chain, and a refused entry is re-routed.
+func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persistence.Publisher, now time.Time) (string, error) {
 	stored, err := r.participant(ctx, claims.ParticipantID)
 	if err != nil {
 		if isNotFound(err) {
@@ -88,6 +89,9 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.
 	quotas, ok := r.eng.Eligible(&p, claims.CampaignID, now.Unix(), buf[:0])
 	if !ok {
 		r.verdicts.refused(refusedByEngine, "")
+		if pub.RerouteAttempts > 0 && !enteredBefore(&p, claims.CampaignID) {
+			return r.rerouteRefused(ctx, claims, pub, &p, now)
+		}
 		return "", nil
 	}
 	route, err := r.route(ctx, claims.CampaignID)
@@ -115,6 +119,10 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.
 		QuotaIDs:      quotas,
 		RespondentID:  newRespondentID(),
 	}
+	if pub.RerouteAttempts > 0 {
+		e.Chain = &persistence.ChainLink{Hop: 1, DeviceType: int(claims.DeviceType), DeviceID: claims.DeviceID,
+			Tried: []int64{claims.CampaignID}}
+	}
 	a, err := r.admit(ctx, e)
 	if err != nil {
 		return "", err
@@ -123,14 +131,15 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, now time.
 		// The engine's mirror was behind the database: catch it up.
 		r.verdicts.refused(refusedByDatabase, a.Refused)
 		r.notify.counts(claims.CampaignID)
+		if pub.RerouteAttempts > 0 && (a.Refused == persistence.RefusedQuota || a.Refused == persistence.RefusedDaily) {
+			return r.rerouteRefused(ctx, claims, pub, &p, now)
+		}
 		return "", nil
 	}
-	r.verdicts.admitted.Add(1)
-	at := a.EnteredAt.Unix()
-	r.eng.Counters().RecordEntry(claims.CampaignID, a.QuotaIDs)
-	r.panel.RecordEntry(p.ID, claims.CampaignID, at)
-	r.notify.entry(p.ID, claims.CampaignID, at)
-	r.notify.counts(claims.CampaignID)
+	r.entered(claims.CampaignID, p.ID, a)
+	if e.Chain != nil {
+		r.reroutes.started(pub.ID)
+	}
 	return supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: e.TID, RespondentID: a.RespondentID,
 		RetargetID: retarget, Answers: p.Answers}, route.BuyerSecret), nil
 }

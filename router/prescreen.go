@@ -214,7 +214,7 @@ func (r *Router) prescreenSubmit(ctx *fasthttp.RequestCtx) {
 		pagekit.SeeOther(ctx, loc)
 		return
 	}
-	location, err := r.enter(context.Background(), &claims, time.Now())
+	location, err := r.enter(context.Background(), &claims, pub, time.Now())
 	if err != nil {
 		pagekit.Failure(ctx, r.log, lang, err)
 		return

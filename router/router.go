@@ -122,7 +122,8 @@ type Router struct {
 
 	quality qualityHooks // participant quality checks (quality.go); zero: off
 
-	verdicts verdicts // entry decisions, for /metrics (verdicts.go)
+	verdicts verdicts      // entry decisions, for /metrics (verdicts.go)
+	reroutes rerouteCounts // re-routing chains per publisher, for /metrics (reroute.go)
 
 	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
 	screeners ttlCache[int64, *persistence.Screener]

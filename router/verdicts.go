@@ -50,8 +50,9 @@ func (v *verdicts) refused(by int, reason string) {
 }
 
 // RegisterMetrics exposes the entry decisions of this process on /metrics as
-// switchboard_entries_total{verdict, by, reason}.
+// switchboard_entries_total{verdict, by, reason}, and its re-routing chains (reroute.go).
 func (r *Router) RegisterMetrics(m *httpio.Metrics) {
+	r.registerRerouteMetrics(m)
 	v := &r.verdicts
 	m.Gauge("switchboard_entries_total", "counter",
 		"Entries this process decided: admitted, or refused and by whom (router, engine mirror, database arbiter with its reason).",

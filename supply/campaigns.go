@@ -110,6 +110,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 	devType := dt[0] - '0'
 
 	now := a.now()
+	pub.offers.add(now) // every answer from here on is a 200 (offercounts.go)
 	sc := scratchPool.Get().(*reqScratch)
 	var p *engine.Participant // decoded into the scratch: valid during this request only
 	profiled := a.panel.Lookup(pub.ID, bytesString(user), &sc.known)
@@ -267,6 +268,9 @@ type answerCache struct {
 	ttl  time.Duration
 	seed maphash.Seed
 	seen []atomic.Uint64 // fingerprint<<32 | unix second; indexed by the low bits of the key
+	// hits and misses count get's answers (an entry found but no longer current is a miss),
+	// for /metrics.
+	hits, misses atomic.Uint64
 }
 
 type cachedAnswer struct {
@@ -299,6 +303,7 @@ func newAnswerCache(ttl time.Duration, maxBytes int64) (*answerCache, error) {
 		NumCounters: max(maxBytes/256, 1000), // ~10× the entries expected (answers of ~2.5 KiB)
 		MaxCost:     maxBytes,
 		BufferItems: 64,
+		Metrics:     true, // evictions and size on /metrics (striped counters, no allocation)
 	})
 	if err != nil {
 		return nil, err
@@ -348,8 +353,10 @@ func (ac *answerCache) get(key uint64, pub int64, user []byte, devType uint8, de
 	id, version := participantVersion(p)
 	if !ok || e.participant != id || e.version != version || e.snap != snap || e.publisher != pub || e.devType != devType ||
 		e.user != bytesString(user) || e.device != bytesString(device) {
+		ac.misses.Add(1)
 		return nil
 	}
+	ac.hits.Add(1)
 	return e.body
 }
 

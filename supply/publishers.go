@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -23,6 +24,9 @@ type publisher struct {
 	// limit is the publisher's request rate limit in this process; it survives reloads of
 	// the publisher (nil: no limit).
 	limit *httpio.Throttle
+	// offers counts its GET /campaigns answers until the next flush (offercounts.go); it
+	// survives reloads of the publisher.
+	offers *offerCount
 }
 
 type publisherSet struct {
@@ -74,8 +78,10 @@ func (s *publisherStore) refreshLocked(ctx context.Context) error {
 		pub := &publisher{Publisher: p, secret: []byte(p.APISecret), currency: appendJSONString(nil, p.CurrencyName)}
 		if o := old.byID[p.ID]; o != nil {
 			pub.limit = o.limit // a reload must not hand out a fresh burst
+			pub.offers = o.offers
 		} else {
 			pub.limit = httpio.NewThrottle(s.rate, s.burst)
+			pub.offers = new(offerCount)
 		}
 		set.byHash[hashes[i]] = pub
 		set.byID[p.ID] = pub
@@ -144,4 +150,19 @@ func (a *API) authenticate(ctx *fasthttp.RequestCtx) (*publisher, error) {
 		return nil, errRateLimited
 	}
 	return p, nil
+}
+
+// mirrorPublishers reloads the publishers as soon as one changes (a NOTIFY on
+// persistence.PublisherChannel: created, updated, new token or secret), so that every
+// process agrees within moments; the periodic refresh (runLoops) stays as the safety net.
+func (a *API) mirrorPublishers(ctx context.Context) {
+	mirror.Run(ctx, mirror.Config[int64]{
+		Name:     "publishers",
+		Log:      a.log,
+		Listen:   mirror.Listener(a.db.ListenOn, persistence.PublisherChannel),
+		Notified: func(_ string, add func(int64)) { add(0) },
+		Debounce: 20 * time.Millisecond,
+		Reload:   func(ctx context.Context, _ []int64) error { return a.pubs.refresh(ctx) },
+		Full:     a.pubs.refresh, // after a reconnect: changes notified meanwhile were lost
+	})
 }

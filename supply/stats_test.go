@@ -91,3 +91,58 @@ func TestStats(t *testing.T) {
 		t.Fatalf("empty window %+v", empty)
 	}
 }
+
+// TestStatsOffers: GET /campaigns answers are counted in memory per publisher and, once
+// flushed, GET /stats shows them as the offers of their hour; a refused request (bad input)
+// is not an answer, and another publisher's answers are not counted.
+func TestStatsOffers(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, apptest.Options{})
+	p, other := newPartner(t, s), newPartner(t, s)
+	p.impanel(t, "offers-u1", 1, usProfile(30, 1, "10001")...)
+	const n = 7
+	for i := range n {
+		p.campaigns(t, "offers-u"+itoa(int64(i%3+1)), "dev", 1+i%3) // profiled, unprofiled; cached or not
+	}
+	p.campaignsRaw(t, "offers-u1", "dev", "device_type=1").Expect(t, 400) // no user_ip
+	other.campaigns(t, "offers-u1", "dev", 1)
+	offers := func() (total int64, hours int) {
+		t.Helper()
+		now := time.Now().UTC()
+		q := url.Values{"from": {now.Add(-2 * time.Hour).Format(time.RFC3339)}, "to": {now.Add(time.Hour).Format(time.RFC3339)}}
+		var got struct {
+			Hours []struct {
+				Hour   time.Time `json:"hour"`
+				Offers int64     `json:"offers"`
+			} `json:"hours"`
+		}
+		p.do(t, "GET", "/supply_api/v4/stats?"+q.Encode(), nil, nil).Expect(t, 200).Decode(t, &got)
+		for _, h := range got.Hours {
+			if h.Hour != h.Hour.Truncate(time.Hour) {
+				t.Fatalf("hour %v", h.Hour)
+			}
+			total += h.Offers
+		}
+		return total, len(got.Hours)
+	}
+	if total, _ := offers(); total != 0 {
+		t.Fatalf("%d offers before the flush", total)
+	}
+	if err := s.App.Supply.FlushOffers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if total, hours := offers(); total != n || hours < 1 || hours > 2 {
+		t.Fatalf("%d offers in %d hours after the flush, want %d", total, hours, n)
+	}
+	// A second flush adds only what came since.
+	p.campaigns(t, "offers-u1", "dev", 1)
+	if err := s.App.Supply.FlushOffers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.App.Supply.FlushOffers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if total, _ := offers(); total != n+1 {
+		t.Fatalf("%d offers after another answer, want %d", total, n+1)
+	}
+}

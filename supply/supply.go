@@ -43,6 +43,12 @@ type Config struct {
 	// PublisherRefresh is the period of the publisher reload (default 30 s). An unknown
 	// token also triggers a reload, at most once a second.
 	PublisherRefresh time.Duration
+	// OfferFlush is the period at which the GET /campaigns answers counted in memory are
+	// added to the database for GET /stats (default 1 min).
+	OfferFlush time.Duration
+	// KeyReload is the period of the service keys' safety reload (default 1 min); a
+	// rotation is picked up at once by its notification (keys.go).
+	KeyReload time.Duration
 	// PanelWindow: participants active within it are loaded at start (default 30 days).
 	PanelWindow time.Duration
 	// TouchEvery is the period at which offer requests are written back as last_active_at
@@ -74,6 +80,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PublisherRefresh <= 0 {
 		c.PublisherRefresh = 30 * time.Second
+	}
+	if c.OfferFlush <= 0 {
+		c.OfferFlush = time.Minute
+	}
+	if c.KeyReload <= 0 {
+		c.KeyReload = time.Minute
 	}
 	if c.PublisherRateLimit == 0 {
 		c.PublisherRateLimit = 2000
@@ -163,11 +175,9 @@ func New(ctx context.Context, d Deps) (*API, error) {
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}),
 		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
 
-	secret, err := d.DB.ServiceKey(ctx, persistence.EntryKeyName)
-	if err != nil {
+	if err := a.loadKeys(ctx); err != nil {
 		return nil, err
 	}
-	a.key = entrytoken.NewKey(secret)
 	cat, err := d.DB.LoadCatalog(ctx)
 	if err != nil {
 		return nil, err
@@ -217,19 +227,22 @@ func (a *API) Register(mux *httpio.Mux) {
 }
 
 // Start runs the background work until ctx ends: the panel load and its LISTEN on
-// participant changes, the publisher refresh, the hot-tile estimate, panel-miss lookups and
+// participant changes, the service keys' LISTEN on rotations, the publishers' LISTEN on
+// changes and their periodic refresh, the hot-tile estimate, panel-miss lookups and
 // the write-back of activity.
 func (a *API) Start(ctx context.Context) {
 	go a.runPanelSync(ctx)
 	go a.runLoops(ctx)
+	go a.mirrorKeys(ctx)
+	go a.mirrorPublishers(ctx)
 	a.startQuality(ctx)
 }
 
 // Loaded is closed once the panel holds the participants active within PanelWindow.
 func (a *API) Loaded() <-chan struct{} { return a.loaded }
 
-// Key is the service key that signs and verifies offer-entry, profiler and support tokens;
-// the entry route verifies with it.
+// Key is the keyring that signs and verifies offer-entry, profiler and support tokens; the
+// entry route verifies with it. It follows rotations (keys.go).
 func (a *API) Key() *entrytoken.Key { return a.key }
 
 // PublisherByID returns a publisher of this deployment's environment from memory.
@@ -249,6 +262,8 @@ func (a *API) runLoops(ctx context.Context) {
 	pubTick := time.NewTicker(a.cfg.PublisherRefresh)
 	hotTick := time.NewTicker(time.Minute)
 	touchTick := time.NewTicker(a.cfg.TouchEvery)
+	offerTick := time.NewTicker(a.cfg.OfferFlush)
+	defer offerTick.Stop()
 	defer pubTick.Stop()
 	defer hotTick.Stop()
 	defer touchTick.Stop()
@@ -256,10 +271,19 @@ func (a *API) runLoops(ctx context.Context) {
 	// Failures are logged once per outage; the publisher set in memory stays meanwhile.
 	pubs := retry.NewOutage(a.log, "publisher refresh", retry.Default, nil)
 	touch := retry.NewOutage(a.log, "activity write-back", retry.Default, nil)
+	offers := retry.NewOutage(a.log, "offers flush", retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
+			// What was counted since the last flush, if the database still answers.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			if err := a.FlushOffers(fctx); err != nil {
+				a.log.Warn("offers flush at shutdown failed", zap.Error(err))
+			}
+			cancel()
 			return
+		case <-offerTick.C:
+			offers.Attempt(ctx, a.FlushOffers)
 		case <-pubTick.C:
 			pubs.Attempt(ctx, a.pubs.refresh)
 		case <-hotTick.C:

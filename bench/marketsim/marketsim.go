@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/engine/synth"
@@ -55,15 +56,20 @@ type Config struct {
 	// after the start, default one day): stated incidence 20%, true
 	// conversion 40% (2× its prior), a broad audience, a target of 40. It is left out of the fill figures.
 	NewCampaignAt int64
-	// Reroute would send a participant whose session terminated to a next
-	// offer. The exchange has no re-routing yet, so Run refuses it; this is
-	// the hook the simulation will use once it exists.
-	Reroute bool
+	// RerouteAttempts is the partners' reroute_attempts (docs/rules.md
+	// §10, 0..5, default 0 = off): while a chain has attempts left, a
+	// session that terminates, or an entry refused because the campaign
+	// can no longer take the participant, continues the chain with the
+	// next-ranked campaign the participant is eligible for now and has not
+	// tried in the chain. A complete ends the chain.
+	RerouteAttempts int
+	// FairWindow is the number of the probe's eligible visits over which
+	// its share of offers is compared with its fair share (default 200).
+	FairWindow int
 }
 
-// ErrReroute is returned by Run for Config.Reroute: re-routing does not
-// exist in the exchange yet.
-var ErrReroute = errors.New("marketsim: re-routing is not implemented in the exchange yet")
+// ErrReroute is returned by Run for RerouteAttempts outside 0..5 (docs/rules.md §10).
+var ErrReroute = errors.New("marketsim: reroute attempts must be 0..5")
 
 func (cfg *Config) defaults() {
 	if cfg.TargetScale <= 0 {
@@ -90,15 +96,24 @@ func (cfg *Config) defaults() {
 	if cfg.NewCampaignAt <= 0 {
 		cfg.NewCampaignAt = 86400
 	}
+	if cfg.FairWindow <= 0 {
+		cfg.FairWindow = 200
+	}
 }
 
 // Result is what a run delivered.
 type Result struct {
 	Allocation engine.Allocation
+	Reroute    int // Config.RerouteAttempts
 	Seed       int64
 	Arrivals   int // participant visits
 	Offered    int // visits with at least one offer
-	Entries    int // visits that entered a campaign
+	Entries    int // visits that entered a campaign (a chain counts once)
+	Sessions   int // sessions entered, re-routed ones included
+	Rerouted   int // sessions entered through re-routing
+	// LeftEmpty counts visits that entered at least one session and ended
+	// without a complete: participants who gave their time for nothing.
+	LeftEmpty  int
 	Completes  int // completes within the entered campaign's field period (the probe's included)
 	Terminates int // entries that did not complete
 	Target     int // sum over campaigns of their non-global targets
@@ -119,6 +134,16 @@ type Result struct {
 	ProbeHours    float64
 	// ProbeTotal is the probe's sessions over the whole run.
 	ProbeTotal int
+	// ProbeFairSessions is the probe's sessions when, over its last
+	// Config.FairWindow eligible visits, it was first shown at least 80% as
+	// often as it would have been had the engine known its true conversion
+	// (its fair share of offers: ranked by its true EPC × the policy's
+	// weight, without exploration bonus); -1: not within the run.
+	ProbeFairSessions int
+	// ProbeShown and ProbeFair count the probe's eligible visits on which
+	// it was shown, and on which it would have been shown at its true
+	// conversion, over the whole run.
+	ProbeShown, ProbeFair int
 	// Fill is the share of the total target completed at the end of each
 	// simulated day (the probe left out).
 	Fill []float64
@@ -139,6 +164,13 @@ func (r Result) QuotasFilledShare() float64 { return ratio(r.QuotasFilled, r.Due
 // HardFill is the share of the hard quotas' target completed.
 func (r Result) HardFill() float64 { return ratio(r.HardCompletes, r.HardTarget) }
 
+// LeftEmptyPer1000 is visits that entered and left without a complete, per 1,000 visits.
+func (r Result) LeftEmptyPer1000() float64 { return 1000 * ratio(r.LeftEmpty, r.Arrivals) }
+
+// ProbeShareOfFair is how often the probe was shown against how often it
+// would have been at its true conversion, over the run.
+func (r Result) ProbeShareOfFair() float64 { return ratio(r.ProbeShown, r.ProbeFair) }
+
 // TermsPerComplete is terminations per complete.
 func (r Result) TermsPerComplete() float64 { return ratio(r.Terminates, r.Completes) }
 
@@ -157,8 +189,8 @@ func ratio(a, b int) float64 {
 
 // String formats the result as one line.
 func (r Result) String() string {
-	return fmt.Sprintf("%-8s seed %d visits %d completes/1k %.1f campaigns filled %d/%d quotas filled %d/%d hard fill %.1f%% terms/complete %.2f revenue/visit $%.4f cost/complete $%.2f probe %d sessions %.0f h",
-		r.Allocation, r.Seed, r.Arrivals, r.CompletesPer1000(), r.Filled, r.Due, r.QuotasFilled, r.DueQuotas,
+	return fmt.Sprintf("%-8s reroute %d seed %d visits %d completes/1k %.1f campaigns filled %d/%d quotas filled %d/%d hard fill %.1f%% terms/complete %.2f revenue/visit $%.4f cost/complete $%.2f probe %d sessions %.0f h",
+		r.Allocation, r.Reroute, r.Seed, r.Arrivals, r.CompletesPer1000(), r.Filled, r.Due, r.QuotasFilled, r.DueQuotas,
 		100*r.HardFill(), r.TermsPerComplete(), r.RevenuePerVisit(), r.CostPerComplete(), r.ProbeSessions, r.ProbeHours)
 }
 
@@ -175,7 +207,7 @@ const (
 
 // Run plays the market of cfg for cfg.Days days in hourly steps.
 func Run(cfg Config) (Result, error) {
-	if cfg.Reroute {
+	if cfg.RerouteAttempts < 0 || cfg.RerouteAttempts > 5 {
 		return Result{}, ErrReroute
 	}
 	cfg.defaults()
@@ -236,7 +268,8 @@ func Run(cfg Config) (Result, error) {
 	e.SetAllocation(cfg.Allocation, panel)
 	np := len(cfg.PartnerShares)
 
-	res := Result{Allocation: cfg.Allocation, Seed: cfg.Seed, Campaigns: len(cs), ProbeSessions: -1, ProbeHours: -1}
+	res := Result{Allocation: cfg.Allocation, Reroute: cfg.RerouteAttempts, Seed: cfg.Seed, Campaigns: len(cs),
+		ProbeSessions: -1, ProbeHours: -1, ProbeFairSessions: -1}
 	for i := range cs {
 		for _, q := range cs[i].Quotas {
 			if !q.Global {
@@ -244,10 +277,14 @@ func Run(cfg Config) (Result, error) {
 			}
 		}
 	}
-	dst := make([]engine.Offer, 0, len(cfg.PositionBias))
-	var quotas []int64
+	shown := len(cfg.PositionBias)
+	dst := make([]engine.Offer, 0, shown+1)
+	next := make([]engine.Offer, 0, cfg.RerouteAttempts+2)
+	tried := make([]int64, 0, cfg.RerouteAttempts+1)
+	var quotas, probeQuotas []int64
 	lastRefresh := int64(-1 << 62)
 	probeSessions, probeCompletes, probeInField := 0, 0, 0
+	fair := newFairWindow(cfg.FairWindow)
 	// Arrivals draw from their own stream, so every policy sees the same
 	// visits; choices and outcomes from another.
 	ra := rand.New(rand.NewPCG(uint64(cfg.Seed), 0xa1))
@@ -272,7 +309,23 @@ func Run(cfg Config) (Result, error) {
 			panel.Touch(ps[i].ID, now)
 			p, _ := panel.GetByID(ps[i].ID)
 			share := cfg.PartnerShares[j]
-			dst = e.Match(p, share, now, cap(dst), dst)
+			// One more offer than are looked at, to judge the probe's fair share.
+			dst = e.Match(p, share, now, shown+1, dst)
+			if now >= probeAt && now < end[probe.ID] {
+				var ok bool
+				if probeQuotas, ok = e.Eligible(p, probe.ID, now, probeQuotas[:0]); ok {
+					// Known truth needs no exploration: the oracle score is
+					// the true EPC times the policy's weight alone.
+					w, _, _ := e.Snapshot().Weight(probe.ID)
+					oracle := float64(probe.CPICents) / 100 * share * probeTruth * w
+					if fair.add(probeShown(dst, shown, probe.ID), probeFair(dst, shown, probe.ID, oracle)) && res.ProbeFairSessions < 0 {
+						res.ProbeFairSessions = probeSessions
+					}
+				}
+			}
+			if len(dst) > shown {
+				dst = dst[:shown]
+			}
 			if len(dst) == 0 {
 				continue
 			}
@@ -289,41 +342,74 @@ func Run(cfg Config) (Result, error) {
 				continue // looked and left
 			}
 			pick := dst[pos]
-			var ok bool
-			quotas, ok = e.Eligible(p, pick.CampaignID, now, quotas[:0])
-			if !ok {
-				continue
+			tried = tried[:0]
+			entered, completed := false, false
+			for attempt := 0; ; attempt++ {
+				var ok bool
+				quotas, ok = e.Eligible(p, pick.CampaignID, now, quotas[:0])
+				if ok {
+					if !entered {
+						res.Entries++
+					}
+					entered = true
+					res.Sessions++
+					if attempt > 0 {
+						res.Rerouted++
+					}
+					ctr := e.Counters()
+					ctr.RecordEntry(pick.CampaignID, quotas)
+					panel.RecordEntry(p.ID, pick.CampaignID, now)
+					done := rc.Float64() < truth[pick.CampaignID]
+					ctr.RecordOutcome(pick.CampaignID, quotas, done, now)
+					if pick.CampaignID == probe.ID {
+						probeSessions++
+						if done {
+							probeCompletes++
+						}
+						if res.ProbeSessions < 0 && engine.Conversion(probeIncidence, int64(probeSessions), int64(probeCompletes)) >= 0.9*probeTruth {
+							res.ProbeSessions = probeSessions
+							res.ProbeHours = float64(now-probeAt) / 3600
+						}
+					}
+					if done {
+						completed = true
+						if now < end[pick.CampaignID] {
+							res.Completes++
+							res.Earnings += float64(pick.CPICents) / 100 * share
+							res.BuyerCost += float64(pick.CPICents) / 100
+							if hard[pick.CampaignID] {
+								res.HardCompletes++
+							}
+							if pick.CampaignID == probe.ID {
+								probeInField++
+							}
+						}
+						break
+					}
+					res.Terminates++
+				}
+				// A termination, or an entry refused: the chain goes on to
+				// the next-ranked campaign not tried yet while it has
+				// attempts left (docs/rules.md §10).
+				tried = append(tried, pick.CampaignID)
+				if attempt >= cfg.RerouteAttempts {
+					break
+				}
+				p, _ = panel.GetByID(ps[i].ID) // with this chain's entries
+				next = e.Match(p, share, now, len(tried)+1, next)
+				found := false
+				for _, o := range next {
+					if !slices.Contains(tried, o.CampaignID) {
+						pick, found = o, true
+						break
+					}
+				}
+				if !found {
+					break
+				}
 			}
-			res.Entries++
-			ctr := e.Counters()
-			ctr.RecordEntry(pick.CampaignID, quotas)
-			panel.RecordEntry(p.ID, pick.CampaignID, now)
-			done := rc.Float64() < truth[pick.CampaignID]
-			ctr.RecordOutcome(pick.CampaignID, quotas, done, now)
-			if pick.CampaignID == probe.ID {
-				probeSessions++
-				if done {
-					probeCompletes++
-				}
-				if res.ProbeSessions < 0 && engine.Conversion(probeIncidence, int64(probeSessions), int64(probeCompletes)) >= 0.9*probeTruth {
-					res.ProbeSessions = probeSessions
-					res.ProbeHours = float64(now-probeAt) / 3600
-				}
-			}
-			if !done {
-				res.Terminates++
-				continue
-			}
-			if now < end[pick.CampaignID] {
-				res.Completes++
-				res.Earnings += float64(pick.CPICents) / 100 * share
-				res.BuyerCost += float64(pick.CPICents) / 100
-				if hard[pick.CampaignID] {
-					res.HardCompletes++
-				}
-				if pick.CampaignID == probe.ID {
-					probeInField++
-				}
+			if entered && !completed {
+				res.LeftEmpty++
 			}
 		}
 		if (now-start)%86400 == 86400-3600 {
@@ -383,7 +469,72 @@ func Run(cfg Config) (Result, error) {
 		}
 	}
 	res.ProbeTotal = probeSessions
+	res.ProbeShown, res.ProbeFair = fair.shownAll, fair.fairAll
 	return res, nil
+}
+
+// probeShown reports whether the probe is among the first n offers.
+func probeShown(offers []engine.Offer, n int, probe int64) bool {
+	for i := range min(n, len(offers)) {
+		if offers[i].CampaignID == probe {
+			return true
+		}
+	}
+	return false
+}
+
+// probeFair reports whether the probe, ranked at its oracle score (its
+// score had the engine known its true conversion), would be among the
+// first n offers: fewer than n other offers beat it. offers must be the
+// top n+1, so that every other offer that could beat it is there.
+func probeFair(offers []engine.Offer, n int, probe int64, oracle float64) bool {
+	beat := 0
+	for _, o := range offers {
+		if o.CampaignID != probe && (o.Score > oracle || (o.Score == oracle && o.CampaignID < probe)) {
+			beat++
+		}
+	}
+	return beat < n
+}
+
+// fairWindow compares, over the last n eligible visits of the probe, how
+// often it was shown with how often it would have been at its true
+// conversion.
+type fairWindow struct {
+	shown, fair       []bool
+	at, count         int
+	shownSum, fairSum int
+	shownAll, fairAll int
+}
+
+func newFairWindow(n int) *fairWindow {
+	return &fairWindow{shown: make([]bool, n), fair: make([]bool, n)}
+}
+
+// add records one eligible visit and reports whether the window is full
+// and the probe was shown at least 80% as often as its fair share.
+func (w *fairWindow) add(shown, fair bool) bool {
+	n := len(w.shown)
+	if w.count == n {
+		w.shownSum -= b2i(w.shown[w.at])
+		w.fairSum -= b2i(w.fair[w.at])
+	} else {
+		w.count++
+	}
+	w.shown[w.at], w.fair[w.at] = shown, fair
+	w.shownSum += b2i(shown)
+	w.fairSum += b2i(fair)
+	w.shownAll += b2i(shown)
+	w.fairAll += b2i(fair)
+	w.at = (w.at + 1) % n
+	return w.count == n && w.fairSum > 0 && 5*w.shownSum >= 4*w.fairSum
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ages returns the AGE codes lo..hi.

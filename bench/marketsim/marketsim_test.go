@@ -49,35 +49,71 @@ func TestCompareAllocations(t *testing.T) {
 	}
 }
 
-// TestDeterministic runs a tiny market twice under each policy with the
-// same seed and requires the same result, and a different seed to give a
-// different one.
+// TestDeterministic runs a tiny market twice under each policy, with and
+// without re-routing, with the same seed and requires the same result, and
+// a different seed to give a different one.
 func TestDeterministic(t *testing.T) {
-	for _, a := range []engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced} {
-		cfg := marketsim.Config{Campaigns: 30, Participants: 150, Days: 3, Seed: 7, Allocation: a, TargetScale: 100}
+	for _, v := range marketsim.Variants([]engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced}, []int{0, 2}) {
+		cfg := marketsim.Config{Campaigns: 30, Participants: 150, Days: 3, Seed: 7, Allocation: v.Allocation, RerouteAttempts: v.Reroute, TargetScale: 100}
 		r1, err1 := marketsim.Run(cfg)
 		r2, err2 := marketsim.Run(cfg)
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
 		if !reflect.DeepEqual(r1, r2) {
-			t.Errorf("%s: two runs of seed 7 differ:\n%+v\n%+v", a, r1, r2)
+			t.Errorf("%s: two runs of seed 7 differ:\n%+v\n%+v", v, r1, r2)
 		}
 		if r1.Completes == 0 {
-			t.Errorf("%s: tiny market completed nothing: %+v", a, r1)
+			t.Errorf("%s: tiny market completed nothing: %+v", v, r1)
 		}
 		cfg.Seed = 8
 		r3, _ := marketsim.Run(cfg)
 		if reflect.DeepEqual(r1, r3) {
-			t.Errorf("%s: seeds 7 and 8 gave the same result", a)
+			t.Errorf("%s: seeds 7 and 8 gave the same result", v)
 		}
 	}
 }
 
-// TestRerouteRefused: re-routing is a documented hook, off until the
-// exchange has it.
-func TestRerouteRefused(t *testing.T) {
-	if _, err := marketsim.Run(marketsim.Config{Campaigns: 1, Participants: 1, Days: 1, Reroute: true}); !errors.Is(err, marketsim.ErrReroute) {
-		t.Fatalf("Reroute: err %v, want ErrReroute", err)
+// TestReroute: with 2 attempts, terminated visits continue (docs/rules.md
+// §10), so the same visits bring more sessions and completes and fewer
+// participants leave with nothing; without, nothing is re-routed.
+func TestReroute(t *testing.T) {
+	base := marketsim.Config{Campaigns: 60, Participants: 200, Days: 3, Seed: 3, TargetScale: 100}
+	off, err := marketsim.Run(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.RerouteAttempts = 2
+	on, err := marketsim.Run(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(off)
+	t.Log(on)
+	if off.Rerouted != 0 || off.Sessions != off.Entries {
+		t.Errorf("reroute off: %d re-routed, %d sessions for %d entries", off.Rerouted, off.Sessions, off.Entries)
+	}
+	if on.Arrivals != off.Arrivals {
+		t.Errorf("arrivals differ: %d vs %d", on.Arrivals, off.Arrivals)
+	}
+	if on.Rerouted == 0 || on.Sessions <= on.Entries || on.Rerouted > 2*on.Entries || on.Sessions > 3*on.Entries {
+		t.Errorf("reroute 2: %d sessions, %d re-routed for %d entries", on.Sessions, on.Rerouted, on.Entries)
+	}
+	if on.Completes <= off.Completes || on.LeftEmpty >= off.LeftEmpty {
+		t.Errorf("reroute 2: completes %d (off %d), left with nothing %d (off %d)", on.Completes, off.Completes, on.LeftEmpty, off.LeftEmpty)
+	}
+	for _, r := range []marketsim.Result{off, on} {
+		if r.LeftEmpty > r.Entries || r.Completes+r.Terminates > r.Sessions {
+			t.Errorf("inconsistent result %+v", r)
+		}
+	}
+}
+
+// TestRerouteBounds: reroute_attempts is 0..5 (docs/rules.md §10).
+func TestRerouteBounds(t *testing.T) {
+	for _, n := range []int{-1, 6} {
+		if _, err := marketsim.Run(marketsim.Config{Campaigns: 1, Participants: 1, Days: 1, RerouteAttempts: n}); !errors.Is(err, marketsim.ErrReroute) {
+			t.Errorf("RerouteAttempts %d: err %v, want ErrReroute", n, err)
+		}
 	}
 }

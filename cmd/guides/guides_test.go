@@ -344,7 +344,7 @@ func TestGuides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = s.DB.CreatePublisherWith(ctx, persistence.NewPublisher{Name: "Example Games", CurrencyName: "coins",
+	pubRow, _, err := s.DB.CreatePublisherWith(ctx, persistence.NewPublisher{Name: "Example Games", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: partnerHost + "/back?app=7",
 		PostbackURL: partner.srv.URL + "/postback", Environment: s.Env}, pubToken, pubSecret)
 	if err != nil {
@@ -453,7 +453,7 @@ func TestGuides(t *testing.T) {
 
 	// Offers: wait (unrecorded) until every engine has the activated campaign.
 	offersPath := "/supply_api/v4/campaigns?user_ip=73.15.20.9&device_type=1"
-	entryURL := func(user string) string {
+	entryURLFor := func(user string, id int64) string {
 		t.Helper()
 		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 			var o struct {
@@ -473,6 +473,7 @@ func TestGuides(t *testing.T) {
 		t.Fatalf("campaign %d never offered to %s", id, user)
 		return ""
 	}
+	entryURL := func(user string) string { t.Helper(); return entryURLFor(user, id) }
 	entry := entryURL("user-1001")
 	checkOfferToken(t, s, entry, id)
 	r.do("campaigns", supplyReq("GET", offersPath, "user-1001", nil), nil, 200)
@@ -522,6 +523,65 @@ func TestGuides(t *testing.T) {
 		t.Fatalf("reversal %s does not verify", rev.URL)
 	}
 	r.keep("postback_reversed", "GET "+rev.URL.RequestURI()+"\nHost: partner.example\n")
+
+	// --- Re-routing (docs/rules.md §10): the publisher turns it on; a disqualify at one
+	// survey sends the participant straight on to the next, and the chain's result reaches
+	// the partner once, with attempts.
+	attempts := 2
+	if _, err := s.DB.UpdatePublisher(ctx, pubRow.ID, persistence.PublisherChange{RerouteAttempts: &attempts}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.App.Supply.ReloadPublishers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	surveyCampaign := func(name, cpi, link string) int64 {
+		c := api("", "POST", "/api/v1/campaigns", map[string]any{"name": name, "incidence": 40, "length_of_interview": 12,
+			"country_language_id": 1, "cpi": cpi, "supplier_link": link}, 201).Object(t)
+		cid := int64(c["id"].(float64))
+		path := "/api/v1/campaigns/" + strconv.FormatInt(cid, 10)
+		api("", "POST", path+"/campaign_quotas", map[string]any{"name": "Adults", "num_respondents": 100,
+			"campaign_qualifications": []map[string]any{{"question_id": 43, "pre_codes": []int{1, 2}}}}, 201)
+		api("", "PUT", path, map[string]any{"status": 2}, 200)
+		return cid
+	}
+	tea := surveyCampaign("Tea habits", "3.00", "https://survey.example/s/tea?rid={RESPONDENT_ID}&security_hash={LINK_HASH}")
+	surveyCampaign("Juice habits", "2.00", "https://survey.example/s/juice?rid={RESPONDENT_ID}&security_hash={LINK_HASH}")
+	body3 := impanelBody("user-1006", now, answer(42, 40), answer(43, 1), answer(45, "30301"))
+	r.do("", supplyReq("POST", "/supply_api/v4/players/impanel", "user-1006", body3), body3, 200)
+	in3 := r.do("", r.request("GET", entryURLFor("user-1006", tea), nil), nil, http.StatusFound)
+	q3 := queryOf(t, in3.Header.Get("Location"))
+	tidA := q3.Get("id")
+	r.learn(tidA, "<tid_a>")
+	r.learn(q3.Get("rid"), "<respondent_id_3>")
+	hop := r.do("reroute_hop", r.request("GET", callbackURI(buyer.CustomerID, "disqualified", tidA, buyerSecret), nil), nil, http.StatusFound)
+	juiceLink := hop.Header.Get("Location")
+	if !strings.HasPrefix(juiceLink, "https://survey.example/s/juice?") {
+		t.Fatalf("re-routed to %s, want the juice survey", juiceLink)
+	}
+	checkLinkHash(t, juiceLink, buyerSecret)
+	tidB := queryOf(t, juiceLink).Get("id")
+	r.learn(tidB, "<tid_b>")
+	fin := r.do("reroute_final", r.request("GET", callbackURI(buyer.CustomerID, "complete", tidB, buyerSecret), nil), nil, http.StatusFound)
+	if fu, _ := url.Parse(fin.Header.Get("Location")); !payout.VerifySech(fu.RawQuery, pubSecret) || fu.Query().Get("attempts") != "2" ||
+		fu.Query().Get("tid") != tidB {
+		t.Fatalf("chain's partner redirect %s, want tid_b, attempts=2, signed", fu)
+	}
+	var chainPB *http.Request
+	for end := time.Now().Add(15 * time.Second); chainPB == nil && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		partner.mu.Lock()
+		for _, req := range partner.seen {
+			if rq := req.URL.Query(); rq.Get("tid") == tidA {
+				t.Fatalf("a postback for the chain's first session: %s", req.URL)
+			} else if rq.Get("tid") == tidB {
+				chainPB = req
+			}
+		}
+		partner.mu.Unlock()
+	}
+	if chainPB == nil || !payout.VerifySech(chainPB.URL.RawQuery, pubSecret) {
+		t.Fatalf("no signed postback for the chain (%v)", chainPB)
+	}
+	r.keep("postback_reroute", "GET "+chainPB.URL.RequestURI()+"\nHost: partner.example\n")
 
 	for k, v := range r.ex {
 		r.ex[k] = r.normalize(v)

@@ -72,6 +72,7 @@ func runPublisherCreate(ctx context.Context, args []string, out io.Writer) error
 	f.StringVar(&p.RedirectURL, "redirect-url", "", "where participants return after a survey (required)")
 	f.StringVar(&p.PostbackURL, "postback-url", "", "server-to-server postback URL")
 	f.StringVar(&p.Environment, "environment", persistence.EnvStaging, "staging or live")
+	f.IntVar(&p.RerouteAttempts, "reroute-attempts", 0, "re-route a screen-out to another survey up to this many times, 0 (off) to 5 (docs/rules.md §10)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func runBuyerRotateToken(ctx context.Context, args []string, out io.Writer) erro
 func publisherView(p persistence.Publisher) map[string]any {
 	return map[string]any{"publisher_id": p.ID, "name": p.Name, "environment": p.Environment,
 		"currency_name": p.CurrencyName, "exchange_rate": p.ExchangeRate, "revenue_share": p.RevenueShare,
-		"redirect_url": p.RedirectURL, "postback_url": p.PostbackURL}
+		"redirect_url": p.RedirectURL, "postback_url": p.PostbackURL, "reroute_attempts": p.RerouteAttempts}
 }
 
 func runPublisherList(ctx context.Context, args []string, out io.Writer) error {
@@ -233,6 +234,15 @@ func runPublisherUpdate(ctx context.Context, args []string, out io.Writer) error
 	numFlag(&c.RevenueShare, "revenue-share", "fraction of cpi paid to the partner, 0.0001 to 1")
 	strFlag(&c.RedirectURL, "redirect-url", "where participants return after a survey")
 	strFlag(&c.PostbackURL, "postback-url", "server-to-server postback URL (empty: none)")
+	f.Func("reroute-attempts", "re-route a screen-out to another survey up to this many times, 0 (off) to 5 (docs/rules.md §10)",
+		func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return errors.New("must be a whole number from 0 to 5")
+			}
+			c.RerouteAttempts = &n
+			return nil
+		})
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -240,7 +250,7 @@ func runPublisherUpdate(ctx context.Context, args []string, out io.Writer) error
 		return errors.New("--id is required")
 	}
 	if c == (persistence.PublisherChange{}) {
-		return errors.New("nothing to change: give at least one of --name, --currency-name, --exchange-rate, --revenue-share, --redirect-url, --postback-url")
+		return errors.New("nothing to change: give at least one of --name, --currency-name, --exchange-rate, --revenue-share, --redirect-url, --postback-url, --reroute-attempts")
 	}
 	db, err := openDB(ctx, *dbURL, newLogger())
 	if err != nil {

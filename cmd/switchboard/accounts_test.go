@@ -258,3 +258,45 @@ func do(t *testing.T, req *http.Request) int {
 	r.Body.Close()
 	return r.StatusCode
 }
+
+// TestPublisherRerouteAttempts: `publisher create` and `publisher update` take
+// --reroute-attempts 0 to 5 (docs/rules.md §10; default 0, off), refuse anything else with
+// an error naming the flag, and `publisher list` shows it.
+func TestPublisherRerouteAttempts(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	base := []string{"publisher", "create", "--name", "P", "--currency-name", "gems", "--exchange-rate", "100",
+		"--revenue-share", "0.5", "--redirect-url", "https://p.example/back"}
+	off := mustCLI(t, url, base...)
+	on := mustCLI(t, url, append(base, "--reroute-attempts", "5")...)
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{append(base, "--reroute-attempts", "6"), "--reroute-attempts must be between 0 (off) and 5"},
+		{append(base, "--reroute-attempts", "-1"), "--reroute-attempts must be between 0 (off) and 5"},
+		{append(base, "--reroute-attempts", "two"), "invalid value \"two\" for flag -reroute-attempts"},
+		{[]string{"publisher", "update", "--id", fmt.Sprint(off["publisher_id"]), "--reroute-attempts", "9"}, "--reroute-attempts must be between 0 (off) and 5"},
+		{[]string{"publisher", "update", "--id", fmt.Sprint(off["publisher_id"]), "--reroute-attempts", "x"}, "for flag -reroute-attempts: must be a whole number"},
+	} {
+		if _, err := cli(t, url, tc.args...); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.wantErr)
+		}
+	}
+	got := mustCLI(t, url, "publisher", "update", "--id", fmt.Sprint(off["publisher_id"]), "--reroute-attempts", "2")
+	if fmt.Sprint(got["reroute_attempts"]) != "2" || got["name"] != "P" {
+		t.Errorf("update --reroute-attempts 2: %v", got)
+	}
+	list := mustCLI(t, url, "publisher", "list")
+	want := map[string]string{fmt.Sprint(off["publisher_id"]): "2", fmt.Sprint(on["publisher_id"]): "5"}
+	pubs, _ := list["publishers"].([]any)
+	if len(pubs) != 2 {
+		t.Fatalf("publisher list: %v", list)
+	}
+	for _, p := range pubs {
+		m := p.(map[string]any)
+		if w := want[fmt.Sprint(m["publisher_id"])]; fmt.Sprint(m["reroute_attempts"]) != w {
+			t.Errorf("publisher list: %v, want reroute_attempts %s", m, w)
+		}
+	}
+}

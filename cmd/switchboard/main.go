@@ -39,6 +39,8 @@ func commands() []command {
 		{"publisher update", "change a supply partner's name, currency, exchange rate, revenue share or URLs (--id N)", runPublisherUpdate},
 		{"publisher rotate-secret", "give a supply partner a new API secret and print it once (--id N)", runPublisherRotate("secret")},
 		{"publisher rotate-token", "give a supply partner a new API token and print it once (--id N)", runPublisherRotate("token")},
+		{"keys rotate", "give the offer-token service key new bytes; servers accept the previous key's tokens for their lifetime, then retire it", runKeysRotate},
+		{"operator create", "register a web console operator and print its token once (--name N)", runOperatorCreate},
 		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
@@ -82,8 +84,15 @@ type flags struct {
 
 func newFlags(name string) flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if flagSetMade != nil {
+		flagSetMade(fs)
+	}
 	return flags{fs}
 }
+
+// flagSetMade, when set, sees every command's FlagSet as it is made: the test that writes
+// docs/configuration.md collects the flags with it.
+var flagSetMade func(*flag.FlagSet)
 
 // envName is the environment variable that backs a flag.
 func envName(flagName string) string {

@@ -281,7 +281,7 @@ func checkExposition(t *testing.T, body string) {
 			t.Errorf("sample before its TYPE line: %q", line)
 		}
 	}
-	for _, want := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_gc_cycles_total", "go_gc_pause_seconds_total",
+	for _, want := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_gc_duration_seconds", "go_gc_gomemlimit_bytes",
 		"process_resident_memory_bytes", "process_open_fds", "process_start_time_seconds", "process_cpu_seconds_total",
 		"switchboard_engine_campaigns", "switchboard_panel_participants", "switchboard_engine_snapshot_age_seconds", "switchboard_build_info", "switchboard_db_pool_total_conns"} {
 		if !typed[want] {

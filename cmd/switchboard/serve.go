@@ -95,17 +95,21 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		a.Shutdown(context.Background()) //nolint:errcheck
 		return err
 	}
-	errc := make(chan error, 2)
-	go func() { errc <- a.Serve(ln) }()
+	// Both listeners are bound before either serves: once the main one answers, so does the
+	// admin one (a probe or a test that saw /healthz may scrape /metrics at once).
+	var aln net.Listener
 	if cfg.AdminAddr != "" {
-		aln, err := net.Listen("tcp", cfg.AdminAddr)
-		if err != nil {
+		if aln, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
 			ln.Close()
 			a.Shutdown(context.Background()) //nolint:errcheck
 			return fmt.Errorf("--admin-addr: %w", err)
 		}
+	}
+	errc := make(chan error, 2)
+	if aln != nil {
 		go func() { errc <- a.ServeAdmin(aln) }()
 	}
+	go func() { errc <- a.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err

@@ -26,6 +26,7 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 	participants := f.Int("participants", 1000, "panel size (above 1,000 the balanced policy's supply sample, and so its results, vary between runs)")
 	scale := f.Int("scale", 80, "divide every quota target by this (lower: supply shorter)")
 	policies := f.String("policies", "greedy,balanced", "comma-separated allocation policies, the first one the baseline")
+	reroutes := f.String("reroute", "0,2", "comma-separated reroute_attempts (docs/rules.md §10) to run each policy under, 0..5")
 	dir := f.String("out", "", "directory for simulate.md and the SVG charts (empty: table on stdout only)")
 	if err := f.parse(args); err != nil {
 		return err
@@ -42,17 +43,25 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 		}
 		ps = append(ps, a)
 	}
+	var rr []int
+	for _, p := range strings.Split(*reroutes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 0 || n > 5 {
+			return fmt.Errorf("--reroute: %q is not an attempt count 0..5", p)
+		}
+		rr = append(rr, n)
+	}
 	if *days < 1 || *campaigns < 1 || *participants < 1 || *scale < 1 {
 		return fmt.Errorf("--days, --campaigns, --participants and --scale must be at least 1")
 	}
 	base := marketsim.Config{Campaigns: *campaigns, Participants: *participants, Days: *days, TargetScale: *scale}
-	cmp, err := marketsim.Compare(base, ss, ps, runtime.GOMAXPROCS(0))
+	cmp, err := marketsim.Compare(base, ss, marketsim.Variants(ps, rr), runtime.GOMAXPROCS(0))
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "`switchboard simulate --seeds %s --days %d --campaigns %d --participants %d --scale %d --policies %s`\n\n",
-		*seeds, *days, *campaigns, *participants, *scale, *policies)
+	fmt.Fprintf(&b, "`switchboard simulate --seeds %s --days %d --campaigns %d --participants %d --scale %d --policies %s --reroute %s`\n\n",
+		*seeds, *days, *campaigns, *participants, *scale, *policies, *reroutes)
 	cmp.Markdown(&b)
 	if _, err := out.Write(b.Bytes()); err != nil {
 		return err

@@ -19,12 +19,13 @@ func TestSimulate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Medians over 2 seeds (1, 2)", "| quotas filled by deadline |", "balanced vs greedy", "| 2 | balanced |"} {
+	for _, want := range []string{"Medians over 2 seeds (1, 2)", "| quotas filled by deadline |", "balanced vs greedy", "| 2 | balanced |",
+		"greedy+reroute2 vs greedy", "balanced+reroute2 vs greedy+reroute2", "| entered and left with nothing, per 1,000 visits |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	for _, f := range []string{"simulate.md", "fill.svg", "quotas-full.svg", "terminations.svg", "quotas.svg"} {
+	for _, f := range []string{"simulate.md", "fill.svg", "quotas-full.svg", "terminations.svg", "quotas.svg", "completes.svg", "left-empty.svg"} {
 		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || len(b) == 0 {
 			t.Errorf("%s: %v (%d bytes)", f, err, len(b))
 		}
@@ -37,6 +38,8 @@ func TestSimulate(t *testing.T) {
 		{[]string{"--seeds", "1,y"}, "--seeds"},
 		{[]string{"--policies", "greedy,fair"}, "--policies"},
 		{[]string{"--days", "0"}, "--days"},
+		{[]string{"--reroute", "0,6"}, "--reroute"},
+		{[]string{"--reroute", "x"}, "--reroute"},
 	} {
 		err := dispatch(context.Background(), append([]string{"simulate"}, tc.args...), &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

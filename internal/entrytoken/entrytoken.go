@@ -3,11 +3,12 @@
 //
 // A token is base64url(payload) "." base64url(tag), both without padding, where tag is the
 // 16-byte AES-CMAC of payload under a key derived from the service key (cmac.go says why
-// that is sound; version 1 tokens, tagged with HMAC-SHA256, are no longer accepted). The
-// payload is binary:
+// that is sound; version 1 tokens, tagged with HMAC-SHA256, and version 2 tokens, which
+// named no key, are no longer accepted). The payload is binary:
 //
-//	version   1 byte (2)
+//	version   1 byte (3)
 //	kind      1 byte (KindOffer, KindProfile, KindSupport)
+//	key id    4 bytes, big endian (KeyID of the service key that signed it)
 //	publisher uvarint
 //	participant uvarint (0: not impaneled yet)
 //	campaign  uvarint (0 for profile and response-wide support tokens)
@@ -17,6 +18,10 @@
 //	device id 1 byte length + bytes (at most MaxString)
 //	user id   1 byte length + bytes (at most MaxString; set on profile tokens, whose
 //	          participant has no id yet)
+//
+// A Key holds the current service key, which signs, and the previous ones still within the
+// tokens' lifetime after a rotation (SetKeys), which verify until they are retired; a token
+// naming any other key id is refused as a forged one is.
 //
 // Signing allocates only the returned string (AppendToken allocates nothing when dst has
 // room); verification is constant-time in the tag.
@@ -32,6 +37,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/switchboard/switchboard/internal/fault"
 )
@@ -44,7 +50,9 @@ const (
 )
 
 const (
-	version = 2
+	version = 3
+	// headerLen is the fixed start of a payload: version, kind, key id.
+	headerLen = 2 + 4
 	// TagSize is the size of a token's tag (an AES-CMAC).
 	TagSize = 16
 	// MaxString is the longest device or user identifier a token carries; Sign truncates
@@ -55,7 +63,7 @@ const (
 	// MinKeySize is the shortest service key accepted.
 	MinKeySize = 16
 	// maxPayload bounds the binary payload: fixed part plus two strings.
-	maxPayload = 2 + 3*binary.MaxVarintLen64 + 1 + binary.MaxVarintLen64 + 8 + 2 + 2*MaxString
+	maxPayload = headerLen + 3*binary.MaxVarintLen64 + 1 + binary.MaxVarintLen64 + 8 + 2 + 2*MaxString
 	// tagLen is the length of an encoded tag.
 	tagLen = (TagSize*4 + 2) / 3
 	// MaxTokenLen bounds the length of a token string.
@@ -75,12 +83,34 @@ type Claims struct {
 	UserID        string
 }
 
-// Key is a prepared service key: the AES-CMAC key of token tags, and for MAC the SHA-256
-// states after the HMAC pads, computed once.
+// Key is the keyring of tokens: the current service key, which signs, and the previous
+// ones that still verify until their retirement. It is safe for concurrent use; SetKeys
+// replaces the ring atomically (a running process picks up a rotation with it).
 type Key struct {
+	ring atomic.Pointer[ring]
+}
+
+// ring is one immutable state of a Key.
+type ring struct {
+	cur  *secretKey
+	keys []*secretKey // cur first, then the previous keys
+}
+
+// secretKey is one prepared service key: the AES-CMAC key of token tags, and for MAC the
+// SHA-256 states after the HMAC pads, computed once.
+type secretKey struct {
+	id           uint32
+	until        int64 // unix seconds from which its tokens are refused; 0: never (current)
 	tok          *cmac
 	inner, outer []byte // marshaled SHA-256 states after ipad and opad
 	pool         sync.Pool
+}
+
+// Previous is a service key that no longer signs but still verifies tokens until Until
+// (unix seconds), after which it is retired.
+type Previous struct {
+	Secret []byte
+	Until  int64
 }
 
 // cmacLabel derives the token key: HMAC-SHA256(service key, cmacLabel)[:16]. It starts with
@@ -95,9 +125,54 @@ type hashPair struct {
 	sum     []byte
 }
 
-// NewKey prepares a service key (at least MinKeySize bytes; keys over 64 bytes are hashed
-// first, as HMAC does).
+// NewKey returns a keyring whose current key is secret (at least MinKeySize bytes; keys over
+// 64 bytes are hashed first, as HMAC does) and that holds no previous key.
 func NewKey(secret []byte) *Key {
+	k := new(Key)
+	k.SetKeys(secret)
+	return k
+}
+
+// SetKeys makes secret the current key and previous the keys that still verify until their
+// Until (a rotation); keys are prepared again only when they changed.
+func (k *Key) SetKeys(secret []byte, previous ...Previous) {
+	old := k.ring.Load()
+	r := &ring{cur: reuse(old, secret, 0)}
+	r.keys = append(r.keys, r.cur)
+	for _, p := range previous {
+		r.keys = append(r.keys, reuse(old, p.Secret, p.Until))
+	}
+	k.ring.Store(r)
+}
+
+// reuse prepares secret, or takes its prepared form from old when it is there.
+func reuse(old *ring, secret []byte, until int64) *secretKey {
+	id := KeyID(secret)
+	if old != nil {
+		for _, s := range old.keys {
+			if s.id == id && s.until == until {
+				return s
+			}
+		}
+	}
+	s := prepare(secret)
+	s.until = until
+	return s
+}
+
+// ID is the key id of the current key (what new tokens carry).
+func (k *Key) ID() uint32 { return k.ring.Load().cur.id }
+
+// KeyID is the short id of a service key that tokens carry: the first 4 bytes of
+// HMAC-SHA256(secret, 0xfd "entrytoken/key-id"). It is derived, so every process agrees on
+// it without coordination, and it reveals nothing useful of the key (a PRF output; key ids
+// start with 0xfd, which no other message under the key starts with).
+func KeyID(secret []byte) uint32 {
+	s := prepare(secret)
+	return s.id
+}
+
+func prepare(secret []byte) *secretKey {
 	if len(secret) > 64 {
 		s := sha256.Sum256(secret)
 		secret = s[:]
@@ -109,7 +184,7 @@ func NewKey(secret []byte) *Key {
 		ipad[i] ^= 0x36
 		opad[i] ^= 0x5c
 	}
-	k := new(Key)
+	k := new(secretKey)
 	k.inner = padState(ipad[:])
 	k.outer = padState(opad[:])
 	sub := k.mac([]byte(cmacLabel))
@@ -118,8 +193,13 @@ func NewKey(secret []byte) *Key {
 		panic("entrytoken: aes: " + err.Error())
 	}
 	k.tok = tok
+	idm := k.mac([]byte(keyIDLabel))
+	k.id = binary.BigEndian.Uint32(idm[:4])
 	return k
 }
+
+// keyIDLabel derives a key's id (KeyID).
+const keyIDLabel = "\xfdentrytoken/key-id"
 
 func padState(pad []byte) []byte {
 	h := sha256.New()
@@ -132,7 +212,7 @@ func padState(pad []byte) []byte {
 }
 
 // mac is HMAC-SHA256 over payload (Key.MAC and the derivation of the token key).
-func (k *Key) mac(payload []byte) [32]byte {
+func (k *secretKey) mac(payload []byte) [32]byte {
 	hp, _ := k.pool.Get().(*hashPair)
 	if hp == nil {
 		hp = &hashPair{in: sha256.New(), out: sha256.New(), buf: make([]byte, 0, maxPayload), sum: make([]byte, 0, 32)}
@@ -166,8 +246,9 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendPayload(b []byte, c *Claims) []byte {
+func appendPayload(b []byte, id uint32, c *Claims) []byte {
 	b = append(b, version, c.Kind)
+	b = binary.BigEndian.AppendUint32(b, id)
 	b = binary.AppendUvarint(b, uint64(c.PublisherID))
 	b = binary.AppendUvarint(b, uint64(c.ParticipantID))
 	b = binary.AppendUvarint(b, uint64(c.CampaignID))
@@ -181,13 +262,14 @@ func appendPayload(b []byte, c *Claims) []byte {
 // AppendToken appends the token of c to dst. It allocates nothing when dst has room for
 // MaxTokenLen more bytes.
 func (k *Key) AppendToken(dst []byte, c Claims) []byte {
+	cur := k.ring.Load().cur
 	var pbuf [maxPayload]byte
-	payload := appendPayload(pbuf[:0], &c)
+	payload := appendPayload(pbuf[:0], cur.id, &c)
 	// The CMAC works in the spare capacity of dst (heap memory already; see cmac.sum), which
 	// the token then overwrites.
 	dst = slices.Grow(dst, base64.RawURLEncoding.EncodedLen(len(payload))+1+tagLen)
 	var tag [TagSize]byte
-	k.tok.sum(&tag, dst[len(dst):len(dst)+TagSize], payload)
+	cur.tok.sum(&tag, dst[len(dst):len(dst)+TagSize], payload)
 	dst = base64.RawURLEncoding.AppendEncode(dst, payload)
 	dst = append(dst, '.')
 	return base64.RawURLEncoding.AppendEncode(dst, tag[:TagSize])
@@ -199,7 +281,8 @@ func (k *Key) Sign(c Claims) string {
 }
 
 // Verify checks token and returns its claims. A missing, malformed, forged or expired token
-// (Expires <= now) is fault.Forbidden.
+// (Expires <= now) is fault.Forbidden; so is one whose key id names no key of the ring, or a
+// previous key retired at now, with the same answer as a forged one.
 func (k *Key) Verify(token string, now int64) (Claims, error) {
 	if token == "" {
 		return Claims{}, fault.Forbidden("missing token")
@@ -232,8 +315,12 @@ func (k *Key) Verify(token string, now int64) (Claims, error) {
 	if err != nil || m != TagSize {
 		return Claims{}, fault.Forbidden("invalid token")
 	}
+	sk := k.ring.Load().find(payload, now)
+	if sk == nil {
+		return Claims{}, fault.Forbidden("invalid token")
+	}
 	var want [TagSize]byte
-	k.tok.sum(&want, make([]byte, TagSize), payload)
+	sk.tok.sum(&want, make([]byte, TagSize), payload)
 	if subtle.ConstantTimeCompare(want[:], tbuf[:TagSize]) != 1 {
 		return Claims{}, fault.Forbidden("invalid token")
 	}
@@ -254,16 +341,31 @@ func (k *Key) Verify(token string, now int64) (Claims, error) {
 	return c, nil
 }
 
+// find returns the key that payload names, if the ring holds it and it is not retired at now.
+// Key ids are not secret: the lookup need not be constant-time.
+func (r *ring) find(payload []byte, now int64) *secretKey {
+	if len(payload) < headerLen || payload[0] != version {
+		return nil
+	}
+	id := binary.BigEndian.Uint32(payload[2:headerLen])
+	for _, s := range r.keys {
+		if s.id == id && (s.until == 0 || now < s.until) {
+			return s
+		}
+	}
+	return nil
+}
+
 func parsePayload(b []byte) (Claims, bool) {
 	var c Claims
-	if len(b) < 2 || b[0] != version {
+	if len(b) < headerLen || b[0] != version {
 		return c, false
 	}
 	c.Kind = b[1]
 	if c.Kind < KindOffer || c.Kind > KindSupport {
 		return c, false
 	}
-	b = b[2:]
+	b = b[headerLen:]
 	var ok bool
 	var v uint64
 	if v, b, ok = uvarint(b); !ok {

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -41,11 +42,11 @@ func TestRoundTrip(t *testing.T) {
 func TestMACIsHMAC(t *testing.T) {
 	for _, key := range [][]byte{testKey, []byte(strings.Repeat("k", 64)), []byte(strings.Repeat("long", 40))} {
 		k := NewKey(key)
-		payload := appendPayload(nil, &Claims{Kind: KindSupport, PublisherID: 1, DeviceID: "x"})
+		payload := appendPayload(nil, 1, &Claims{Kind: KindSupport, PublisherID: 1, DeviceID: "x"})
 		m := hmac.New(sha256.New, key)
 		m.Write(payload)
 		want := m.Sum(nil)
-		got := k.mac(payload)
+		got := k.ring.Load().cur.mac(payload)
 		if !hmac.Equal(got[:], want) {
 			t.Fatalf("key len %d: mac differs from crypto/hmac", len(key))
 		}
@@ -82,7 +83,8 @@ func TestCMACVectors(t *testing.T) {
 }
 
 // TestTagIsCMAC pins the token format: payload "." tag, the tag being AES-CMAC under the key
-// derived from the service key with HMAC-SHA256, and the payload starting with version 2.
+// derived from the service key with HMAC-SHA256, and the payload starting with version 3 and
+// the key id (the first 4 bytes of HMAC-SHA256(key, 0xfd "entrytoken/key-id")).
 func TestTagIsCMAC(t *testing.T) {
 	c := sample()
 	tok := NewKey(testKey).Sign(c)
@@ -91,10 +93,13 @@ func TestTagIsCMAC(t *testing.T) {
 		t.Fatal("no dot")
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(pl)
-	if err != nil || payload[0] != 2 || !bytes.Equal(payload, appendPayload(nil, &c)) {
+	h := hmac.New(sha256.New, testKey)
+	h.Write([]byte("\xfdentrytoken/key-id"))
+	id := h.Sum(nil)[:4]
+	if err != nil || payload[0] != 3 || !bytes.Equal(payload[2:6], id) || !bytes.Equal(payload, appendPayload(nil, KeyID(testKey), &c)) {
 		t.Fatalf("payload %x (%v)", payload, err)
 	}
-	h := hmac.New(sha256.New, testKey)
+	h = hmac.New(sha256.New, testKey)
 	h.Write([]byte("\xfeentrytoken/aes-cmac/v2"))
 	m, err := newCMAC(h.Sum(nil)[:16])
 	if err != nil {
@@ -107,23 +112,86 @@ func TestTagIsCMAC(t *testing.T) {
 	}
 }
 
-// TestRejectsVersion1 checks that tokens of the previous format (version 1, HMAC-SHA256 tag)
-// no longer verify, and that a version 1 payload under a valid CMAC is refused too.
-func TestRejectsVersion1(t *testing.T) {
+// TestRejectsOldVersions checks that tokens of the first format (version 1, HMAC-SHA256 tag)
+// no longer verify, and that a version 1 or 2 payload under a valid CMAC is refused too.
+func TestRejectsOldVersions(t *testing.T) {
 	k := NewKey(testKey)
 	c := sample()
-	payload := appendPayload(nil, &c)
+	payload := appendPayload(nil, k.ID(), &c)
 	payload[0] = 1
 	h := hmac.New(sha256.New, testKey)
 	h.Write(payload)
 	old := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:TagSize])
 	_, err := k.Verify(old, c.Expires-1)
 	wantForbidden(t, err, "version 1 token")
-	var tag [16]byte
-	k.tok.sum(&tag, make([]byte, 16), payload)
-	v1 := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(tag[:])
-	_, err = k.Verify(v1, c.Expires-1)
-	wantForbidden(t, err, "version 1 payload")
+	for _, v := range []byte{1, 2} {
+		payload[0] = v
+		var tag [16]byte
+		k.ring.Load().cur.tok.sum(&tag, make([]byte, 16), payload)
+		old := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(tag[:])
+		_, err = k.Verify(old, c.Expires-1)
+		wantForbidden(t, err, "old version payload")
+	}
+}
+
+var (
+	oldKey   = []byte("the key before rotation, 32 byte")
+	olderKey = []byte("the key two rotations ago, 32 by")
+)
+
+// TestRotation checks the keyring: after SetKeys a token signed under the previous key still
+// verifies until that key's retirement, then is refused; new tokens carry the new key id; a
+// token naming a key the ring does not hold (an older one, or one never seen) is refused
+// with the answer a forged token gets.
+func TestRotation(t *testing.T) {
+	c := sample()
+	now := c.Expires - 100
+	k := NewKey(oldKey)
+	before := k.Sign(c)
+	older := NewKey(olderKey).Sign(c)
+	k.SetKeys(testKey, Previous{Secret: oldKey, Until: now + 50}, Previous{Secret: olderKey, Until: now - 1})
+	if k.ID() != KeyID(testKey) || k.ID() == KeyID(oldKey) {
+		t.Fatalf("current id %x", k.ID())
+	}
+	after := k.Sign(c)
+	if after == before {
+		t.Fatal("same token after rotation")
+	}
+	for _, tc := range []struct {
+		name  string
+		token string
+		now   int64
+		ok    bool
+	}{
+		{"issued before rotation", before, now, true},
+		{"issued after rotation", after, now, true},
+		{"previous key retired", before, now + 50, false},
+		{"current key never retires", after, now + 50, true},
+		{"older key retired", older, now, false},
+		{"unknown key", NewKey([]byte("a key this ring has never held..")).Sign(c), now, false},
+	} {
+		got, err := k.Verify(tc.token, tc.now)
+		if tc.ok && (err != nil || got != c) {
+			t.Errorf("%s: %+v %v", tc.name, got, err)
+		}
+		if !tc.ok {
+			if err == nil || fault.KindOf(err) != fault.KindForbidden || err.Error() != "invalid token" {
+				t.Errorf("%s: got %v, want the refusal of a forged token", tc.name, err)
+			}
+		}
+	}
+	// The same token with its key id changed to the current key's is a forgery.
+	pl, tg, _ := strings.Cut(before, ".")
+	payload, _ := base64.RawURLEncoding.DecodeString(pl)
+	binary.BigEndian.PutUint32(payload[2:6], k.ID())
+	if _, err := k.Verify(base64.RawURLEncoding.EncodeToString(payload)+"."+tg, now); err == nil {
+		t.Fatal("token with its key id swapped verified")
+	}
+	// SetKeys keeps prepared keys: the rotation back does not change verification.
+	k.SetKeys(testKey)
+	if _, err := k.Verify(before, now); err == nil {
+		t.Fatal("dropped previous key still verifies")
+	}
 }
 
 func wantForbidden(t *testing.T, err error, what string) {
@@ -202,11 +270,26 @@ func TestAppendTokenAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { buf = k.AppendToken(buf[:0], c) }); n != 0 {
 		t.Fatalf("AppendToken allocates %v times", n)
 	}
+	// Verifying under a rotated ring allocates no more than under a single key: the claims'
+	// two strings and the CMAC's working block.
+	tok := NewKey(oldKey).Sign(c)
+	k.SetKeys(testKey, Previous{Secret: oldKey, Until: c.Expires + 1})
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := k.Verify(tok, c.Expires-1); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 3 {
+		t.Fatalf("Verify allocates %v times", n)
+	}
 }
 
 func FuzzVerify(f *testing.F) {
-	k := NewKey(testKey)
 	c := sample()
+	prev := NewKey(oldKey)
+	f.Add(prev.Sign(c), c.Expires-1)
+	f.Add(NewKey(olderKey).Sign(c), c.Expires-1)
+	k := NewKey(testKey)
+	k.SetKeys(testKey, Previous{Secret: oldKey, Until: c.Expires})
 	f.Add(k.Sign(c), c.Expires-1)
 	c2 := Claims{Kind: KindProfile, PublisherID: 1, Expires: 100, UserID: "u"}
 	f.Add(k.Sign(c2), int64(50))
@@ -222,8 +305,15 @@ func FuzzVerify(f *testing.F) {
 			}
 			return
 		}
-		// Whatever verifies must be exactly what we would sign.
-		if re := k.Sign(got); re != tok {
+		// Whatever verifies must be exactly what we would sign with the key it names.
+		signer := k
+		if !strings.HasPrefix(tok, k.Sign(got)[:8]) {
+			signer = prev
+			if now >= c.Expires {
+				t.Fatal("token of a retired key verified")
+			}
+		}
+		if re := signer.Sign(got); re != tok {
 			t.Fatalf("verified token %q re-signs as %q", tok, re)
 		}
 		if got.Expires <= now {
@@ -246,6 +336,8 @@ func BenchmarkVerify(b *testing.B) {
 	k := NewKey(testKey)
 	c := sample()
 	tok := k.Sign(c)
+	// A rotated ring: the token's key is found after the current one.
+	k.SetKeys([]byte("the key after rotation, 32 bytes"), Previous{Secret: testKey, Until: c.Expires})
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := k.Verify(tok, c.Expires-1); err != nil {

@@ -48,10 +48,13 @@ type gauge struct {
 }
 
 // Sample is one value of a registered metric family, with optional labels in Prometheus
-// syntax (`publisher="3"`).
+// syntax (`publisher="3"`). Suffix, empty for gauges and counters, names a summary's
+// series after the family name: "_sum" and "_count" (its quantiles carry no suffix and a
+// quantile label).
 type Sample struct {
 	Labels string
 	Value  float64
+	Suffix string
 }
 
 // NewMetrics returns an empty registry.
@@ -70,7 +73,10 @@ func (m *Metrics) route(method, pattern string) *routeStats {
 	return r
 }
 
-// Gauge registers a metric family read at scrape time; kind is "gauge" or "counter".
+// Gauge registers a metric family read at scrape time; kind is "gauge", "counter" (its name
+// ends in _total) or "summary" (samples with Suffix). The names follow Prometheus'
+// conventions (base units: _seconds, _bytes); router/metrics_test.go lints a real scrape
+// with promlint.
 func (m *Metrics) Gauge(name, kind, help string, read func() []Sample) {
 	m.mu.Lock()
 	m.gauges = append(m.gauges, gauge{name: name, help: help, kind: kind, read: read})
@@ -132,22 +138,29 @@ func (m *Metrics) Append(b []byte) []byte {
 		b = append(b, "# HELP "+g.name+" "+g.help+"\n# TYPE "+g.name+" "+g.kind+"\n"...)
 		for _, s := range g.read() {
 			b = append(b, g.name...)
+			b = append(b, s.Suffix...)
 			if s.Labels != "" {
 				b = append(b, '{')
 				b = append(b, s.Labels...)
 				b = append(b, '}')
 			}
 			b = append(b, ' ')
-			if math.IsInf(s.Value, 0) || math.IsNaN(s.Value) {
-				b = append(b, "NaN"...)
-			} else {
-				b = strconv.AppendFloat(b, s.Value, 'g', -1, 64)
-			}
+			b = appendValue(b, s.Value)
 			b = append(b, '\n')
 		}
 	}
-	b = append(b, "# HELP switchboard_uptime_seconds Seconds since the process started.\n# TYPE switchboard_uptime_seconds gauge\nswitchboard_uptime_seconds "...)
-	b = strconv.AppendFloat(b, time.Since(m.started).Seconds(), 'f', 0, 64)
-	b = append(b, '\n')
 	return b
+}
+
+// appendValue appends v as the text format spells it: infinities are +Inf and -Inf.
+func appendValue(b []byte, v float64) []byte {
+	switch {
+	case math.IsInf(v, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(v, -1):
+		return append(b, "-Inf"...)
+	case math.IsNaN(v):
+		return append(b, "NaN"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }

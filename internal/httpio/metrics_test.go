@@ -2,6 +2,7 @@ package httpio
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -34,7 +35,7 @@ func parseExposition(t *testing.T, text string) map[string]float64 {
 		}
 		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
 			name, kind, _ := strings.Cut(rest, " ")
-			if !helps[name] || types[name] != "" || (kind != "counter" && kind != "gauge" && kind != "histogram") {
+			if !helps[name] || types[name] != "" || (kind != "counter" && kind != "gauge" && kind != "histogram" && kind != "summary") {
 				t.Errorf("line %d: TYPE without HELP, repeated or of unknown kind: %q", n+1, line)
 			}
 			if kind == "counter" && !strings.HasSuffix(name, "_total") {
@@ -51,7 +52,7 @@ func parseExposition(t *testing.T, text string) map[string]float64 {
 		family := m[1]
 		if types[family] == "" {
 			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-				if base, ok := strings.CutSuffix(family, suffix); ok && types[base] == "histogram" {
+				if base, ok := strings.CutSuffix(family, suffix); ok && (types[base] == "histogram" || types[base] == "summary") {
 					family = base
 				}
 			}
@@ -89,14 +90,17 @@ func TestRuntimeMetrics(t *testing.T) {
 		{"go_goroutines", 1, 1e6},
 		{"go_memstats_heap_alloc_bytes", 1, 1 << 40},
 		{"go_memstats_sys_bytes", 1, 1 << 40},
-		{"go_gc_cycles_total", 0, 1e9},
-		{"go_gc_pause_seconds_total", 0, 1e6},
+		{"go_gc_duration_seconds_count", 0, 1e9},
+		{"go_gc_duration_seconds_sum", 0, 1e6},
+		{"go_threads", 1, 1e6},
+		{"go_sched_gomaxprocs_threads", 1, 1e6},
+		{"go_gc_gogc_percent", -1, 1e6},
+		{"go_gc_gomemlimit_bytes", 1, math.MaxInt64},
 		{"process_cpu_seconds_total", 1e-6, 1e6},
 		{"process_resident_memory_bytes", 1 << 20, 1 << 40},
 		{"process_open_fds", 3, 1e7},
 		{"process_max_fds", 3, 1e12},
 		{"process_start_time_seconds", now - 3600, now + 1},
-		{"switchboard_uptime_seconds", 0, 3600},
 	}
 	for _, c := range checks {
 		v, ok := values[c.name]
@@ -104,7 +108,26 @@ func TestRuntimeMetrics(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want in [%g, %g]", c.name, v, ok, c.min, c.max)
 		}
 	}
+	if !strings.Contains(text, `go_gc_duration_seconds{quantile="0.5"} `) {
+		t.Errorf("no GC pause median:\n%s", text)
+	}
 	if !strings.Contains(text, fmt.Sprintf("go_info{version=%q} 1\n", runtime.Version())) {
 		t.Errorf("no go_info sample:\n%s", text)
+	}
+}
+
+// TestMetricsInfinity: an infinite value is written +Inf or -Inf, as the text format spells
+// it (it was NaN), and NaN stays NaN.
+func TestMetricsInfinity(t *testing.T) {
+	m := NewMetrics()
+	m.Gauge("switchboard_test_values", "gauge", "Values.", func() []Sample {
+		return []Sample{{Labels: `v="a"`, Value: math.Inf(1)}, {Labels: `v="b"`, Value: math.Inf(-1)},
+			{Labels: `v="c"`, Value: math.NaN()}, {Labels: `v="d"`, Value: 1.5}}
+	})
+	text := string(m.Append(nil))
+	for _, want := range []string{`{v="a"} +Inf` + "\n", `{v="b"} -Inf` + "\n", `{v="c"} NaN` + "\n", `{v="d"} 1.5` + "\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("exposition lacks %q:\n%s", want, text)
+		}
 	}
 }

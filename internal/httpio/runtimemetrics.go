@@ -42,12 +42,24 @@ func (m *Metrics) RegisterRuntime() {
 		rt("/memory/classes/heap/objects:bytes"))
 	m.Gauge("go_memstats_sys_bytes", "gauge", "Bytes of memory the Go runtime obtained from the operating system.",
 		rt("/memory/classes/total:bytes"))
-	m.Gauge("go_gc_cycles_total", "counter", "Completed garbage collection cycles.", rt("/gc/cycles/total:gc-cycles"))
-	m.Gauge("go_gc_pause_seconds_total", "counter", "Time the program was stopped for garbage collection.",
+	m.Gauge("go_threads", "gauge", "OS threads the Go runtime created.", func() []Sample {
+		n, _ := runtime.ThreadCreateProfile(nil)
+		return one(float64(n))
+	})
+	m.Gauge("go_sched_gomaxprocs_threads", "gauge", "GOMAXPROCS: OS threads that may run Go code at once.",
+		rt("/sched/gomaxprocs:threads"))
+	m.Gauge("go_gc_gogc_percent", "gauge", "GOGC: heap growth that triggers a collection, in percent.", rt("/gc/gogc:percent"))
+	m.Gauge("go_gc_gomemlimit_bytes", "gauge", "GOMEMLIMIT: the Go runtime's soft memory limit.", rt("/gc/gomemlimit:bytes"))
+	m.Gauge("go_gc_duration_seconds", "summary", "Stop-the-world pauses of garbage collections: min, quartiles, max; their sum and count.",
 		func() []Sample {
-			var s debug.GCStats
+			s := debug.GCStats{PauseQuantiles: make([]time.Duration, 5)}
 			debug.ReadGCStats(&s)
-			return one(s.PauseTotal.Seconds())
+			out := make([]Sample, 0, 7)
+			for i, q := range [...]string{"0", "0.25", "0.5", "0.75", "1"} {
+				out = append(out, Sample{Labels: `quantile="` + q + `"`, Value: s.PauseQuantiles[i].Seconds()})
+			}
+			return append(out, Sample{Suffix: "_sum", Value: s.PauseTotal.Seconds()},
+				Sample{Suffix: "_count", Value: float64(s.NumGC)})
 		})
 	m.Gauge("process_cpu_seconds_total", "counter", "User and system CPU time of the process.", func() []Sample {
 		var ru syscall.Rusage

@@ -94,6 +94,7 @@ var errPendingFull = errors.New("too many keys waiting for reload")
 // mirror is one running Config.
 type mirror[K comparable] struct {
 	cfg       Config[K]
+	stats     *stats
 	mu        sync.Mutex
 	pending   map[K]struct{}
 	kick      chan struct{}
@@ -114,7 +115,9 @@ func Run[K comparable](ctx context.Context, cfg Config[K]) {
 	if cfg.Safety == nil {
 		cfg.Safety = cfg.Full
 	}
-	m := &mirror[K]{cfg: cfg, pending: map[K]struct{}{}, kick: make(chan struct{}, 1), connected: make(chan struct{}, 1)}
+	m := &mirror[K]{cfg: cfg, pending: map[K]struct{}{}, kick: make(chan struct{}, 1), connected: make(chan struct{}, 1),
+		stats: track(cfg.Name, cfg.Listen != nil)}
+	defer untrack(m.stats)
 	var wg sync.WaitGroup
 	if cfg.Listen != nil {
 		wg.Add(1)
@@ -155,6 +158,7 @@ func (m *mirror[K]) listen(ctx context.Context) {
 			continue
 		}
 		conn.Succeeded()
+		m.stats.connected.Store(true)
 		select {
 		case m.connected <- struct{}{}:
 		default:
@@ -171,6 +175,7 @@ func (m *mirror[K]) listen(ctx context.Context) {
 				m.cfg.Notified(payload, add)
 			}
 		}
+		m.stats.connected.Store(false)
 		c.Close()
 	}
 }
@@ -200,6 +205,7 @@ func (m *mirror[K]) loop(ctx context.Context) {
 				needFull = true
 			} else {
 				full.Succeeded()
+				m.stats.reloaded()
 				needFull = false
 			}
 			safety = false
@@ -216,6 +222,7 @@ func (m *mirror[K]) loop(ctx context.Context) {
 					kicked = true
 				} else {
 					keys.Succeeded()
+					m.stats.reloaded()
 				}
 			}
 		}

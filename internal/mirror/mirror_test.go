@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/retry"
 )
 
@@ -130,6 +132,12 @@ func TestMirror(t *testing.T) {
 
 	// A full load after connecting.
 	eventually(t, "the first full load", func() bool { _, fulls, _ := f.state(); return fulls == 1 })
+	eventually(t, "the metrics of the first load", func() bool {
+		return metric(t, "switchboard_mirror_listen_connected", "test") == 1 && metric(t, "switchboard_mirror_reloads_total", "test") == 1
+	})
+	if at := metric(t, "switchboard_mirror_last_reload_timestamp_seconds", "test"); at < float64(time.Now().Unix()-5) {
+		t.Fatalf("last reload at %v", at)
+	}
 	// A burst of notifications is reloaded in one batch after the debounce.
 	for _, p := range []string{"3", "1", "x", "2", "1"} {
 		f.notify(p)
@@ -142,15 +150,25 @@ func TestMirror(t *testing.T) {
 	// An outage: the connection drops and cannot be reopened for a while.
 	f.setDown(true)
 	time.Sleep(300 * time.Millisecond)
+	if c := metric(t, "switchboard_mirror_listen_connected", "test"); c != 0 {
+		t.Errorf("connected %v during the outage", c)
+	}
 	f.setDown(false)
 	eventually(t, "a reconnect and a full load", func() bool {
 		conns, fulls, _ := f.state()
 		return conns == 2 && fulls == 2
 	})
+	eventually(t, "the metrics after the outage", func() bool {
+		// the batch, then the full load after the reconnect
+		return metric(t, "switchboard_mirror_listen_connected", "test") == 1 && metric(t, "switchboard_mirror_reloads_total", "test") == 3
+	})
 	f.notify("7")
 	eventually(t, "the second batch", func() bool { _, _, b := f.state(); return len(b) == 2 })
 	cancel()
 	<-done
+	if m := metrics(); strings.Contains(string(m), `mirror="test"`) {
+		t.Errorf("a stopped mirror still reports:\n%s", m)
+	}
 
 	// The outage is two lines (lost, restored), however many attempts it took.
 	var got []string
@@ -164,6 +182,29 @@ func TestMirror(t *testing.T) {
 	if f := logs.All()[1].ContextMap()["failures"].(int64); f < 3 {
 		t.Errorf("%d failed connects in 300 ms, want several (backoff 10-50 ms)", f)
 	}
+}
+
+// metrics renders the mirrors' families.
+func metrics() []byte {
+	m := httpio.NewMetrics()
+	RegisterMetrics(m)
+	return m.Append(nil)
+}
+
+// metric returns the value of family{mirror="name"}, or -1 when there is no such line.
+func metric(t *testing.T, family, name string) float64 {
+	t.Helper()
+	prefix := family + `{mirror="` + name + `"} `
+	for line := range strings.Lines(string(metrics())) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	return -1
 }
 
 // TestMirrorRetriesFailedReload keeps the keys of a failed reload and retries them.

@@ -202,3 +202,10 @@ func Failure(ctx *fasthttp.RequestCtx, log *zap.Logger, lang string, err error) 
 	}
 	Render(ctx, log, status, "message", "", &Message{Base: Base{Lang: lang, T: t, Title: heading}, Heading: heading, Body: body})
 }
+
+// Stylesheet returns a copy of the hosted pages' stylesheet, which the web console serves
+// (with its own additions) as a file under its style-src 'self' policy.
+func Stylesheet() []byte {
+	b, _ := files.ReadFile("style.css") // embedded: read at init already
+	return b
+}

@@ -23,6 +23,10 @@ type Fields struct {
 	// Postback only.
 	PayoutUSD      USD    // a reversal carries the amount reversed, positive
 	UserIdentifier string // the partner's own user identifier
+
+	// Attempts, when positive, is the number of sessions of the re-routing chain this result
+	// ends (docs/rules.md §10), added as the last parameter before sech; 0: left out.
+	Attempts int
 }
 
 // sechParam separates the signed query from its signature. It is always the last parameter.
@@ -36,6 +40,9 @@ func RedirectURL(pub persistence.Publisher, f Fields) string {
 		params = append(params, "tid", f.TID)
 	}
 	params = append(params, "status", f.Status, "reward", strconv.FormatInt(f.Reward, 10))
+	if f.Attempts > 0 {
+		params = append(params, "attempts", strconv.Itoa(f.Attempts))
+	}
 	return Sign(pub.RedirectURL, pub.APISecret, params...)
 }
 
@@ -52,12 +59,17 @@ func PostbackURL(pub persistence.Publisher, f Fields) string {
 	if pub.PostbackURL == "" {
 		return ""
 	}
-	return Sign(pub.PostbackURL, pub.APISecret,
+	kv := []string{
 		"tid", f.TID,
 		"status", f.Status,
 		"reward", strconv.FormatInt(f.Reward, 10),
 		"payout_usd", f.PayoutUSD.String(),
-		"user_identifier", f.UserIdentifier)
+		"user_identifier", f.UserIdentifier,
+	}
+	if f.Attempts > 0 {
+		kv = append(kv, "attempts", strconv.Itoa(f.Attempts))
+	}
+	return Sign(pub.PostbackURL, pub.APISecret, kv...)
 }
 
 // Sign appends the name/value pairs kv (values query-escaped) to base's query, after

@@ -16,6 +16,8 @@ import (
 	"github.com/switchboard/switchboard/admin"
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/mirror"
+	"github.com/switchboard/switchboard/internal/openapi"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
@@ -110,6 +112,7 @@ type App struct {
 	admin   *httpio.Server // nil without Config.AdminAddr
 	stop    context.CancelFunc
 	sync    *engineSync
+	started time.Time // when the engine metrics were registered: the snapshot age before the first load
 }
 
 // New connects to the database, migrates it under an advisory lock and builds every
@@ -146,6 +149,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	mux := httpio.NewMux(a.Metrics, log.Named("http"))
 	mux.Handle("GET", "/healthz", a.healthz)
 	mux.Handle("GET", "/readyz", a.readyz)
+	openapi.Register(mux) // the OpenAPI documents, public
 	if cfg.AdminAddr == "" {
 		mux.Handle("GET", "/metrics", a.Metrics.Handler)
 	}
@@ -174,12 +178,14 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	a.Router.SetQuality(a.Supply.Quality(), cfg.RouterQuality)
 	a.Supply.Quality().RegisterMetrics(a.Metrics)
+	a.Supply.RegisterMetrics(a.Metrics)
+	mirror.RegisterMetrics(a.Metrics)
 	a.Router.RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
 	a.Router.Start(bg)
 	forget := a.Router.CampaignsChanged
 	a.sync.changed.Store(&forget)
-	admin.New(admin.Deps{
+	buyerAPI := admin.New(admin.Deps{
 		DB:           db,
 		Log:          log.Named("admin"),
 		Environment:  cfg.Environment,
@@ -188,7 +194,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		AuthFailures: fails,
 		Panel:        a.Panel,
 		Outcomes:     &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Supply.Quality()},
-	}).Register(mux)
+		Key:          a.Supply.Key(),
+		EngineStatus: a.engineStatus,
+	})
+	buyerAPI.Register(mux)
+	buyerAPI.RegisterConsole(mux)
 	a.Payouts.RegisterMetrics(a.Metrics)
 	go a.Payouts.Run(bg)
 	select {

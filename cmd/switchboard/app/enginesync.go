@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/admin"
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/mirror"
@@ -120,7 +121,7 @@ func (s *engineSync) apply(ctx context.Context, ids []int64) error {
 // against, the participants its panel holds and how stale its snapshot may be. A snapshot age that keeps growing past the
 // rebuild period (60 s) says the process no longer hears from the database.
 func (a *App) registerEngineMetrics() {
-	started := time.Now()
+	a.started = time.Now()
 	a.Metrics.Gauge("switchboard_engine_campaigns", "gauge", "Active campaigns in this process's engine snapshot.",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.Engine.Snapshot().Len())}} })
 	a.Metrics.Gauge("switchboard_panel_participants", "gauge", "Participants in this process's in-memory panel.",
@@ -132,11 +133,24 @@ func (a *App) registerEngineMetrics() {
 		})
 	a.Metrics.Gauge("switchboard_engine_snapshot_age_seconds", "gauge",
 		"Seconds since the engine snapshot was last known equal to the database (a load, a NOTIFY, or a periodic check); since start before the first load.",
-		func() []httpio.Sample {
-			at := started
-			if n := a.sync.current.Load(); n != 0 {
-				at = time.Unix(0, n)
-			}
-			return []httpio.Sample{{Value: time.Since(at).Seconds()}}
-		})
+		func() []httpio.Sample { return []httpio.Sample{{Value: time.Since(a.snapshotAt()).Seconds()}} })
+}
+
+// engineStatus is this process's engine as the console's operator view shows it: the
+// snapshot age of the switchboard_engine_snapshot_age_seconds gauge, campaigns, participants.
+func (a *App) engineStatus() admin.EngineStatus {
+	st := admin.EngineStatus{SnapshotAge: time.Since(a.snapshotAt()).Round(time.Millisecond), Campaigns: a.Engine.Snapshot().Len()}
+	if a.Panel != nil {
+		st.Participants = a.Panel.Len()
+	}
+	return st
+}
+
+// snapshotAt is when the engine snapshot was last known equal to the database; the start
+// before the first load.
+func (a *App) snapshotAt() time.Time {
+	if n := a.sync.current.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return a.started
 }

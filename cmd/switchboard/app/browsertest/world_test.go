@@ -1,6 +1,7 @@
 // Package browsertest proves the hosted participant pages (the profiler, the pre-screener
 // and the support page) over real HTTP against a whole server (pages_test.go), and in a
-// real headless Chromium driven through the Chrome DevTools Protocol (browser_test.go).
+// real headless Chromium driven through the Chrome DevTools Protocol (browser_test.go); the
+// web console likewise (console_http_test.go, console_browser_test.go).
 package browsertest
 
 import (

@@ -1,0 +1,381 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/pagekit"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// The web console (/console) is the buyer API's domain seen in a browser: a buyer signs in
+// with their e-mail and API token and reads their campaigns, and pauses, activates,
+// completes them or changes a quota's target through the same functions as the API routes.
+// Operators sign in with an operator token (console_operator.go). Pages are server-rendered,
+// run no script, and every form carries a CSRF value bound to the session.
+
+// ConsolePrefix is the path prefix of every console page.
+const ConsolePrefix = "/console"
+
+// consoleCSP is the Content-Security-Policy of every console page: the console's own
+// stylesheet, SVG charts inline, forms posting only to this origin, never framed.
+const consoleCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; " +
+	"base-uri 'none'; frame-ancestors 'none'"
+
+// Cookie names. The session cookie holds the session id (the database keeps its hash); the
+// sign-in cookie holds a random value the sign-in form's CSRF value is bound to.
+const (
+	sessionCookie = "sb_console"
+	signInCookie  = "sb_console_signin"
+)
+
+// Form names of the console's CSRF values.
+const (
+	formConsole = "console"
+	formSignIn  = "console-sign-in"
+)
+
+// defaultConsoleTTL is how long a console session lasts when Deps.ConsoleTTL is 0.
+const defaultConsoleTTL = 8 * time.Hour
+
+//go:embed console/*.html console/console.css
+var consoleFiles embed.FS
+
+var (
+	consolePages = map[string]*template.Template{}
+	consoleStyle []byte
+)
+
+func init() {
+	css, err := consoleFiles.ReadFile("console/console.css")
+	if err != nil {
+		panic(err)
+	}
+	consoleStyle = append(append(pagekit.Stylesheet(), '\n'), css...)
+	funcs := template.FuncMap{"percent": percent, "money": func(c persistence.Cents) string { return c.String() },
+		"statusName": statusLabel, "deref": func(p *float64) float64 { return *p }}
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(consoleFiles, "console/layout.html"))
+	names, err := fs.Glob(consoleFiles, "console/*.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, n := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(n, "console/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		consolePages[name] = template.Must(template.Must(layout.Clone()).ParseFS(consoleFiles, n))
+	}
+}
+
+// consoleBase is what the console layout reads.
+type consoleBase struct {
+	Title    string
+	CSRF     string // the CSRF value of the page's forms (the session's, or the sign-in form's)
+	SignedIn bool   // shows the navigation and the sign-out form
+	Buyer    string // the signed-in buyer's e-mail
+	Operator string // the signed-in operator's name
+	Notice   string // a one-line confirmation ("Campaign paused")
+	Errors   []pagekit.FieldError
+}
+
+// render writes console page name (data embeds consoleBase) with status and the console's security headers.
+func (a *API) render(ctx *fasthttp.RequestCtx, status int, name string, data any) {
+	var buf bytes.Buffer
+	t := consolePages[name]
+	if t == nil {
+		a.d.Log.Error("unknown console template", zap.String("page", name))
+		status = fasthttp.StatusInternalServerError
+		buf.WriteString("internal error")
+	} else if err := t.ExecuteTemplate(&buf, "layout.html", data); err != nil {
+		a.d.Log.Error("console template failed", zap.String("page", name), zap.Error(err))
+		status = fasthttp.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString("internal error")
+	}
+	pagekit.SetHeaders(ctx, consoleCSP)
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.SetBody(buf.Bytes())
+}
+
+// consoleMessage is a page that only says something (not found, form expired, failure).
+type consoleMessage struct {
+	consoleBase
+	Heading, Body string
+}
+
+func (a *API) message(ctx *fasthttp.RequestCtx, status int, heading, body string) {
+	a.render(ctx, status, "message", &consoleMessage{consoleBase: consoleBase{Title: heading}, Heading: heading, Body: body})
+}
+
+// consoleFail answers err on a console page: sign-in again for an ended session, a page
+// naming the problem for what the user can act on, else the failure page (cause logged).
+func (a *API) consoleFail(ctx *fasthttp.RequestCtx, signIn string, err error) {
+	f := fault.As(err)
+	kind := fault.KindOf(err)
+	switch {
+	case kind == fault.KindUnauthorized:
+		a.seeOther(ctx, signIn)
+	case kind == fault.KindNotFound:
+		a.message(ctx, fasthttp.StatusNotFound, "Not found", "There is nothing here, or it is not yours.")
+	case (kind == fault.KindInvalid || kind == fault.KindConflict || kind == fault.KindBadRequest) && f != nil:
+		msg := f.Message
+		if f.Field != "" {
+			msg = f.Field + " " + msg
+		}
+		a.message(ctx, fasthttp.StatusUnprocessableEntity, "Not changed", msg)
+	case kind == fault.KindRateLimited:
+		a.message(ctx, fasthttp.StatusTooManyRequests, "Too many attempts", "Wait a moment, then try again.")
+	case kind == fault.KindUnavailable:
+		ctx.Response.Header.Set("Retry-After", "1")
+		a.d.Log.Warn("console: dependency unavailable", zap.ByteString("path", ctx.Path()), zap.Error(err))
+		a.message(ctx, fasthttp.StatusServiceUnavailable, "Unavailable", "The service is busy. Try again in a moment.")
+	default:
+		a.d.Log.Error("console page failed", zap.ByteString("path", ctx.Path()), zap.Error(err))
+		a.message(ctx, fasthttp.StatusInternalServerError, "Something went wrong", "Try again in a moment.")
+	}
+}
+
+func (a *API) seeOther(ctx *fasthttp.RequestCtx, location string) {
+	pagekit.SetHeaders(ctx, consoleCSP)
+	ctx.Response.Header.Set("Location", location)
+	ctx.SetStatusCode(fasthttp.StatusSeeOther)
+}
+
+// secureCookies reports whether cookies must be Secure: the public URL is https.
+func (a *API) secureCookies() bool { return strings.HasPrefix(a.d.PublicURL, "https://") }
+
+// setCookie sets a console cookie: HttpOnly, SameSite=Lax, Secure under https, scoped to
+// /console, expiring at expires (zero: deleted).
+func (a *API) setCookie(ctx *fasthttp.RequestCtx, name, value string, expires time.Time) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(name)
+	c.SetValue(value)
+	c.SetPath(ConsolePrefix)
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteLaxMode)
+	c.SetSecure(a.secureCookies())
+	if expires.IsZero() {
+		c.SetExpire(fasthttp.CookieExpireDelete)
+		c.SetMaxAge(-1)
+	} else {
+		c.SetExpire(expires)
+		c.SetMaxAge(int(time.Until(expires).Seconds()))
+	}
+	ctx.Response.Header.SetCookie(c)
+}
+
+// randomValue is 32 random bytes, hex.
+func randomValue() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+// consoleSession is the signed-in session of a console request.
+type consoleSession struct {
+	id string
+	persistence.ConsoleSession
+	csrf string
+}
+
+// consoleHandler is a console page's logic for a signed-in session.
+type consoleHandler func(ctx *fasthttp.RequestCtx, s *consoleSession) error
+
+// page wraps h: the session cookie must name a live session of the right kind (buyer or
+// operator), else the browser is sent to signIn; a post must carry the session's CSRF
+// value and come from this site (403 otherwise).
+func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		ctx.SetUserValue(dbContextKey, dbc)
+		id := string(ctx.Request.Header.Cookie(sessionCookie))
+		if len(id) != 64 {
+			a.seeOther(ctx, signIn)
+			return
+		}
+		s, err := a.d.DB.ConsoleSessionOf(dbc, id)
+		if err == nil && (operator && s.Operator.ID == 0 || !operator && s.Buyer.ID == 0) {
+			err = fault.Unauthorized("wrong kind of session")
+		}
+		if err != nil {
+			a.consoleFail(ctx, signIn, err)
+			return
+		}
+		cs := &consoleSession{id: id, ConsoleSession: s, csrf: a.csrf(formConsole, id)}
+		if ctx.IsPost() && !pagekit.CheckPost(ctx, a.d.Key, formConsole, id, a.d.PublicURL) {
+			a.message(ctx, fasthttp.StatusForbidden, "This form has expired", "Go back, reload the page and try again.")
+			return
+		}
+		if err := h(ctx, cs); err != nil {
+			a.consoleFail(ctx, signIn, err)
+		}
+	}
+}
+
+// csrf is the CSRF value of form for value (a session id, or the sign-in cookie).
+func (a *API) csrf(form, value string) string { return pagekit.CSRF(a.d.Key, form, value) }
+
+// base is the layout data of a signed-in page.
+func (s *consoleSession) base(title string) consoleBase {
+	return consoleBase{Title: title, CSRF: s.csrf, SignedIn: true, Buyer: s.Buyer.Email, Operator: s.Operator.Name}
+}
+
+// RegisterConsole mounts the web console under /console. Without Deps.Key (which signs
+// its CSRF values) it mounts nothing.
+func (a *API) RegisterConsole(mux *httpio.Mux) {
+	if a.d.Key == nil {
+		return
+	}
+	p := ConsolePrefix
+	mux.Handle("GET", p, func(ctx *fasthttp.RequestCtx) { a.seeOther(ctx, p+"/campaigns") })
+	mux.Handle("GET", p+"/style.css", a.consoleCSS)
+	mux.Handle("GET", p+"/sign-in", a.signInForm(false))
+	mux.Handle("POST", p+"/sign-in", a.signIn(false))
+	mux.Handle("POST", p+"/sign-out", a.signOut)
+	buyer := func(h consoleHandler) fasthttp.RequestHandler { return a.page(false, p+"/sign-in", h) }
+	mux.Handle("GET", p+"/campaigns", buyer(a.consoleCampaigns))
+	mux.Handle("GET", p+"/campaigns/{id}", buyer(a.consoleCampaign))
+	mux.Handle("GET", p+"/campaigns/{id}/completes.csv", buyer(a.consoleCompletesCSV))
+	mux.Handle("GET", p+"/campaigns/{id}/outcomes.csv", buyer(a.consoleOutcomesCSV))
+	mux.Handle("POST", p+"/campaigns/{id}/status", buyer(a.consoleStatus))
+	mux.Handle("POST", p+"/campaigns/{id}/quotas/{quota_id}", buyer(a.consoleQuota))
+	a.registerOperator(mux)
+}
+
+// consoleCSS serves the console's stylesheet: the hosted pages' one and the console's.
+func (a *API) consoleCSS(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
+	ctx.SetContentType("text/css; charset=utf-8")
+	ctx.SetBody(consoleStyle)
+}
+
+// signInPage is the sign-in form of buyers (e-mail and API token) or operators (token).
+type signInPage struct {
+	consoleBase
+	Operator bool
+	Action   string
+	Email    string
+}
+
+// signInForm shows the sign-in form with a CSRF value bound to a fresh sign-in cookie.
+func (a *API) signInForm(operator bool) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		a.renderSignIn(ctx, fasthttp.StatusOK, operator, "", nil)
+	}
+}
+
+func (a *API) renderSignIn(ctx *fasthttp.RequestCtx, status int, operator bool, email string, errs []pagekit.FieldError) {
+	v := randomValue()
+	a.setCookie(ctx, signInCookie, v, time.Now().Add(time.Hour))
+	title, action := "Sign in", ConsolePrefix+"/sign-in"
+	if operator {
+		title, action = "Operator sign-in", ConsolePrefix+"/operator/sign-in"
+	}
+	a.render(ctx, status, "sign_in", &signInPage{consoleBase: consoleBase{Title: title, CSRF: a.csrf(formSignIn, v), Errors: errs},
+		Operator: operator, Action: action, Email: email})
+}
+
+// signIn checks the credentials posted (a buyer's e-mail and API token through the API's own
+// check, or an operator token), under the per-address limit of failed authentications, and
+// opens a session.
+func (a *API) signIn(operator bool) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		pre := string(ctx.Request.Header.Cookie(signInCookie))
+		if pre == "" || !pagekit.CheckPost(ctx, a.d.Key, formSignIn, pre, a.d.PublicURL) {
+			a.message(ctx, fasthttp.StatusForbidden, "This form has expired", "Go back, reload the page and try again.")
+			return
+		}
+		now := time.Now()
+		if err := a.d.AuthFailures.Refuse(ctx, now); err != nil {
+			a.consoleFail(ctx, "", err)
+			return
+		}
+		dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		email := strings.TrimSpace(string(ctx.PostArgs().Peek("email")))
+		token := strings.TrimSpace(string(ctx.PostArgs().Peek("token")))
+		var who persistence.ConsoleSignIn
+		var err error
+		if token == "" {
+			err = fault.Unauthorized("no token")
+		} else if operator {
+			var o persistence.Operator
+			o, err = a.d.DB.AuthenticateOperator(dbc, token)
+			who.OperatorID = o.ID
+		} else {
+			var b persistence.Buyer
+			b, err = a.d.DB.AuthenticateBuyer(dbc, strings.ToLower(email), token, a.d.Environment)
+			who = persistence.ConsoleSignIn{BuyerID: b.ID, BuyerToken: token}
+		}
+		if fault.KindOf(err) == fault.KindUnauthorized {
+			a.d.AuthFailures.Fail(ctx, now)
+			msg := "The e-mail address or the API token is wrong."
+			if operator {
+				msg = "The operator token is wrong."
+			}
+			a.renderSignIn(ctx, fasthttp.StatusUnauthorized, operator, email, []pagekit.FieldError{{Field: "token", Message: msg}})
+			return
+		}
+		if err != nil {
+			a.consoleFail(ctx, "", err)
+			return
+		}
+		ttl := a.d.ConsoleTTL
+		if ttl <= 0 {
+			ttl = defaultConsoleTTL
+		}
+		id, expires, err := a.d.DB.CreateConsoleSession(dbc, who, ttl)
+		if err != nil {
+			a.consoleFail(ctx, "", err)
+			return
+		}
+		a.setCookie(ctx, signInCookie, "", time.Time{})
+		a.setCookie(ctx, sessionCookie, id, expires)
+		if operator {
+			a.seeOther(ctx, ConsolePrefix+"/operator")
+		} else {
+			a.seeOther(ctx, ConsolePrefix+"/campaigns")
+		}
+	}
+}
+
+// signOut ends the session of the cookie (its CSRF value required), clears the cookie and
+// shows the sign-in form of the view signed out of.
+func (a *API) signOut(ctx *fasthttp.RequestCtx) {
+	id := string(ctx.Request.Header.Cookie(sessionCookie))
+	if id == "" || !pagekit.CheckPost(ctx, a.d.Key, formConsole, id, a.d.PublicURL) {
+		a.message(ctx, fasthttp.StatusForbidden, "This form has expired", "Go back, reload the page and try again.")
+		return
+	}
+	dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	if err := a.d.DB.EndConsoleSession(dbc, id); err != nil {
+		a.consoleFail(ctx, "", err)
+		return
+	}
+	a.setCookie(ctx, sessionCookie, "", time.Time{})
+	if string(ctx.PostArgs().Peek("view")) == "operator" {
+		a.seeOther(ctx, ConsolePrefix+"/operator/sign-in")
+		return
+	}
+	a.seeOther(ctx, ConsolePrefix+"/sign-in")
+}

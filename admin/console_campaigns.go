@@ -1,0 +1,341 @@
+package admin
+
+import (
+	"encoding/csv"
+	"fmt"
+	"html/template"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/svgchart"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// campaignRow is one line of the console's campaign list.
+type campaignRow struct {
+	persistence.Campaign
+	Target, Filled int64
+}
+
+// campaignsPage is the buyer's campaign list.
+type campaignsPage struct {
+	consoleBase
+	Campaigns []campaignRow
+}
+
+// fill is what a campaign's quotas ask for (their targets, global quotas aside) and how much
+// of it is done: the list read's total_remaining taken from the target.
+func fill(c persistence.Campaign, quotas []persistence.Quota) (target, filled int64) {
+	for _, q := range quotas {
+		if !q.IsGlobal {
+			target += int64(q.NumRespondents)
+		}
+	}
+	return target, target - c.TotalRemaining
+}
+
+func (a *API) consoleCampaigns(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	list, err := a.d.DB.Campaigns(dbContext(ctx), s.Buyer.ID, nil)
+	if err != nil {
+		return err
+	}
+	targets, err := a.d.DB.CampaignTargets(dbContext(ctx), s.Buyer.ID)
+	if err != nil {
+		return err
+	}
+	p := &campaignsPage{consoleBase: s.base("Campaigns")}
+	for _, c := range list {
+		t := targets[c.ID]
+		p.Campaigns = append(p.Campaigns, campaignRow{Campaign: c, Target: t, Filled: t - c.TotalRemaining})
+	}
+	a.render(ctx, fasthttp.StatusOK, "campaigns", p)
+	return nil
+}
+
+// quotaRow is one quota of the campaign page with its fill.
+type quotaRow struct {
+	persistence.Quota
+	Label string
+}
+
+// campaignPage is one campaign: quotas' fill, completes per day against even pacing, its
+// statistics, its drop-off and the actions.
+type campaignPage struct {
+	consoleBase
+	C              persistence.CampaignDetail
+	Target, Filled int64
+	Quotas         []quotaRow
+	Pacing         template.HTML // inline SVG
+	DropOff        template.HTML // inline SVG
+	Outcomes       []persistence.OutcomeCount
+	Days           []pacingDay
+	CanPause       bool
+	CanActivate    bool
+	CanComplete    bool
+}
+
+// pacingDay is one day of field: completes that day, cumulative, and the even-pacing target.
+type pacingDay struct {
+	Day        string
+	Completes  int64
+	Cumulative int64
+	Even       int64
+}
+
+func (a *API) campaignOf(ctx *fasthttp.RequestCtx, s *consoleSession) (persistence.CampaignDetail, error) {
+	id, err := pathID(ctx, "id")
+	if err != nil {
+		return persistence.CampaignDetail{}, err
+	}
+	return a.d.DB.Campaign(dbContext(ctx), s.Buyer.ID, id)
+}
+
+// pacing lays out completes per day from the campaign's start to its last day in field (or
+// today, when later), with the even-pacing line: target × days elapsed / days in field.
+func (a *API) pacing(ctx *fasthttp.RequestCtx, c persistence.CampaignDetail, target int64) ([]pacingDay, error) {
+	start, err := a.d.DB.CampaignStart(dbContext(ctx), c.ID)
+	if err != nil {
+		return nil, err
+	}
+	daily, err := a.d.DB.CampaignDailyCompletes(dbContext(ctx), c.ID)
+	if err != nil {
+		return nil, err
+	}
+	first := start.Truncate(24 * time.Hour)
+	days := max(c.DaysInField, 1)
+	if today := int(time.Now().UTC().Sub(first)/(24*time.Hour)) + 1; today > days {
+		days = today
+	}
+	if n := len(daily); n > 0 {
+		if last := int(daily[n-1].Day.Sub(first)/(24*time.Hour)) + 1; last > days {
+			days = last
+		}
+	}
+	days = min(days, 366)
+	out := make([]pacingDay, days)
+	for i := range out {
+		out[i].Day = first.AddDate(0, 0, i).Format("2006-01-02")
+		out[i].Even = int64(math.Round(float64(target) * float64(min(i+1, c.DaysInField)) / float64(max(c.DaysInField, 1))))
+	}
+	for _, d := range daily {
+		if i := int(d.Day.Sub(first) / (24 * time.Hour)); i >= 0 && i < days {
+			out[i].Completes += d.Count
+		}
+	}
+	var sum int64
+	for i := range out {
+		sum += out[i].Completes
+		out[i].Cumulative = sum
+	}
+	return out, nil
+}
+
+func (a *API) consoleCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	c, err := a.campaignOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	target, filled := fill(c.Campaign, c.CampaignQuotas)
+	days, err := a.pacing(ctx, c, target)
+	if err != nil {
+		return err
+	}
+	outcomes, err := a.d.DB.CampaignOutcomes(dbContext(ctx), c.ID)
+	if err != nil {
+		return err
+	}
+	p := &campaignPage{consoleBase: s.base(c.Name), C: c, Target: target, Filled: filled, Days: days, Outcomes: outcomes,
+		CanPause:    c.Status == persistence.StatusActive,
+		CanActivate: c.Status == persistence.StatusPaused || c.Status == persistence.StatusSystemPaused,
+		CanComplete: c.Status == persistence.StatusActive || c.Status == persistence.StatusPaused}
+	p.Notice = noticeOf(ctx)
+	for i, q := range c.CampaignQuotas {
+		label := fmt.Sprintf("Quota %d", i+1)
+		if q.Name != nil && *q.Name != "" {
+			label = *q.Name
+		}
+		p.Quotas = append(p.Quotas, quotaRow{Quota: q, Label: label})
+	}
+	p.Pacing = pacingChart(c.Name, days)
+	p.DropOff = dropOffChart(outcomes)
+	a.render(ctx, fasthttp.StatusOK, "campaign", p)
+	return nil
+}
+
+func pacingChart(name string, days []pacingDay) template.HTML {
+	got := svgchart.Series{Name: "completes"}
+	even := svgchart.Series{Name: "even pacing", Dashed: true}
+	for i, d := range days {
+		got.Points = append(got.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Cumulative)})
+		even.Points = append(even.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Even)})
+	}
+	desc := "No day in field yet."
+	if n := len(days); n > 0 {
+		desc = fmt.Sprintf("Over %d days from %s: %d completes, against %d by even pacing. The table below and the CSV link give every day.",
+			n, days[0].Day, days[n-1].Cumulative, days[n-1].Even)
+	}
+	//nolint:gosec // svgchart escapes every text it writes
+	return template.HTML(svgchart.LineChart{Title: "Completes per day against even pacing", Desc: desc,
+		XLabel: "day in field", YLabel: "completes (cumulative)", Series: []svgchart.Series{got, even}}.Inline())
+}
+
+func dropOffChart(outcomes []persistence.OutcomeCount) template.HTML {
+	var bars []svgchart.Bar
+	desc := "No entries yet."
+	var total int64
+	for _, o := range outcomes {
+		total += o.Count
+	}
+	for _, o := range outcomes {
+		bars = append(bars, svgchart.Bar{Label: outcomeLabel(o.Outcome), Value: float64(o.Count),
+			Note: percent(float64(o.Count) / float64(max(total, 1)))})
+	}
+	if total > 0 {
+		desc = fmt.Sprintf("%d entries by how they ended; the table below and the CSV link give the numbers.", total)
+	}
+	//nolint:gosec // svgchart escapes every text it writes
+	return template.HTML(svgchart.BarChart{Title: "Entries by outcome", Unit: "entries", Desc: desc, Bars: bars}.Inline())
+}
+
+// outcomeLabel names an outcome for people.
+func outcomeLabel(o string) string {
+	switch o {
+	case "complete":
+		return "complete"
+	case "rejected":
+		return "complete, rejected"
+	case "over_quota":
+		return "over quota"
+	case "quality_term":
+		return "quality termination"
+	case "disqualified":
+		return "screened out"
+	case "in_progress":
+		return "no outcome yet"
+	}
+	return o
+}
+
+// percent formats a fraction as a percentage with one decimal.
+func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+
+// statusLabel names a campaign status for people.
+func statusLabel(s int) string {
+	switch s {
+	case persistence.StatusActive:
+		return "active"
+	case persistence.StatusComplete:
+		return "complete"
+	case persistence.StatusArchived:
+		return "archived"
+	case persistence.StatusPaused:
+		return "paused"
+	case persistence.StatusReconciled:
+		return "reconciled"
+	case persistence.StatusSystemPaused:
+		return "paused by the system"
+	}
+	return strconv.Itoa(s)
+}
+
+// writeCSV answers rows as a CSV download named name.
+func writeCSV(ctx *fasthttp.RequestCtx, name string, rows [][]string) {
+	ctx.Response.Header.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
+	ctx.SetContentType("text/csv; charset=utf-8")
+	w := csv.NewWriter(ctx)
+	_ = w.WriteAll(rows) // a write to the response buffer does not fail
+}
+
+func (a *API) consoleCompletesCSV(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	c, err := a.campaignOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	target, _ := fill(c.Campaign, c.CampaignQuotas)
+	days, err := a.pacing(ctx, c, target)
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"day", "completes", "cumulative_completes", "even_pacing_target"}}
+	for _, d := range days {
+		rows = append(rows, []string{d.Day, strconv.FormatInt(d.Completes, 10), strconv.FormatInt(d.Cumulative, 10),
+			strconv.FormatInt(d.Even, 10)})
+	}
+	writeCSV(ctx, fmt.Sprintf("campaign-%d-completes.csv", c.ID), rows)
+	return nil
+}
+
+func (a *API) consoleOutcomesCSV(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	c, err := a.campaignOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	outcomes, err := a.d.DB.CampaignOutcomes(dbContext(ctx), c.ID)
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"outcome", "entries"}}
+	for _, o := range outcomes {
+		rows = append(rows, []string{o.Outcome, strconv.FormatInt(o.Count, 10)})
+	}
+	writeCSV(ctx, fmt.Sprintf("campaign-%d-outcomes.csv", c.ID), rows)
+	return nil
+}
+
+// notices are the confirmations a redirect after an action may name (?done=...).
+var notices = map[string]string{
+	"paused": "Campaign paused.", "activated": "Campaign activated.", "completed": "Campaign completed.",
+	"quota": "Quota target changed.",
+}
+
+func noticeOf(ctx *fasthttp.RequestCtx) string { return notices[string(ctx.QueryArgs().Peek("done"))] }
+
+// consoleStatus pauses, activates or completes a campaign through PUT /campaigns/{id}'s own
+// validation and store.
+func (a *API) consoleStatus(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	id, err := pathID(ctx, "id")
+	if err != nil {
+		return err
+	}
+	var status int
+	var done string
+	switch string(ctx.PostArgs().Peek("status")) {
+	case "pause":
+		status, done = persistence.StatusPaused, "paused"
+	case "activate":
+		status, done = persistence.StatusActive, "activated"
+	case "complete":
+		status, done = persistence.StatusComplete, "completed"
+	default:
+		return fault.Invalid("status", "must be pause, activate or complete")
+	}
+	if _, err := a.changeCampaign(dbContext(ctx), s.Buyer, id, fmt.Appendf(nil, `{"status":%d}`, status)); err != nil {
+		return err
+	}
+	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d?done=%s", ConsolePrefix, id, done))
+	return nil
+}
+
+// consoleQuota changes a quota's target through PUT .../campaign_quotas/{quota_id}'s own
+// validation and store.
+func (a *API) consoleQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	cid, qid, err := quotaPath(ctx)
+	if err != nil {
+		return err
+	}
+	n, perr := strconv.ParseInt(string(ctx.PostArgs().Peek("num_respondents")), 10, 32)
+	if perr != nil {
+		return fault.Invalid("num_respondents", "must be a whole number")
+	}
+	if _, err := a.changeQuota(dbContext(ctx), s.Buyer, cid, qid, fmt.Appendf(nil, `{"num_respondents":%d}`, n)); err != nil {
+		return err
+	}
+	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d?done=quota", ConsolePrefix, cid))
+	return nil
+}

@@ -1,0 +1,178 @@
+package admin
+
+import (
+	"fmt"
+	"html/template"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/svgchart"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// EngineStatus is what the operator view shows of this process's engine: how long since its
+// snapshot was last known equal to the database, and what it holds.
+type EngineStatus struct {
+	SnapshotAge  time.Duration
+	Campaigns    int
+	Participants int
+}
+
+// operatorWindow is how far back the operator view's totals reach.
+const operatorWindow = 14 * 24 * time.Hour
+
+// operatorPage is the operator view: the exchange's days, its partners, the postback
+// backlog, the quality blocks in force and this process's engine.
+type operatorPage struct {
+	consoleBase
+	Days      []persistence.MarketDay
+	Market    template.HTML
+	Partners  []partnerRow
+	Backlog   int
+	Failures  []persistence.PostbackDelivery
+	Blocks    []persistence.QualityBlock
+	Engine    EngineStatus
+	HasEngine bool
+}
+
+// partnerRow is one supply partner's traffic over the window.
+type partnerRow struct {
+	ID                           int64
+	Name                         string
+	Entries, Completes, Rejected int64
+	Terminations                 int64
+	Conversion                   string
+}
+
+func (a *API) registerOperator(mux *httpio.Mux) {
+	p := ConsolePrefix + "/operator"
+	op := func(h consoleHandler) fasthttp.RequestHandler { return a.page(true, p+"/sign-in", h) }
+	mux.Handle("GET", p+"/sign-in", a.signInForm(true))
+	mux.Handle("POST", p+"/sign-in", a.signIn(true))
+	mux.Handle("GET", p, op(a.operatorHome))
+	mux.Handle("GET", p+"/market.csv", op(a.marketCSV))
+	mux.Handle("GET", p+"/partners.csv", op(a.partnersCSV))
+	mux.Handle("POST", p+"/unblock", op(a.operatorUnblock))
+}
+
+func (a *API) partners(ctx *fasthttp.RequestCtx, since time.Time) ([]partnerRow, error) {
+	pubs, err := a.d.DB.Publishers(dbContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]partnerRow, 0, len(pubs))
+	for _, pub := range pubs {
+		hours, err := a.d.DB.PublisherHourlyStats(dbContext(ctx), pub.ID, since, time.Now().Add(time.Hour))
+		if err != nil {
+			return nil, err
+		}
+		r := partnerRow{ID: pub.ID, Name: pub.Name}
+		for _, h := range hours {
+			r.Entries += h.Entries
+			r.Completes += h.Completes
+			r.Rejected += h.Rejected
+			r.Terminations += h.Terminations
+		}
+		r.Conversion = percent(float64(r.Completes) / float64(max(r.Entries, 1)))
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	since := time.Now().UTC().Add(-operatorWindow).Truncate(24 * time.Hour)
+	days, err := a.d.DB.MarketDays(dbContext(ctx), since)
+	if err != nil {
+		return err
+	}
+	partners, err := a.partners(ctx, since)
+	if err != nil {
+		return err
+	}
+	pending, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{Status: persistence.PostbackStatusPending, Limit: 1000})
+	if err != nil {
+		return err
+	}
+	failed, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{Status: persistence.PostbackStatusFailed, Limit: 50})
+	if err != nil {
+		return err
+	}
+	blocks, err := a.d.DB.ActiveQualityBlocks(dbContext(ctx), 100)
+	if err != nil {
+		return err
+	}
+	p := &operatorPage{consoleBase: s.base("Operator"), Days: days, Partners: partners, Backlog: len(pending),
+		Failures: failed, Blocks: blocks}
+	if string(ctx.QueryArgs().Peek("done")) == "unblocked" {
+		p.Notice = "Participant unblocked."
+	}
+	if a.d.EngineStatus != nil {
+		p.Engine, p.HasEngine = a.d.EngineStatus(), true
+	}
+	p.Market = marketChart(days)
+	a.render(ctx, fasthttp.StatusOK, "operator", p)
+	return nil
+}
+
+func marketChart(days []persistence.MarketDay) template.HTML {
+	entries := svgchart.Series{Name: "entries"}
+	completes := svgchart.Series{Name: "completes"}
+	for i, d := range days {
+		entries.Points = append(entries.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Entries)})
+		completes.Points = append(completes.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Completes)})
+	}
+	desc := "No sessions in the last 14 days."
+	if n := len(days); n > 0 {
+		desc = fmt.Sprintf("%d days with sessions from %s to %s; the table below and the CSV link give entries, completes and revenue per day.",
+			n, days[0].Day.Format("2006-01-02"), days[n-1].Day.Format("2006-01-02"))
+	}
+	//nolint:gosec // svgchart escapes every text it writes
+	return template.HTML(svgchart.LineChart{Title: "Entries and completes per day", Desc: desc, XLabel: "day (with sessions)",
+		YLabel: "sessions", Series: []svgchart.Series{entries, completes}}.Inline())
+}
+
+func (a *API) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
+	days, err := a.d.DB.MarketDays(dbContext(ctx), time.Now().UTC().Add(-operatorWindow).Truncate(24*time.Hour))
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"day", "entries", "completes", "revenue_usd", "partner_payout_usd"}}
+	for _, d := range days {
+		rows = append(rows, []string{d.Day.Format("2006-01-02"), strconv.FormatInt(d.Entries, 10), strconv.FormatInt(d.Completes, 10),
+			d.Revenue.String(), d.PayoutUSD})
+	}
+	writeCSV(ctx, "market.csv", rows)
+	return nil
+}
+
+func (a *API) partnersCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
+	partners, err := a.partners(ctx, time.Now().UTC().Add(-operatorWindow).Truncate(24*time.Hour))
+	if err != nil {
+		return err
+	}
+	rows := [][]string{{"publisher_id", "name", "entries", "completes", "terminations", "rejected", "conversion"}}
+	for _, p := range partners {
+		rows = append(rows, []string{strconv.FormatInt(p.ID, 10), p.Name, strconv.FormatInt(p.Entries, 10),
+			strconv.FormatInt(p.Completes, 10), strconv.FormatInt(p.Terminations, 10), strconv.FormatInt(p.Rejected, 10), p.Conversion})
+	}
+	writeCSV(ctx, "partners.csv", rows)
+	return nil
+}
+
+// operatorUnblock lifts a participant's quality block, as `switchboard quality unblock` does.
+func (a *API) operatorUnblock(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	pub, err := strconv.ParseInt(string(ctx.PostArgs().Peek("publisher_id")), 10, 64)
+	user := string(ctx.PostArgs().Peek("user"))
+	if err != nil || pub < 1 || user == "" {
+		return fault.Invalid("user", "publisher_id and user are required")
+	}
+	if _, err := a.d.DB.UnblockParticipant(dbContext(ctx), pub, user, "console: "+s.Operator.Name); err != nil {
+		return err
+	}
+	a.seeOther(ctx, ConsolePrefix+"/operator?done=unblocked")
+	return nil
+}

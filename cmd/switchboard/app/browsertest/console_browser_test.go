@@ -1,0 +1,195 @@
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/switchboard/switchboard/internal/quality"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// consoleLayout checks a console page on the phone: its stylesheet loaded (style-src
+// 'self'), nothing wider than the screen, every control labelled, touch targets of 44 px.
+func (tb *tab) consoleLayout() {
+	tb.t.Helper()
+	if bg := tb.str(`getComputedStyle(document.body).backgroundColor`); bg != "rgb(244, 245, 247)" {
+		tb.t.Fatalf("stylesheet not applied: body background %q at %s", bg, tb.location())
+	}
+	if w := tb.num(`document.documentElement.scrollWidth`); w > phoneWidth {
+		tb.t.Fatalf("page is %v px wide on a %d px screen", w, phoneWidth)
+	}
+	if n := tb.num(`[...document.querySelectorAll("input:not([type=hidden]),textarea,select,progress")].filter(e => !e.labels || e.labels.length == 0).length`); n != 0 {
+		tb.t.Fatalf("%v controls without a label", n)
+	}
+	if n := tb.num(`[...document.querySelectorAll("button")].filter(e => e.getBoundingClientRect().height < 44).length`); n != 0 {
+		tb.t.Fatalf("%v buttons under 44 px high", n)
+	}
+}
+
+// enter takes user into campaign id's survey through the offer's entry link, as a partner's
+// app would, and returns the session's tid.
+func (w *world) enter(user string, id int64) string {
+	w.t.Helper()
+	o := w.waitOffer(user, id)
+	resp, err := w.s.Client.Get(o.OfferEntryURL)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != http.StatusFound || loc.Query().Get("tid") == "" {
+		w.t.Fatalf("entry: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return loc.Query().Get("tid")
+}
+
+func TestConsoleBrowser(t *testing.T) {
+	requireChromium(t)
+	w := newWorld(t)
+	b := startBrowser(t)
+	id, _ := w.campaign("Streaming habits")
+	campaignURL := fmt.Sprintf("%s/console/campaigns/%d", w.s.PublicURL, id)
+
+	t.Run("buyer", func(t *testing.T) {
+		tb := b.tab(t)
+		tb.navigates(w.s.PublicURL+"/console/sign-in", chromedp.Navigate(w.s.PublicURL+"/console"))
+		tb.consoleLayout()
+		tb.shot("console-sign-in")
+
+		// Keyboard only: the skip link, the e-mail, the token, Enter submits.
+		active := func() string {
+			return tb.str(`document.activeElement.id || document.activeElement.className || document.activeElement.tagName`)
+		}
+		tb.do(chromedp.KeyEvent(kb.Tab))
+		if a := active(); a != "skip" {
+			t.Fatalf("first tab stop %q, want the skip link", a)
+		}
+		tb.do(chromedp.KeyEvent(kb.Tab))
+		if a := active(); a != "email" {
+			t.Fatalf("second tab stop %q, want the e-mail", a)
+		}
+		tb.do(chromedp.KeyEvent(w.buyer.Email), chromedp.KeyEvent(kb.Tab))
+		if a := active(); a != "token" {
+			t.Fatalf("third tab stop %q, want the token", a)
+		}
+		if s := tb.str(`getComputedStyle(document.activeElement).outlineStyle`); s != "solid" {
+			t.Fatalf("no visible focus on the token field (outline %q)", s)
+		}
+		tb.navigates(w.s.PublicURL+"/console/campaigns", chromedp.KeyEvent(w.buyer.Token), chromedp.KeyEvent(kb.Enter))
+		tb.consoleLayout()
+		if n := tb.num(fmt.Sprintf(`document.querySelector("#fill-%d").value`, id)); n != 0 {
+			t.Fatalf("campaign list fill %v before any complete", n)
+		}
+
+		// A complete through the real entry link and the buyer's signed callback.
+		player := newUser()
+		w.impanel(player)
+		w.complete(w.enter(player, id))
+		tb.navigates(w.s.PublicURL+"/console/campaigns", chromedp.Navigate(w.s.PublicURL+"/console/campaigns"))
+		if n := tb.num(fmt.Sprintf(`document.querySelector("#fill-%d").value`, id)); n != 1 {
+			t.Fatalf("campaign list fill %v after one complete", n)
+		}
+		tb.shot("console-campaigns")
+		tb.navigates(campaignURL, chromedp.Click(chromedp.CSS(fmt.Sprintf("#campaign-%d", id))))
+		tb.consoleLayout()
+		if v := tb.str(`(() => { const p = document.querySelector("progress[id^=quota-fill]"); return p.value + "/" + p.max })()`); v != "1/100" {
+			t.Fatalf("quota fill %s, want 1/100", v)
+		}
+		if n := tb.num(`document.querySelectorAll("svg[role=img] > title + desc").length`); n != 2 {
+			t.Fatalf("%v charts with a title and a description, want 2", n)
+		}
+		tb.shot("console-campaign")
+
+		// Pause from the console: the partner's next GET /campaigns no longer lists it.
+		watcher := newUser()
+		w.impanel(watcher)
+		w.waitOffer(watcher, id)
+		tb.navigates(campaignURL+"?done=paused", chromedp.Click(chromedp.CSS("#pause")))
+		// The console has answered: the pause is committed. From now on, within 1 s.
+		start := time.Now()
+		if s := tb.str(`document.querySelector("#status").textContent`); s != "paused" {
+			t.Fatalf("status %q after pause", s)
+		}
+		for {
+			if _, ok := w.offers(watcher).find(strconv.FormatInt(id, 10)); !ok {
+				break
+			}
+			if time.Since(start) > time.Second {
+				t.Fatalf("still offered %v after the pause", time.Since(start))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("offers stopped within %v of the console's answer", time.Since(start))
+		tb.consoleLayout()
+		tb.shot("console-campaign-paused")
+
+		// The quota target, from the keyboard.
+		tb.navigates(campaignURL+"?done=quota", chromedp.Clear(chromedp.CSS("input[name=num_respondents]")),
+			chromedp.SendKeys(chromedp.CSS("input[name=num_respondents]"), "40"), chromedp.KeyEvent(kb.Enter))
+		if v := tb.str(`(() => { const p = document.querySelector("progress[id^=quota-fill]"); return p.value + "/" + p.max })()`); v != "1/40" {
+			t.Fatalf("quota fill %s after the change, want 1/40", v)
+		}
+	})
+
+	t.Run("operator", func(t *testing.T) {
+		ctx := context.Background()
+		_, token, err := w.s.DB.CreateOperator(ctx, "Ops Olive")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, _ := w.campaign("Open to all")
+		// A participant blocked for an implausible profile (two ages years apart).
+		user := newUser()
+		w.impanel(user)
+		var pid int64
+		if err := w.s.DB.Pool.QueryRow(ctx, `SELECT id FROM participants WHERE user_identifier = $1`, user).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []int32{30, 27} {
+			age := a
+			if _, err := w.s.DB.RecordImpanelQuality(ctx, quality.Policy{}, persistence.ImpanelQuality{
+				ParticipantID: pid, PublisherID: w.pub.ID, CountryID: 1, Age: &age}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := w.count(`SELECT count(*) FROM quality_blocks WHERE participant_id = $1 AND unblocked_at IS NULL`, pid); n != 1 {
+			t.Fatalf("%d blocks", n)
+		}
+
+		for deadline := time.Now().Add(5 * time.Second); w.offers(user).Eligibility.IsEligible; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("still eligible 5 s after the block")
+			}
+		}
+
+		tb := b.tab(t)
+		tb.navigates(w.s.PublicURL+"/console/operator/sign-in", chromedp.Navigate(w.s.PublicURL+"/console/operator/sign-in"))
+		tb.consoleLayout()
+		tb.shot("console-operator-sign-in")
+		tb.navigates(w.s.PublicURL+"/console/operator", chromedp.SendKeys(chromedp.CSS("#token"), token),
+			chromedp.Click(chromedp.CSS("button[type=submit]")))
+		tb.consoleLayout()
+		if n := tb.num(`document.querySelectorAll("[id^=block-]").length`); n != 1 {
+			t.Fatalf("%v blocks shown", n)
+		}
+		tb.shot("console-operator")
+		tb.navigates(w.s.PublicURL+"/console/operator?done=unblocked", chromedp.Click(chromedp.CSS("button[id^=unblock-]")))
+		if n := tb.num(`document.querySelectorAll("[id^=block-]").length`); n != 0 {
+			t.Fatalf("%v blocks shown after the unblock", n)
+		}
+		if n := w.count(`SELECT count(*) FROM quality_blocks WHERE participant_id = $1 AND unblocked_at IS NOT NULL`, pid); n != 1 {
+			t.Fatal("the block is not lifted")
+		}
+		// The partner's next offers have surveys for the participant again.
+		w.waitOffer(user, open)
+		tb.shot("console-operator-unblocked")
+	})
+}

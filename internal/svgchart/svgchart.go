@@ -1,0 +1,265 @@
+// Package svgchart draws the project's charts as SVG on the server: line charts over numeric
+// (optionally logarithmic) axes and horizontal bar charts. The benchmark report writes them
+// as standalone files; the web console inlines them in its pages (Inline), where each carries
+// a <title> and a <desc> as its text alternative and nothing that needs a script or a style
+// attribute (the console's Content-Security-Policy allows neither).
+package svgchart
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Point is one (x, y) of a series.
+type Point struct{ X, Y float64 }
+
+// Series is one line of a LineChart.
+type Series struct {
+	Name   string
+	Points []Point
+	Dashed bool
+}
+
+// LineChart is a chart of lines over numeric axes, either of them logarithmic.
+type LineChart struct {
+	Title, XLabel, YLabel string
+	Desc                  string // the text alternative's longer part (<desc>); empty: none
+	LogX, LogY            bool
+	Series                []Series
+}
+
+// Bar is one bar of a BarChart.
+type Bar struct {
+	Label string
+	Value float64
+	Note  string // printed after the value
+}
+
+// BarChart is a horizontal bar chart.
+type BarChart struct {
+	Title, Unit string
+	Desc        string // the text alternative's longer part (<desc>); empty: none
+	Bars        []Bar
+}
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"}
+
+const (
+	chartW, chartH                     = 720, 420
+	marginL, marginR, marginT, marginB = 80, 190, 40, 56
+)
+
+func esc(s string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(s)) //nolint:errcheck // strings.Builder does not fail
+	return b.String()
+}
+
+// svgHead opens the document: an XML declaration for a standalone file; for an inline
+// chart, role="img" and a <desc> when desc is set.
+func svgHead(b *bytes.Buffer, w, h int, title, desc string, inline bool) {
+	role := ""
+	if inline {
+		role = ` role="img"`
+	} else {
+		fmt.Fprintf(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
+	}
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg"%s width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", role, w, h, w, h)
+	fmt.Fprintf(b, `<title>%s</title>`+"\n", esc(title))
+	if desc != "" {
+		fmt.Fprintf(b, `<desc>%s</desc>`+"\n", esc(desc))
+	}
+	fmt.Fprintf(b, `<rect width="%d" height="%d" fill="white"/>`+"\n", w, h)
+	fmt.Fprintf(b, `<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", marginL, esc(title))
+}
+
+// niceTicks returns about n round tick values covering [lo, hi].
+func niceTicks(lo, hi float64, n int) []float64 {
+	if !(hi > lo) {
+		hi = lo + 1
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var out []float64
+	for v := math.Floor(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, v)
+	}
+	return out
+}
+
+// logTicks returns the powers of ten (and 2×, 5× when few) covering [lo, hi].
+func logTicks(lo, hi float64) []float64 {
+	var out []float64
+	a, b := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	for e := a; e <= b; e++ {
+		for _, m := range []float64{1, 2, 5} {
+			if b-a > 3 && m != 1 {
+				continue
+			}
+			out = append(out, m*math.Pow(10, e))
+		}
+	}
+	return out
+}
+
+func fmtTick(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case math.Abs(v) >= 1e6:
+		return trimFloat(v/1e6) + "M"
+	case math.Abs(v) >= 1e3:
+		return trimFloat(v/1e3) + "k"
+	}
+	return trimFloat(v)
+}
+
+func trimFloat(v float64) string {
+	s := fmt.Sprintf("%.3g", v)
+	if strings.ContainsAny(s, "e") {
+		s = fmt.Sprintf("%g", v)
+	}
+	return s
+}
+
+// SVG renders the chart as a standalone SVG document.
+func (c LineChart) SVG() []byte { return c.render(false) }
+
+// Inline renders the chart as an svg element to embed in an HTML page.
+func (c LineChart) Inline() []byte { return c.render(true) }
+
+func (c LineChart) render(inline bool) []byte {
+	var b bytes.Buffer
+	svgHead(&b, chartW, chartH, c.Title, c.Desc, inline)
+	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			if (c.LogX && p.X <= 0) || (c.LogY && p.Y <= 0) || math.IsNaN(p.X) || math.IsNaN(p.Y) {
+				continue
+			}
+			xlo, xhi = math.Min(xlo, p.X), math.Max(xhi, p.X)
+			ylo, yhi = math.Min(ylo, p.Y), math.Max(yhi, p.Y)
+		}
+	}
+	if math.IsInf(xlo, 0) {
+		xlo, xhi, ylo, yhi = 1, 10, 1, 10
+	}
+	if !c.LogY {
+		ylo = 0
+	}
+	if !c.LogX && xlo > 0 && xlo < (xhi-xlo) {
+		xlo = 0
+	}
+	var xt, yt []float64
+	if c.LogX {
+		xt = logTicks(xlo, xhi)
+		xlo, xhi = math.Min(xlo, xt[0]), math.Max(xhi, xt[len(xt)-1])
+	} else {
+		xt = niceTicks(xlo, xhi, 6)
+		xlo, xhi = xt[0], math.Max(xhi, xt[len(xt)-1])
+	}
+	if c.LogY {
+		yt = logTicks(ylo, yhi)
+		ylo, yhi = math.Min(ylo, yt[0]), math.Max(yhi, yt[len(yt)-1])
+	} else {
+		yt = niceTicks(ylo, yhi, 6)
+		ylo, yhi = yt[0], math.Max(yhi, yt[len(yt)-1])
+	}
+	pw, ph := float64(chartW-marginL-marginR), float64(chartH-marginT-marginB)
+	sx := func(v float64) float64 {
+		if c.LogX {
+			return marginL + pw*(math.Log10(v)-math.Log10(xlo))/(math.Log10(xhi)-math.Log10(xlo))
+		}
+		return marginL + pw*(v-xlo)/(xhi-xlo)
+	}
+	sy := func(v float64) float64 {
+		if c.LogY {
+			return marginT + ph - ph*(math.Log10(v)-math.Log10(ylo))/(math.Log10(yhi)-math.Log10(ylo))
+		}
+		return marginT + ph - ph*(v-ylo)/(yhi-ylo)
+	}
+	for _, v := range xt {
+		x := sx(v)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", x, marginT, x, marginT+ph)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, marginT+ph+16, esc(fmtTick(v)))
+	}
+	for _, v := range yt {
+		y := sy(v)
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", marginL, y, marginL+pw, y)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginL-6, y+4, esc(fmtTick(v)))
+	}
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`+"\n", marginL, marginT, pw, ph)
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", marginL+pw/2, chartH-12, esc(c.XLabel))
+	fmt.Fprintf(&b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", marginT+ph/2, esc(c.YLabel))
+	for i, s := range c.Series {
+		col := palette[i%len(palette)]
+		var pts []string
+		for _, p := range s.Points {
+			if (c.LogX && p.X <= 0) || (c.LogY && p.Y <= 0) || math.IsNaN(p.X) || math.IsNaN(p.Y) {
+				continue
+			}
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", sx(p.X), sy(p.Y)))
+		}
+		dash := ""
+		if s.Dashed {
+			dash = ` stroke-dasharray="6 4"`
+		}
+		if len(pts) > 0 {
+			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
+			for _, p := range pts {
+				x, y, _ := strings.Cut(p, ",")
+				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", x, y, col)
+			}
+		}
+		ly := marginT + 10 + 18*i
+		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n",
+			chartW-marginR+12, ly, chartW-marginR+36, ly, col, dash)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", chartW-marginR+42, ly+4, esc(s.Name))
+	}
+	b.WriteString("</svg>\n")
+	return b.Bytes()
+}
+
+// SVG renders the chart as a standalone SVG document.
+func (c BarChart) SVG() []byte { return c.render(false) }
+
+// Inline renders the chart as an svg element to embed in an HTML page.
+func (c BarChart) Inline() []byte { return c.render(true) }
+
+func (c BarChart) render(inline bool) []byte {
+	var b bytes.Buffer
+	const rowH, labelW = 30, 230
+	h := marginT + rowH*len(c.Bars) + 40
+	svgHead(&b, chartW+80, h, c.Title, c.Desc, inline)
+	hi := 0.0
+	for _, x := range c.Bars {
+		hi = math.Max(hi, x.Value)
+	}
+	if hi <= 0 {
+		hi = 1
+	}
+	pw := float64(chartW + 80 - labelW - 200)
+	for i, x := range c.Bars {
+		y := marginT + rowH*i
+		w := pw * math.Max(x.Value, 0) / hi
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", labelW-8, y+rowH/2+4, esc(x.Label))
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", labelW, y+4, w, rowH-8, palette[i%len(palette)])
+		label := fmtTick(x.Value) + " " + c.Unit
+		if x.Note != "" {
+			label += " (" + x.Note + ")"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", float64(labelW)+w+6, y+rowH/2+4, esc(label))
+	}
+	b.WriteString("</svg>\n")
+	return b.Bytes()
+}

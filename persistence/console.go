@@ -1,0 +1,251 @@
+package persistence
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/internal/fault"
+)
+
+// Operator is a person who runs the exchange and signs in to the console's operator view.
+type Operator struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// CreateOperator registers an operator and returns it with its token, which exists only in
+// this answer (the table keeps its SHA-256).
+func (db *DB) CreateOperator(ctx context.Context, name string) (Operator, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		return Operator{}, "", fault.Invalid("name", "must be 1 to 200 characters")
+	}
+	token := randomHex(24)
+	h := TokenHash(token)
+	o := Operator{Name: name}
+	err := db.Pool.QueryRow(ctx, `INSERT INTO operators (name, token_hash) VALUES ($1, $2) RETURNING id`, name, h[:]).Scan(&o.ID)
+	if err != nil {
+		return Operator{}, "", classify(err)
+	}
+	return o, token, nil
+}
+
+// AuthenticateOperator finds the operator holding token; any other token is a 401. The
+// look-up is by the token's hash, so its time says nothing about how close a guess came.
+func (db *DB) AuthenticateOperator(ctx context.Context, token string) (Operator, error) {
+	h := TokenHash(token)
+	var o Operator
+	err := db.Pool.QueryRow(ctx, `SELECT id, name FROM operators WHERE token_hash = $1`, h[:]).Scan(&o.ID, &o.Name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Operator{}, fault.Unauthorized("invalid credentials")
+	}
+	return o, classify(err)
+}
+
+// ConsoleSession is a signed-in console browser: a buyer's (Buyer.ID > 0) or an
+// operator's (Operator.ID > 0).
+type ConsoleSession struct {
+	Buyer     Buyer
+	Operator  Operator
+	ExpiresAt time.Time
+}
+
+// consoleSessionHash is the stored form of a session id.
+func consoleSessionHash(id string) []byte {
+	h := sha256.Sum256([]byte("console-session\x00" + id))
+	return h[:]
+}
+
+// ConsoleSignIn is who a console session is for: a buyer with the API token they signed in
+// with (the session ends with that token), or an operator.
+type ConsoleSignIn struct {
+	BuyerID    int64
+	BuyerToken string
+	OperatorID int64
+}
+
+// CreateConsoleSession opens a session for who that lasts ttl, and returns its id, which
+// exists only in this answer (the cookie). Sessions expired for a day are deleted on the way.
+func (db *DB) CreateConsoleSession(ctx context.Context, who ConsoleSignIn, ttl time.Duration) (string, time.Time, error) {
+	id := randomHex(32)
+	var expires time.Time
+	h := TokenHash(who.BuyerToken)
+	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at < now() - interval '1 day'`); err != nil {
+			return err
+		}
+		var tokenID *int64
+		if who.BuyerID != 0 {
+			err := tx.QueryRow(ctx, `SELECT id FROM buyer_tokens WHERE token_hash = $1 AND buyer_id = $2`, h[:], who.BuyerID).Scan(&tokenID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fault.Unauthorized("invalid credentials") // revoked meanwhile
+			} else if err != nil {
+				return err
+			}
+		}
+		return tx.QueryRow(ctx, `INSERT INTO console_sessions (id_hash, buyer_id, buyer_token_id, operator_id, expires_at)
+			VALUES ($1, NULLIF($2, 0), $3, NULLIF($4, 0), now() + $5::interval) RETURNING expires_at`,
+			consoleSessionHash(id), who.BuyerID, tokenID, who.OperatorID, ttl.String()).Scan(&expires)
+	})
+	return id, expires, err
+}
+
+// ConsoleSessionOf returns the live session of id: 401 when there is none or it expired.
+func (db *DB) ConsoleSessionOf(ctx context.Context, id string) (ConsoleSession, error) {
+	var s ConsoleSession
+	var buyerID, operatorID *int64
+	var bCustomer, bEmail, bName, bSecret, oName *string
+	err := db.Pool.QueryRow(ctx, `SELECT s.expires_at, s.buyer_id, b.customer_id, b.email, b.name, b.api_secret,
+			s.operator_id, o.name
+		FROM console_sessions s LEFT JOIN buyers b ON b.id = s.buyer_id LEFT JOIN operators o ON o.id = s.operator_id
+		WHERE s.id_hash = $1 AND s.expires_at > now()`, consoleSessionHash(id)).
+		Scan(&s.ExpiresAt, &buyerID, &bCustomer, &bEmail, &bName, &bSecret, &operatorID, &oName)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, fault.Unauthorized("no session")
+	}
+	if err != nil {
+		return s, classify(err)
+	}
+	if buyerID != nil {
+		s.Buyer = Buyer{ID: *buyerID, CustomerID: *bCustomer, Email: *bEmail, Name: *bName, APISecret: *bSecret}
+	}
+	if operatorID != nil {
+		s.Operator = Operator{ID: *operatorID, Name: *oName}
+	}
+	return s, nil
+}
+
+// EndConsoleSession deletes the session of id (sign-out); an unknown id is no error.
+func (db *DB) EndConsoleSession(ctx context.Context, id string) error {
+	_, err := db.Pool.Exec(ctx, `DELETE FROM console_sessions WHERE id_hash = $1`, consoleSessionHash(id))
+	return classify(err)
+}
+
+// DayCount is one UTC day's count.
+type DayCount struct {
+	Day   time.Time `json:"day"`
+	Count int64     `json:"count"`
+}
+
+// CampaignStart is when a campaign's field time is counted from: its creation.
+func (db *DB) CampaignStart(ctx context.Context, campaignID int64) (time.Time, error) {
+	var t time.Time
+	err := db.Pool.QueryRow(ctx, `SELECT created_at FROM campaigns WHERE id = $1`, campaignID).Scan(&t)
+	return t.UTC(), classify(err)
+}
+
+// CampaignDailyCompletes counts a campaign's accepted completes (test sessions excluded)
+// per UTC day of their callback, days without completes left out, oldest first. The caller
+// has checked the campaign's owner.
+func (db *DB) CampaignDailyCompletes(ctx context.Context, campaignID int64) ([]DayCount, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT date_trunc('day', s.outcome_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', count(*)
+		FROM sessions s WHERE s.campaign_id = $1 AND NOT s.is_test AND s.outcome = 'complete' AND NOT s.rejected
+			AND s.outcome_at IS NOT NULL
+		GROUP BY 1 ORDER BY 1`, campaignID)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DayCount, error) {
+		var d DayCount
+		err := r.Scan(&d.Day, &d.Count)
+		d.Day = d.Day.UTC()
+		return d, err
+	})
+	return out, classify(err)
+}
+
+// OutcomeCount is how many of a campaign's sessions ended one way.
+type OutcomeCount struct {
+	Outcome string `json:"outcome"` // complete, rejected, over_quota, quality_term, disqualified, in_progress
+	Count   int64  `json:"count"`
+}
+
+// CampaignOutcomes counts a campaign's sessions (test sessions excluded) by how they ended:
+// the drop-off of its entries. A rejected complete is "rejected"; a session without
+// outcome "in_progress". The caller has checked the campaign's owner.
+func (db *DB) CampaignOutcomes(ctx context.Context, campaignID int64) ([]OutcomeCount, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT CASE WHEN s.outcome IS NULL THEN 'in_progress'
+			WHEN s.outcome = 'complete' AND s.rejected THEN 'rejected' ELSE s.outcome END AS o, count(*)
+		FROM sessions s WHERE s.campaign_id = $1 AND NOT s.is_test GROUP BY 1 ORDER BY 2 DESC, 1`, campaignID)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutcomeCount, error) {
+		var o OutcomeCount
+		return o, r.Scan(&o.Outcome, &o.Count)
+	})
+	return out, classify(err)
+}
+
+// MarketDay is one UTC day of the whole exchange, by the day sessions entered (test
+// sessions excluded).
+type MarketDay struct {
+	Day       time.Time `json:"day"`
+	Entries   int64     `json:"entries"`
+	Completes int64     `json:"completes"` // accepted
+	// Revenue is what buyers owe for the day's accepted completes (their CPI).
+	Revenue Cents `json:"revenue"`
+	// PayoutUSD is what partners are owed for them, four decimals.
+	PayoutUSD string `json:"payout_usd"`
+}
+
+// MarketDays totals the exchange's sessions that entered since from, per UTC day, oldest
+// first, days without sessions left out.
+func (db *DB) MarketDays(ctx context.Context, from time.Time) ([]MarketDay, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT date_trunc('day', s.entered_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+			count(*),
+			count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected),
+			COALESCE(sum(c.cpi_cents) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected), 0)::bigint,
+			COALESCE(sum(s.payout_usd) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected), 0)::numeric(14,4)::text
+		FROM campaigns c JOIN sessions s ON s.campaign_id = c.id AND NOT s.is_test AND s.entered_at >= $1
+		GROUP BY 1 ORDER BY 1`, from)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MarketDay, error) {
+		var d MarketDay
+		var revenue int64
+		err := r.Scan(&d.Day, &d.Entries, &d.Completes, &revenue, &d.PayoutUSD)
+		d.Revenue = Cents(revenue)
+		d.Day = d.Day.UTC()
+		return d, err
+	})
+	return out, classify(err)
+}
+
+// ActiveQualityBlocks lists the quality blocks in force (neither expired nor lifted),
+// newest first, at most limit.
+func (db *DB) ActiveQualityBlocks(ctx context.Context, limit int) ([]QualityBlock, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT `+qualityBlockColumns+` FROM quality_blocks
+		WHERE unblocked_at IS NULL AND expires_at > now() ORDER BY blocked_at DESC, id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QualityBlock, error) { return scanQualityBlock(r) })
+	return out, classify(err)
+}
+
+// CampaignTargets returns, per campaign of the buyer, the sum of its non-global quotas'
+// targets (num_respondents): what the campaign's total_remaining counts down from.
+func (db *DB) CampaignTargets(ctx context.Context, buyerID int64) (map[int64]int64, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT c.id, COALESCE(sum(q.num_respondents) FILTER (WHERE NOT q.is_global), 0)::bigint
+		FROM campaigns c LEFT JOIN campaign_quotas q ON q.campaign_id = c.id WHERE c.buyer_id = $1 GROUP BY c.id`, buyerID)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, classify(err)
+		}
+		out[id] = n
+	}
+	return out, classify(rows.Err())
+}

@@ -1,0 +1,49 @@
+package supply
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/mirror"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// KeyGrace is how long past the tokens' lifetime a replaced service key still verifies: a
+// process that missed the rotation's notification keeps signing with the old key until its
+// next reload (at most Config.KeyReload later), and those tokens live entrytoken.TTL.
+const KeyGrace = 5 * time.Minute
+
+// loadKeys reads the service key and the keys it replaced within the tokens' lifetime plus
+// KeyGrace into a keyring, or sets them in a.key when it exists (a rotation: the ring is
+// swapped atomically, so the hot path never waits).
+func (a *API) loadKeys(ctx context.Context) error {
+	life := entrytoken.TTL*time.Second + KeyGrace
+	cur, prev, err := a.db.ServiceKeys(ctx, persistence.EntryKeyName, life)
+	if err != nil {
+		return err
+	}
+	ps := make([]entrytoken.Previous, len(prev))
+	for i, p := range prev {
+		ps[i] = entrytoken.Previous{Secret: p.Key, Until: p.SupersededAt.Add(life).Unix()}
+	}
+	if a.key == nil {
+		a.key = entrytoken.NewKey(cur)
+	}
+	a.key.SetKeys(cur, ps...)
+	return nil
+}
+
+// mirrorKeys keeps the keyring equal to the database until ctx ends: a rotation notifies
+// ServiceKeyChannel; the periodic reload is the safety net (and drops retired keys' bytes).
+func (a *API) mirrorKeys(ctx context.Context) {
+	mirror.Run(ctx, mirror.Config[int64]{
+		Name:     "service keys",
+		Log:      a.log,
+		Listen:   mirror.Listener(a.db.ListenOn, persistence.ServiceKeyChannel),
+		Notified: func(_ string, add func(int64)) { add(0) },
+		Reload:   func(ctx context.Context, _ []int64) error { return a.loadKeys(ctx) },
+		Full:     a.loadKeys,
+		Every:    a.cfg.KeyReload,
+	})
+}

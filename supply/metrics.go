@@ -1,0 +1,32 @@
+package supply
+
+import "github.com/switchboard/switchboard/internal/httpio"
+
+// RegisterMetrics adds the supply interface's families to m: the GET /campaigns answer
+// cache (campaigns.go).
+func (a *API) RegisterMetrics(m *httpio.Metrics) {
+	ac := a.cache
+	one := func(v float64) []httpio.Sample { return []httpio.Sample{{Value: v}} }
+	m.Gauge("switchboard_offers_cache_hits_total", "counter",
+		"GET /campaigns answers served from the answer cache.",
+		func() []httpio.Sample { return one(float64(ac.hits.Load())) })
+	m.Gauge("switchboard_offers_cache_misses_total", "counter",
+		"GET /campaigns answers computed because the cache held no current answer (absent, or its participant or campaigns changed).",
+		func() []httpio.Sample { return one(float64(ac.misses.Load())) })
+	m.Gauge("switchboard_offers_cache_evictions_total", "counter",
+		"Answers that left the cache: evicted for room, expired, or dropped when their participant changed.",
+		func() []httpio.Sample {
+			if ac.c == nil {
+				return one(0)
+			}
+			return one(float64(ac.c.Metrics.KeysEvicted()))
+		})
+	m.Gauge("switchboard_offers_cache_size_bytes", "gauge",
+		"Approximate bytes of the answers in the cache (their cost: body, user and device ids, overhead).",
+		func() []httpio.Sample {
+			if ac.c == nil {
+				return one(0)
+			}
+			return one(float64(ac.c.Metrics.CostAdded() - ac.c.Metrics.CostEvicted()))
+		})
+}
