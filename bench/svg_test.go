@@ -1,46 +1,20 @@
 package bench
 
 import (
-	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard/switchboard/internal/svgchart"
 )
 
-// wellFormed parses doc to the end and checks its root is an svg element.
+// wellFormed fails t when doc is not a well-formed SVG document (svgchart.Check).
 func wellFormed(t *testing.T, name string, doc []byte) {
 	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(doc))
-	root := ""
-	depth := 0
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: not well-formed XML: %v\n%s", name, err, doc)
-		}
-		switch e := tok.(type) {
-		case xml.StartElement:
-			if depth == 0 {
-				root = e.Name.Local
-				if e.Name.Space != "http://www.w3.org/2000/svg" {
-					t.Errorf("%s: root namespace %q", name, e.Name.Space)
-				}
-			}
-			depth++
-		case xml.EndElement:
-			depth--
-		}
-	}
-	if root != "svg" || depth != 0 {
-		t.Errorf("%s: root %q, depth at end %d", name, root, depth)
+	if err := svgchart.Check(doc); err != nil {
+		t.Errorf("%s: %v\n%s", name, err, doc)
 	}
 }
 

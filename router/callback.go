@@ -112,21 +112,7 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 		}
 		return r.repeat(pub, res.Stored, named)
 	}
-	if res.Postback.ID != 0 {
-		r.sender.Send(res.Postback) // else claimed once the lease runs out
-	}
-	complete := named == outcome.Complete
-	c := r.eng.Counters()
-	if res.Held {
-		c.RecordOutcome(s.CampaignID, s.QuotaIDs, complete, now.Unix())
-	} else if complete {
-		c.AddCompletes(s.CampaignID, s.QuotaIDs, 1, now.Unix())
-	}
-	r.notify.counts(s.CampaignID)
-	if complete {
-		r.notify.completed(s.CampaignID)
-	}
-	r.afterOutcome(ctx, s, named, now) // quality signals: quality_term, speeders (quality.go)
+	r.outcomeStored(ctx, s, named, res.Postback, res.Held, now)
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward}), "", nil
 }
 
@@ -169,4 +155,26 @@ func testPage(outcome string, hashOK bool) string {
 	return "<!doctype html><html><head><meta charset=\"utf-8\"><title>Switchboard redirect test</title></head>" +
 		"<body><h1>Redirect test</h1><p>Outcome received: <strong id=\"outcome\">" + o + "</strong></p>" +
 		"<p>Security hash (tr_sech): <strong id=\"hash\">" + valid + "</strong></p></body></html>"
+}
+
+// outcomeStored does what follows a stored outcome, on a chain's hop as on a lone session:
+// hand its postback (if any) to the sender at once (else it is claimed once the lease runs
+// out), move the live counters (held: the session's in-progress hold is released), tell
+// other processes, and record the quality signals (quality_term, speeders: quality.go).
+func (r *Router) outcomeStored(ctx context.Context, s persistence.Session, named string, pb persistence.ClaimedPostback, held bool, now time.Time) {
+	if pb.ID != 0 {
+		r.sender.Send(pb)
+	}
+	complete := named == outcome.Complete
+	c := r.eng.Counters()
+	if held {
+		c.RecordOutcome(s.CampaignID, s.QuotaIDs, complete, now.Unix())
+	} else if complete {
+		c.AddCompletes(s.CampaignID, s.QuotaIDs, 1, now.Unix())
+	}
+	r.notify.counts(s.CampaignID)
+	if complete {
+		r.notify.completed(s.CampaignID)
+	}
+	r.afterOutcome(ctx, s, named, now)
 }

@@ -207,21 +207,7 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 		}
 		return r.chainRepeat(ctx, pub, res.Stored, named)
 	}
-	if res.Postback.ID != 0 {
-		r.sender.Send(res.Postback)
-	}
-	complete := named == outcome.Complete
-	c := r.eng.Counters()
-	if res.Held {
-		c.RecordOutcome(s.CampaignID, s.QuotaIDs, complete, now.Unix())
-	} else if complete {
-		c.AddCompletes(s.CampaignID, s.QuotaIDs, 1, now.Unix())
-	}
-	r.notify.counts(s.CampaignID)
-	if complete {
-		r.notify.completed(s.CampaignID)
-	}
-	r.afterOutcome(ctx, s, named, now)
+	r.outcomeStored(ctx, s, named, res.Postback, res.Held, now)
 	for i, reason := range res.Refused {
 		r.verdicts.refused(refusedByDatabase, reason)
 		r.notify.counts(cands[i].entry.CampaignID) // the engine's mirror was behind
@@ -233,7 +219,7 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 		loc, err := r.supplierLocation(ctx, next.route, &p, next.entry.TID, res.Admission.RespondentID)
 		return loc, "", err
 	}
-	r.reroutes.ended(pub.ID, res.EndReason, complete && s.ChainHop >= 2)
+	r.reroutes.ended(pub.ID, res.EndReason, named == outcome.Complete && s.ChainHop >= 2)
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, Attempts: s.ChainHop}), "", nil
 }
 

@@ -583,6 +583,31 @@ func TestGuides(t *testing.T) {
 	}
 	r.keep("postback_reroute", "GET "+chainPB.URL.RequestURI()+"\nHost: partner.example\n")
 
+	// --- Partner tools: hourly stats (offers counted in memory, written every minute: the
+	// guide flushes them), the delivery log and a test postback.
+	if err := s.App.Supply.FlushOffers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hour := time.Now().UTC().Truncate(time.Hour)
+	from, to := hour.Format(time.RFC3339), hour.Add(time.Hour).Format(time.RFC3339)
+	r.learn(from, "<this_hour>")
+	r.learn(to, "<next_hour>")
+	r.do("stats", supplyReq("GET", "/supply_api/v4/stats?from="+from+"&to="+to, "", nil), nil, 200)
+	r.do("stats_bad", supplyReq("GET", "/supply_api/v4/stats?from="+to+"&to="+from, "", nil), nil, 400)
+	r.do("postbacks_failed", supplyReq("GET", "/supply_api/v4/postbacks?status=failed", "", nil), nil, 200)
+	testBody := map[string]any{"user_identifier": "user-1001"}
+	var tested struct {
+		URL        string `json:"url"`
+		DurationMS int64  `json:"duration_ms"`
+	}
+	r.do("postback_test", supplyReq("POST", "/supply_api/v4/postbacks/test", "", testBody), testBody, 200).Decode(t, &tested)
+	if tu, err := url.Parse(tested.URL); err != nil || !payout.VerifySech(tu.RawQuery, pubSecret) {
+		t.Fatalf("test postback %s does not verify", tested.URL)
+	} else {
+		r.learn(tu.Query().Get("tid"), "test-<random>")
+	}
+	r.learn(fmt.Sprintf(`"duration_ms": %d`, tested.DurationMS), `"duration_ms": <ms>`)
+
 	for k, v := range r.ex {
 		r.ex[k] = r.normalize(v)
 	}

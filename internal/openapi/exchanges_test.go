@@ -85,6 +85,9 @@ var standIns = map[string]string{
 	"<occurred_at>":  "2026-01-01T00:00:00.000000Z",
 	"<timestamp>":    "1767225600",
 	"<signature>":    strings.Repeat("12", 32),
+	"<this_hour>":    "2026-01-01T00:00:00Z",
+	"<next_hour>":    "2026-01-01T01:00:00Z",
+	"<ms>":           "3",
 }
 
 func standIn(s string) string {
@@ -122,6 +125,9 @@ func parseExchange(t *testing.T, source, text string) exchange {
 	}
 	if ex.reqHdr.Get("Content-Type") == "application/json" {
 		ex.reqBody = standIn(ex.reqBody)
+	}
+	if strings.HasPrefix(ex.respHdr.Get("Content-Type"), "application/json") {
+		ex.body = standIn(ex.body)
 	}
 	ex.body = cut.ReplaceAllString(ex.body, "\n")
 	return ex

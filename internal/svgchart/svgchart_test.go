@@ -2,42 +2,15 @@ package svgchart
 
 import (
 	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 )
 
-// wellFormed parses doc to the end and checks its root is an svg element.
+// wellFormed fails t when doc is not a well-formed SVG document (Check).
 func wellFormed(t *testing.T, name string, doc []byte) {
 	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(doc))
-	root := ""
-	depth := 0
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: not well-formed XML: %v\n%s", name, err, doc)
-		}
-		switch e := tok.(type) {
-		case xml.StartElement:
-			if depth == 0 {
-				root = e.Name.Local
-				if e.Name.Space != "http://www.w3.org/2000/svg" {
-					t.Errorf("%s: root namespace %q", name, e.Name.Space)
-				}
-			}
-			depth++
-		case xml.EndElement:
-			depth--
-		}
-	}
-	if root != "svg" || depth != 0 {
-		t.Errorf("%s: root %q, depth at end %d", name, root, depth)
+	if err := Check(doc); err != nil {
+		t.Errorf("%s: %v\n%s", name, err, doc)
 	}
 }
 
@@ -80,5 +53,23 @@ func TestInline(t *testing.T) {
 	wellFormed(t, "inline bars", b)
 	if !bytes.Contains(b, []byte("<desc>d</desc>")) {
 		t.Fatalf("inline bars:\n%s", b)
+	}
+}
+
+// TestCheckRefuses: Check refuses what a browser would not draw as an SVG image.
+func TestCheckRefuses(t *testing.T) {
+	for _, doc := range []string{
+		``,
+		`<svg></svg>`, // no SVG namespace
+		`<svg xmlns="http://www.w3.org/2000/svg"><g></svg>`,
+		`<html xmlns="http://www.w3.org/2000/svg"></html>`,
+		`<svg xmlns="http://www.w3.org/2000/svg"><text>a & b</text></svg>`,
+	} {
+		if Check([]byte(doc)) == nil {
+			t.Errorf("Check accepted %q", doc)
+		}
+	}
+	if err := Check([]byte(`<svg xmlns="http://www.w3.org/2000/svg"><text>a &amp; b</text></svg>`)); err != nil {
+		t.Errorf("Check refused a good document: %v", err)
 	}
 }

@@ -376,13 +376,16 @@ type QualificationAnswerType string
 type Stats struct {
 	From  time.Time `json:"from"`
 	Hours []struct {
-		Completes       int       `json:"completes"`
-		Entries         int       `json:"entries"`
-		Hour            time.Time `json:"hour"`
-		Rejected        int       `json:"rejected"`
-		RevenueCurrency int       `json:"revenue_currency"`
-		RevenueUsd      string    `json:"revenue_usd"`
-		Terminations    int       `json:"terminations"`
+		Completes int       `json:"completes"`
+		Entries   int       `json:"entries"`
+		Hour      time.Time `json:"hour"`
+
+		// Offers offer lists (GET /campaigns answers) served to the publisher in the hour
+		Offers          int    `json:"offers"`
+		Rejected        int    `json:"rejected"`
+		RevenueCurrency int    `json:"revenue_currency"`
+		RevenueUsd      string `json:"revenue_usd"`
+		Terminations    int    `json:"terminations"`
 	} `json:"hours"`
 	To time.Time `json:"to"`
 }
