@@ -150,6 +150,9 @@ func (a *API) apiRoutes() []Route {
 		r("DELETE", "/campaigns/{id}/campaign_qualifications/{qualification_id}", a.detachCustomQualification),
 
 		r("POST", "/adhoc_accounts", a.createAdhocAccount),
+
+		r("GET", "/webhook", a.showWebhook),
+		r("PUT", "/webhook", a.setWebhook),
 	}
 }
 

@@ -240,6 +240,12 @@ var docSections = []docSection{
 	{"Adhoc accounts", []docEntry{
 		{"POST", "/api/v1/adhoc_accounts", "Create an adhoc account", "Required: `buyer_name`, `buyer_identifier` (1–255 chars each). Its id is a campaign's `buyer_account_id`.", []string{"adhoc_account_create"}},
 	}},
+	{"Webhook", []docEntry{
+		{"PUT", "/api/v1/webhook", "Set or remove the webhook URL",
+			"Required: `url`, an absolute http(s) URL without credentials or fragment, at most 2048 bytes; `\"\"` removes it. Campaign events (status changes, filled quotas, completion) are POSTed to it, signed with the buyer's api_secret: see [buyer-integration.md](buyer-integration.md#6-webhooks).",
+			[]string{"webhook_set", "webhook_bad_url", "webhook_clear"}},
+		{"GET", "/api/v1/webhook", "Show the webhook URL", "`url` is null when none is set.", []string{"webhook_show"}},
+	}},
 	{"Insights", []docEntry{
 		{"GET", "/insights_api/projects", "List projects",
 			"Optional `page` (default 1, 30 projects a page) and `project_type` (`one_time` or `recurring`). Draft projects are not listed.",

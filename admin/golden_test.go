@@ -189,6 +189,11 @@ func TestGolden(t *testing.T) {
 	r.buyer("adhoc_account_create", b, "POST", "/api/v1/adhoc_accounts",
 		map[string]any{"buyer_name": "Acme Research", "buyer_identifier": "acme-01"}, 201)
 
+	r.buyer("webhook_set", b, "PUT", "/api/v1/webhook", map[string]any{"url": "https://buyer.example/switchboard/events"}, 200)
+	r.buyer("webhook_show", b, "GET", "/api/v1/webhook", nil, 200)
+	r.buyer("webhook_bad_url", b, "PUT", "/api/v1/webhook", map[string]any{"url": "https://user:pw@buyer.example/events"}, 422)
+	r.buyer("webhook_clear", b, "PUT", "/api/v1/webhook", map[string]any{"url": ""}, 200)
+
 	r.buyer("campaign_create", b, "POST", "/api/v1/campaigns", map[string]any{
 		"name": "Coffee habits 2026", "incidence": 40, "length_of_interview": 12, "country_language_id": 1,
 		"supplier_link":     "https://survey.example/s/coffee?tid={ID}&rid={RESPONDENT_ID}&security_hash={LINK_HASH}",

@@ -479,6 +479,11 @@ func (db *DB) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignF
 				return err
 			}
 		}
+		if newStatus != status {
+			if err := EnqueueWebhookEvents(ctx, tx, statusEvents(id, status, newStatus, "")); err != nil {
+				return err
+			}
+		}
 		if err := NotifyCampaigns(ctx, tx, id); err != nil {
 			return err
 		}

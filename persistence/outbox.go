@@ -64,12 +64,19 @@ func EnqueuePostbacks(ctx context.Context, tx pgx.Tx, ps []Postback) error {
 // ClaimedPostback is an outbox row a worker holds a lease on.
 type ClaimedPostback struct {
 	ID          int64
-	TID         string
+	TID         string // a webhook's event_id
 	Kind        string
-	PublisherID int64
+	PublisherID int64 // 0 on a webhook
 	URL         string
 	Attempts    int // including the one this claim is for
 	CreatedAt   time.Time
+
+	// A webhook (Kind PostbackWebhook) is a POST of Body, signed with its buyer's
+	// api_secret, BuyerSecret, at delivery. Both are empty on a partner postback (a GET of
+	// the signed URL). BuyerSecret must never be logged.
+	BuyerID     int64
+	Body        []byte
+	BuyerSecret string
 }
 
 // ClaimPostbacks leases up to limit due postbacks: rows locked by another claimer are
@@ -98,12 +105,15 @@ func claimBatch(limit int, lease time.Duration) (b *pgx.Batch, out *[]ClaimedPos
 		UPDATE postback_outbox o
 		SET attempts = o.attempts + 1, next_attempt_at = now() + $2::bigint * interval '1 microsecond'
 		FROM due WHERE o.id = due.id
-		RETURNING o.id, o.tid, o.kind, o.publisher_id, o.url, o.attempts, o.created_at`,
+		RETURNING o.id, o.tid, o.kind, COALESCE(o.publisher_id, 0), o.url, o.attempts, o.created_at,
+			COALESCE(o.buyer_id, 0), o.body,
+			CASE WHEN o.buyer_id IS NOT NULL THEN (SELECT b.api_secret FROM buyers b WHERE b.id = o.buyer_id) ELSE '' END`,
 		limit, lease.Microseconds()).Query(func(rows pgx.Rows) error {
 		var err error
 		*out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedPostback, error) {
 			var c ClaimedPostback
-			err := r.Scan(&c.ID, &c.TID, &c.Kind, &c.PublisherID, &c.URL, &c.Attempts, &c.CreatedAt)
+			err := r.Scan(&c.ID, &c.TID, &c.Kind, &c.PublisherID, &c.URL, &c.Attempts, &c.CreatedAt,
+				&c.BuyerID, &c.Body, &c.BuyerSecret)
 			return c, err
 		})
 		return err
@@ -148,25 +158,35 @@ func (db *DB) MarkPostbackFailed(ctx context.Context, c ClaimedPostback, retryIn
 	return dead, classify(err)
 }
 
-// PostbackStats counts the outbox for /metrics.
+// PostbackStats counts the outbox for /metrics: partner postbacks, and buyer webhooks apart.
 type PostbackStats struct {
 	Pending       int64         // neither delivered nor dead
 	Dead          int64         // dead-lettered
 	OldestPending time.Duration // age of the oldest pending row, 0 when none
+
+	WebhooksPending       int64
+	WebhooksDead          int64
+	WebhooksOldestPending time.Duration
 }
 
 // PostbackStats reads the outbox's counts.
 func (db *DB) PostbackStats(ctx context.Context) (PostbackStats, error) {
 	var s PostbackStats
-	var oldest float64
+	var oldest, hookOldest float64
 	// Each part reads one partial index; delivered rows, the bulk of the table, are not read.
 	err := db.Pool.QueryRow(ctx, `WITH pending AS (
-			SELECT created_at FROM postback_outbox WHERE delivered_at IS NULL AND dead_at IS NULL)
-		SELECT (SELECT count(*) FROM pending),
-			(SELECT count(*) FROM postback_outbox WHERE dead_at IS NOT NULL),
-			COALESCE(EXTRACT(EPOCH FROM now() - (SELECT min(created_at) FROM pending)), 0)::float8`).
-		Scan(&s.Pending, &s.Dead, &oldest)
+			SELECT created_at, buyer_id IS NOT NULL AS hook FROM postback_outbox WHERE delivered_at IS NULL AND dead_at IS NULL
+		), dead AS (
+			SELECT buyer_id IS NOT NULL AS hook FROM postback_outbox WHERE dead_at IS NOT NULL)
+		SELECT (SELECT count(*) FILTER (WHERE NOT hook) FROM pending),
+			(SELECT count(*) FILTER (WHERE NOT hook) FROM dead),
+			COALESCE(EXTRACT(EPOCH FROM now() - (SELECT min(created_at) FILTER (WHERE NOT hook) FROM pending)), 0)::float8,
+			(SELECT count(*) FILTER (WHERE hook) FROM pending),
+			(SELECT count(*) FILTER (WHERE hook) FROM dead),
+			COALESCE(EXTRACT(EPOCH FROM now() - (SELECT min(created_at) FILTER (WHERE hook) FROM pending)), 0)::float8`).
+		Scan(&s.Pending, &s.Dead, &oldest, &s.WebhooksPending, &s.WebhooksDead, &hookOldest)
 	s.OldestPending = time.Duration(oldest * float64(time.Second))
+	s.WebhooksOldestPending = time.Duration(hookOldest * float64(time.Second))
 	return s, classify(err)
 }
 

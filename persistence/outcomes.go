@@ -46,13 +46,15 @@ type OutcomeResult struct {
 // counts: a session that had no outcome leaves in_progress (unless the sweeper released it
 // already), a complete counts toward every quota of its quota_ids, the day's counts move and
 // the postback is enqueued, leased to the caller when its lease is positive (its first
-// attempt), else due at once with the workers woken at commit. Quota rows are locked in id
+// attempt), else due at once with the workers woken at commit, and a quota whose completes
+// reach its num_respondents stores a quota.filled webhook event (for a buyer with a webhook
+// URL), with the workers woken at commit. Quota rows are locked in id
 // order so that concurrent batches and entries never deadlock. It returns one row per session
 // it decided: id, whether it still held its places, and its postback's outbox id (0: none)
 // and creation time; a session that had an outcome already, or whose campaign is closed
 // (reconciled or archived, Session.Closed: a reconcile that committed after the caller read
 // the session), returns no row.
-const recordOutcomesSQL = `WITH j AS (
+var recordOutcomesSQL = `WITH j AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
 		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)
 ), s AS (
@@ -68,8 +70,8 @@ const recordOutcomesSQL = `WITH j AS (
 ), q AS (
 	UPDATE campaign_quotas cq SET in_progress = cq.in_progress - x.held, completes = cq.completes + x.completes
 	FROM x, l WHERE cq.id = x.qid AND l.id = x.qid
-	RETURNING cq.id
-), d AS (
+	RETURNING cq.id, cq.campaign_id, cq.completes, cq.num_respondents, cq.is_click_balanced, x.completes AS added
+), ` + quotaFilledSQL + `, d AS (
 	INSERT INTO campaign_daily_counts AS d (campaign_id, day, outcomes, completes)
 	SELECT s.campaign_id, (s.at AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE s.outcome = 'complete')
 	FROM s WHERE NOT s.is_test GROUP BY 1, 2 ORDER BY 1, 2
@@ -84,7 +86,7 @@ const recordOutcomesSQL = `WITH j AS (
 	RETURNING id, tid, created_at, attempts
 )
 SELECT s.id, s.held, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
-	(SELECT count(pg_notify($10, '')) FROM (SELECT 1 FROM p WHERE p.attempts = 0 LIMIT 1) n)
+	(SELECT count(pg_notify($10, '')) FROM (SELECT 1 FROM p WHERE p.attempts = 0 UNION ALL SELECT 1 FROM w LIMIT 1) n)
 FROM s LEFT JOIN p ON p.tid = s.pb_tid`
 
 // outcomeItem is one callback of a batch; res is the verdict.

@@ -44,7 +44,8 @@ type PostbackDelivery struct {
 	RetriedAt     *time.Time `json:"retried_at"` // the last operator retry of a dead letter
 }
 
-// ListPostbacks returns the undelivered outbox rows f selects, newest first.
+// ListPostbacks returns the undelivered partner postbacks f selects, newest first (buyer
+// webhooks share the table and are not listed).
 func (db *DB) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDelivery, error) {
 	var where string
 	switch f.Status {
@@ -63,7 +64,7 @@ func (db *DB) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDe
 			attempts, last_error, created_at,
 			CASE WHEN dead_at IS NULL THEN next_attempt_at END, dead_at, retried_at
 		FROM postback_outbox
-		WHERE (`+where+`) AND ($1 = 0 OR publisher_id = $1) AND ($2 = 0 OR id < $2)
+		WHERE (`+where+`) AND publisher_id IS NOT NULL AND ($1 = 0 OR publisher_id = $1) AND ($2 = 0 OR id < $2)
 		ORDER BY id DESC LIMIT $3`, f.PublisherID, f.BeforeID, limit)
 	if err != nil {
 		return nil, classify(err)

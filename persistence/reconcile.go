@@ -231,9 +231,10 @@ func (r Reconciliation) QualityOutcomes() []QualityOutcome { return r.quality }
 
 // acceptSQL makes the listed sessions ($3) of campaign $1 accepted completes: each that was
 // not one (another outcome, none yet, or a rejected complete) becomes a complete that counts
-// toward its quotas (leaving in_progress if it was still there) and toward the day's counts.
-// It returns the ids of the sessions it converted.
-const acceptSQL = `WITH old AS (
+// toward its quotas (leaving in_progress if it was still there) and toward the day's counts,
+// and a quota that this fills stores its quota.filled webhook event. It returns the ids of
+// the sessions it converted.
+var acceptSQL = `WITH old AS (
 	SELECT id, outcome, rejected, released_at IS NULL AS held, quota_ids, outcome_at FROM sessions
 	WHERE tid = ANY($3) AND campaign_id = $1 AND buyer_id = $2 AND NOT is_test AND (outcome IS DISTINCT FROM 'complete' OR rejected)
 	ORDER BY id FOR UPDATE
@@ -244,8 +245,9 @@ const acceptSQL = `WITH old AS (
 	SELECT qid, count(*) AS n, count(*) FILTER (WHERE old.outcome IS NULL AND old.held) AS ip
 	FROM old, unnest(old.quota_ids) AS qid GROUP BY qid
 ), q AS (
-	UPDATE campaign_quotas cq SET completes = cq.completes + x.n, in_progress = cq.in_progress - x.ip FROM x WHERE cq.id = x.qid RETURNING 1
-), dd AS (
+	UPDATE campaign_quotas cq SET completes = cq.completes + x.n, in_progress = cq.in_progress - x.ip FROM x WHERE cq.id = x.qid
+	RETURNING cq.id, cq.campaign_id, cq.completes, cq.num_respondents, cq.is_click_balanced, x.n AS added
+), ` + quotaFilledSQL + `, dd AS (
 	SELECT (COALESCE(outcome_at, now()) AT TIME ZONE 'UTC')::date AS day, count(*) AS n,
 		count(*) FILTER (WHERE outcome IS NULL) AS newout FROM old GROUP BY 1
 ), d AS (
@@ -352,6 +354,11 @@ func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []s
 			if _, err := tx.Exec(ctx, `UPDATE campaigns SET status = 6, status_changed_at = CASE WHEN status <> 6 THEN now() ELSE status_changed_at END,
 				completed_at = COALESCE(completed_at, now()), updated_at = now() WHERE id = $1`, campaignID); err != nil {
 				return err
+			}
+			if status != StatusReconciled {
+				if err := EnqueueWebhookEvents(ctx, tx, statusEvents(campaignID, status, StatusReconciled, "")); err != nil {
+					return err
+				}
 			}
 			if err := NotifyCampaigns(ctx, tx, campaignID); err != nil {
 				return err

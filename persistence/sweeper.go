@@ -12,37 +12,50 @@ import (
 // returns the ids it moved. The update is conditional on the status, so running it again, or
 // in several processes at once, moves each campaign once.
 func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([]int64, error) {
-	return db.moveCampaigns(ctx, `UPDATE campaigns SET status = $1, status_changed_at = now(), updated_at = now()
-		WHERE status IN ($2, $3) AND status_changed_at <= now() - $4::interval
-		RETURNING id`, StatusArchived, StatusComplete, StatusReconciled, after)
+	return db.moveCampaigns(ctx, StatusArchived, ReasonArchived, `UPDATE campaigns c SET status = $1, status_changed_at = now(), updated_at = now()
+		FROM (SELECT id, status FROM campaigns WHERE status IN ($2, $3) AND status_changed_at <= now() - $4::interval FOR UPDATE) old
+		WHERE c.id = old.id AND c.status IN ($2, $3)
+		RETURNING c.id, old.status::int`, StatusArchived, StatusComplete, StatusReconciled, after)
 }
 
 // CompleteFullCampaigns moves those of ids that are active and whose non-global quotas are
 // all full (completes, or entries when click-balanced, reach num_respondents; at least one
 // such quota) to 3 Complete, and announces them. It returns the ids it moved.
 func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
-	return db.moveCampaigns(ctx, `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
+	return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
 		WHERE c.status = 2 AND ($1::bigint[] IS NULL OR c.id = ANY($1))
 		AND EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global)
 		AND NOT EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global
 			AND CASE WHEN q.is_click_balanced THEN q.entries < q.num_respondents ELSE q.completes < q.num_respondents END)
-		RETURNING c.id`, ids)
+		RETURNING c.id, 2`, ids)
 }
 
-// moveCampaigns runs update, a status change of campaigns that returns the ids it moved,
-// and announces those campaigns in the same transaction (so every process's engine hears
-// of a change exactly when it commits). The status changes the service makes on its own
+// moveCampaigns runs update, a status change of campaigns to status to that returns the ids
+// it moved with their former status, and in the same transaction announces those campaigns
+// (so every process's engine hears of a change exactly when it commits) and stores their
+// webhook events, giving reason. The status changes the service makes on its own
 // (complete, system paused, archived) are conditional on the current status, so they are
 // safe to run again and in several processes at once.
-func (db *DB) moveCampaigns(ctx context.Context, update string, args ...any) ([]int64, error) {
+func (db *DB) moveCampaigns(ctx context.Context, to int, reason, update string, args ...any) ([]int64, error) {
 	var out []int64
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
+		out = nil
 		rows, err := tx.Query(ctx, update, args...)
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		var events []WebhookEvent
+		var id int64
+		var old int
+		_, err = pgx.ForEachRow(rows, []any{&id, &old}, func() error {
+			out = append(out, id)
+			events = append(events, statusEvents(id, old, to, reason)...)
+			return nil
+		})
 		if err != nil {
+			return err
+		}
+		if err := EnqueueWebhookEvents(ctx, tx, events); err != nil {
 			return err
 		}
 		return NotifyCampaigns(ctx, tx, out...)
@@ -86,7 +99,7 @@ func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, err
 // (since it last changed status) whose callback window (2 × LOI + 10 minutes) has passed got
 // no callback, with no callback from any entry after them either. It returns the ids moved.
 func (db *DB) PauseBrokenLinks(ctx context.Context, n int) ([]int64, error) {
-	return db.moveCampaigns(ctx, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
+	return db.moveCampaigns(ctx, StatusSystemPaused, ReasonNoCallbacks, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
 		FROM (
 			SELECT c2.id FROM campaigns c2
 			CROSS JOIN LATERAL (
@@ -101,5 +114,5 @@ func (db *DB) PauseBrokenLinks(ctx context.Context, n int) ([]int64, error) {
 				AND s.entered_at >= w.first AND s.outcome IS NOT NULL)
 		) broken
 		WHERE c.id = broken.id AND c.status = 2
-		RETURNING c.id`, n)
+		RETURNING c.id, 2`, n)
 }

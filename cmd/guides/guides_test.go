@@ -12,11 +12,13 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"hash"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -50,6 +52,7 @@ var update = flag.Bool("update", false, "rewrite docs/buyer-integration.md and d
 const (
 	publicURL   = "https://switchboard.example"
 	partnerHost = "https://partner.example"
+	buyerHost   = "https://buyer.example"
 	buyerToken  = "buyer-api-token"
 	buyerSecret = "buyer-api-secret"
 	pubToken    = "publisher-api-token"
@@ -242,6 +245,69 @@ func (p *partnerServer) wait(t *testing.T, status string) *http.Request {
 	return nil
 }
 
+// hookServer is the buyer's webhook receiver: it keeps every delivery's headers and body.
+type hookServer struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen []hookDelivery
+}
+
+// hookDelivery is one webhook POST as received.
+type hookDelivery struct {
+	path   string
+	header http.Header
+	body   []byte
+}
+
+func (h *hookServer) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	h.seen = append(h.seen, hookDelivery{r.URL.RequestURI(), r.Header.Clone(), body})
+	h.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// wait returns the first delivery whose body contains part, waiting up to 15 s.
+func (h *hookServer) wait(t *testing.T, part string) hookDelivery {
+	t.Helper()
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		h.mu.Lock()
+		for _, d := range h.seen {
+			if strings.Contains(string(d.body), part) {
+				h.mu.Unlock()
+				return d
+			}
+		}
+		h.mu.Unlock()
+	}
+	t.Fatalf("no webhook delivery with %s", part)
+	return hookDelivery{}
+}
+
+// keepHook checks a webhook delivery's signature (with the production verifier and an HMAC
+// computed here) and keeps it as the guide shows it, its volatile values replaced.
+func (r *recorder) keepHook(name string, d hookDelivery) {
+	r.t.Helper()
+	ts, sig := d.header.Get(payout.WebhookTimestampHeader), d.header.Get(payout.WebhookSignatureHeader)
+	if sig != hmacHex(sha256.New, buyerSecret, ts+"."+string(d.body)) ||
+		!payout.VerifyWebhook(buyerSecret, ts, sig, d.body, time.Now(), 5*time.Minute) {
+		r.t.Fatalf("webhook %s: signature %s does not verify", d.body, sig)
+	}
+	var e struct {
+		EventID    string `json:"event_id"`
+		OccurredAt string `json:"occurred_at"`
+	}
+	if err := json.Unmarshal(d.body, &e); err != nil || e.EventID != d.header.Get(payout.WebhookEventHeader) {
+		r.t.Fatalf("webhook body %s: %v", d.body, err)
+	}
+	// The volatile values are replaced in this exchange only: a timestamp, learned, would
+	// also replace equal numbers elsewhere (an impanel's ts of the same second).
+	body := strings.NewReplacer(e.EventID, "<event_id>", e.OccurredAt, "<occurred_at>").Replace(string(d.body))
+	r.keep(name, "POST "+d.path+"\nHost: buyer.example\nContent-Type: "+d.header.Get("Content-Type")+
+		"\n"+payout.WebhookEventHeader+": <event_id>\n"+payout.WebhookTimestampHeader+": <timestamp>"+
+		"\n"+payout.WebhookSignatureHeader+": <signature>\n\n"+body+"\n")
+}
+
 // callbackURI is a buyer's signed callback (path and query).
 func callbackURI(customerID, outcome, tid, secret string) string {
 	u := "/router/customers/" + customerID + "/cps/" + outcome + "?tid=" + url.QueryEscape(tid)
@@ -272,7 +338,7 @@ func TestGuides(t *testing.T) {
 	defer partner.srv.Close()
 
 	s := apptest.Start(t, apptest.Options{PublicURL: publicURL, RateLimit: -1,
-		Configure: func(c *app.Config) { c.Postbacks.Poll = 100 * time.Millisecond }})
+		Configure: func(c *app.Config) { c.Postbacks.Poll, c.Postbacks.WebhookPrivate = 100*time.Millisecond, true }})
 	ctx := context.Background()
 	buyer, _, err := s.DB.CreateBuyerWith(ctx, "buyer@example.test", "Example Research", s.Env, buyerToken, buyerSecret)
 	if err != nil {
@@ -287,9 +353,13 @@ func TestGuides(t *testing.T) {
 	if err := s.App.Supply.ReloadPublishers(ctx); err != nil {
 		t.Fatal(err)
 	}
+	hooks := &hookServer{}
+	hooks.srv = httptest.NewServer(http.HandlerFunc(hooks.serve))
+	defer hooks.srv.Close()
 	r := &recorder{t: t, s: s, ex: map[string]string{}}
 	r.learn(buyer.CustomerID, "<customer_id>")
 	r.learn(partner.srv.URL, partnerHost)
+	r.learn(hooks.srv.URL, buyerHost)
 
 	api := func(name, method, path string, body any, want int) apptest.Response {
 		t.Helper()
@@ -318,7 +388,10 @@ func TestGuides(t *testing.T) {
 	campaign := "/api/v1/campaigns/" + strconv.FormatInt(id, 10)
 	api("quota_create", "POST", campaign+"/campaign_quotas", map[string]any{"name": "Adults", "num_respondents": 100,
 		"campaign_qualifications": []map[string]any{{"question_id": 43, "pre_codes": []int{1, 2}}}}, 201)
+	api("webhook_set", "PUT", "/api/v1/webhook", map[string]any{"url": hooks.srv.URL + "/switchboard/events"}, 200)
+	api("webhook_bad_url", "PUT", "/api/v1/webhook", map[string]any{"url": "ftp://buyer.example/events"}, 422)
 	api("campaign_activate", "PUT", campaign, map[string]any{"status": 2}, 200)
+	r.keepHook("webhook_status_changed", hooks.wait(t, `"new_status": 2`))
 
 	// --- redirect_test: a test session through the buyer's own link and callback.
 	var rt struct {

@@ -35,6 +35,7 @@ type worked struct {
 	PostbackURL, PostbackSigned, PostbackSech          string
 	RefusedURL                                         string
 	ImpanelSigned, ImpanelSech                         string
+	WebhookBody, WebhookSigned, WebhookSignature       string
 	TID, CustomerID, Respondent, User, BuyerSecret     string
 	PubSecret, PublicURL, PartnerRedirect, PartnerPost string
 	PartnerHost                                        string
@@ -130,6 +131,17 @@ func workedExamples(t *testing.T) worked {
 	}
 	if usd.String() != complete.USD {
 		t.Fatalf("complete pays %s, table says %s", usd, complete.USD)
+	}
+
+	// Webhook signature: HMAC-SHA256 of "<timestamp>.<body>".
+	w.WebhookBody = `{"data": {"new_status": 2, "old_status": 5}, "type": "campaign.status_changed", "event_id": "evt_0f8e2d4c6b1a49e7a3c5d7f9b2e4c6a8", "campaign_id": 1, "occurred_at": "2026-01-01T00:00:00.000000Z"}`
+	w.WebhookSigned = "1767225600." + w.WebhookBody
+	w.WebhookSignature = payout.SignWebhook(buyerSecret, exampleTS, []byte(w.WebhookBody))
+	if h := hmacHex(sha256.New, buyerSecret, w.WebhookSigned); w.WebhookSignature != h ||
+		!payout.VerifyWebhook(buyerSecret, "1767225600", h, []byte(w.WebhookBody), time.Unix(exampleTS, 0), 5*time.Minute) ||
+		payout.VerifyWebhook(buyerSecret, "1767225600", h, []byte(w.WebhookBody), time.Unix(exampleTS+301, 0), 5*time.Minute) ||
+		payout.VerifyWebhook(buyerSecret, "1767225601", h, []byte(w.WebhookBody), time.Unix(exampleTS, 0), 5*time.Minute) {
+		t.Fatalf("webhook signature %s, want %s", w.WebhookSignature, h)
 	}
 
 	// Impanel sech: HMAC-SHA256 of "<user_identifier>:<ts>".

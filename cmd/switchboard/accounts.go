@@ -296,3 +296,41 @@ func runPublisherRotate(which string) func(context.Context, []string, io.Writer)
 		return printJSON(out, map[string]any{"publisher_id": *id, "api_secret": secret})
 	}
 }
+
+// runBuyerWebhook registers (--url) or removes (--clear, or an empty --url) the URL a buyer's
+// campaign events are POSTed to, signed with the buyer's api_secret.
+func runBuyerWebhook(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("buyer webhook")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	email := f.String("email", "", "the buyer's e-mail address (required)")
+	u := f.String("url", "", "the absolute http(s) URL events are POSTed to (empty: remove)")
+	remove := f.Bool("clear", false, "remove the buyer's webhook URL")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	switch {
+	case *email == "":
+		return errors.New("--email is required")
+	case *remove && *u != "":
+		return errors.New("give either --url or --clear")
+	}
+	if *u != "" {
+		if err := persistence.ValidateWebhookURL(*u); err != nil {
+			return flagError(err)
+		}
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	b, err := db.SetBuyerWebhookByEmail(ctx, *email, *u)
+	if err != nil {
+		return flagError(err)
+	}
+	var view any
+	if *u != "" {
+		view = *u
+	}
+	return printJSON(out, map[string]any{"customer_id": b.CustomerID, "webhook_url": view})
+}

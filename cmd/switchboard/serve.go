@@ -42,6 +42,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.DurationVar(&cfg.HTTP.WriteTimeout, "write-timeout", time.Minute, "time allowed to write one response")
 	f.DurationVar(&cfg.HTTP.IdleTimeout, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request")
 	f.Float64Var(&cfg.HTTP.AccessLogSample, "access-log-sample", 0.01, "fraction of requests, 0 to 1, written to the access log (method, path without query, status, duration, bytes, X-Request-Id); 5xx answers always are")
+	f.BoolVar(&cfg.Postbacks.WebhookPrivate, "webhook-allow-private", false, "deliver buyer webhooks to loopback, private and link-local addresses too (default: refused, so that a buyer's URL cannot reach this network)")
 	qualityFlags(f, &cfg) // quality.go
 	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")

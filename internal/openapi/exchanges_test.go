@@ -81,6 +81,10 @@ var standIns = map[string]string{
 	"<a wrong hash>": strings.Repeat("cd", 20),
 	"<sech>":         strings.Repeat("ef", 32),
 	"<ts>":           "1767225600",
+	"<event_id>":     "evt_" + strings.Repeat("0a", 16),
+	"<occurred_at>":  "2026-01-01T00:00:00.000000Z",
+	"<timestamp>":    "1767225600",
+	"<signature>":    strings.Repeat("12", 32),
 	"<this_hour>":    "2026-01-01T00:00:00Z",
 	"<next_hour>":    "2026-01-01T01:00:00Z",
 	"<ms>":           "3",
@@ -200,6 +204,14 @@ func validate(specs []spec, ex exchange) error {
 	}
 	req.Header = ex.reqHdr.Clone()
 	if ex.status == 0 {
+		if ex.reqHdr.Get("Host") == "buyer.example" { // a buyer's webhook delivery
+			for k, vs := range req.Header {
+				for i, v := range vs {
+					req.Header[k][i] = standIn(v)
+				}
+			}
+			return validateWebhook(specs, "buyerEvent", req)
+		}
 		return validateWebhook(specs, "partnerPostback", req)
 	}
 	if err := validateRedirect(specs, ex.respHdr.Get("Location")); err != nil {
@@ -275,8 +287,8 @@ func validateBody(r *openapi3.Response, ex exchange, doc *openapi3.T) error {
 	return mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors())
 }
 
-// validateWebhook checks a request the partner receives against the supply document's
-// webhook name.
+// validateWebhook checks a request the partner (or the buyer) receives against the webhook
+// name of the document that has it.
 func validateWebhook(specs []spec, name string, req *http.Request) error {
 	for _, s := range specs {
 		item := s.doc.Webhooks[name]

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,11 @@ type WorkerConfig struct {
 	// Client sends the GETs; nil: a client whose reads and writes time out after Timeout.
 	// Postbacks follow at most 3 redirects.
 	Client *fasthttp.Client
+	// WebhookClient sends buyer webhooks; nil: Client's settings with a dialer that refuses
+	// loopback, private, link-local and other non-public addresses (a buyer chooses the URL,
+	// and must not reach the deployment's own network through it) unless WebhookPrivate.
+	WebhookClient  *fasthttp.Client
+	WebhookPrivate bool // deliver webhooks to non-public addresses too (tests, one-host setups)
 }
 
 func (c WorkerConfig) withDefaults() WorkerConfig {
@@ -81,6 +87,21 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 			},
 		}
 	}
+	if c.WebhookClient == nil {
+		dial := func(addr string) (net.Conn, error) { return fasthttp.DialTimeout(addr, c.Timeout) }
+		if !c.WebhookPrivate {
+			dial = publicDial(c.Timeout)
+		}
+		c.WebhookClient = &fasthttp.Client{
+			Name:                "switchboard-webhook/1",
+			ReadTimeout:         c.Timeout,
+			WriteTimeout:        c.Timeout,
+			MaxConnWaitTimeout:  c.Timeout,
+			MaxConnsPerHost:     c.Parallel,
+			MaxResponseBodySize: maxPostbackBody,
+			Dial:                dial,
+		}
+	}
 	return c
 }
 
@@ -101,9 +122,24 @@ type Worker struct {
 	due    atomic.Bool                      // the outbox may hold due rows: claim
 	marks  *persistence.DeliveryMarks       // set by Run: records deliveries by group commit
 
+	// The partner postbacks' and the buyer webhooks' figures, apart.
+	postbacks, webhooks tally
+}
+
+// tally is one kind of delivery's figures for /metrics: the totals count this process's
+// attempts, the gauges the whole table.
+type tally struct {
 	delivered, failures, deadLettered atomic.Uint64
 	pending, dead                     atomic.Int64
 	oldestPending                     atomic.Int64 // nanoseconds
+}
+
+// tally is the figures c counts toward.
+func (w *Worker) tally(c persistence.ClaimedPostback) *tally {
+	if c.Body != nil {
+		return &w.webhooks
+	}
+	return &w.postbacks
 }
 
 // NewWorker returns a worker over db; Run starts it.
@@ -262,7 +298,14 @@ func (w *Worker) Run(ctx context.Context) {
 // deliver sends one postback and records the result (its slot is held until the record
 // commits).
 func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
-	status, err := w.get(c.URL)
+	var status int
+	var err error
+	if c.Body != nil {
+		status, err = w.post(c)
+	} else {
+		status, err = w.get(c.URL)
+	}
+	t := w.tally(c)
 	ok := err == nil && status >= 200 && status < 300
 	if !ok && ctx.Err() != nil {
 		return // shutting down: the lease runs out and another attempt follows
@@ -271,16 +314,16 @@ func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	log := w.log.With(zap.Int64("postback_id", c.ID), zap.String("tid", c.TID), zap.String("kind", c.Kind),
-		zap.Int64("publisher_id", c.PublisherID), zap.Int("attempt", c.Attempts))
+		zap.Int64("publisher_id", c.PublisherID), zap.Int64("buyer_id", c.BuyerID), zap.Int("attempt", c.Attempts))
 	if ok {
 		if err := w.marks.Mark(sctx, c.ID); err != nil {
 			log.Warn("record postback delivery", zap.Error(err)) // delivered again after the lease
 			return
 		}
-		w.delivered.Add(1)
+		t.delivered.Add(1)
 		return
 	}
-	w.failures.Add(1)
+	t.failures.Add(1)
 	reason := "status " + strconv.Itoa(status)
 	if err != nil {
 		reason = errorText(err)
@@ -290,7 +333,7 @@ func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 	case err != nil:
 		log.Warn("record postback failure", zap.String("reason", reason), zap.Error(err))
 	case dead:
-		w.deadLettered.Add(1)
+		t.deadLettered.Add(1)
 		log.Error("postback dead-lettered", zap.String("reason", reason))
 	case c.Attempts == 1:
 		log.Warn("postback failed; will retry", zap.String("reason", reason))
@@ -359,29 +402,39 @@ func (w *Worker) refreshStats(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.pending.Store(s.Pending)
-	w.dead.Store(s.Dead)
-	w.oldestPending.Store(int64(s.OldestPending))
+	w.postbacks.pending.Store(s.Pending)
+	w.postbacks.dead.Store(s.Dead)
+	w.postbacks.oldestPending.Store(int64(s.OldestPending))
+	w.webhooks.pending.Store(s.WebhooksPending)
+	w.webhooks.dead.Store(s.WebhooksDead)
+	w.webhooks.oldestPending.Store(int64(s.WebhooksOldestPending))
 	return nil
 }
 
-// RegisterMetrics exposes the outbox on /metrics. Pending and dead count the whole table
-// (every process's worker reports the same, refreshed every StatsEvery); the totals count
-// this process's attempts.
+// RegisterMetrics exposes the outbox on /metrics: partner postbacks as switchboard_postbacks_*,
+// buyer webhooks as switchboard_webhooks_*. Pending and dead count the whole table (every
+// process's worker reports the same, refreshed every StatsEvery); the totals count this
+// process's attempts.
 func (w *Worker) RegisterMetrics(m *httpio.Metrics) {
+	w.postbacks.register(m, "switchboard_postbacks_", "Postback")
+	w.webhooks.register(m, "switchboard_webhooks_", "Buyer webhook")
+}
+
+// register exposes t under prefix; what names the deliveries in the help texts.
+func (t *tally) register(m *httpio.Metrics, prefix, what string) {
 	one := func(f func() float64) func() []httpio.Sample {
 		return func() []httpio.Sample { return []httpio.Sample{{Value: f()}} }
 	}
-	m.Gauge("switchboard_postbacks_pending", "gauge", "Postbacks neither delivered nor dead-lettered.",
-		one(func() float64 { return float64(w.pending.Load()) }))
-	m.Gauge("switchboard_postbacks_dead", "gauge", "Postbacks dead-lettered after their retry window.",
-		one(func() float64 { return float64(w.dead.Load()) }))
-	m.Gauge("switchboard_postbacks_oldest_pending_seconds", "gauge", "Age of the oldest pending postback.",
-		one(func() float64 { return time.Duration(w.oldestPending.Load()).Seconds() }))
-	m.Gauge("switchboard_postbacks_delivered_total", "counter", "Postbacks this process delivered (2xx).",
-		one(func() float64 { return float64(w.delivered.Load()) }))
-	m.Gauge("switchboard_postbacks_failures_total", "counter", "Postback attempts of this process that failed.",
-		one(func() float64 { return float64(w.failures.Load()) }))
-	m.Gauge("switchboard_postbacks_dead_lettered_total", "counter", "Postbacks this process dead-lettered.",
-		one(func() float64 { return float64(w.deadLettered.Load()) }))
+	m.Gauge(prefix+"pending", "gauge", what+"s neither delivered nor dead-lettered.",
+		one(func() float64 { return float64(t.pending.Load()) }))
+	m.Gauge(prefix+"dead", "gauge", what+"s dead-lettered after their retry window.",
+		one(func() float64 { return float64(t.dead.Load()) }))
+	m.Gauge(prefix+"oldest_pending_seconds", "gauge", "Age of the oldest pending "+strings.ToLower(what)+".",
+		one(func() float64 { return time.Duration(t.oldestPending.Load()).Seconds() }))
+	m.Gauge(prefix+"delivered_total", "counter", what+"s this process delivered (2xx).",
+		one(func() float64 { return float64(t.delivered.Load()) }))
+	m.Gauge(prefix+"failures_total", "counter", what+" attempts of this process that failed.",
+		one(func() float64 { return float64(t.failures.Load()) }))
+	m.Gauge(prefix+"dead_lettered_total", "counter", what+"s this process dead-lettered.",
+		one(func() float64 { return float64(t.deadLettered.Load()) }))
 }
