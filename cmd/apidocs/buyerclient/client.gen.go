@@ -927,6 +927,17 @@ type RetargetsRemove struct {
 // RetargetsRemoveRetargetingType 0 transaction id, 1 respondent id, 2 device id, 3 hashed mobile ad id
 type RetargetsRemoveRetargetingType int
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	Url *string `json:"url"`
+}
+
+// WebhookRequest defines model for WebhookRequest.
+type WebhookRequest struct {
+	// Url an absolute http(s) URL without credentials or fragment; empty: remove
+	Url string `json:"url"`
+}
+
 // E400 defines model for E400.
 type E400 = Error
 
@@ -1006,6 +1017,18 @@ type StartTestSessionParams struct {
 	Sig string `form:"sig" json:"sig"`
 }
 
+// BuyerEventParams defines parameters for BuyerEvent.
+type BuyerEventParams struct {
+	// XSwitchboardEventId the body's event_id
+	XSwitchboardEventId string `json:"X-Switchboard-Event-Id"`
+
+	// XSwitchboardTimestamp Unix seconds of this attempt; refuse one far from your clock
+	XSwitchboardTimestamp string `json:"X-Switchboard-Timestamp"`
+
+	// XSwitchboardSignature lower-case hex HMAC-SHA256, keyed with the api_secret, of the timestamp, '.', and the exact body bytes
+	XSwitchboardSignature string `json:"X-Switchboard-Signature"`
+}
+
 // CreateAdhocAccountJSONRequestBody defines body for CreateAdhocAccount for application/json ContentType.
 type CreateAdhocAccountJSONRequestBody = AdhocAccountRequest
 
@@ -1056,6 +1079,12 @@ type CreateCustomQualificationJSONRequestBody = CustomQualificationRequest
 
 // CreateCustomAnswerJSONRequestBody defines body for CreateCustomAnswer for application/json ContentType.
 type CreateCustomAnswerJSONRequestBody = CustomAnswerRequest
+
+// SetWebhookJSONRequestBody defines body for SetWebhook for application/json ContentType.
+type SetWebhookJSONRequestBody = WebhookRequest
+
+// BuyerEventJSONRequestBody defines body for BuyerEvent for application/json ContentType.
+type BuyerEventJSONRequestBody = WebhookEvent
 
 // AsCampaignCreateCpi0 returns the union data inside the CampaignCreate_Cpi as a CampaignCreateCpi0
 func (t CampaignCreate_Cpi) AsCampaignCreateCpi0() (CampaignCreateCpi0, error) {
@@ -1925,6 +1954,29 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 	GetQualification(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ShowWebhook Show the buyer's webhook URL
+	//
+	// Corresponds with GET /api/v1/webhook (the `ShowWebhook` operationId).
+	ShowWebhook(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetWebhookWithBody Set or remove the buyer's webhook URL
+	//
+	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
+	SetWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetWebhook Set or remove the buyer's webhook URL
+	//
+	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
+	SetWebhook(ctx context.Context, body SetWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListInsightsProjects The buyer's projects (JSON:API)
 	//
 	// Corresponds with GET /insights_api/projects (the `ListInsightsProjects` operationId).
@@ -2711,6 +2763,59 @@ func (c *Client) ListQualifications(ctx context.Context, params *ListQualificati
 // Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 func (c *Client) GetQualification(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetQualificationRequest(c.Server, questionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ShowWebhook Show the buyer's webhook URL
+//
+// Corresponds with GET /api/v1/webhook (the `ShowWebhook` operationId).
+func (c *Client) ShowWebhook(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShowWebhookRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetWebhookWithBody Set or remove the buyer's webhook URL
+//
+// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
+func (c *Client) SetWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetWebhookRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetWebhook Set or remove the buyer's webhook URL
+//
+// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
+func (c *Client) SetWebhook(ctx context.Context, body SetWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetWebhookRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4148,6 +4253,73 @@ func NewGetQualificationRequest(server string, questionId int, params *GetQualif
 	return req, nil
 }
 
+// NewShowWebhookRequest constructs an http.Request for the ShowWebhook method
+func NewShowWebhookRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhook")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetWebhookRequest calls the generic SetWebhook builder with application/json body
+func NewSetWebhookRequest(server string, body SetWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetWebhookRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSetWebhookRequestWithBody constructs an http.Request for the SetWebhook method, with any body, and a specified content type
+func NewSetWebhookRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhook")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListInsightsProjectsRequest constructs an http.Request for the ListInsightsProjects method
 func NewListInsightsProjectsRequest(server string, params *ListInsightsProjectsParams) (*http.Request, error) {
 	var err error
@@ -4834,6 +5006,31 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 	GetQualificationWithResponse(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*GetQualificationResponse, error)
+
+	// ShowWebhookWithResponse Show the buyer's webhook URL
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/webhook (the `ShowWebhook` operationId).
+	ShowWebhookWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ShowWebhookResponse, error)
+
+	// SetWebhookWithBodyWithResponse Set or remove the buyer's webhook URL
+	//
+	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
+	SetWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetWebhookResponse, error)
+
+	// SetWebhookWithResponse Set or remove the buyer's webhook URL
+	//
+	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
+	SetWebhookWithResponse(ctx context.Context, body SetWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*SetWebhookResponse, error)
 
 	// ListInsightsProjectsWithResponse The buyer's projects (JSON:API)
 	//
@@ -7931,6 +8128,193 @@ func (r GetQualificationResponse) ContentType() string {
 	return ""
 }
 
+// ShowWebhookResponse401Headers the declared response headers of an HTTP 401 response for ShowWebhook
+type ShowWebhookResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ShowWebhookResponse429Headers the declared response headers of an HTTP 429 response for ShowWebhook
+type ShowWebhookResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ShowWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *E406
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ShowWebhookResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ShowWebhookResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ShowWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ShowWebhookResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r ShowWebhookResponse) GetJSON406() *E406 {
+	return r.JSON406
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ShowWebhookResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ShowWebhookResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ShowWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ShowWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ShowWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ShowWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetWebhookResponse401Headers the declared response headers of an HTTP 401 response for SetWebhook
+type SetWebhookResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// SetWebhookResponse429Headers the declared response headers of an HTTP 429 response for SetWebhook
+type SetWebhookResponse429Headers struct {
+	RetryAfter *int
+}
+
+type SetWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *E406
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetWebhookResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetWebhookResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetWebhookResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetWebhookResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r SetWebhookResponse) GetJSON406() *E406 {
+	return r.JSON406
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetWebhookResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SetWebhookResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SetWebhookResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetWebhookResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListInsightsProjectsResponse401Headers the declared response headers of an HTTP 401 response for ListInsightsProjects
 type ListInsightsProjectsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -9171,6 +9555,49 @@ func (c *ClientWithResponses) GetQualificationWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetQualificationResponse(rsp)
+}
+
+// ShowWebhookWithResponse Show the buyer's webhook URL
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/webhook (the `ShowWebhook` operationId).
+func (c *ClientWithResponses) ShowWebhookWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ShowWebhookResponse, error) {
+	rsp, err := c.ShowWebhook(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseShowWebhookResponse(rsp)
+}
+
+// SetWebhookWithBodyWithResponse Set or remove the buyer's webhook URL
+//
+// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
+func (c *ClientWithResponses) SetWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetWebhookResponse, error) {
+	rsp, err := c.SetWebhookWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetWebhookResponse(rsp)
+}
+
+// SetWebhookWithResponse Set or remove the buyer's webhook URL
+//
+// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
+func (c *ClientWithResponses) SetWebhookWithResponse(ctx context.Context, body SetWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*SetWebhookResponse, error) {
+	rsp, err := c.SetWebhook(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetWebhookResponse(rsp)
 }
 
 // ListInsightsProjectsWithResponse The buyer's projects (JSON:API)
@@ -12151,6 +12578,181 @@ func ParseGetQualificationResponse(rsp *http.Response) (*GetQualificationRespons
 	return response, nil
 }
 
+// ParseShowWebhookResponse parses an HTTP response from a ShowWebhookWithResponse call
+func ParseShowWebhookResponse(rsp *http.Response) (*ShowWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ShowWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest E406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ShowWebhookResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ShowWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetWebhookResponse parses an HTTP response from a SetWebhookWithResponse call
+func ParseSetWebhookResponse(rsp *http.Response) (*SetWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest E406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetWebhookResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListInsightsProjectsResponse parses an HTTP response from a ListInsightsProjectsWithResponse call
 func ParseListInsightsProjectsResponse(rsp *http.Response) (*ListInsightsProjectsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12757,4 +13359,161 @@ func ParseStartTestSessionResponse(rsp *http.Response) (*StartTestSessionRespons
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// BuyerEventWithBody fires the buyerEvent webhook with any body
+	BuyerEventWithBody(ctx context.Context, targetURL string, params *BuyerEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	BuyerEvent(ctx context.Context, targetURL string, params *BuyerEventParams, body BuyerEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) BuyerEventWithBody(ctx context.Context, targetURL string, params *BuyerEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBuyerEventWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) BuyerEvent(ctx context.Context, targetURL string, params *BuyerEventParams, body BuyerEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBuyerEventWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewBuyerEventWebhookRequest builds a application/json POST request for the buyerEvent webhook
+func NewBuyerEventWebhookRequest(targetURL string, params *BuyerEventParams, body BuyerEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBuyerEventWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewBuyerEventWebhookRequestWithBody builds a POST request for the buyerEvent webhook with any body
+func NewBuyerEventWebhookRequestWithBody(targetURL string, params *BuyerEventParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Switchboard-Event-Id", params.XSwitchboardEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Switchboard-Event-Id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Switchboard-Timestamp", params.XSwitchboardTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Switchboard-Timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Switchboard-Signature", params.XSwitchboardSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Switchboard-Signature", headerParam2)
+
+	}
+	return req, nil
 }
