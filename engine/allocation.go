@@ -148,15 +148,12 @@ func ExplorationDraw(participantID, campaignID int64) float64 {
 	return float64(x>>11) / (1 << 53)
 }
 
-// score is the rank key of an offer of slot c under the order's policy;
-// w is the balanced weight of the quota the participant would fill (the
-// largest weight of the campaign's open non-global quotas it matches),
-// ignored under greedy.
-func (o *rankOrder) score(epc, w float64, c int32, participantID, campaignID int64) float64 {
+// score is the rank key of an offer of slot c under the order's policy.
+func (o *rankOrder) score(epc float64, c int32, participantID, campaignID int64) float64 {
 	if o.w == nil {
 		return epc
 	}
-	s := epc * w
+	s := epc * o.w[c]
 	if x := o.x[c]; x > 0 {
 		s *= 1 + x*ExplorationDraw(participantID, campaignID)
 	}
@@ -171,8 +168,8 @@ type allocator struct {
 	state  atomic.Pointer[allocState]
 }
 
-// allocState is one supply estimate: expected participants per day who
-// could fill each non-global quota, by quota id, computed at unix time at.
+// allocState is one supply estimate: expected eligible participants per
+// day by campaign id, computed at unix time at.
 type allocState struct {
 	at     int64
 	supply map[int64]float64
@@ -213,7 +210,7 @@ func (e *Engine) Allocation() Allocation {
 }
 
 // RefreshAllocation recomputes, off the request path, the panel supply of
-// every quota and republishes the current campaigns ranked with weights
+// every campaign and republishes the current campaigns ranked with weights
 // as of now (unix seconds): a new snapshot, so caches keyed on
 // Snapshot.Version see the new ranking at once. It does nothing under
 // AllocationGreedy.
@@ -237,10 +234,7 @@ func (e *Engine) RefreshAllocation(now int64) {
 }
 
 // Weight returns the balanced weight and exploration cap the snapshot's
-// current ranking gives a campaign (1 and 0 under AllocationGreedy). The
-// weight is the largest weight of the campaign's non-global quotas: a
-// participant is ranked with the weight of the quota it would fill, at most
-// this one.
+// current ranking gives a campaign (1 and 0 under AllocationGreedy).
 func (s *Snapshot) Weight(campaignID int64) (weight, explore float64, ok bool) {
 	for _, c := range s.parts {
 		if p, slot, found := c.slot(campaignID); found {
@@ -254,13 +248,13 @@ func (s *Snapshot) Weight(campaignID int64) (weight, explore float64, ok bool) {
 	return 0, 0, false
 }
 
-// scanSupply estimates, for every non-global quota, how many panel
-// participants per day could fill it: each sampled participant of the
+// scanSupply estimates, for every campaign, how many panel participants per
+// day can fill one of its open quotas: each sampled participant of the
 // country active in the last FeasibilityWindowDays counts with its daily
-// participation rate when it matches the quota and the campaign's device
-// rule and no full global quota of the campaign admit it. Per-participant
-// rules (exclusions, entries, retargeting, daily caps) are left out: they do
-// not change how scarce the quota's audience is.
+// participation rate when the campaign's device, open non-global quotas and
+// global caps admit it. Per-participant rules (exclusions, entries,
+// retargeting, daily caps) are left out: they do not change how scarce the
+// campaign is.
 func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
 	since := now - FeasibilityWindowDays*secondsPerDay
 	type sample struct {
@@ -292,14 +286,16 @@ func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
 			parts = append(parts, c.delta)
 		}
 		for _, part := range parts {
-			sums := make([]float64, len(part.quotas))
+			sums := make([]float64, len(part.camps))
 			if sm != nil {
 				sc := new(scratch)
 				for i, p := range sm.ps {
 					sc.begin(part)
 					part.compileParticipant(sc, p)
 					for slot := range part.camps {
-						part.addSupply(sc, int32(slot), p, sm.rates[i], sums)
+						if part.couldFill(sc, int32(slot), p) {
+							sums[slot] += sm.rates[i]
+						}
 					}
 				}
 			}
@@ -307,85 +303,72 @@ func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
 			if sm != nil && len(sm.ps) > 0 {
 				scale = float64(sm.active) / float64(len(sm.ps))
 			}
-			for q := range part.quotas {
-				if !part.quotas[q].global {
-					out[part.qdefs[q].ID] = sums[q] * scale
-				}
+			for slot := range part.camps {
+				out[part.cold[slot].id] = sums[slot] * scale
 			}
 		}
 	}
 }
 
-// addSupply adds rate to the sums of the non-global quotas of campaign slot
-// c that the participant compiled in sc matches, when the campaign's device
-// rule admits it and no full global quota of the campaign caps it.
-func (part *partition) addSupply(sc *scratch, c int32, p *Participant, rate float64, sums []float64) {
+// couldFill reports whether the participant compiled in sc passes the
+// campaign's device rule, matches an open non-global quota and no full
+// global one.
+func (part *partition) couldFill(sc *scratch, c int32, p *Participant) bool {
 	cm := &part.camps[c]
 	if cm.devices != 0 && cm.devices&p.Device == 0 {
-		return
+		return false
+	}
+	open := false
+	for q := cm.q0; q < cm.g0 && !open; q++ {
+		qm := &part.quotas[q]
+		open = part.quotaMatches(sc, qm) && !qm.counter.full(qm.num, qm.clickBalanced)
+	}
+	if !open {
+		return false
 	}
 	for q := cm.g0; q < cm.q1; q++ {
 		qm := &part.quotas[q]
 		if part.quotaMatches(sc, qm) && qm.counter.full(qm.num, qm.clickBalanced) {
-			return
+			return false
 		}
 	}
-	for q := cm.q0; q < cm.g0; q++ {
-		if part.quotaMatches(sc, &part.quotas[q]) {
-			sums[q] += rate
-		}
-	}
+	return true
 }
 
-// weigh sets qw[j] to the balanced weight of the campaign's non-global
-// quota def.Quotas[j] (counter qc[j]; 0 for a global quota) under the
-// supply estimate st (nil: none yet), and returns the campaign's largest
-// quota weight (1 without non-global quotas) and its exploration cap. A
-// quota's weight is AllocationWeight of its own target, completes still
-// needed and panel supply, with the campaign's conversion and field period.
-func (st *allocState) weigh(def *Campaign, k *campaignCounter, qc []*quotaCounter, qw []float64) (w, x float64) {
-	sessions := k.sessions.Load()
-	conv := Conversion(def.Incidence, sessions, k.completes.Load())
-	elapsed := -1.0
-	if st != nil && def.FieldStart > 0 && st.at >= def.FieldStart {
-		elapsed = float64(st.at-def.FieldStart) / secondsPerDay
-	}
-	w = -1.0
-	for j := range def.Quotas {
-		q := &def.Quotas[j]
-		qw[j] = 0
-		if q.Global {
-			continue
+// weigh returns the balanced weight and exploration cap of campaign def with
+// counter k and non-global quotas open, under the supply estimate st (nil:
+// none yet).
+func (st *allocState) weigh(def *Campaign, k *campaignCounter, open []quotaMeta) (w, x float64) {
+	in := AllocationInputs{SupplyPerDay: -1, Elapsed: -1, DaysInField: float64(def.DaysInField)}
+	for i := range open {
+		qm := &open[i]
+		used := qm.counter.completes.Load() + max(qm.counter.inProgress.Load(), 0)
+		if qm.clickBalanced {
+			used = qm.counter.entries.Load()
 		}
-		in := AllocationInputs{SupplyPerDay: -1, Elapsed: elapsed, DaysInField: float64(def.DaysInField),
-			Sessions: sessions, Conversion: conv}
-		used := qc[j].completes.Load() + max(qc[j].inProgress.Load(), 0)
-		if q.ClickBalanced {
-			used = qc[j].entries.Load()
-		}
-		in.Target = float64(max(q.NumRespondents, 0))
-		in.Needed = float64(max(int64(q.NumRespondents)-used, 0))
-		if st != nil {
-			if v, ok := st.supply[q.ID]; ok {
-				in.SupplyPerDay = v
-			}
-		}
-		qw[j], x = AllocationWeight(in)
-		w = max(w, qw[j])
+		in.Target += float64(max(qm.num, 0))
+		in.Needed += float64(max(qm.num-used, 0))
 	}
-	if w < 0 {
-		w, x = AllocationWeight(AllocationInputs{SupplyPerDay: -1, Elapsed: -1, Sessions: sessions, Conversion: conv})
+	in.Sessions = k.sessions.Load()
+	in.Conversion = Conversion(def.Incidence, in.Sessions, k.completes.Load())
+	if st != nil {
+		if v, ok := st.supply[def.ID]; ok {
+			in.SupplyPerDay = v
+		}
+		if def.FieldStart > 0 && st.at >= def.FieldStart {
+			in.Elapsed = float64(st.at-def.FieldStart) / secondsPerDay
+		}
 	}
-	return w, x
+	return AllocationWeight(in)
 }
 
 // order computes the ranking order of the partition: every slot by
 // descending key, the bound of its EPC/share times its weight and largest
 // exploration bonus (w and x nil: EPC alone). seq must be read before any
 // bound.
-func (part *partition) order(seq uint64, w, x, qw []float64) *rankOrder {
+func (part *partition) order(seq uint64, w, x []float64) *rankOrder {
 	n := len(part.camps)
-	ord := &rankOrder{seq: seq, slots: make([]int32, n), w: w, x: x, qw: qw}
+	ord := &rankOrder{seq: seq, slots: make([]int32, n), w: w, x: x}
 	keys := make([]float64, n)
 	for i := range part.camps {
 		m := &part.camps[i]

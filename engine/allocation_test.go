@@ -120,79 +120,67 @@ func TestExplorationDraw(t *testing.T) {
 	}
 }
 
-// refSupply is the brute-force panel supply of non-global quota q of
-// campaign c: the daily participation rate summed over the panel's
-// participants of its country active in the last 30 days who match q and
-// whose device and the campaign's global caps admit them.
-func refSupply(c *engine.Campaign, q *engine.Quota, ctr *engine.Counters, panel *engine.Panel, now int64) float64 {
+// refSupply is the brute-force panel supply of campaign c: the daily
+// participation rate summed over the panel's participants of its country
+// active in the last 30 days whose device, open non-global quotas and global
+// caps admit them.
+func refSupply(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) float64 {
 	sum := 0.0
 	panel.Range(func(p *engine.Participant, a engine.Activity) bool {
 		if p.CountryID != c.CountryID || a.LastActive <= now-engine.FeasibilityWindowDays*86400 {
 			return true
 		}
-		if c.Devices != 0 && c.Devices&p.Device == 0 || !refQuotaMatches(*q, p) {
+		if c.Devices != 0 && c.Devices&p.Device == 0 {
 			return true
 		}
-		for _, g := range c.Quotas {
-			if g.Global && refQuotaMatches(g, p) && refQuotaFull(g, ctr.Quota(g.ID)) {
-				return true
+		open, capped := false, false
+		for _, q := range c.Quotas {
+			if !refQuotaMatches(q, p) {
+				continue
 			}
+			full := refQuotaFull(q, ctr.Quota(q.ID))
+			open = open || (!q.Global && !full)
+			capped = capped || (q.Global && full)
 		}
-		sum += float64(max(a.ActiveDays(now, engine.FeasibilityWindowDays), 1)) / engine.FeasibilityWindowDays
+		if open && !capped {
+			sum += float64(max(a.ActiveDays(now, engine.FeasibilityWindowDays), 1)) / engine.FeasibilityWindowDays
+		}
 		return true
 	})
 	return sum
 }
 
-// refWeights computes, from first principles, the balanced weight of every
-// non-global quota of a campaign (by quota index; global quotas absent),
-// the campaign's largest and its exploration cap.
-func refWeights(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) (qw map[int]float64, w, x float64) {
-	k := ctr.Campaign(c.ID, now)
-	conv := engine.Conversion(c.Incidence, k.Sessions, k.Completes)
-	qw = make(map[int]float64)
-	w = -1
-	for j := range c.Quotas {
-		q := &c.Quotas[j]
+// refWeight computes a campaign's balanced weight from first principles.
+func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) (w, x float64) {
+	in := engine.AllocationInputs{SupplyPerDay: refSupply(c, ctr, panel, now), Elapsed: -1, DaysInField: float64(c.DaysInField)}
+	for _, q := range c.Quotas {
 		if q.Global {
 			continue
 		}
-		in := engine.AllocationInputs{SupplyPerDay: refSupply(c, q, ctr, panel, now), Elapsed: -1, DaysInField: float64(c.DaysInField),
-			Sessions: k.Sessions, Conversion: conv}
 		v := ctr.Quota(q.ID)
 		used := v.Completes + max(v.InProgress, 0)
 		if q.ClickBalanced {
 			used = v.Entries
 		}
-		in.Target = float64(q.NumRespondents)
-		in.Needed = float64(max(int64(q.NumRespondents)-used, 0))
-		if c.FieldStart > 0 && now >= c.FieldStart {
-			in.Elapsed = float64(now-c.FieldStart) / 86400
-		}
-		qw[j], x = engine.AllocationWeight(in)
-		w = max(w, qw[j])
+		in.Target += float64(q.NumRespondents)
+		in.Needed += float64(max(int64(q.NumRespondents)-used, 0))
 	}
-	if w < 0 {
-		w, x = engine.AllocationWeight(engine.AllocationInputs{SupplyPerDay: -1, Elapsed: -1, Sessions: k.Sessions, Conversion: conv})
+	k := ctr.Campaign(c.ID, now)
+	in.Sessions = k.Sessions
+	in.Conversion = engine.Conversion(c.Incidence, k.Sessions, k.Completes)
+	if c.FieldStart > 0 && now >= c.FieldStart {
+		in.Elapsed = float64(now-c.FieldStart) / 86400
 	}
-	return qw, w, x
+	return engine.AllocationWeight(in)
 }
 
 // refBalanced ranks every eligible campaign by the balanced objective:
-// EPC × the weight of the quota the participant would fill (the largest of
-// its open non-global quotas it matches) × (1 + explore × draw), ties by
-// campaign id.
+// EPC × weight × (1 + explore × draw), ties by campaign id.
 func refBalanced(cs []engine.Campaign, ctr *engine.Counters, panel *engine.Panel, p *engine.Participant, share float64, now int64) []engine.Offer {
 	out := refMatch(cs, ctr, p, share, now)
 	for i := range out {
 		c := &cs[slices.IndexFunc(cs, func(c engine.Campaign) bool { return c.ID == out[i].CampaignID })]
-		qw, _, x := refWeights(c, ctr, panel, now)
-		w := 0.0
-		for j, q := range c.Quotas {
-			if !q.Global && refQuotaMatches(q, p) && !refQuotaFull(q, ctr.Quota(q.ID)) {
-				w = max(w, qw[j])
-			}
-		}
+		w, x := refWeight(c, ctr, panel, now)
 		s := out[i].EPC * w
 		if x > 0 {
 			s *= 1 + x*engine.ExplorationDraw(p.ID, c.ID)
@@ -281,7 +269,7 @@ func TestBalancedAgainstReference(t *testing.T) {
 				continue
 			}
 			w, x, ok := e.Snapshot().Weight(cs[i].ID)
-			_, rw, rx := refWeights(&cs[i], ctr, panel, propNow)
+			rw, rx := refWeight(&cs[i], ctr, panel, propNow)
 			if !ok || math.Abs(w-rw) > 1e-9*rw || x != rx {
 				t.Fatalf("market %d campaign %d: weight %v/%v (indexed %v), reference %v/%v", m, cs[i].ID, w, x, ok, rw, rx)
 			}

@@ -61,10 +61,6 @@ type rankOrder struct {
 	slots []int32
 	keys  []float64
 	w, x  []float64
-	// qw is the balanced weight of each quota slot (nil under greedy): a
-	// participant is ranked with the largest weight of the campaign's open
-	// non-global quotas it matches, at most w of the campaign.
-	qw []float64
 }
 
 type span struct{ off, n uint32 }
@@ -179,14 +175,18 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 	// Under the balanced allocation the keys carry the weights (see
 	// rankOrder), so that slots are laid out in the order matching walks.
 	var ws, xs []float64
-	var qws [][]float64 // by defs index, then quota index
 	if alloc.balanced() {
 		st := alloc.state.Load()
 		ws, xs = make([]float64, n), make([]float64, n)
-		qws = make([][]float64, n)
+		var open []quotaMeta
 		for i, c := range defs {
-			qws[i] = make([]float64, len(c.Quotas))
-			ws[i], xs[i] = st.weigh(c, kc[i], qctr[i], qws[i])
+			open = open[:0]
+			for j := range c.Quotas {
+				if q := &c.Quotas[j]; !q.Global {
+					open = append(open, quotaMeta{counter: qctr[i][j], num: int64(q.NumRespondents), clickBalanced: q.ClickBalanced})
+				}
+			}
+			ws[i], xs[i] = st.weigh(c, kc[i], open)
 		}
 	}
 	for i, c := range defs {
@@ -229,7 +229,6 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 	ord := &rankOrder{seq: seq, slots: make([]int32, n), keys: make([]float64, n)}
 	if ws != nil {
 		ord.w, ord.x = make([]float64, n), make([]float64, n)
-		ord.qw = make([]float64, 0, nq)
 	}
 	var pb postBuilder
 	for slot, ci := range perm {
@@ -266,9 +265,6 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 					clickBalanced: q.ClickBalanced, global: q.Global,
 				})
 				p.qdefs = append(p.qdefs, q)
-				if qws != nil {
-					ord.qw = append(ord.qw, qws[ci][qi])
-				}
 				for j := range q.Conditions {
 					p.conds = append(p.conds, p.compile(&pb, &q.Conditions[j], uint32(len(p.conds))))
 				}
@@ -385,7 +381,7 @@ func (p *partition) refresh() {
 	p.ordMu.Lock()
 	defer p.ordMu.Unlock()
 	old := p.ord.Load()
-	p.ord.Store(p.order(p.ctr.raises.Load(), old.w, old.x, old.qw))
+	p.ord.Store(p.order(p.ctr.raises.Load(), old.w, old.x))
 }
 
 // bytes estimates the memory the partition holds (its own arrays and maps,
@@ -399,7 +395,7 @@ func (p *partition) bytes() int {
 		cap(p.posts)*4 + cap(p.spans)*int(unsafe.Sizeof(span{})) + cap(p.blocks)*4 +
 		p.codes.bytes() + p.shorts.bytes()
 	if o := p.ord.Load(); o != nil {
-		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x)+cap(o.qw))*8
+		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8
 	}
 	for k := range p.texts {
 		n += int(unsafe.Sizeof(k)+unsafe.Sizeof(span{})) + mapEntryOverhead + len(k.text)

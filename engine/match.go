@@ -271,20 +271,12 @@ func (part *partition) evaluate(ec *evalCtx, c int32, dst []Offer) []Offer {
 	if cm.devices != 0 && cm.devices&p.Device == 0 {
 		return dst
 	}
-	// Under the balanced allocation the offer is weighted by the quota the
-	// participant would fill: the largest weight of the open non-global
-	// quotas it matches (every one of them is tested then).
-	qw := ec.ord.qw
 	open := false
-	w := 0.0
 	for q := cm.q0; q < cm.g0; q++ {
 		qm := &part.quotas[q]
 		if part.quotaMatches(ec.sc, qm) && !qm.counter.full(qm.num, qm.clickBalanced) {
 			open = true
-			if qw == nil {
-				break
-			}
-			w = max(w, qw[q])
+			break
 		}
 	}
 	if !open {
@@ -310,7 +302,7 @@ func (part *partition) evaluate(ec *evalCtx, c int32, dst []Offer) []Offer {
 		LOI: int(cold.loi), Incidence: int(cm.inc),
 		Conversion: conv,
 		EPC:        epc,
-		Score:      ec.ord.score(epc, w, c, p.ID, cold.id),
+		Score:      ec.ord.score(epc, c, p.ID, cold.id),
 	}
 	return pushTop(dst, ec.k, o)
 }
