@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 )
@@ -280,6 +281,27 @@ func (e RetargetsRemoveRetargetingType) Valid() bool {
 	case RetargetsRemoveRetargetingTypeN2:
 		return true
 	case RetargetsRemoveRetargetingTypeN3:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEventType.
+const (
+	CampaignCompleted     WebhookEventType = "campaign.completed"
+	CampaignStatusChanged WebhookEventType = "campaign.status_changed"
+	QuotaFilled           WebhookEventType = "quota.filled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEventType enum.
+func (e WebhookEventType) Valid() bool {
+	switch e {
+	case CampaignCompleted:
+		return true
+	case CampaignStatusChanged:
+		return true
+	case QuotaFilled:
 		return true
 	default:
 		return false
@@ -932,6 +954,27 @@ type Webhook struct {
 	Url *string `json:"url"`
 }
 
+// WebhookEvent defines model for WebhookEvent.
+type WebhookEvent struct {
+	CampaignId int `json:"campaign_id"`
+
+	// Data campaign.status_changed: old_status, new_status, reason (quotas_full, no_callbacks, archived) when the service made the change; quota.filled: quota_id, completes, num_respondents; campaign.completed: reason (buyer, quotas_full)
+	Data struct {
+		Completes      *int    `json:"completes,omitempty"`
+		NewStatus      *int    `json:"new_status,omitempty"`
+		NumRespondents *int    `json:"num_respondents,omitempty"`
+		OldStatus      *int    `json:"old_status,omitempty"`
+		QuotaId        *int    `json:"quota_id,omitempty"`
+		Reason         *string `json:"reason,omitempty"`
+	} `json:"data"`
+	EventId    string           `json:"event_id"`
+	OccurredAt time.Time        `json:"occurred_at"`
+	Type       WebhookEventType `json:"type"`
+}
+
+// WebhookEventType defines model for WebhookEvent.Type.
+type WebhookEventType string
+
 // WebhookRequest defines model for WebhookRequest.
 type WebhookRequest struct {
 	// Url an absolute http(s) URL without credentials or fragment; empty: remove
@@ -949,6 +992,9 @@ type E403 = Error
 
 // E404 defines model for E404.
 type E404 = Error
+
+// E405 defines model for E405.
+type E405 = Error
 
 // E406 defines model for E406.
 type E406 = Error
