@@ -23,16 +23,19 @@ type ServeProcess struct {
 }
 
 // BeatProcess writes p's heartbeat: its row is created or replaced, updated_at is now().
+// p.SnapshotAt is stored as the database's now() less its age by the process's clock, so
+// that a host's clock skew does not show as snapshot age (p.UpdatedAt is ignored).
 func (db *DB) BeatProcess(ctx context.Context, p ServeProcess) error {
-	var snap *time.Time
+	var snapAge *float64 // seconds
 	if !p.SnapshotAt.IsZero() {
-		snap = &p.SnapshotAt
+		age := max(time.Since(p.SnapshotAt).Seconds(), 0)
+		snapAge = &age
 	}
 	_, err := db.Pool.Exec(ctx, `INSERT INTO serve_processes AS p (id, addr, version, started_at, snapshot_at, campaigns, participants, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+		VALUES ($1, $2, $3, $4, now() - make_interval(secs => $5::float8), $6, $7, now())
 		ON CONFLICT (id) DO UPDATE SET addr = EXCLUDED.addr, version = EXCLUDED.version, started_at = EXCLUDED.started_at,
 			snapshot_at = EXCLUDED.snapshot_at, campaigns = EXCLUDED.campaigns, participants = EXCLUDED.participants, updated_at = now()`,
-		p.ID, p.Addr, p.Version, p.StartedAt, snap, p.Campaigns, p.Participants)
+		p.ID, p.Addr, p.Version, p.StartedAt, snapAge, p.Campaigns, p.Participants)
 	return classify(err)
 }
 
