@@ -17,9 +17,26 @@ import (
 // EngineStatus is what the operator view shows of this process's engine: how long since its
 // snapshot was last known equal to the database, and what it holds.
 type EngineStatus struct {
+	// ProcessID is this process's heartbeat id (persistence.ServeProcess), to mark its row
+	// among every process's ("": none).
+	ProcessID    string
 	SnapshotAge  time.Duration
 	Campaigns    int
 	Participants int
+}
+
+// staleAfter is how old a serve process's last heartbeat (about every 10 s) may be before
+// the operator view calls it stale: the process died without deleting its row, or cannot
+// reach the database.
+const staleAfter = time.Minute
+
+// processRow is one serve process as the operator view lists it.
+type processRow struct {
+	persistence.ServeProcess
+	This        bool   // the process serving the page
+	Stale       bool   // no heartbeat for staleAfter
+	SnapshotAge string // as of its last heartbeat; "not loaded" before its first load
+	Seen        string // how long ago its last heartbeat was
 }
 
 // operatorWindow is how far back the operator view's totals reach.
@@ -37,15 +54,18 @@ type operatorPage struct {
 	Blocks    []persistence.QualityBlock
 	Engine    EngineStatus
 	HasEngine bool
+	Processes []processRow
 }
 
 // partnerRow is one supply partner's traffic over the window.
 type partnerRow struct {
 	ID                           int64
 	Name                         string
+	Offers                       int64 // GET /campaigns answers served
 	Entries, Completes, Rejected int64
 	Terminations                 int64
-	Conversion                   string
+	Conversion                   string // completes per entry
+	OfferEntry                   string // entries per offer ("–" without offers)
 }
 
 func (a *API) registerOperator(mux *httpio.Mux) {
@@ -72,12 +92,17 @@ func (a *API) partners(ctx *fasthttp.RequestCtx, since time.Time) ([]partnerRow,
 		}
 		r := partnerRow{ID: pub.ID, Name: pub.Name}
 		for _, h := range hours {
+			r.Offers += h.Offers
 			r.Entries += h.Entries
 			r.Completes += h.Completes
 			r.Rejected += h.Rejected
 			r.Terminations += h.Terminations
 		}
 		r.Conversion = percent(float64(r.Completes) / float64(max(r.Entries, 1)))
+		r.OfferEntry = "–"
+		if r.Offers > 0 {
+			r.OfferEntry = percent(float64(r.Entries) / float64(r.Offers))
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -113,26 +138,50 @@ func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	if a.d.EngineStatus != nil {
 		p.Engine, p.HasEngine = a.d.EngineStatus(), true
 	}
+	if p.Processes, err = a.processes(ctx, p.Engine.ProcessID); err != nil {
+		return err
+	}
 	p.Market = marketChart(days)
 	a.render(ctx, fasthttp.StatusOK, "operator", p)
 	return nil
 }
 
+// processes lists every serve process's heartbeat, this one (id self) marked.
+func (a *API) processes(ctx *fasthttp.RequestCtx, self string) ([]processRow, error) {
+	ps, now, err := a.d.DB.ServeProcesses(dbContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]processRow, len(ps))
+	for i, p := range ps {
+		seen := now.Sub(p.UpdatedAt)
+		r := processRow{ServeProcess: p, This: self != "" && p.ID == self, Stale: seen > staleAfter,
+			Seen: seen.Round(time.Second).String() + " ago", SnapshotAge: "not loaded"}
+		if !p.SnapshotAt.IsZero() {
+			r.SnapshotAge = p.UpdatedAt.Sub(p.SnapshotAt).Round(time.Millisecond).String()
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
 func marketChart(days []persistence.MarketDay) template.HTML {
+	offers := svgchart.Series{Name: "offers"}
 	entries := svgchart.Series{Name: "entries"}
 	completes := svgchart.Series{Name: "completes"}
 	for i, d := range days {
+		offers.Points = append(offers.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Offers)})
 		entries.Points = append(entries.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Entries)})
 		completes.Points = append(completes.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Completes)})
 	}
-	desc := "No sessions in the last 14 days."
+	desc := "No offers and no sessions in the last 14 days."
 	if n := len(days); n > 0 {
-		desc = fmt.Sprintf("%d days with sessions from %s to %s; the table below and the CSV link give entries, completes and revenue per day.",
+		desc = fmt.Sprintf("%d days with offers or sessions from %s to %s; the table below and the CSV link give offers, entries, completes and revenue per day.",
 			n, days[0].Day.Format("2006-01-02"), days[n-1].Day.Format("2006-01-02"))
 	}
 	//nolint:gosec // svgchart escapes every text it writes
-	return template.HTML(svgchart.LineChart{Title: "Entries and completes per day", Desc: desc, XLabel: "day (with sessions)",
-		YLabel: "sessions", Series: []svgchart.Series{entries, completes}}.Inline())
+	return template.HTML(svgchart.LineChart{Title: "Offers, entries and completes per day", Desc: desc, XLabel: "day (with offers or sessions)",
+		YLabel: "count", Series: []svgchart.Series{offers, entries, completes}}.Inline())
 }
 
 func (a *API) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
@@ -140,10 +189,11 @@ func (a *API) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
 	if err != nil {
 		return err
 	}
-	rows := [][]string{{"day", "entries", "completes", "revenue_usd", "partner_payout_usd"}}
+	// offers comes last: the columns before it keep their places for existing readers.
+	rows := [][]string{{"day", "entries", "completes", "revenue_usd", "partner_payout_usd", "offers"}}
 	for _, d := range days {
 		rows = append(rows, []string{d.Day.Format("2006-01-02"), strconv.FormatInt(d.Entries, 10), strconv.FormatInt(d.Completes, 10),
-			d.Revenue.String(), d.PayoutUSD})
+			d.Revenue.String(), d.PayoutUSD, strconv.FormatInt(d.Offers, 10)})
 	}
 	writeCSV(ctx, "market.csv", rows)
 	return nil
@@ -154,10 +204,12 @@ func (a *API) partnersCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
 	if err != nil {
 		return err
 	}
-	rows := [][]string{{"publisher_id", "name", "entries", "completes", "terminations", "rejected", "conversion"}}
+	// The offer columns come last: the columns before them keep their places for existing readers.
+	rows := [][]string{{"publisher_id", "name", "entries", "completes", "terminations", "rejected", "conversion", "offers", "entries_per_offer"}}
 	for _, p := range partners {
 		rows = append(rows, []string{strconv.FormatInt(p.ID, 10), p.Name, strconv.FormatInt(p.Entries, 10),
-			strconv.FormatInt(p.Completes, 10), strconv.FormatInt(p.Terminations, 10), strconv.FormatInt(p.Rejected, 10), p.Conversion})
+			strconv.FormatInt(p.Completes, 10), strconv.FormatInt(p.Terminations, 10), strconv.FormatInt(p.Rejected, 10), p.Conversion,
+			strconv.FormatInt(p.Offers, 10), p.OfferEntry})
 	}
 	writeCSV(ctx, "partners.csv", rows)
 	return nil

@@ -183,34 +183,45 @@ func (db *DB) CampaignOutcomes(ctx context.Context, campaignID int64) ([]Outcome
 }
 
 // MarketDay is one UTC day of the whole exchange, by the day sessions entered (test
-// sessions excluded).
+// sessions excluded), with the GET /campaigns answers served that day.
 type MarketDay struct {
-	Day       time.Time `json:"day"`
-	Entries   int64     `json:"entries"`
-	Completes int64     `json:"completes"` // accepted
+	Day time.Time `json:"day"`
+	// Offers is the GET /campaigns answers served to every partner that day
+	// (publisher_offer_hours, flushed by each serve process about once a minute).
+	Offers    int64 `json:"offers"`
+	Entries   int64 `json:"entries"`
+	Completes int64 `json:"completes"` // accepted
 	// Revenue is what buyers owe for the day's accepted completes (their CPI).
 	Revenue Cents `json:"revenue"`
 	// PayoutUSD is what partners are owed for them, four decimals.
 	PayoutUSD string `json:"payout_usd"`
 }
 
-// MarketDays totals the exchange's sessions that entered since from, per UTC day, oldest
-// first, days without sessions left out.
+// MarketDays totals the exchange's sessions that entered since from, and the offers served
+// in the hours that began since from (callers pass the start of a day), per UTC day, oldest
+// first; days with neither are left out.
 func (db *DB) MarketDays(ctx context.Context, from time.Time) ([]MarketDay, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT date_trunc('day', s.entered_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
-			count(*),
-			count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected),
-			COALESCE(sum(c.cpi_cents) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected), 0)::bigint,
-			COALESCE(sum(s.payout_usd) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected), 0)::numeric(14,4)::text
+	rows, err := db.Pool.Query(ctx, `WITH s AS (SELECT date_trunc('day', s.entered_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+			count(*) AS entries,
+			count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected) AS c,
+			COALESCE(sum(c.cpi_cents) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected), 0)::bigint AS revenue,
+			COALESCE(sum(s.payout_usd) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected), 0)::numeric(14,4)::text AS usd
 		FROM campaigns c JOIN sessions s ON s.campaign_id = c.id AND NOT s.is_test AND s.entered_at >= $1
-		GROUP BY 1 ORDER BY 1`, from)
+		GROUP BY 1),
+		o AS (SELECT date_trunc('day', hour AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, sum(offers)::bigint AS offers
+			FROM publisher_offer_hours WHERE hour >= $1
+			GROUP BY 1)
+		SELECT COALESCE(s.day, o.day), COALESCE(o.offers, 0), COALESCE(s.entries, 0), COALESCE(s.c, 0),
+			COALESCE(s.revenue, 0), COALESCE(s.usd, '0.0000')
+		FROM s FULL JOIN o ON o.day = s.day
+		ORDER BY 1`, from)
 	if err != nil {
 		return nil, classify(err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MarketDay, error) {
 		var d MarketDay
 		var revenue int64
-		err := r.Scan(&d.Day, &d.Entries, &d.Completes, &revenue, &d.PayoutUSD)
+		err := r.Scan(&d.Day, &d.Offers, &d.Entries, &d.Completes, &revenue, &d.PayoutUSD)
 		d.Revenue = Cents(revenue)
 		d.Day = d.Day.UTC()
 		return d, err

@@ -113,6 +113,9 @@ type App struct {
 	stop    context.CancelFunc
 	sync    *engineSync
 	started time.Time // when the engine metrics were registered: the snapshot age before the first load
+	// processID names this process's heartbeat row (heartbeat.go); version is its binary's.
+	processID, version string
+	beatDone           chan struct{} // closed when the heartbeat loop has stopped
 }
 
 // New connects to the database, migrates it under an advisory lock and builds every
@@ -130,7 +133,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil)}
+	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil),
+		processID: newProcessID(), version: buildVersion(), beatDone: make(chan struct{})}
 	a.Metrics.RegisterRuntime()
 	a.registerPoolMetrics()
 
@@ -206,6 +210,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	case <-time.After(10 * time.Second):
 		log.Warn("panel not loaded after 10s; serving while it loads")
 	}
+	go a.runHeartbeat(bg)
 	if cfg.Allocation == engine.AllocationBalanced {
 		go refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"))
 	}
@@ -240,6 +245,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 	select {
 	case <-a.Payouts.Done():
 	case <-ctx.Done():
+	}
+	if herr := a.endHeartbeat(ctx); herr != nil {
+		a.log.Warn("heartbeat row not deleted at shutdown", zap.Error(herr))
 	}
 	a.DB.Close()
 	return err

@@ -139,7 +139,7 @@ func (a *App) registerEngineMetrics() {
 // engineStatus is this process's engine as the console's operator view shows it: the
 // snapshot age of the switchboard_engine_snapshot_age_seconds gauge, campaigns, participants.
 func (a *App) engineStatus() admin.EngineStatus {
-	st := admin.EngineStatus{SnapshotAge: time.Since(a.snapshotAt()).Round(time.Millisecond), Campaigns: a.Engine.Snapshot().Len()}
+	st := admin.EngineStatus{ProcessID: a.processID, SnapshotAge: time.Since(a.snapshotAt()).Round(time.Millisecond), Campaigns: a.Engine.Snapshot().Len()}
 	if a.Panel != nil {
 		st.Participants = a.Panel.Len()
 	}

@@ -180,6 +180,9 @@ func TestConsoleBrowser(t *testing.T) {
 		if n := tb.num(`document.querySelectorAll("[id^=block-]").length`); n != 1 {
 			t.Fatalf("%v blocks shown", n)
 		}
+		if n := tb.num(`document.querySelectorAll("#processes tr[id^=process-]").length`); n < 1 {
+			t.Fatalf("%v serve processes listed", n)
+		}
 		tb.shot("console-operator")
 		tb.navigates(w.s.PublicURL+"/console/operator?done=unblocked", chromedp.Click(chromedp.CSS("button[id^=unblock-]")))
 		if n := tb.num(`document.querySelectorAll("[id^=block-]").length`); n != 0 {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
+	"github.com/switchboard/switchboard/persistence"
 )
 
 // consoleClient is one browser's view of the console over plain HTTP: it keeps the cookies
@@ -350,9 +352,9 @@ func TestConsoleOperatorHTTP(t *testing.T) {
 	form = c.do("GET", "/console/operator/sign-in", nil, nil)
 	expectSeeOther(t, c.do("POST", "/console/operator/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "token": {token}}, nil), "/console/operator")
 	expectConsolePage(t, c.do("GET", "/console/operator", nil, nil), http.StatusOK, "Ops Olive", "Snapshot age", "Puzzle Quest",
-		"<title>Entries and completes per day</title>", "market.csv", `id="backlog"`, "<td>1</td><td>1</td><td>$2.00</td>")
+		"<title>Offers, entries and completes per day</title>", "market.csv", `id="backlog"`, "<td>1</td><td>1</td><td>$2.00</td>")
 	partners := c.do("GET", "/console/operator/partners.csv", nil, nil).Expect(t, 200)
-	if !strings.Contains(string(partners.Body), ",Puzzle Quest,1,1,0,0,100.0%") {
+	if !strings.Contains(string(partners.Body), ",Puzzle Quest,1,1,0,0,100.0%,") {
 		t.Fatalf("partners CSV:\n%s", partners.Body)
 	}
 	// An operator's session is no buyer's.
@@ -361,6 +363,123 @@ func TestConsoleOperatorHTTP(t *testing.T) {
 	csrf := csrfOf(t, c.do("GET", "/console/operator", nil, nil))
 	expectSeeOther(t, c.do("POST", "/console/sign-out", url.Values{"csrf": {csrf}, "view": {"operator"}}, nil), "/console/operator/sign-in")
 	expectSeeOther(t, c.do("GET", "/console/operator", nil, nil), "/console/operator/sign-in")
+}
+
+// TestConsoleOperatorOffersHTTP: the GET /campaigns answers a partner got, once flushed,
+// are the offers of the operator's market totals (table, CSV) and of the partner's row, which
+// turns them into entries per offer.
+func TestConsoleOperatorOffersHTTP(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	_, token, err := w.s.DB.CreateOperator(ctx, "Ops Otto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	player := newUser()
+	w.impanel(player)
+	id, _ := w.campaign("Offered")
+	w.complete(w.enter(player, id)) // one entry, one complete (after at least one answer)
+	for range 3 {
+		w.offers(player)
+	}
+	if err := w.s.App.Supply.FlushOffers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	offers := w.count(`SELECT COALESCE(sum(offers), 0)::bigint FROM publisher_offer_hours WHERE publisher_id = $1`, w.pub.ID)
+	if offers < 4 {
+		t.Fatalf("%d offers flushed after at least 4 answers", offers)
+	}
+	n := strconv.FormatInt(offers, 10)
+	perOffer := strconv.FormatFloat(100/float64(offers), 'f', 1, 64) + "%"
+
+	c := w.console()
+	form := c.do("GET", "/console/operator/sign-in", nil, nil)
+	expectSeeOther(t, c.do("POST", "/console/operator/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "token": {token}}, nil), "/console/operator")
+	today := time.Now().UTC().Format("2006-01-02")
+	expectConsolePage(t, c.do("GET", "/console/operator", nil, nil), http.StatusOK,
+		`<th scope="col">Offers</th><th scope="col">Entries</th><th scope="col">Completes</th>`,
+		"<tr><th scope=\"row\">"+today+"</th><td>"+n+"</td><td>1</td><td>1</td><td>$2.00</td>",
+		`<span class="opt">#`+strconv.FormatInt(w.pub.ID, 10)+`</span></th><td>`+n+`</td><td>1</td><td>`+perOffer+`</td><td>1</td><td>0</td><td>100.0%</td>`,
+		`<polyline`)
+	market := string(c.do("GET", "/console/operator/market.csv", nil, nil).Expect(t, 200).Body)
+	if !strings.HasPrefix(market, "day,entries,completes,revenue_usd,partner_payout_usd,offers\n") ||
+		!strings.Contains(market, "\n"+today+",1,1,2.00,") || !strings.HasSuffix(market, ","+n+"\n") {
+		t.Fatalf("market CSV (%s offers):\n%s", n, market)
+	}
+	partners := string(c.do("GET", "/console/operator/partners.csv", nil, nil).Expect(t, 200).Body)
+	if !strings.HasPrefix(partners, "publisher_id,name,entries,completes,terminations,rejected,conversion,offers,entries_per_offer\n") ||
+		!strings.Contains(partners, ",Puzzle Quest,1,1,0,0,100.0%,"+n+","+perOffer+"\n") {
+		t.Fatalf("partners CSV (%s offers):\n%s", n, partners)
+	}
+}
+
+// TestConsoleOperatorProcessesHTTP: every serve process sharing the database writes a
+// heartbeat the operator page lists, the serving one marked; a row without a heartbeat for
+// over a minute is shown as stale and kept; a process shut down cleanly deletes its row.
+func TestConsoleOperatorProcessesHTTP(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	_, token, err := w.s.DB.CreateOperator(ctx, "Ops Ida")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrOf := func(s *apptest.Server) string { return strings.TrimPrefix(s.URL, "http://") }
+	var second *apptest.Server
+	// Runs after the second app's own cleanup (registered later, run earlier): its row is gone.
+	t.Cleanup(func() {
+		if second != nil && !t.Failed() {
+			if n := w.count(`SELECT count(*) FROM serve_processes WHERE addr = $1`, addrOf(second)); n != 0 {
+				t.Errorf("%d heartbeat rows left by a clean shutdown", n)
+			}
+		}
+	})
+	second = apptest.Start(t, apptest.Options{RateLimit: -1, DatabaseURL: w.s.DB.Pool.Config().ConnString()})
+	idOf := func(s *apptest.Server) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var id string
+			err := w.s.DB.Pool.QueryRow(ctx, `SELECT id FROM serve_processes WHERE addr = $1`, addrOf(s)).Scan(&id)
+			if err == nil {
+				return id
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no heartbeat of %s: %v", addrOf(s), err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first, other := idOf(w.s), idOf(second)
+	// A process that died two minutes ago without deleting its row.
+	if err := w.s.DB.BeatProcess(ctx, persistence.ServeProcess{ID: "gone-42", Addr: "10.0.0.9:8080", Version: "v0.9",
+		StartedAt: time.Now().Add(-time.Hour), SnapshotAt: time.Now().Add(-3 * time.Minute), Campaigns: 7, Participants: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.s.DB.Pool.Exec(ctx, `UPDATE serve_processes SET updated_at = now() - interval '2 minutes' WHERE id = 'gone-42'`); err != nil {
+		t.Fatal(err)
+	}
+
+	c := w.console()
+	form := c.do("GET", "/console/operator/sign-in", nil, nil)
+	expectSeeOther(t, c.do("POST", "/console/operator/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "token": {token}}, nil), "/console/operator")
+	page := c.do("GET", "/console/operator", nil, nil)
+	expectConsolePage(t, page, http.StatusOK, `id="processes"`,
+		`<tr id="process-`+first+`"><th scope="row">`+first+` <span class="opt">(this process)</span></th><td>`+addrOf(w.s)+`</td>`,
+		`<tr id="process-`+other+`"><th scope="row">`+other+`</th><td>`+addrOf(second)+`</td>`,
+		`<tr id="process-gone-42"><th scope="row">gone-42</th><td>10.0.0.9:8080</td><td>v0.9</td>`,
+		`<td>7</td><td>3</td><td><strong class="stale">stale</strong>, 2m`)
+	body := string(page.Body)
+	for _, id := range []string{first, other} {
+		row := body[strings.Index(body, `<tr id="process-`+id+`">`):]
+		row = row[:strings.Index(row, "</tr>")]
+		if strings.Contains(row, "stale") || strings.Contains(row, "not loaded") {
+			t.Fatalf("live process shown stale or unloaded: %s", row)
+		}
+	}
+	// Readers keep stale rows.
+	if n := w.count(`SELECT count(*) FROM serve_processes`); n != 3 {
+		t.Fatalf("%d heartbeat rows after a read", n)
+	}
 }
 
 // TestConsoleHTTPSAndFailures: under an https public URL the session cookie is Secure; a
