@@ -179,9 +179,12 @@ func marketChart(days []persistence.MarketDay) template.HTML {
 		desc = fmt.Sprintf("%d days with offers or sessions from %s to %s; the table below and the CSV link give offers, entries, completes and revenue per day.",
 			n, days[0].Day.Format("2006-01-02"), days[n-1].Day.Format("2006-01-02"))
 	}
+	// A logarithmic axis: offers outnumber entries, and entries completes, by one or two
+	// orders of magnitude, and on a linear axis the two lower lines would lie flat at zero.
+	// A day with none of a series leaves a gap in its line (the table has the zeros).
 	//nolint:gosec // svgchart escapes every text it writes
 	return template.HTML(svgchart.LineChart{Title: "Offers, entries and completes per day", Desc: desc, XLabel: "day (with offers or sessions)",
-		YLabel: "count", Series: []svgchart.Series{offers, entries, completes}}.Inline())
+		YLabel: "count (log scale)", LogY: true, Series: []svgchart.Series{offers, entries, completes}}.Inline())
 }
 
 func (a *API) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
