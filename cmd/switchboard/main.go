@@ -39,6 +39,7 @@ func commands() []command {
 		{"publisher rotate-secret", "give a supply partner a new API secret and print it once (--id N)", runPublisherRotate("secret")},
 		{"publisher rotate-token", "give a supply partner a new API token and print it once (--id N)", runPublisherRotate("token")},
 		{"keys rotate", "give the offer-token service key new bytes; servers accept the previous key's tokens for their lifetime, then retire it", runKeysRotate},
+		{"keys retire", "retire every previous offer-token service key at once (after a leak): servers refuse the tokens they signed", runKeysRetire},
 		{"operator create", "register a web console operator and print its token once (--name N)", runOperatorCreate},
 		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
