@@ -41,6 +41,8 @@ func commands() []command {
 		{"keys rotate", "give the offer-token service key new bytes; servers accept the previous key's tokens for their lifetime, then retire it", runKeysRotate},
 		{"keys retire", "retire every previous offer-token service key at once (after a leak): servers refuse the tokens they signed", runKeysRetire},
 		{"operator create", "register a web console operator and print its token once (--name N)", runOperatorCreate},
+		{"operator list", "list the web console operators and their live sessions (never tokens)", runOperatorList},
+		{"operator revoke", "remove a web console operator (--id N): its token and console sessions stop at once", runOperatorRevoke},
 		{"seed-demo", "fill an empty database with demo data and print its credentials", runSeedDemo},
 		{"quality show", "print a participant's quality decisions and signals (--user U --publisher P)", runQualityShow},
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
