@@ -33,7 +33,7 @@ func commands() []command {
 		{"buyer token", "issue a further token for a buyer", runBuyerToken},
 		{"buyer revoke-token", "revoke one token of a buyer (--token) or all of them (--all); servers stop accepting it within 30 s", runBuyerRevokeToken},
 		{"buyer rotate-token", "replace a buyer's token by a new one of the same environment and print it", runBuyerRotateToken},
-		{"buyer rotate-secret", "give a buyer a new API secret and print it once (--email E --yes): links and callbacks signed with the old one stop within a minute", runBuyerRotateSecret},
+		{"buyer rotate-secret", "give a buyer a new API secret and print it once (--email E); the old one still verifies its callbacks for --grace (24h)", runBuyerRotateSecret},
 		{"publisher create", "register a supply partner and print its credentials", runPublisherCreate},
 		{"publisher list", "list the supply partners and their settings (never tokens or secrets)", runPublisherList},
 		{"publisher update", "change a supply partner's name, currency, exchange rate, revenue share or URLs (--id N)", runPublisherUpdate},
