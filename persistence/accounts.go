@@ -9,6 +9,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,6 +31,11 @@ type Buyer struct {
 	Email      string `json:"email"`
 	Name       string `json:"name,omitempty"`
 	APISecret  string `json:"-"`
+	// PreviousAPISecret is the secret a rotation replaced (buyer rotate-secret), which
+	// still verifies callbacks until PreviousUntil; "" when there is none. Only
+	// BuyerByCustomerID (the router's callback look-up) fills it.
+	PreviousAPISecret string    `json:"-"`
+	PreviousUntil     time.Time `json:"-"`
 }
 
 // Publisher is a supply partner account.
@@ -151,10 +157,16 @@ func (db *DB) AuthenticateBuyer(ctx context.Context, email, token, env string) (
 // BuyerByCustomerID finds a buyer by the public customer id used in callback URLs.
 func (db *DB) BuyerByCustomerID(ctx context.Context, customerID string) (Buyer, error) {
 	var b Buyer
-	err := db.Pool.QueryRow(ctx, `SELECT id, customer_id, email, name, api_secret FROM buyers WHERE customer_id = $1`,
-		customerID).Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &b.APISecret)
+	var prev *string
+	var until *time.Time
+	err := db.Pool.QueryRow(ctx, `SELECT id, customer_id, email, name, api_secret, previous_api_secret, previous_secret_until
+		FROM buyers WHERE customer_id = $1`,
+		customerID).Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &b.APISecret, &prev, &until)
 	if err != nil {
 		return Buyer{}, classify(err)
+	}
+	if prev != nil && until != nil {
+		b.PreviousAPISecret, b.PreviousUntil = *prev, *until
 	}
 	return b, nil
 }

@@ -96,3 +96,20 @@ func (db *DB) RotateServiceKey(ctx context.Context, name string) (time.Time, err
 	})
 	return at, classify(err)
 }
+
+// RetirePreviousServiceKeys deletes every previous bytes of the service key called name, so
+// that tokens signed with them are refused at once (after a leak), and notifies every serve
+// process on ServiceKeyChannel when it commits. It returns how many keys it retired.
+func (db *DB) RetirePreviousServiceKeys(ctx context.Context, name string) (int64, error) {
+	var n int64
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM service_keys_previous WHERE name = $1`, name)
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, ServiceKeyChannel, name)
+		return err
+	})
+	return n, classify(err)
+}

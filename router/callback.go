@@ -51,7 +51,11 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	if err != nil {
 		return "", "", err
 	}
-	hashOK := VerifyCallback(r.cfg.PublicURL, requestURI, buyer.APISecret)
+	hashOK := VerifyCallback(r.cfg.PublicURL, requestURI, buyer.APISecret) ||
+		// Within a secret rotation's grace period, the replaced secret still verifies
+		// (buyer rotate-secret); a second HMAC only for callbacks the current one refuses.
+		buyer.PreviousAPISecret != "" && time.Now().Before(buyer.PreviousUntil) &&
+			VerifyCallback(r.cfg.PublicURL, requestURI, buyer.PreviousAPISecret)
 	if tid == "" || !httpio.ValidText(tid) {
 		// No session has such a tid: the answer a correctly signed unknown tid gets.
 		if !hashOK {

@@ -18,6 +18,7 @@ import (
 func runKeysRotate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("keys rotate")
 	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	retireNow := f.Bool("retire-previous", false, "after a leak: also retire every previous key at once, so that tokens signed before the rotation are refused by every process (links handed out in the last 30 minutes stop working)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -35,6 +36,33 @@ func runKeysRotate(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	retire := at.Add(entrytoken.TTL*time.Second + supply.KeyGrace).UTC()
+	if *retireNow {
+		if _, err := db.RetirePreviousServiceKeys(ctx, persistence.EntryKeyName); err != nil {
+			return err
+		}
+		retire = time.Now().UTC()
+	}
 	return printJSON(out, map[string]any{"key": persistence.EntryKeyName,
 		"key_id": fmt.Sprintf("%08x", entrytoken.KeyID(cur)), "rotated_at": at.UTC(), "previous_retired_at": retire})
+}
+
+// runKeysRetire retires every previous offer-token service key at once, without a rotation:
+// after a leak of a key already rotated away, tokens signed with it are refused by every
+// serve process as soon as it hears the NOTIFY (its periodic reload is the safety net).
+func runKeysRetire(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("keys retire")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := db.RetirePreviousServiceKeys(ctx, persistence.EntryKeyName)
+	if err != nil {
+		return err
+	}
+	return printJSON(out, map[string]any{"key": persistence.EntryKeyName, "retired": n, "retired_at": time.Now().UTC()})
 }

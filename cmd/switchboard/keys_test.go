@@ -107,3 +107,73 @@ func TestKeysRotateAcrossProcesses(t *testing.T) {
 		t.Errorf("service keys reloads %v after the rotation, %v before", r, reloadsBefore)
 	}
 }
+
+// TestKeysRetireAfterLeak checks the leak procedure on a running serve process: `keys
+// retire` cuts a previous key's tokens promptly (the NOTIFY, not the 1-minute reload), and
+// `keys rotate --retire-previous` rotates and cuts the key it replaced in one command, while
+// tokens of the new key keep verifying.
+func TestKeysRetireAfterLeak(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	env := []string{"DATABASE_URL=" + url}
+	addr := freeAddr(t)
+	startServe(t, "", env, addr)
+	db, err := persistence.Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sign := func() string {
+		k, err := db.ServiceKey(context.Background(), persistence.EntryKeyName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entrytoken.NewKey(k).Sign(entrytoken.Claims{Kind: entrytoken.KindOffer, PublisherID: 999999,
+			ParticipantID: 1, CampaignID: 1, Expires: time.Now().Unix() + entrytoken.TTL, Nonce: entrytoken.NewNonce()})
+	}
+	// wait polls until the token gets the answer want ("unknown publisher": it verified;
+	// "invalid token": refused), within the time a NOTIFY takes, far below the reload.
+	wait := func(what, token, want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, body := get(t, "http://"+addr+"/supply_api/v4/entry?token="+token)
+			if strings.Contains(body, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %s, want %q", what, body, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	first := sign()
+	wait("first key", first, "unknown publisher")
+	if _, stderr, err := run(t, "", env, "keys", "rotate"); err != nil {
+		t.Fatalf("keys rotate: %v\n%s", err, stderr)
+	}
+	second := sign()
+	wait("second key", second, "unknown publisher")
+	wait("first key after a plain rotation", first, "unknown publisher")
+
+	out, stderr, err := run(t, "", env, "keys", "retire")
+	if err != nil || !strings.Contains(out, `"retired": 1`) {
+		t.Fatalf("keys retire: %v\n%s%s", err, out, stderr)
+	}
+	wait("first key after keys retire", first, "invalid token")
+	wait("second key after keys retire", second, "unknown publisher")
+
+	out, stderr, err = run(t, "", env, "keys", "rotate", "--retire-previous")
+	if err != nil {
+		t.Fatalf("keys rotate --retire-previous: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Retired time.Time `json:"previous_retired_at"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || time.Since(got.Retired) > time.Minute || time.Until(got.Retired) > 0 {
+		t.Fatalf("keys rotate --retire-previous printed %s (%v)", out, err)
+	}
+	third := sign()
+	wait("third key", third, "unknown publisher")
+	wait("second key after rotate --retire-previous", second, "invalid token")
+}

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+
+	"github.com/switchboard/switchboard/persistence"
 )
 
 // runOperatorCreate registers an operator of the web console and prints its token, which is
@@ -29,4 +32,51 @@ func runOperatorCreate(ctx context.Context, args []string, out io.Writer) error 
 	}
 	return printJSON(out, map[string]any{"id": o.ID, "name": o.Name, "operator_token": token,
 		"sign_in": "/console/operator/sign-in"})
+}
+
+// runOperatorList prints the web console operators as JSON (id, name, created_at, live
+// console sessions), never their tokens.
+func runOperatorList(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("operator list")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	list, err := db.ListOperators(ctx)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []persistence.OperatorListing{}
+	}
+	return printJSON(out, list)
+}
+
+// runOperatorRevoke removes an operator: its token stops signing in and its web console
+// sessions end at once on every process (sessions are looked up in the database).
+func runOperatorRevoke(ctx context.Context, args []string, out io.Writer) error {
+	f := newFlags("operator revoke")
+	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	id := f.Int64("id", 0, "the operator's id, as operator list shows it (required)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if *id <= 0 {
+		return errors.New("--id is required")
+	}
+	db, err := openDB(ctx, *dbURL, newLogger())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	o, ended, err := db.RevokeOperator(ctx, *id)
+	if err != nil {
+		return fmt.Errorf("operator %d: %w", *id, err)
+	}
+	return printJSON(out, map[string]any{"id": o.ID, "name": o.Name, "revoked": true, "console_sessions_ended": ended})
 }

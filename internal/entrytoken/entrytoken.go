@@ -3,8 +3,8 @@
 //
 // A token is base64url(payload) "." base64url(tag), both without padding, where tag is the
 // 16-byte AES-CMAC of payload under a key derived from the service key (cmac.go says why
-// that is sound; version 1 tokens, tagged with HMAC-SHA256, and version 2 tokens, which
-// named no key, are no longer accepted). The payload is binary:
+// that is sound; version 1 tokens, tagged with HMAC-SHA256, are no longer accepted). The
+// payload is binary:
 //
 //	version   1 byte (3)
 //	kind      1 byte (KindOffer, KindProfile, KindSupport)
@@ -22,6 +22,12 @@
 // A Key holds the current service key, which signs, and the previous ones still within the
 // tokens' lifetime after a rotation (SetKeys), which verify until they are retired; a token
 // naming any other key id is refused as a forged one is.
+//
+// Version 2 tokens are version 3 without the key id. Processes before the key id issued
+// them, and during a rolling upgrade their links are still in flight, so they keep
+// verifying for their normal lifetime (Expires) under any key of the ring that is not
+// retired; they are tried in turn, each with a constant-time compare. Only version 3 is
+// issued.
 //
 // Signing allocates only the returned string (AppendToken allocates nothing when dst has
 // room); verification is constant-time in the tag.
@@ -53,6 +59,10 @@ const (
 	version = 3
 	// headerLen is the fixed start of a payload: version, kind, key id.
 	headerLen = 2 + 4
+	// versionNoKeyID is the format before the key id (accepted, never issued).
+	versionNoKeyID = 2
+	// headerLenNoKeyID is the fixed start of a version 2 payload: version, kind.
+	headerLenNoKeyID = 2
 	// TagSize is the size of a token's tag (an AES-CMAC).
 	TagSize = 16
 	// MaxString is the longest device or user identifier a token carries; Sign truncates
@@ -315,13 +325,7 @@ func (k *Key) Verify(token string, now int64) (Claims, error) {
 	if err != nil || m != TagSize {
 		return Claims{}, fault.Forbidden("invalid token")
 	}
-	sk := k.ring.Load().find(payload, now)
-	if sk == nil {
-		return Claims{}, fault.Forbidden("invalid token")
-	}
-	var want [TagSize]byte
-	sk.tok.sum(&want, make([]byte, TagSize), payload)
-	if subtle.ConstantTimeCompare(want[:], tbuf[:TagSize]) != 1 {
+	if !k.ring.Load().check(payload, tbuf[:TagSize], now) {
 		return Claims{}, fault.Forbidden("invalid token")
 	}
 	// Base64 has several encodings of one payload (trailing bits); only the canonical one
@@ -341,31 +345,58 @@ func (k *Key) Verify(token string, now int64) (Claims, error) {
 	return c, nil
 }
 
-// find returns the key that payload names, if the ring holds it and it is not retired at now.
-// Key ids are not secret: the lookup need not be constant-time.
-func (r *ring) find(payload []byte, now int64) *secretKey {
-	if len(payload) < headerLen || payload[0] != version {
-		return nil
+// check reports whether tag is the tag of payload under a key of the ring not retired at
+// now: the key the payload names (version 3), or any of them (version 2, which names none).
+// Key ids are not secret, so the lookup need not be constant-time; each tag compare is.
+func (r *ring) check(payload, tag []byte, now int64) bool {
+	if len(payload) < headerLenNoKeyID {
+		return false
 	}
-	id := binary.BigEndian.Uint32(payload[2:headerLen])
+	var id uint32
+	switch payload[0] {
+	case version:
+		if len(payload) < headerLen {
+			return false
+		}
+		id = binary.BigEndian.Uint32(payload[2:headerLen])
+	case versionNoKeyID:
+	default:
+		return false
+	}
+	// One working block serves every key tried (cmac.sum needs heap memory).
+	var scratch []byte
 	for _, s := range r.keys {
-		if s.id == id && (s.until == 0 || now < s.until) {
-			return s
+		if s.until != 0 && now >= s.until || payload[0] == version && s.id != id {
+			continue
+		}
+		if scratch == nil {
+			scratch = make([]byte, TagSize)
+		}
+		var want [TagSize]byte
+		s.tok.sum(&want, scratch, payload)
+		if subtle.ConstantTimeCompare(want[:], tag) == 1 {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 func parsePayload(b []byte) (Claims, bool) {
 	var c Claims
-	if len(b) < headerLen || b[0] != version {
+	hl := headerLen
+	if len(b) > 0 && b[0] == versionNoKeyID {
+		hl = headerLenNoKeyID
+	} else if len(b) > 0 && b[0] != version {
+		return c, false
+	}
+	if len(b) < hl {
 		return c, false
 	}
 	c.Kind = b[1]
 	if c.Kind < KindOffer || c.Kind > KindSupport {
 		return c, false
 	}
-	b = b[headerLen:]
+	b = b[hl:]
 	var ok bool
 	var v uint64
 	if v, b, ok = uvarint(b); !ok {

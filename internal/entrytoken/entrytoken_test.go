@@ -112,9 +112,36 @@ func TestTagIsCMAC(t *testing.T) {
 	}
 }
 
-// TestRejectsOldVersions checks that tokens of the first format (version 1, HMAC-SHA256 tag)
-// no longer verify, and that a version 1 or 2 payload under a valid CMAC is refused too.
-func TestRejectsOldVersions(t *testing.T) {
+// signV2 makes a token of the format before the key id (version 2), as a process not yet
+// upgraded issues it: written out here from that format, not with the package's encoder.
+func signV2(t testing.TB, secret []byte, c Claims) string {
+	t.Helper()
+	b := []byte{2, c.Kind}
+	b = binary.AppendUvarint(b, uint64(c.PublisherID))
+	b = binary.AppendUvarint(b, uint64(c.ParticipantID))
+	b = binary.AppendUvarint(b, uint64(c.CampaignID))
+	b = append(b, c.DeviceType)
+	b = binary.AppendUvarint(b, uint64(c.Expires))
+	b = binary.LittleEndian.AppendUint64(b, c.Nonce)
+	b = append(b, byte(len(c.DeviceID)))
+	b = append(b, c.DeviceID...)
+	b = append(b, byte(len(c.UserID)))
+	b = append(b, c.UserID...)
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte("\xfeentrytoken/aes-cmac/v2"))
+	m, err := newCMAC(h.Sum(nil)[:16])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tag [16]byte
+	m.sum(&tag, make([]byte, 16), b)
+	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(tag[:])
+}
+
+// TestRejectsVersion1 checks that tokens of the first format (version 1, HMAC-SHA256 tag)
+// no longer verify, and that a version 1 or unknown version payload under a valid CMAC is
+// refused too.
+func TestRejectsVersion1(t *testing.T) {
 	k := NewKey(testKey)
 	c := sample()
 	payload := appendPayload(nil, k.ID(), &c)
@@ -124,13 +151,59 @@ func TestRejectsOldVersions(t *testing.T) {
 	old := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:TagSize])
 	_, err := k.Verify(old, c.Expires-1)
 	wantForbidden(t, err, "version 1 token")
-	for _, v := range []byte{1, 2} {
+	for _, v := range []byte{0, 1, 4, 255} {
 		payload[0] = v
 		var tag [16]byte
 		k.ring.Load().cur.tok.sum(&tag, make([]byte, 16), payload)
 		old := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(tag[:])
 		_, err = k.Verify(old, c.Expires-1)
-		wantForbidden(t, err, "old version payload")
+		wantForbidden(t, err, "unknown version payload")
+	}
+}
+
+// TestAcceptsVersion2 checks the rolling upgrade: a version 2 token (no key id), issued by a
+// process not yet upgraded, verifies for its lifetime under the current key or a previous
+// key not yet retired; a forged, expired or retired-key one is refused as a forged token is.
+func TestAcceptsVersion2(t *testing.T) {
+	c := sample()
+	now := c.Expires - 100
+	k := NewKey(testKey)
+	k.SetKeys(testKey, Previous{Secret: oldKey, Until: now + 50}, Previous{Secret: olderKey, Until: now - 1})
+	underCur, underPrev := signV2(t, testKey, c), signV2(t, oldKey, c)
+	pl, tg, _ := strings.Cut(underCur, ".")
+	payload, _ := base64.RawURLEncoding.DecodeString(pl)
+	payload[len(payload)-1] ^= 1 // a different user id under the same tag
+	forgedPayload := base64.RawURLEncoding.EncodeToString(payload) + "." + tg
+	tagBytes, _ := base64.RawURLEncoding.DecodeString(tg)
+	tagBytes[0] ^= 1
+	forgedTag := pl + "." + base64.RawURLEncoding.EncodeToString(tagBytes)
+	for _, tc := range []struct {
+		name  string
+		token string
+		now   int64
+		ok    bool
+	}{
+		{"under current key", underCur, now, true},
+		{"under previous key", underPrev, now, true},
+		{"under current key until expiry", underCur, c.Expires - 1, true},
+		{"expired", underCur, c.Expires, false},
+		{"previous key retired", underPrev, now + 50, false},
+		{"older key retired", signV2(t, olderKey, c), now, false},
+		{"unknown key", signV2(t, []byte("a key this ring has never held.."), c), now, false},
+		{"payload forged", forgedPayload, now, false},
+		{"tag forged", forgedTag, now, false},
+	} {
+		got, err := k.Verify(tc.token, tc.now)
+		if tc.ok && (err != nil || got != c) {
+			t.Errorf("%s: %+v %v", tc.name, got, err)
+		}
+		if !tc.ok {
+			wantForbidden(t, err, tc.name)
+		}
+	}
+	// Only version 3 is issued.
+	if tok := k.Sign(c); tok == underCur || !strings.HasPrefix(tok, "Aw") {
+		t.Fatalf("issued %q", tok)
 	}
 }
 
@@ -281,6 +354,15 @@ func TestAppendTokenAllocs(t *testing.T) {
 	}); n > 3 {
 		t.Fatalf("Verify allocates %v times", n)
 	}
+	// A version 2 token, tried under each key of the ring, allocates no more either.
+	v2 := signV2(t, oldKey, c)
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := k.Verify(v2, c.Expires-1); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 3 {
+		t.Fatalf("Verify of a version 2 token allocates %v times", n)
+	}
 }
 
 func FuzzVerify(f *testing.F) {
@@ -293,6 +375,9 @@ func FuzzVerify(f *testing.F) {
 	f.Add(k.Sign(c), c.Expires-1)
 	c2 := Claims{Kind: KindProfile, PublisherID: 1, Expires: 100, UserID: "u"}
 	f.Add(k.Sign(c2), int64(50))
+	f.Add(signV2(f, testKey, c), c.Expires-1)
+	f.Add(signV2(f, oldKey, c2), int64(50))
+	f.Add(signV2(f, olderKey, c), c.Expires-1)
 	f.Add("", int64(0))
 	f.Add(".", int64(0))
 	f.Add("AAAA.AAAAAAAAAAAAAAAAAAAAAA", int64(0))
@@ -305,16 +390,29 @@ func FuzzVerify(f *testing.F) {
 			}
 			return
 		}
-		// Whatever verifies must be exactly what we would sign with the key it names.
-		signer := k
-		if !strings.HasPrefix(tok, k.Sign(got)[:8]) {
-			signer = prev
-			if now >= c.Expires {
-				t.Fatal("token of a retired key verified")
+		// Whatever verifies must be exactly what we would sign with the key it names, or
+		// (version 2) what the old format signs under a key of the ring.
+		if tok[:2] == "Ag" {
+			switch tok {
+			case signV2(t, testKey, got):
+			case signV2(t, oldKey, got):
+				if now >= c.Expires {
+					t.Fatal("version 2 token of a retired key verified")
+				}
+			default:
+				t.Fatalf("verified version 2 token %q is no key's", tok)
 			}
-		}
-		if re := signer.Sign(got); re != tok {
-			t.Fatalf("verified token %q re-signs as %q", tok, re)
+		} else {
+			signer := k
+			if !strings.HasPrefix(tok, k.Sign(got)[:8]) {
+				signer = prev
+				if now >= c.Expires {
+					t.Fatal("token of a retired key verified")
+				}
+			}
+			if re := signer.Sign(got); re != tok {
+				t.Fatalf("verified token %q re-signs as %q", tok, re)
+			}
 		}
 		if got.Expires <= now {
 			t.Fatal("expired token verified")
