@@ -14,7 +14,7 @@ import (
 
 func runBuyerCreate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("buyer create")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	email := f.String("email", "", "the buyer's e-mail address (required)")
 	name := f.String("name", "", "the buyer's name")
 	env := f.String("environment", persistence.EnvStaging, "staging or live: the first token's environment")
@@ -40,7 +40,7 @@ func runBuyerCreate(ctx context.Context, args []string, out io.Writer) error {
 
 func runBuyerToken(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("buyer token")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	email := f.String("email", "", "the buyer's e-mail address (required)")
 	env := f.String("environment", persistence.EnvLive, "staging or live")
 	if err := f.parse(args); err != nil {
@@ -63,7 +63,7 @@ func runBuyerToken(ctx context.Context, args []string, out io.Writer) error {
 
 func runPublisherCreate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("publisher create")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	var p persistence.NewPublisher
 	f.StringVar(&p.Name, "name", "", "the partner's name (required)")
 	f.StringVar(&p.CurrencyName, "currency-name", "", "name of the in-app currency (required)")
@@ -94,7 +94,7 @@ func runPublisherCreate(ctx context.Context, args []string, out io.Writer) error
 
 func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("migrate")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func flagError(err error) error {
 // runBuyerRevokeToken deletes one token of a buyer (--token) or all of them (--all).
 func runBuyerRevokeToken(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("buyer revoke-token")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	email := f.String("email", "", "the buyer's e-mail address (required)")
 	token := f.String("token", "", "the API token to revoke (or --all)")
 	all := f.Bool("all", false, "revoke every token of the buyer")
@@ -159,7 +159,7 @@ func runBuyerRevokeToken(ctx context.Context, args []string, out io.Writer) erro
 // runBuyerRotateToken replaces a buyer's token by a new one of the same environment.
 func runBuyerRotateToken(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("buyer rotate-token")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	email := f.String("email", "", "the buyer's e-mail address (required)")
 	token := f.String("token", "", "the API token to replace (required)")
 	if err := f.parse(args); err != nil {
@@ -189,11 +189,8 @@ func publisherView(p persistence.Publisher) map[string]any {
 
 func runPublisherList(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("publisher list")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	db, err := openDB(ctx, *dbURL, newLogger())
+	dbURL := databaseFlag(f)
+	db, err := parseOpenDB(ctx, f, args, dbURL)
 	if err != nil {
 		return err
 	}
@@ -212,7 +209,7 @@ func runPublisherList(ctx context.Context, args []string, out io.Writer) error {
 // runPublisherUpdate changes the settings given as flags and leaves the others.
 func runPublisherUpdate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("publisher update")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	id := f.Int64("id", 0, "the publisher's id (required)")
 	var c persistence.PublisherChange
 	strFlag := func(dst **string, name, usage string) {
@@ -269,7 +266,7 @@ func runPublisherUpdate(ctx context.Context, args []string, out io.Writer) error
 func runPublisherRotate(which string) func(context.Context, []string, io.Writer) error {
 	return func(ctx context.Context, args []string, out io.Writer) error {
 		f := newFlags("publisher rotate-" + which)
-		dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+		dbURL := databaseFlag(f)
 		id := f.Int64("id", 0, "the publisher's id (required)")
 		if err := f.parse(args); err != nil {
 			return err
@@ -301,7 +298,7 @@ func runPublisherRotate(which string) func(context.Context, []string, io.Writer)
 // campaign events are POSTed to, signed with the buyer's api_secret.
 func runBuyerWebhook(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("buyer webhook")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	email := f.String("email", "", "the buyer's e-mail address (required)")
 	u := f.String("url", "", "the absolute http(s) URL events are POSTed to (empty: remove)")
 	remove := f.Bool("clear", false, "remove the buyer's webhook URL")

@@ -20,7 +20,7 @@ var errSecretBreaksCallbacks = errors.New("buyer rotate-secret --grace 0 breaks 
 // router's 1-minute cache). --grace 0 (after a leak) needs --yes (docs/operations.md).
 func runBuyerRotateSecret(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("buyer rotate-secret")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	email := f.String("email", "", "the buyer's e-mail address (required)")
 	grace := f.Duration("grace", 24*time.Hour, "how long the replaced secret still verifies the buyer's callbacks; 0 (after a leak) refuses them within a minute and needs --yes")
 	yes := f.Bool("yes", false, "with --grace 0: acknowledge that callbacks signed with the current secret stop working within a minute")

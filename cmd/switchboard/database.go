@@ -59,3 +59,17 @@ func openDB(ctx context.Context, url string, log *zap.Logger) (*persistence.DB, 
 	}
 	return db, nil
 }
+
+// databaseFlag declares the --database-url flag of a command that works on the database.
+func databaseFlag(f flags) *string {
+	return f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+}
+
+// parseOpenDB parses a command's arguments, then opens (connects and migrates) the database
+// its --database-url names: the start of every command that works on the database.
+func parseOpenDB(ctx context.Context, f flags, args []string, dbURL *string) (*persistence.DB, error) {
+	if err := f.parse(args); err != nil {
+		return nil, err
+	}
+	return openDB(ctx, *dbURL, newLogger())
+}

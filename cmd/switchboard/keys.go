@@ -17,12 +17,9 @@ import (
 // supply.KeyGrace, then retires it (docs/operations.md).
 func runKeysRotate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("keys rotate")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	retireNow := f.Bool("retire-previous", false, "after a leak: also retire every previous key at once, so that tokens signed before the rotation are refused by every process (links handed out in the last 30 minutes stop working)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	db, err := openDB(ctx, *dbURL, newLogger())
+	db, err := parseOpenDB(ctx, f, args, dbURL)
 	if err != nil {
 		return err
 	}
@@ -51,11 +48,8 @@ func runKeysRotate(ctx context.Context, args []string, out io.Writer) error {
 // serve process as soon as it hears the NOTIFY (its periodic reload is the safety net).
 func runKeysRetire(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("keys retire")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	db, err := openDB(ctx, *dbURL, newLogger())
+	dbURL := databaseFlag(f)
+	db, err := parseOpenDB(ctx, f, args, dbURL)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 // line comparing the database's schema with this binary's. It changes nothing.
 func runMigrateStatus(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("migrate status")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	if err := f.parse(args); err != nil {
 		return err
 	}

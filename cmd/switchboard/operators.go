@@ -13,7 +13,7 @@ import (
 // shown this once: only its hash is stored.
 func runOperatorCreate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("operator create")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	name := f.String("name", "", "the operator's name, shown in the console (required)")
 	if err := f.parse(args); err != nil {
 		return err
@@ -38,11 +38,8 @@ func runOperatorCreate(ctx context.Context, args []string, out io.Writer) error 
 // console sessions), never their tokens.
 func runOperatorList(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("operator list")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	db, err := openDB(ctx, *dbURL, newLogger())
+	dbURL := databaseFlag(f)
+	db, err := parseOpenDB(ctx, f, args, dbURL)
 	if err != nil {
 		return err
 	}
@@ -61,7 +58,7 @@ func runOperatorList(ctx context.Context, args []string, out io.Writer) error {
 // sessions end at once on every process (sessions are looked up in the database).
 func runOperatorRevoke(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("operator revoke")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	id := f.Int64("id", 0, "the operator's id, as operator list shows it (required)")
 	if err := f.parse(args); err != nil {
 		return err

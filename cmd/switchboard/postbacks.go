@@ -16,7 +16,7 @@ import (
 // newest first: what an operator looks at before retrying dead letters.
 func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("postbacks list")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	status := f.String("status", persistence.PostbackStatusFailed, "failed (retrying or dead), dead or pending")
 	pub := f.Int64("publisher", 0, "only this publisher's postbacks (0: every publisher)")
 	limit := f.Int("limit", 100, "rows at most (1-1000)")
@@ -53,7 +53,7 @@ func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 // retry window) and wakes every server's worker.
 func runPostbacksRetry(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("postbacks retry")
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	var ids []int64
 	f.Func("id", "a dead postback's id; repeatable or comma-separated", func(v string) error {
 		for _, s := range strings.Split(v, ",") {

@@ -62,7 +62,7 @@ func parseThresholds(v string) (map[string]int, error) {
 // participantFlags are the flags that name a participant.
 func participantFlags(name string) (flags, *string, *string, *int64) {
 	f := newFlags(name)
-	dbURL := f.String("database-url", "", "PostgreSQL URL (default: the project-local cluster)")
+	dbURL := databaseFlag(f)
 	user := f.String("user", "", "the participant's user identifier (X-User-Identifier) (required)")
 	pub := f.Int64("publisher", 0, "the publisher id (required)")
 	return f, dbURL, user, pub
