@@ -24,18 +24,11 @@ run: build $(if $(DATABASE_URL),,pg)
 test: $(if $(TEST_DATABASE_URL),,pg) browser haproxy
 	$(GO) test -race -count=1 -timeout 30m ./...
 
-# Every fuzz target of the project (func Fuzz* in a _test.go file, found afresh each run)
-# runs for FUZZTIME on top of its seed corpus, which `make test` already runs as tests.
-# A failure stops the loop; its input is saved under the package's testdata/fuzz.
+# Every fuzz target of the project runs for FUZZTIME on top of its seed corpus, which
+# `make test` already runs as tests (.ci/fuzz says how a failure is judged).
 FUZZTIME ?= 5s
 fuzz: $(if $(TEST_DATABASE_URL),,pg)
-	@set -e; for f in $$(grep -rl --include='*_test.go' --exclude-dir=.git --exclude-dir=.data --exclude-dir=bin '^func Fuzz' .); do \
-		dir=$$(dirname $$f); \
-		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
-			echo "fuzz $$dir $$t ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$dir; \
-		done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) .ci/fuzz
 
 bench: build
 	./$(BIN) bench
