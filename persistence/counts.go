@@ -38,14 +38,36 @@ type CampaignCount struct {
 // Counts reads the counts of the given campaigns, or of every active campaign when ids is
 // nil, in one snapshot.
 func (db *DB) Counts(ctx context.Context, ids []int64) ([]QuotaCount, []CampaignCount, error) {
+	if ids != nil {
+		return db.counts(ctx, `campaign_id = ANY($1)`, ids)
+	}
+	return db.counts(ctx, `campaign_id IN (SELECT id FROM campaigns WHERE status = 2)`)
+}
+
+// CountsAfter reads, in one snapshot, the counts of at most limit active campaigns whose id
+// is above after, in id order, and returns the largest id read (0 when none was left: the
+// next call starts over). It lets a periodic reconciliation walk a large market a slice at
+// a time, at a cost that does not grow with the market.
+func (db *DB) CountsAfter(ctx context.Context, after int64, limit int) ([]QuotaCount, []CampaignCount, int64, error) {
+	var last int64
+	if err := db.Pool.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM (SELECT id FROM campaigns
+		WHERE status = 2 AND id > $1 ORDER BY id LIMIT $2) s`, after, limit).Scan(&last); err != nil {
+		return nil, nil, 0, classify(err)
+	}
+	if last == 0 {
+		return nil, nil, 0, nil
+	}
+	qs, cs, err := db.counts(ctx, `campaign_id > $1 AND campaign_id <= $2
+		AND campaign_id IN (SELECT id FROM campaigns WHERE status = 2 AND id > $1 AND id <= $2)`, after, last)
+	return qs, cs, last, err
+}
+
+// counts reads the quota and campaign counts of the campaigns filter selects, in one
+// snapshot.
+func (db *DB) counts(ctx context.Context, filter string, args ...any) ([]QuotaCount, []CampaignCount, error) {
 	var qs []QuotaCount
 	var cs []CampaignCount
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		filter := `campaign_id IN (SELECT id FROM campaigns WHERE status = 2)`
-		args := []any{}
-		if ids != nil {
-			filter, args = `campaign_id = ANY($1)`, []any{ids}
-		}
 		rows, err := tx.Query(ctx, `SELECT id, campaign_id, completes, in_progress, entries FROM campaign_quotas WHERE `+filter, args...)
 		if err != nil {
 			return err

@@ -42,9 +42,13 @@ type Config struct {
 	// SweepEvery is the period of the sweeper: stale sessions, broken links, full campaigns,
 	// archiving (default 30 s).
 	SweepEvery time.Duration
-	// ReconcileEvery is the period of the counters' reconciliation from the database
-	// (default 3 s).
+	// ReconcileEvery is the period of the counters' safety reconciliation from the
+	// database (default 3 s): each period re-reads the next ReconcileSlice active campaigns,
+	// so a market of n campaigns is walked every n / ReconcileSlice periods.
 	ReconcileEvery time.Duration
+	// ReconcileSlice is how many campaigns one safety reconciliation re-reads (default
+	// 2,000).
+	ReconcileSlice int
 	// NotifyEvery is the debounce of the counts and entries notifications (default 20 ms).
 	NotifyEvery time.Duration
 	// SessionMaxAge: callbacks of older sessions answer 410 (default 7 days).
@@ -65,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReconcileEvery <= 0 {
 		c.ReconcileEvery = 3 * time.Second
+	}
+	if c.ReconcileSlice <= 0 {
+		c.ReconcileSlice = 2000
 	}
 	if c.NotifyEvery <= 0 {
 		c.NotifyEvery = 20 * time.Millisecond
@@ -112,13 +119,17 @@ type Router struct {
 	sender *payout.Worker
 	origin string
 
-	routes  ttlCache[int64, persistence.CampaignRoute]
-	buyers  ttlCache[string, persistence.Buyer]
-	pubs    ttlCache[int64, persistence.Publisher]
-	notify  *notifier
-	stop    context.CancelFunc
-	done    sync.WaitGroup
-	started bool
+	routes ttlCache[int64, persistence.CampaignRoute]
+	buyers ttlCache[string, persistence.Buyer]
+	pubs   ttlCache[int64, persistence.Publisher]
+	notify *notifier
+	// countsLoaded is closed after the first reconciliation of every active campaign's
+	// counters (CountsLoaded); countsOnce closes it.
+	countsLoaded chan struct{}
+	countsOnce   sync.Once
+	stop         context.CancelFunc
+	done         sync.WaitGroup
+	started      bool
 
 	quality qualityHooks // participant quality checks (quality.go); zero: off
 
@@ -140,7 +151,7 @@ func New(d Deps) (*Router, error) {
 	}
 	cfg := d.Config.withDefaults()
 	r := &Router{db: d.DB, eng: d.Engine, panel: d.Panel, key: d.Key, log: log, cfg: cfg, pubFn: d.Publisher,
-		sender: d.Postbacks, origin: randomHex(8)}
+		sender: d.Postbacks, origin: randomHex(8), countsLoaded: make(chan struct{})}
 	// Campaign rows are forgotten when the campaign changes (CampaignsChanged); the TTL
 	// is the safety net under that.
 	r.routes.ttl = 30 * time.Second

@@ -260,17 +260,26 @@ func (a *App) healthz(ctx *fasthttp.RequestCtx) {
 func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	checks := map[string]string{"database": "ok", "engine": "ok", "geoip": a.Supply.Quality().GeoIPStatus()}
+	checks := map[string]string{"database": "ok", "geoip": a.Supply.Quality().GeoIPStatus()}
 	status := fasthttp.StatusOK
 	if err := a.DB.Ping(c); err != nil {
 		checks["database"] = "unreachable"
 		status = fasthttp.StatusServiceUnavailable
 	}
-	select {
-	case <-a.sync.loaded:
-	default:
-		checks["engine"] = "not loaded"
-		status = fasthttp.StatusServiceUnavailable
+	// Ready means every answer is the one a loaded process gives: the campaigns, the panel
+	// (else known participants get the profile survey) and the counters (else full quotas
+	// look open).
+	for _, c := range []struct {
+		name   string
+		loaded <-chan struct{}
+	}{{"engine", a.sync.loaded}, {"panel", a.Supply.Loaded()}, {"counters", a.Router.CountsLoaded()}} {
+		checks[c.name] = "ok"
+		select {
+		case <-c.loaded:
+		default:
+			checks[c.name] = "not loaded"
+			status = fasthttp.StatusServiceUnavailable
+		}
 	}
 	httpio.WriteJSON(ctx, status, checks)
 }
