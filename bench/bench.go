@@ -191,6 +191,9 @@ const (
 	ScMix       = "mix"
 	ScCallbacks = "callbacks"
 	ScFloor     = "floor"
+	// ScOffersDistinct asks for each participant at most once in the phase: no answer
+	// comes from the answer cache.
+	ScOffersDistinct = "offers-distinct"
 )
 
 func (o *Options) progress(format string, args ...any) {
@@ -390,6 +393,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 				phase("switchboard", srv.pid(), open(r), t.OffersScenario(ScOffers))
 			}
 		}
+		phase("switchboard", srv.pid(), closed, t.OffersDistinctScenario(ScOffersDistinct, uint64(o.Seed)+17))
 
 		sessions := &Sessions{max: 1 << 20}
 		if len(rep.Harvest.Entries) == 0 {
@@ -397,7 +401,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		} else {
 			entries := NewEntries(rep.Harvest.Entries)
 			ep := phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
-			if r := roundRate(ep.Rate(ep.Requests) / 2); r > 0 && entries.Left() > 0 {
+			if r := targetOrHalf(ep.Rate(ep.OpCount(OpEntryAdmitted)), TargetEntriesPerSec); r > 0 && entries.Left() > 0 {
 				phase("switchboard", srv.pid(), open(r), t.EntriesScenario(ScEntries, entries, sessions))
 			}
 			mp := phase("switchboard", srv.pid(), closed, t.MixScenario(ScMix, o.Mix[0], o.Mix[1], o.Mix[2], entries, sessions))
@@ -412,7 +416,10 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			if sessions.Len() == 0 {
 				rep.note("no admitted session was left for the callbacks phase")
 			} else {
-				phase("switchboard", srv.pid(), closed, t.CallbacksScenario(ScCallbacks, sessions))
+				cp := phase("switchboard", srv.pid(), closed, t.CallbacksScenario(ScCallbacks, sessions))
+				if r := targetOrHalf(cp.Rate(cp.OpCount(OpCallbackDone)), TargetCallbacksPerSec); r > 0 && sessions.Len() > 0 {
+					phase("switchboard", srv.pid(), open(r), t.CallbacksScenario(ScCallbacks, sessions))
+				}
 			}
 		}
 	}
@@ -439,6 +446,16 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 	}
 	srv.stopFloor()
 	return ctx.Err()
+}
+
+// targetOrHalf is the open-loop rate of a write phase whose closed-loop maximum was max:
+// the target rate when the maximum reaches it (its latency there is a target too), else
+// half the maximum.
+func targetOrHalf(max, target float64) float64 {
+	if max >= target {
+		return target
+	}
+	return roundRate(max / 2)
 }
 
 // entryPerParticipant is how many offer entry URLs the harvest keeps of one participant's

@@ -94,6 +94,28 @@ func (t *Target) OffersScenario(name string) *Scenario {
 	}
 }
 
+// OffersDistinctScenario asks for the offers of participants in a random order, each at
+// most once in the phase (warm-up included), so that no answer comes from the server's
+// answer cache: the cost of matching, ranking and signing every request. A panel smaller
+// than the phase's requests wraps around; the answer cache keeps an answer only from a
+// participant's second miss within its TTL, so a wrap-around is a miss too unless the phase
+// asks for more than twice the panel within the TTL.
+func (t *Target) OffersDistinctScenario(name string, seed uint64) *Scenario {
+	ps := t.Market.Participants
+	order := newWorker(0, seed, 0).Rand.Perm(len(ps))
+	var next atomic.Uint64
+	return &Scenario{
+		Name: name,
+		Ops:  []string{"offers"},
+		Prepare: func(w *Worker) int {
+			i := (next.Add(1) - 1) % uint64(len(order))
+			w.Buf = t.setOffersRequest(w.Req, &ps[order[i]], w.Buf)
+			return 0
+		},
+		Check: func(w *Worker, op int) (int, bool) { return op, w.Resp.StatusCode() == fasthttp.StatusOK },
+	}
+}
+
 // EntryURL is one harvested offer: its campaign and the path and query of its
 // offer_entry_url.
 type EntryURL struct {

@@ -73,6 +73,11 @@ type Market struct {
 // GenerateMarket builds n campaigns and p participants (ids 1..n and 1..p) from seed.
 func GenerateMarket(n, p int, seed int64) *Market {
 	m := &Market{Campaigns: synth.Market(n, seed), Participants: synth.Participants(p, seed+1, n)}
+	for i := range m.Campaigns {
+		for j := range m.Campaigns[i].Quotas {
+			m.Campaigns[i].Quotas[j].NumRespondents *= QuotaScale
+		}
+	}
 	r := rand.New(rand.NewPCG(uint64(seed), 7))
 	m.Links = make([]string, n)
 	for i := range m.Links {
@@ -88,6 +93,15 @@ func GenerateMarket(n, p int, seed int64) *Market {
 	}
 	return m
 }
+
+// QuotaScale multiplies engine/synth's quota targets (20–1,000) in the bench's market. Every
+// participant's top offers concentrate on the few hundred best-earning campaigns, and the
+// room left in their quotas bounds how many entries a run can have admitted (each harvested
+// URL is followed once, within its campaign's room): at the synthetic targets, about 22,000
+// URLs, a few seconds of entries at the target rate. General-population quotas of
+// 100–5,000 completes are what large marketplaces carry; matching does not depend on
+// targets, only on which quotas are full.
+const QuotaScale = 5
 
 // SeedStats says how much was written and how long it took.
 type SeedStats struct {
