@@ -60,7 +60,8 @@ type panelShard struct {
 	arena   []byte   // records, see record
 	garbage int      // arena bytes no record uses any more
 	table   []uint32 // open-addressed hash of the key: row+1, 0 empty
-	entries map[uint32][]Entry
+
+	entries entryColumn // packed entry history of each row (panelentries.go)
 }
 
 // idIndex maps participant ids to rows: an open-addressed table of refs
@@ -74,11 +75,7 @@ type idIndex struct {
 
 // NewPanel returns an empty panel.
 func NewPanel() *Panel {
-	pl := &Panel{seed: maphash.MakeSeed()}
-	for i := range pl.shards {
-		pl.shards[i].entries = make(map[uint32][]Entry)
-	}
-	return pl
+	return &Panel{seed: maphash.MakeSeed()}
 }
 
 func (pl *Panel) keyHash(publisher int64, user string) uint64 {
@@ -256,7 +253,7 @@ func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at in
 		for _, e := range prof.Entries {
 			entries, _ = withEntry(entries, e)
 		}
-		s.entries[row] = entries
+		s.entries.set(row, packEntries(s.entries.get(row), entries))
 	}
 	s.version[row]++
 	touchActivity(&s.act[row], at)
@@ -398,7 +395,7 @@ func (s *panelShard) decode(r uint32, dst *Participant) {
 	dst.CountryID = s.country[r]
 	dst.Device = s.device[r]
 	dst.Version = s.version[r]
-	dst.Entries = s.entries[r]
+	dst.Entries = decodeEntries(s.entries.get(r), dst.Entries[:0])
 	rec := s.record(r)
 	decodeAnswers(rec.answers, dst)
 	dst.DeviceID, dst.DeviceIDHash = "", ""
@@ -558,8 +555,8 @@ func (pl *Panel) RecordEntry(participantID, campaignID, at int64) bool {
 	}
 	s, r := &pl.shards[ref>>rowBits], ref&(1<<rowBits-1)
 	s.mu.Lock()
-	if entries, changed := withEntry(s.entries[r], Entry{campaignID, at}); changed {
-		s.entries[r] = entries
+	if entries, changed := recordEntry(s.entries.get(r), Entry{campaignID, at}); changed {
+		s.entries.set(r, entries)
 		s.version[r]++
 	}
 	touchActivity(&s.act[r], at)

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -80,13 +81,14 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 	if err != nil {
 		return nil, err
 	}
+	var pool textPool
+	var texts []string // scanned into again for each row: pool.keep copies what it keeps
 	for rows.Next() {
 		var campID, quotaID int64
 		var num int
 		var click, global bool
 		var qid *int32
 		var codes []int32
-		var texts []string
 		if err := rows.Scan(&campID, &quotaID, &num, &click, &global, &qid, &codes, &texts); err != nil {
 			rows.Close()
 			return nil, err
@@ -97,7 +99,7 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 		}
 		if qid != nil {
 			q := &c.Quotas[len(c.Quotas)-1]
-			q.Conditions = append(q.Conditions, engine.Condition{QuestionID: *qid, Codes: codes, Texts: texts})
+			q.Conditions = append(q.Conditions, engine.Condition{QuestionID: *qid, Codes: codes, Texts: pool.keep(texts)})
 		}
 	}
 	rows.Close()
@@ -172,4 +174,41 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 	}
 	rows.Close()
 	return out, rows.Err()
+}
+
+// textPool keeps the text values of quota conditions compactly. Markets target the same
+// ZIP codes and cities in many quotas: at 100,000 campaigns, about 9 million text values of
+// which a few tens of thousands are distinct. Each distinct value is stored once, and the
+// conditions' lists are cut from shared slabs rather than allocated one by one (about
+// 60 MB less heap at that size, docs/performance.md).
+type textPool struct {
+	seen map[string]string
+	slab []string
+}
+
+// textSlab is how many list entries one slab holds.
+const textSlab = 1 << 16
+
+// keep returns a copy of texts whose strings are shared with every equal text kept before
+// (nil for none).
+func (p *textPool) keep(texts []string) []string {
+	if len(texts) == 0 {
+		return nil
+	}
+	if p.seen == nil {
+		p.seen = make(map[string]string)
+	}
+	if len(texts) > cap(p.slab)-len(p.slab) {
+		p.slab = make([]string, 0, max(textSlab, len(texts)))
+	}
+	start := len(p.slab)
+	for _, t := range texts {
+		v, ok := p.seen[t]
+		if !ok {
+			v = strings.Clone(t)
+			p.seen[v] = v
+		}
+		p.slab = append(p.slab, v)
+	}
+	return p.slab[start:len(p.slab):len(p.slab)]
 }

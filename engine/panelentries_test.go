@@ -1,0 +1,35 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Packed entry histories decode to what was packed, and recording an entry into one gives
+// the history withEntry gives, whatever the ids and times (before entryEpoch too).
+func TestPackedEntriesAgreeWithSlices(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var ref []Entry
+		var packed []byte
+		for range r.IntN(60) {
+			e := Entry{CampaignID: 1 + r.Int64N(1<<r.IntN(40)), At: r.Int64N(4_000_000_000) - 1_000_000_000}
+			if r.IntN(4) == 0 && len(ref) > 0 { // the same campaign again, earlier or later
+				e.CampaignID = ref[r.IntN(len(ref))].CampaignID
+			}
+			var changedRef, changed bool
+			ref, changedRef = withEntry(ref, e)
+			packed, changed = recordEntry(packed, e)
+			if changed != changedRef {
+				t.Fatalf("recording %v: changed %v, want %v", e, changed, changedRef)
+			}
+			if got := decodeEntries(packed, nil); !slices.Equal(got, ref) {
+				t.Fatalf("after %v: decoded %v, want %v", e, got, ref)
+			}
+		}
+		if got := decodeEntries(packEntries(nil, ref), nil); !slices.Equal(got, ref) {
+			t.Fatalf("packEntries: decoded %v, want %v", got, ref)
+		}
+	}
+}
