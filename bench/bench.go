@@ -168,6 +168,9 @@ type Report struct {
 	Profile     string   // path of the server CPU profile, when taken
 	FloorSize   int
 	EntriesUsed int64 // entry URLs followed, each once
+	// JoinReady is how long a second serve process took to be ready beside the loaded one
+	// (0: not measured).
+	JoinReady time.Duration
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -194,6 +197,10 @@ const (
 	// ScOffersDistinct asks for each participant at most once in the phase: no answer
 	// comes from the answer cache.
 	ScOffersDistinct = "offers-distinct"
+	// ScEntriesAlone and ScEntriesJoining are entries at one open-loop rate, before and
+	// while a second serve process starts on the same database.
+	ScEntriesAlone   = "entries-alone"
+	ScEntriesJoining = "entries-joining"
 )
 
 func (o *Options) progress(format string, args ...any) {
@@ -305,7 +312,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server, pgPID int, profile string, stmts *statements) error {
 	client := NewClient(t.Addr, max(o.Connections, o.OpenConnections))
 	phase := func(target string, pid int, l Load, s *Scenario) *Phase {
-		l.Client, l.Duration, l.Warmup, l.Seed = client, o.Duration, o.Warmup, uint64(o.Seed)+uint64(len(rep.Phases))
+		if l.Duration == 0 { // else the caller chose the window and its warm-up
+			l.Duration, l.Warmup = o.Duration, o.Warmup
+		}
+		l.Client, l.Seed = client, uint64(o.Seed)+uint64(len(rep.Phases))
 		if target == "floor" {
 			l.Client = srv.floorClient
 		}
@@ -413,6 +423,9 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 				rep.note("the %d harvested entry URLs ran out (each is used once): a phase that ran out ended early and its rates are over the time it ran; the mix sent offers requests in place of its entries after that",
 					len(rep.Harvest.Entries))
 			}
+			if entries.Left() > 0 {
+				joinPhases(ctx, o, rep, t, srv, ep, entries, sessions, func(l Load, s *Scenario) { phase("switchboard", srv.pid(), l, s) })
+			}
 			if sessions.Len() == 0 {
 				rep.note("no admitted session was left for the callbacks phase")
 			} else {
@@ -446,6 +459,53 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 	}
 	srv.stopFloor()
 	return ctx.Err()
+}
+
+// JoinRate is the most entries/s the joining phases offer: they must last through a second
+// process's start, each URL used once.
+const JoinRate = 1000
+
+// joinPhases measures what a second serve process starting on the same database does to
+// the first one's entries: entries at one open-loop rate for a window with the first alone,
+// then for three windows from the second's start (its loads of campaigns, panel and counters
+// read PostgreSQL hard). The second is stopped afterwards; the time it took to be ready is
+// reported.
+func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *server, ep *Phase, entries *Entries, sessions *Sessions, phase func(Load, *Scenario)) {
+	rate := min(JoinRate, roundRate(ep.Rate(ep.OpCount(OpEntryAdmitted))/2))
+	if rate <= 0 {
+		return
+	}
+	open := Load{Workers: o.OpenConnections, Rate: rate}
+	phase(open, t.EntriesScenario(ScEntriesAlone, entries, sessions))
+	addr, err := freeAddr()
+	if err != nil {
+		rep.note("no address for the second process: %v", err)
+		return
+	}
+	type started struct {
+		s   *server
+		err error
+	}
+	ch := make(chan started, 1)
+	second := o
+	second.Profile = false
+	go func() {
+		s, err := startServer(ctx, second, addr, srv.dbURL, "", filepath.Join(filepath.Dir(srv.logPath), "server2.log"))
+		ch <- started{s, err}
+	}()
+	open.Duration, open.Warmup = 3*o.Duration, 0
+	phase(open, t.EntriesScenario(ScEntriesJoining, entries, sessions))
+	select {
+	case st := <-ch:
+		if st.err != nil {
+			rep.note("the second process did not start: %v", st.err)
+			return
+		}
+		rep.JoinReady = st.s.loaded
+		st.s.stop()
+	case <-time.After(10 * time.Minute):
+		rep.note("the second process was not ready within 10 minutes")
+	}
 }
 
 // targetOrHalf is the open-loop rate of a write phase whose closed-loop maximum was max:
@@ -605,6 +665,7 @@ type server struct {
 	cmd         *exec.Cmd
 	done        chan struct{}
 	logPath     string
+	dbURL       string
 	loaded      time.Duration
 	floor       *exec.Cmd
 	floorClient *fasthttp.HostClient
@@ -656,7 +717,7 @@ func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath s
 		logf.Close()
 		return nil, err
 	}
-	s := &server{cmd: cmd, done: make(chan struct{}), logPath: logPath}
+	s := &server{cmd: cmd, done: make(chan struct{}), logPath: logPath, dbURL: dbURL}
 	go func() { _ = cmd.Wait(); logf.Close(); close(s.done) }()
 	c := NewClient(addr, 1)
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()

@@ -72,7 +72,8 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("%s %s: %d errors, statuses %v", p.Scenario, p.Mode, p.Errors, p.Status)
 		}
 	}
-	for _, want := range []string{"offers/closed", "offers/open", "entries/closed", "mix/closed", "callbacks/closed", "floor/closed", "floor/open"} {
+	for _, want := range []string{"offers/closed", "offers/open", "offers-distinct/closed", "entries/closed", "entries/open",
+		"mix/closed", "entries-alone/open", "entries-joining/open", "callbacks/closed", "floor/closed", "floor/open"} {
 		if _, ok := seen[want]; !ok {
 			t.Errorf("phase %s missing; ran %v", want, keys(seen))
 		}
@@ -88,6 +89,12 @@ func TestQuickRun(t *testing.T) {
 	}
 	if m := seen["mix/closed"]; m.Ops[OpCallback] == 0 || m.Ops[OpOffers] == 0 {
 		t.Errorf("the mix sent no callbacks or offers: %v", m.Ops)
+	}
+	if s.ReadySeconds <= 0 || s.JoinReadySeconds <= 0 {
+		t.Errorf("ready times missing: first process %.1f s, second %.1f s; notes %q", s.ReadySeconds, s.JoinReadySeconds, s.Notes)
+	}
+	if len(s.Targets) < 12 {
+		t.Errorf("%d targets checked, want every target of docs/performance.md: %+v", len(s.Targets), s.Targets)
 	}
 	if len(s.Engine) == 0 || s.Engine[0].P50 <= 0 {
 		t.Errorf("engine benchmark missing: %+v", s.Engine)

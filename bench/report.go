@@ -73,6 +73,9 @@ type Summary struct {
 	Engine                  []EngineResult
 	Targets                 []TargetCheck
 	Notes                   []string
+	// ReadySeconds is the server's time from start to ready; JoinReadySeconds a second
+	// process's beside it (0: not measured).
+	ReadySeconds, JoinReadySeconds float64
 }
 
 // TargetCheck is one target, met or not.
@@ -170,6 +173,18 @@ func (r *Report) Targets() []TargetCheck {
 		p99 := time.Duration(p.Hist.Quantile(0.99))
 		check(name, fmt.Sprintf("p99 %.2f ms at %.0f/s offered (%.0f/s answered)", ms(int64(p99)), p.Offered, p.Throughput),
 			p99 <= TargetWriteP99 && p.Unsent == 0)
+	}
+	name = fmt.Sprintf("entries p99 ≤ %s while a second process starts beside this one", TargetWriteP99)
+	if alone, joining := r.Find(ScEntriesAlone, "open"), r.Find(ScEntriesJoining, "open"); alone != nil && joining != nil {
+		p99, p99a := time.Duration(joining.Hist.Quantile(0.99)), time.Duration(alone.Hist.Quantile(0.99))
+		ready := "not ready within the phase"
+		if r.JoinReady > 0 {
+			ready = "ready in " + r.JoinReady.Round(100*time.Millisecond).String()
+		}
+		check(name, fmt.Sprintf("p99 %.2f ms at %.0f/s offered (%.2f ms alone; the second process %s)",
+			ms(int64(p99)), joining.Offered, ms(int64(p99a)), ready), p99 <= TargetWriteP99 && joining.Unsent == 0)
+	} else {
+		missing(name)
 	}
 	limit, size := int64(TargetRSS), "1 GiB"
 	if r.Options.Participants >= 10_000_000 {
@@ -276,7 +291,7 @@ func WriteReport(out string, r *Report) error {
 	}
 	sum := Summary{Started: r.Started, Command: r.Options.Command, Machine: r.Machine, Campaigns: r.Options.Campaigns,
 		Participants: r.Options.Participants, Duration: r.Options.Duration.String(), Engine: r.Engine,
-		Targets: r.Targets(), Notes: r.Notes}
+		Targets: r.Targets(), Notes: r.Notes, ReadySeconds: r.Load.Seconds(), JoinReadySeconds: r.JoinReady.Seconds()}
 	for _, p := range r.Phases {
 		sum.Phases = append(sum.Phases, summarize(p))
 	}
