@@ -130,11 +130,25 @@ func parseByteSize(s string) (int64, error) {
 	return n << shift, nil
 }
 
-// applyMemoryLimit sets the runtime's soft memory limit as memoryLimit decides and logs it.
-func applyMemoryLimit(flag string, log *zap.Logger) error {
+// answerCacheShare is the most of the memory limit the offers answer cache may take (it is
+// 64 MiB at most, supply.Config.CacheMaxBytes's default): a process given 1 GiB keeps 32 MiB
+// of answers.
+const answerCacheShare = 32
+
+// answerCacheBytes is the answer cache's bound under the memory limit (0: the default).
+func answerCacheBytes(limit int64) int64 {
+	if limit <= 0 || limit == math.MaxInt64 {
+		return 0
+	}
+	return min(64<<20, limit/answerCacheShare)
+}
+
+// applyMemoryLimit sets the runtime's soft memory limit as memoryLimit decides, logs it and
+// returns it (math.MaxInt64: none).
+func applyMemoryLimit(flag string, log *zap.Logger) (int64, error) {
 	limit, source, err := memoryLimit(flag, os.Getenv("GOMEMLIMIT"), os.ReadFile)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if source != "GOMEMLIMIT" {
 		debug.SetMemoryLimit(limit)
@@ -143,9 +157,9 @@ func applyMemoryLimit(flag string, log *zap.Logger) error {
 	}
 	if limit == math.MaxInt64 {
 		log.Info("memory limit", zap.String("limit", "none"), zap.String("source", source))
-		return nil
+		return limit, nil
 	}
 	log.Info("memory limit", zap.Int64("bytes", limit), zap.String("limit", fmt.Sprintf("%.0f MiB", float64(limit)/(1<<20))),
 		zap.String("source", source))
-	return nil
+	return limit, nil
 }

@@ -86,3 +86,19 @@ func FuzzParseByteSize(f *testing.F) {
 		}
 	})
 }
+
+// The answer cache is sized for the memory limit: 1/32 of it, 64 MiB at most, the
+// supply default when there is no limit.
+func TestAnswerCacheBytes(t *testing.T) {
+	for _, tc := range []struct{ limit, want int64 }{
+		{math.MaxInt64, 0},
+		{0, 0},
+		{1 << 30, 32 << 20},
+		{900 << 20, 900 << 15},
+		{3 << 30, 64 << 20},
+	} {
+		if got := answerCacheBytes(tc.limit); got != tc.want {
+			t.Errorf("answerCacheBytes(%d) = %d, want %d", tc.limit, got, tc.want)
+		}
+	}
+}

@@ -59,9 +59,11 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	}
 	log := newLogger()
 	defer log.Sync() //nolint:errcheck
-	if err := applyMemoryLimit(*memLimit, log); err != nil {
+	limit, err := applyMemoryLimit(*memLimit, log)
+	if err != nil {
 		return err
 	}
+	cfg.Supply.CacheMaxBytes = answerCacheBytes(limit) // sized for the limit, like the rest
 
 	url, err := databaseURL(ctx, cfg.DatabaseURL, log)
 	if err != nil {
