@@ -3,7 +3,10 @@ package main
 import (
 	"io/fs"
 	"math"
+	"runtime/debug"
 	"testing"
+
+	"go.uber.org/zap"
 )
 
 func TestMemoryLimit(t *testing.T) {
@@ -100,5 +103,21 @@ func TestAnswerCacheBytes(t *testing.T) {
 		if got := answerCacheBytes(tc.limit); got != tc.want {
 			t.Errorf("answerCacheBytes(%d) = %d, want %d", tc.limit, got, tc.want)
 		}
+	}
+}
+
+// --gc-percent sets the collector's percentage unless GOGC is set, which wins.
+func TestApplyGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "")
+	applyGCPercent(37, zap.NewNop())
+	if got := debug.SetGCPercent(100); got != 37 {
+		t.Errorf("GC percent %d after --gc-percent 37, want 37", got)
+	}
+	t.Setenv("GOGC", "80")
+	debug.SetGCPercent(80) // as the runtime would have at start
+	applyGCPercent(defaultGCPercent, zap.NewNop())
+	if got := debug.SetGCPercent(100); got != 80 {
+		t.Errorf("GC percent %d with GOGC=80, want 80", got)
 	}
 }

@@ -47,6 +47,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
+	gcPercent := f.Int("gc-percent", defaultGCPercent, "garbage collection target percentage: the heap grows to (1 + this/100) × the live heap before a collection (Go's default is 100; GOGC wins when set)")
 	memLimit := f.String("memory-limit", "", "soft memory limit of the Go runtime, e.g. 3GiB, or off (default: 80% of the cgroup's memory limit, else of the machine's memory; GOMEMLIMIT wins when set)")
 	if err := f.parse(args); err != nil {
 		return err
@@ -59,6 +60,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	}
 	log := newLogger()
 	defer log.Sync() //nolint:errcheck
+	applyGCPercent(*gcPercent, log)
 	limit, err := applyMemoryLimit(*memLimit, log)
 	if err != nil {
 		return err
