@@ -81,7 +81,7 @@ func conditionMatches(c *Condition, p *Participant) bool {
 			}
 		}
 		if a.Text != "" {
-			for _, t := range c.Texts {
+			for t := range c.textValues() {
 				if NormalizeText(t) == a.Text {
 					return true
 				}

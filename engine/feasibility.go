@@ -164,11 +164,11 @@ func unknownQuestions(country int32, q Quota, known func(countryID, questionID i
 func normalizedQuota(q Quota) Quota {
 	q.Conditions = slices.Clone(q.Conditions)
 	for i := range q.Conditions {
-		texts := make([]string, len(q.Conditions[i].Texts))
-		for j, t := range q.Conditions[i].Texts {
-			texts[j] = NormalizeText(t)
+		var texts []string
+		for t := range q.Conditions[i].textValues() {
+			texts = append(texts, NormalizeText(t))
 		}
-		q.Conditions[i].Texts = texts
+		q.Conditions[i].Texts, q.Conditions[i].packed = texts, ""
 	}
 	return q
 }

@@ -290,10 +290,10 @@ func (p *partition) compile(pb *postBuilder, c *Condition, idx uint32) condMeta 
 			pb.addCode(codeKey(c.QuestionID, code), idx)
 		}
 	}
-	if len(c.Texts) > 0 {
+	if c.hasTexts() {
 		m.posted = true
 		qnum := p.numberTextQ(c.QuestionID)
-		for _, t := range c.Texts {
+		for t := range c.textValues() {
 			t = NormalizeText(t)
 			if k, ok := shortKey(qnum, t); ok {
 				pb.addShort(k, idx)

@@ -82,7 +82,8 @@ func (c *country) defs(skip map[int64]bool) []*Campaign {
 
 // Build indexes the campaigns with status StatusActive (the others are
 // skipped), reading and writing counts through counters (a new set when nil).
-// The snapshot keeps pointers into campaigns: do not modify them afterwards.
+// The snapshot keeps copies of the campaigns that share their slices: do not
+// modify those afterwards.
 func Build(campaigns []Campaign, counters *Counters) *Snapshot {
 	return build(campaigns, counters, nil)
 }
@@ -92,12 +93,22 @@ func build(campaigns []Campaign, counters *Counters, alloc *allocator) *Snapshot
 	if counters == nil {
 		counters = NewCounters()
 	}
-	byCountry := make(map[int32][]*Campaign)
+	n := 0
 	for i := range campaigns {
-		c := &campaigns[i]
-		if c.Status == StatusActive {
-			byCountry[c.CountryID] = append(byCountry[c.CountryID], c)
+		if campaigns[i].Status == StatusActive {
+			n++
 		}
+	}
+	owned := make([]Campaign, 0, n) // the snapshot's copies (conditiontexts.go)
+	for i := range campaigns {
+		if campaigns[i].Status == StatusActive {
+			owned = append(owned, ownCampaign(&campaigns[i]))
+		}
+	}
+	byCountry := make(map[int32][]*Campaign)
+	for i := range owned {
+		c := &owned[i]
+		byCountry[c.CountryID] = append(byCountry[c.CountryID], c)
 	}
 	s := &Snapshot{counters: counters, alloc: alloc, parts: make(map[int32]*country, len(byCountry)), version: snapshotVersions.Add(1)}
 	for id, defs := range byCountry {
@@ -143,7 +154,8 @@ func (s *Snapshot) With(changed []Campaign, removed []int64) *Snapshot {
 		var added []*Campaign
 		for i := range changed {
 			if c := &changed[i]; c.Status == StatusActive && c.CountryID == id {
-				added = append(added, c)
+				own := ownCampaign(c)
+				added = append(added, &own)
 			}
 		}
 		old := s.parts[id]
@@ -208,11 +220,12 @@ func (s *Snapshot) Len() int {
 	return n
 }
 
-// Campaign returns the definition of an indexed (active) campaign.
+// Campaign returns the definition of an indexed (active) campaign, as it was given but for
+// its texts, normalized (a copy when the snapshot holds them packed: conditiontexts.go).
 func (s *Snapshot) Campaign(id int64) (*Campaign, bool) {
 	for _, c := range s.parts {
 		if p, slot, ok := c.slot(id); ok {
-			return p.cold[slot].def, true
+			return unpackedCampaign(p.cold[slot].def), true
 		}
 	}
 	return nil, false

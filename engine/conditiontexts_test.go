@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A snapshot's packed copy of a condition yields the normalized texts of the original, in
+// order, whatever their lengths and bytes, and leaves the caller's campaign as it was.
+func TestOwnCampaignPacksTexts(t *testing.T) {
+	texts := []string{"10001", "", " Paris ", strings.Repeat("é", 200), "a\\x00b", "99501"}
+	c := Campaign{ID: 1, Quotas: []Quota{{ID: 1, Conditions: []Condition{
+		{QuestionID: 45, Texts: texts},
+		{QuestionID: 43, Codes: []int32{30, 31}},
+	}}}}
+	orig := slices.Clone(texts)
+	ownValue := ownCampaign(&c)
+	own := &ownValue
+	if &own.Quotas[0] == &c.Quotas[0] {
+		t.Fatal("the quotas of a campaign with texts were not copied")
+	}
+	if !slices.Equal(c.Quotas[0].Conditions[0].Texts, orig) || c.Quotas[0].Conditions[0].packed != "" {
+		t.Fatalf("the caller's campaign changed: %+v", c.Quotas[0].Conditions[0])
+	}
+	cond := &own.Quotas[0].Conditions[0]
+	if cond.Texts != nil || !cond.hasTexts() {
+		t.Fatalf("not packed: %+v", cond)
+	}
+	var want []string
+	for _, s := range orig {
+		want = append(want, NormalizeText(s))
+	}
+	if got := slices.Collect(cond.textValues()); !slices.Equal(got, want) {
+		t.Errorf("packed texts %q, want %q", got, want)
+	}
+	if back := unpackedCampaign(own); !slices.Equal(back.Quotas[0].Conditions[0].Texts, want) || back.Quotas[0].Conditions[0].packed != "" {
+		t.Errorf("unpacked %+v, want texts %q", back.Quotas[0].Conditions[0], want)
+	}
+	if own.Quotas[0].Conditions[1].hasTexts() {
+		t.Error("a condition without texts has some")
+	}
+	plain := Campaign{ID: 2, Quotas: []Quota{{ID: 2, Conditions: []Condition{{QuestionID: 43, Codes: []int32{1}}}}}}
+	if p := ownCampaign(&plain); &p.Quotas[0] != &plain.Quotas[0] {
+		t.Error("the quotas of a campaign without texts were copied")
+	}
+}
