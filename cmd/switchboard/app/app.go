@@ -138,17 +138,13 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Metrics.RegisterRuntime()
 	a.registerPoolMetrics()
 
-	// The engine loads in the background; /readyz reports when the first load is in.
+	// The engine loads in the background, beside the panel and the counters (Start below);
+	// /readyz reports when all three are in.
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stop = stop
 	a.sync = newEngineSync(db, a.Engine, log.Named("engine"), cfg.RebuildEvery)
 	go a.sync.run(bg)
 	a.registerEngineMetrics()
-	select {
-	case <-a.sync.loaded:
-	case <-time.After(10 * time.Second):
-		log.Warn("engine not loaded after 10s; serving while it loads")
-	}
 
 	mux := httpio.NewMux(a.Metrics, log.Named("http"))
 	mux.Handle("GET", "/healthz", a.healthz)
@@ -205,10 +201,18 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	buyerAPI.RegisterConsole(mux)
 	a.Payouts.RegisterMetrics(a.Metrics)
 	go a.Payouts.Run(bg)
-	select {
-	case <-a.Supply.Loaded():
-	case <-time.After(10 * time.Second):
-		log.Warn("panel not loaded after 10s; serving while it loads")
+	deadline := time.After(10 * time.Second)
+waiting:
+	for _, l := range []struct {
+		what   string
+		loaded <-chan struct{}
+	}{{"engine", a.sync.loaded}, {"panel", a.Supply.Loaded()}} {
+		select {
+		case <-l.loaded:
+		case <-deadline:
+			log.Warn("not loaded after 10s; serving while it loads", zap.String("what", l.what))
+			break waiting
+		}
 	}
 	go a.runHeartbeat(bg)
 	if cfg.Allocation == engine.AllocationBalanced {
