@@ -130,8 +130,15 @@ func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 		left = max(days-in.Elapsed, 0.5)
 	}
 	needed := max(in.Needed, 0)
-	weight = 1
-	if in.SupplyPerDay < 0 || needed <= in.SupplyPerDay*left*max(in.Conversion, 0) {
+	switch {
+	case in.Target > 0 && needed == 0:
+		// Every non-global quota is full (or its last sessions are in
+		// progress): nobody can be offered it, and the lowest weight keeps
+		// it out of the way of matching walks.
+		weight = weightMin
+	case in.SupplyPerDay >= 0 && needed > in.SupplyPerDay*left*max(in.Conversion, 0):
+		weight = 1
+	default:
 		per := needed
 		if in.Open > 0 {
 			per = needed / float64(in.Open)

@@ -66,6 +66,8 @@ func TestAllocationWeight(t *testing.T) {
 		{"one complete short, last half day, conversion 0.05: capped", with(func(in *engine.AllocationInputs) {
 			in.Needed, in.Open, in.Elapsed, in.Conversion, in.SupplyPerDay = 1, 1, 10, 0.05, 100
 		}), 1, 4, false},
+		{"every quota full: lowest weight", with(func(in *engine.AllocationInputs) { in.Needed, in.Open = 0, 0 }), -1, 0.25, false},
+		{"no non-global quota: feasible with nothing needed", with(func(in *engine.AllocationInputs) { in.Target, in.Needed, in.Open = 0, 0, 0 }), 1, 2 * math.Pow(5, -0.4), false},
 		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3; in.Conversion = 0.3 }), 0, 0, true},
 		{"unknown supply counts as feasible", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = -1 }), 0, 0, false},
 		{"unknown start: a full field period left", with(func(in *engine.AllocationInputs) { in.Elapsed = -1; in.SupplyPerDay = -1 }), -1, math.Sqrt(4.0/6) * math.Pow(10, -0.4), false},
@@ -164,7 +166,8 @@ func refSupply(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 }
 
 // refWeight computes a campaign's balanced weight from first principles,
-// without engine.AllocationWeight: a campaign the panel cannot fill before
+// without engine.AllocationWeight: a campaign whose non-global quotas are
+// all full weighs 0.25; one the panel cannot fill before
 // its deadline (completes needed > supply per day × days left × conversion)
 // weighs 1; a feasible one sqrt(4 / (needed per open quota + 1)) × (1 /
 // days left)^0.4 × max(0.3 / conversion, 1), within [0.25, 4]. Exploration
@@ -198,7 +201,15 @@ func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 		left = math.Max(days-float64(now-c.FieldStart)/86400, 0.5)
 	}
 	w = 1
-	if needed <= supply*left*conv {
+	var target int
+	for _, q := range c.Quotas {
+		if !q.Global {
+			target += q.NumRespondents
+		}
+	}
+	if target > 0 && needed == 0 {
+		w = 0.25
+	} else if needed <= supply*left*conv {
 		per := needed
 		if open > 0 {
 			per /= float64(open)
