@@ -58,6 +58,11 @@ const (
 	// bonus: the bound of every established campaign stays tight, which
 	// keeps the matching walk short.
 	ExploreSessions = 100
+	// ExploreSessionsCannotFinish replaces ExploreSessions for a campaign
+	// the panel cannot fill by its deadline: it still explores while its
+	// estimate is raw, but most campaigns are of that kind, and exploring
+	// them all up to ExploreSessions doubled the cost of matching walks.
+	ExploreSessionsCannotFinish = 20
 	// needScale, needExp: a feasible campaign's need factor is
 	// (needScale / (completes still needed per open quota + 1))^needExp,
 	// 2 for a campaign one complete short of each open quota.
@@ -119,7 +124,8 @@ type AllocationInputs struct {
 // (√(c(1−c)/(sessions + ConversionPriorWeight))) relative to the estimate
 // c, at most ExploreBonus: large for a campaign with few sessions,
 // shrinking as its sessions grow, and 0 from ExploreSessions sessions on
-// (and for an estimate of 0 or 1).
+// (ExploreSessionsCannotFinish for a campaign that cannot finish; and for
+// an estimate of 0 or 1).
 func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 	days := in.DaysInField
 	if days <= 0 {
@@ -130,6 +136,7 @@ func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 		left = max(days-in.Elapsed, 0.5)
 	}
 	needed := max(in.Needed, 0)
+	exploreUntil := int64(ExploreSessions)
 	switch {
 	case in.Target > 0 && needed == 0:
 		// Every non-global quota is full (or its last sessions are in
@@ -138,6 +145,7 @@ func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 		weight = weightMin
 	case in.SupplyPerDay >= 0 && needed > in.SupplyPerDay*left*max(in.Conversion, 0):
 		weight = 1
+		exploreUntil = ExploreSessionsCannotFinish
 	default:
 		per := needed
 		if in.Open > 0 {
@@ -149,7 +157,7 @@ func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 		}
 		weight = clamp(weight, weightMin, weightMax)
 	}
-	if c := in.Conversion; c > 0 && c < 1 && in.Sessions < ExploreSessions {
+	if c := in.Conversion; c > 0 && c < 1 && in.Sessions < exploreUntil {
 		sd := math.Sqrt(c * (1 - c) / (float64(max(in.Sessions, 0)) + ConversionPriorWeight))
 		explore = min(ExploreZ*sd/c, ExploreBonus)
 	}

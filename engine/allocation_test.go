@@ -68,6 +68,9 @@ func TestAllocationWeight(t *testing.T) {
 		}), 1, 4, false},
 		{"every quota full: lowest weight", with(func(in *engine.AllocationInputs) { in.Needed, in.Open = 0, 0 }), -1, 0.25, false},
 		{"no non-global quota: feasible with nothing needed", with(func(in *engine.AllocationInputs) { in.Target, in.Needed, in.Open = 0, 0, 0 }), 1, 2 * math.Pow(5, -0.4), false},
+		{"cannot finish, 19 sessions: explores", with(func(in *engine.AllocationInputs) { in.SupplyPerDay, in.Sessions = 1, 19 }), 1, 1, true},
+		{"cannot finish, 20 sessions: no more", with(func(in *engine.AllocationInputs) { in.SupplyPerDay, in.Sessions = 1, 20 }), 1, 1, false},
+		{"can finish, 99 sessions: explores", with(func(in *engine.AllocationInputs) { in.Sessions = 99 }), 0, 0, true},
 		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3; in.Conversion = 0.3 }), 0, 0, true},
 		{"unknown supply counts as feasible", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = -1 }), 0, 0, false},
 		{"unknown start: a full field period left", with(func(in *engine.AllocationInputs) { in.Elapsed = -1; in.SupplyPerDay = -1 }), -1, math.Sqrt(4.0/6) * math.Pow(10, -0.4), false},
@@ -172,7 +175,7 @@ func refSupply(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 // weighs 1; a feasible one sqrt(4 / (needed per open quota + 1)) × (1 /
 // days left)^0.4 × max(0.3 / conversion, 1), within [0.25, 4]. Exploration
 // is 2 standard errors of the conversion estimate relative to it, at most
-// 0.3, under 100 sessions.
+// 0.3, under 100 sessions (under 20 for a campaign that cannot finish).
 func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) (w, x float64) {
 	supply := refSupply(c, ctr, panel, now)
 	needed, open := 0.0, 0
@@ -201,6 +204,7 @@ func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 		left = math.Max(days-float64(now-c.FieldStart)/86400, 0.5)
 	}
 	w = 1
+	exploreUntil := int64(100)
 	var target int
 	for _, q := range c.Quotas {
 		if !q.Global {
@@ -209,7 +213,9 @@ func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 	}
 	if target > 0 && needed == 0 {
 		w = 0.25
-	} else if needed <= supply*left*conv {
+	} else if needed > supply*left*conv {
+		exploreUntil = 20
+	} else {
 		per := needed
 		if open > 0 {
 			per /= float64(open)
@@ -220,7 +226,7 @@ func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 		}
 		w = math.Min(math.Max(w, 0.25), 4)
 	}
-	if conv > 0 && conv < 1 && k.Sessions < 100 {
+	if conv > 0 && conv < 1 && k.Sessions < exploreUntil {
 		x = math.Min(2*math.Sqrt(conv*(1-conv)/(float64(max(k.Sessions, 0))+engine.ConversionPriorWeight))/conv, 0.3)
 	}
 	return w, x
