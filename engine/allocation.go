@@ -15,10 +15,11 @@ type Allocation uint8
 const (
 	// AllocationGreedy ranks by EPC alone.
 	AllocationGreedy Allocation = iota
-	// AllocationBalanced ranks by EPC × the campaign's weight (scarcity of
-	// the panel that can fill it and pacing over days_in_field) × a bounded
-	// exploration bonus that grows with the uncertainty of the campaign's
-	// conversion estimate (large for campaigns with few sessions).
+	// AllocationBalanced ranks by EPC × the campaign's weight (earliest
+	// deadline and smallest remaining need first among the campaigns the
+	// panel can still fill by their deadline) × a bounded exploration bonus
+	// that grows with the uncertainty of the campaign's conversion estimate
+	// (large for campaigns with few sessions).
 	AllocationBalanced
 )
 
@@ -57,11 +58,23 @@ const (
 	// bonus: the bound of every established campaign stays tight, which
 	// keeps the matching walk short.
 	ExploreSessions = 100
-	// pacingSlack smooths the pacing ratio near the start of the field
-	// period (fractions of the target).
-	pacingSlack = 0.05
-	// Bounds of the scarcity and pacing factors and of their product.
-	factorMin, factorMax = 0.5, 2
+	// ExploreSessionsCannotFinish replaces ExploreSessions for a campaign
+	// the panel cannot fill by its deadline: it still explores while its
+	// estimate is raw, but most campaigns are of that kind, and exploring
+	// them all up to ExploreSessions doubled the cost of matching walks.
+	ExploreSessionsCannotFinish = 20
+	// needScale, needExp: a feasible campaign's need factor is
+	// (needScale / (completes still needed per open quota + 1))^needExp,
+	// 2 for a campaign one complete short of each open quota.
+	needScale, needExp = 4, 0.5
+	// urgencyExp: a feasible campaign's urgency factor is
+	// (1 / days left)^urgencyExp, earliest deadline first.
+	urgencyExp = 0.4
+	// hardConversion: a feasible campaign whose conversion estimate c is
+	// below it is raised by hardConversion / c (its completes cost more
+	// visits, so greedy ranking starves it).
+	hardConversion = 0.3
+	// Bounds of the weight.
 	weightMin, weightMax = 0.25, 4
 	// supplySample is how many active participants per country the supply
 	// scan looks at; the sums are scaled to the country's active panel.
@@ -77,6 +90,8 @@ type AllocationInputs struct {
 	// the part still open (target − completes − sessions in progress, per
 	// quota, never below 0).
 	Target, Needed float64
+	// Open is the number of non-global quotas that still need completes.
+	Open int
 	// Sessions is the number of sessions that reached an outcome.
 	Sessions int64
 	// Conversion is the estimated chance that an entry completes.
@@ -89,43 +104,60 @@ type AllocationInputs struct {
 	DaysInField, Elapsed float64
 }
 
-// AllocationWeight returns the campaign's weight (scarcity × pacing, within
-// [0.25, 4]) and its exploration bonus cap (0..ExploreBonus). A campaign is
-// ranked by EPC × weight × (1 + explore·ExplorationDraw(participant, campaign)).
+// AllocationWeight returns the campaign's weight (within [0.25, 4]) and its
+// exploration bonus cap (0..ExploreBonus). A campaign is ranked by EPC ×
+// weight × (1 + explore·ExplorationDraw(participant, campaign)).
 //
-// Scarcity is completes still needed against the completes the panel can
-// still bring before the field period ends (supply per day × days left ×
-// conversion): sqrt of that pressure, within [0.5, 2]. Pacing is the share
-// of the target delivered against the share of the field period elapsed: a
-// campaign ahead of its even schedule gets less than 1, one behind more
-// (sqrt of the inverse ratio, within [0.5, 2]). Unknown inputs give 1.
+// The weight schedules quotas the way one maximises the number of jobs
+// finished by their deadlines (earliest deadline first, rejecting the jobs
+// that cannot finish): a campaign the panel cannot fill before its field
+// period ends (completes still needed > supply per day × days left ×
+// conversion) gets 1, ranked by EPC alone, taking offers only where nothing
+// that can still finish ranks higher. A feasible one gets need × urgency ×
+// hardness: need = (needScale / (needed per open quota + 1))^needExp, so
+// the quotas closest to full go first; urgency = (1 / days left)^urgencyExp,
+// so the earliest deadlines go first; hardness = max(hardConversion /
+// conversion, 1), so a low-conversion campaign that can still finish is not
+// starved by its low EPC. Unknown supply counts as feasible; an unknown
+// start as a full field period left.
 // Exploration is ExploreZ standard errors of the conversion estimate
 // (√(c(1−c)/(sessions + ConversionPriorWeight))) relative to the estimate
 // c, at most ExploreBonus: large for a campaign with few sessions,
 // shrinking as its sessions grow, and 0 from ExploreSessions sessions on
-// (and for an estimate of 0 or 1).
+// (ExploreSessionsCannotFinish for a campaign that cannot finish; and for
+// an estimate of 0 or 1).
 func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 	days := in.DaysInField
 	if days <= 0 {
 		days = DefaultDaysInField
 	}
-	scarcity := 1.0
-	if in.SupplyPerDay >= 0 {
-		left := days
-		if in.Elapsed >= 0 {
-			left = max(days-in.Elapsed, 0.5)
+	left := days
+	if in.Elapsed >= 0 {
+		left = max(days-in.Elapsed, 0.5)
+	}
+	needed := max(in.Needed, 0)
+	exploreUntil := int64(ExploreSessions)
+	switch {
+	case in.Target > 0 && needed == 0:
+		// Every non-global quota is full (or its last sessions are in
+		// progress): nobody can be offered it, and the lowest weight keeps
+		// it out of the way of matching walks.
+		weight = weightMin
+	case in.SupplyPerDay >= 0 && needed > in.SupplyPerDay*left*max(in.Conversion, 0):
+		weight = 1
+		exploreUntil = ExploreSessionsCannotFinish
+	default:
+		per := needed
+		if in.Open > 0 {
+			per = needed / float64(in.Open)
 		}
-		available := in.SupplyPerDay * left * max(in.Conversion, 0)
-		scarcity = clamp(math.Sqrt(max(in.Needed, 0)/(available+1)), factorMin, factorMax)
+		weight = math.Pow(needScale/(per+1), needExp) * math.Pow(1/left, urgencyExp)
+		if in.Conversion > 0 {
+			weight *= max(hardConversion/in.Conversion, 1)
+		}
+		weight = clamp(weight, weightMin, weightMax)
 	}
-	pacing := 1.0
-	if in.Elapsed >= 0 && in.Target > 0 {
-		delivered := 1 - min(max(in.Needed, 0), in.Target)/in.Target
-		due := min(in.Elapsed/days, 1)
-		pacing = clamp(math.Sqrt((due+pacingSlack)/(delivered+pacingSlack)), factorMin, factorMax)
-	}
-	weight = clamp(scarcity*pacing, weightMin, weightMax)
-	if c := in.Conversion; c > 0 && c < 1 && in.Sessions < ExploreSessions {
+	if c := in.Conversion; c > 0 && c < 1 && in.Sessions < exploreUntil {
 		sd := math.Sqrt(c * (1 - c) / (float64(max(in.Sessions, 0)) + ConversionPriorWeight))
 		explore = min(ExploreZ*sd/c, ExploreBonus)
 	}
@@ -348,6 +380,9 @@ func (st *allocState) weigh(def *Campaign, k *campaignCounter, open []quotaMeta)
 		}
 		in.Target += float64(max(qm.num, 0))
 		in.Needed += float64(max(qm.num-used, 0))
+		if qm.num > used {
+			in.Open++
+		}
 	}
 	in.Sessions = k.sessions.Load()
 	in.Conversion = Conversion(def.Incidence, in.Sessions, k.completes.Load())

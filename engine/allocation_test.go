@@ -34,11 +34,15 @@ func TestParseAllocation(t *testing.T) {
 // TestAllocationWeight checks the direction and bounds of each factor of the
 // balanced weight against a neutral campaign.
 func TestAllocationWeight(t *testing.T) {
-	// On schedule, and the panel can bring what is needed (available + 1 =
-	// supply 9.8/day × 5 days left + 1 = 50 = needed).
-	neutral := engine.AllocationInputs{Target: 100, Needed: 50, Sessions: 500, Conversion: 1,
-		SupplyPerDay: 9.8, DaysInField: 10, Elapsed: 5}
+	// Feasible (the panel brings 49 × 5 × 0.5 = 122.5 completes before the
+	// deadline, 10 are needed over 2 open quotas), conversion above 0.3,
+	// 5 days left: sqrt(4 / 6) × 5^−0.4.
+	neutral := engine.AllocationInputs{Target: 100, Needed: 10, Open: 2, Sessions: 500, Conversion: 0.5,
+		SupplyPerDay: 49, DaysInField: 10, Elapsed: 5}
 	base, _ := engine.AllocationWeight(neutral)
+	if want := math.Sqrt(4.0/6) * math.Pow(5, -0.4); math.Abs(base-want) > 1e-12 {
+		t.Fatalf("feasible weight %v, want %v", base, want)
+	}
 	with := func(f func(*engine.AllocationInputs)) engine.AllocationInputs {
 		in := neutral
 		f(&in)
@@ -47,20 +51,37 @@ func TestAllocationWeight(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		in    engine.AllocationInputs
-		cmp   int // sign of weight − base weight
+		cmp   int     // sign of weight − base weight
+		want  float64 // exact weight when > 0
 		explo bool
 	}{
-		{"behind schedule", with(func(in *engine.AllocationInputs) { in.Needed = 90; in.SupplyPerDay = 17.8 }), 1, false},
-		{"ahead of schedule", with(func(in *engine.AllocationInputs) { in.Needed = 10; in.SupplyPerDay = 1.8 }), -1, false},
-		{"scarce supply", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = 2 }), 1, false},
-		{"abundant supply", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = 2000 }), -1, false},
-		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3; in.Conversion = 0.3; in.SupplyPerDay = 49 / 1.5 }), 0, true},
-		{"unknown supply and start", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = -1; in.Elapsed = -1 }), 0, false},
+		{"closer to full", with(func(in *engine.AllocationInputs) { in.Needed = 4 }), 1, 0, false},
+		{"same need over more open quotas", with(func(in *engine.AllocationInputs) { in.Open = 4 }), 1, 0, false},
+		{"farther from full", with(func(in *engine.AllocationInputs) { in.Needed = 30 }), -1, 0, false},
+		{"earlier deadline", with(func(in *engine.AllocationInputs) { in.Elapsed = 8 }), 1, 0, false},
+		{"later deadline", with(func(in *engine.AllocationInputs) { in.Elapsed = 1 }), -1, 0, false},
+		{"low conversion, feasible", with(func(in *engine.AllocationInputs) { in.Conversion = 0.1 }), 1, 0, false},
+		{"cannot finish by its deadline: EPC alone", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = 1 }), 1, 1, false},
+		{"low conversion, cannot finish", with(func(in *engine.AllocationInputs) { in.Conversion = 0.1; in.SupplyPerDay = 10 }), 1, 1, false},
+		{"one complete short, last half day, conversion 0.05: capped", with(func(in *engine.AllocationInputs) {
+			in.Needed, in.Open, in.Elapsed, in.Conversion, in.SupplyPerDay = 1, 1, 10, 0.05, 100
+		}), 1, 4, false},
+		{"every quota full: lowest weight", with(func(in *engine.AllocationInputs) { in.Needed, in.Open = 0, 0 }), -1, 0.25, false},
+		{"no non-global quota: feasible with nothing needed", with(func(in *engine.AllocationInputs) { in.Target, in.Needed, in.Open = 0, 0, 0 }), 1, 2 * math.Pow(5, -0.4), false},
+		{"cannot finish, 19 sessions: explores", with(func(in *engine.AllocationInputs) { in.SupplyPerDay, in.Sessions = 1, 19 }), 1, 1, true},
+		{"cannot finish, 20 sessions: no more", with(func(in *engine.AllocationInputs) { in.SupplyPerDay, in.Sessions = 1, 20 }), 1, 1, false},
+		{"can finish, 99 sessions: explores", with(func(in *engine.AllocationInputs) { in.Sessions = 99 }), 0, 0, true},
+		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3; in.Conversion = 0.3 }), 0, 0, true},
+		{"unknown supply counts as feasible", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = -1 }), 0, 0, false},
+		{"unknown start: a full field period left", with(func(in *engine.AllocationInputs) { in.Elapsed = -1; in.SupplyPerDay = -1 }), -1, math.Sqrt(4.0/6) * math.Pow(10, -0.4), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, x := engine.AllocationWeight(tc.in)
 			if got := cmpFloat(w, base); got != tc.cmp {
-				t.Errorf("weight %.4f vs neutral %.4f: got sign %d, want %d", w, base, got, tc.cmp)
+				t.Errorf("weight %.4f vs feasible %.4f: got sign %d, want %d", w, base, got, tc.cmp)
+			}
+			if tc.want > 0 && math.Abs(w-tc.want) > 1e-12 {
+				t.Errorf("weight %v, want %v", w, tc.want)
 			}
 			if w < 0.25 || w > 4 {
 				t.Errorf("weight %.4f outside [0.25, 4]", w)
@@ -69,9 +90,6 @@ func TestAllocationWeight(t *testing.T) {
 				t.Errorf("explore %.4f, want >0: %v, at most %v", x, tc.explo, engine.ExploreBonus)
 			}
 		})
-	}
-	if math.Abs(base-1) > 1e-9 {
-		t.Errorf("neutral weight %.4f, want 1", base)
 	}
 	// Exploration is ExploreZ standard errors of the estimate relative to
 	// it, capped, shrinks as sessions grow and ends at ExploreSessions.
@@ -150,9 +168,17 @@ func refSupply(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 	return sum
 }
 
-// refWeight computes a campaign's balanced weight from first principles.
+// refWeight computes a campaign's balanced weight from first principles,
+// without engine.AllocationWeight: a campaign whose non-global quotas are
+// all full weighs 0.25; one the panel cannot fill before
+// its deadline (completes needed > supply per day × days left × conversion)
+// weighs 1; a feasible one sqrt(4 / (needed per open quota + 1)) × (1 /
+// days left)^0.4 × max(0.3 / conversion, 1), within [0.25, 4]. Exploration
+// is 2 standard errors of the conversion estimate relative to it, at most
+// 0.3, under 100 sessions (under 20 for a campaign that cannot finish).
 func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) (w, x float64) {
-	in := engine.AllocationInputs{SupplyPerDay: refSupply(c, ctr, panel, now), Elapsed: -1, DaysInField: float64(c.DaysInField)}
+	supply := refSupply(c, ctr, panel, now)
+	needed, open := 0.0, 0
 	for _, q := range c.Quotas {
 		if q.Global {
 			continue
@@ -162,16 +188,48 @@ func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 		if q.ClickBalanced {
 			used = v.Entries
 		}
-		in.Target += float64(q.NumRespondents)
-		in.Needed += float64(max(int64(q.NumRespondents)-used, 0))
+		if short := int64(q.NumRespondents) - used; short > 0 {
+			needed += float64(short)
+			open++
+		}
 	}
 	k := ctr.Campaign(c.ID, now)
-	in.Sessions = k.Sessions
-	in.Conversion = engine.Conversion(c.Incidence, k.Sessions, k.Completes)
-	if c.FieldStart > 0 && now >= c.FieldStart {
-		in.Elapsed = float64(now-c.FieldStart) / 86400
+	conv := engine.Conversion(c.Incidence, k.Sessions, k.Completes)
+	days := float64(c.DaysInField)
+	if days <= 0 {
+		days = engine.DefaultDaysInField
 	}
-	return engine.AllocationWeight(in)
+	left := days
+	if c.FieldStart > 0 && now >= c.FieldStart {
+		left = math.Max(days-float64(now-c.FieldStart)/86400, 0.5)
+	}
+	w = 1
+	exploreUntil := int64(100)
+	var target int
+	for _, q := range c.Quotas {
+		if !q.Global {
+			target += q.NumRespondents
+		}
+	}
+	if target > 0 && needed == 0 {
+		w = 0.25
+	} else if needed > supply*left*conv {
+		exploreUntil = 20
+	} else {
+		per := needed
+		if open > 0 {
+			per /= float64(open)
+		}
+		w = math.Sqrt(4/(per+1)) * math.Pow(left, -0.4)
+		if conv > 0 && conv < 0.3 {
+			w *= 0.3 / conv
+		}
+		w = math.Min(math.Max(w, 0.25), 4)
+	}
+	if conv > 0 && conv < 1 && k.Sessions < exploreUntil {
+		x = math.Min(2*math.Sqrt(conv*(1-conv)/(float64(max(k.Sessions, 0))+engine.ConversionPriorWeight))/conv, 0.3)
+	}
+	return w, x
 }
 
 // refBalanced ranks every eligible campaign by the balanced objective:
