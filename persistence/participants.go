@@ -190,6 +190,8 @@ func loadEntries(ctx context.Context, q interface {
 	return out, rows.Err()
 }
 
+// participantColumns are the columns scanParticipant and profileScratch.decodeRow read, in
+// this order.
 const participantColumns = `id, publisher_id, user_identifier, country_id, profile,
 	extract(epoch FROM last_active_at)::bigint`
 
@@ -230,15 +232,29 @@ func (db *DB) loadParticipant(ctx context.Context, where string, args ...any) (P
 }
 
 // LoadActiveParticipants streams every participant active since `since` to fn, then their
-// entry history to entry (one call per participant and campaign: the last entry).
+// entry history to entry (one call per participant and campaign: the last entry). To load
+// millions of participants quickly it decodes each row in place: p's User and answer texts
+// point into the connection's read buffer and its answers into buffers reused for the next
+// row, so they are valid only while fn runs and fn must copy what it keeps (Panel.Put
+// does).
 func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
 	rows, err := db.Pool.Query(ctx, `SELECT `+participantColumns+` FROM participants WHERE last_active_at >= $1`, since)
 	if err != nil {
 		return classify(err)
 	}
+	var sc profileScratch
+	var formats []int16
 	for rows.Next() {
-		p, err := scanParticipant(rows)
+		if formats == nil {
+			for _, fd := range rows.FieldDescriptions() {
+				formats = append(formats, fd.Format)
+			}
+		}
+		p, ok := sc.decodeRow(formats, rows.RawValues())
+		if !ok { // a profile the fast parser declines, or unexpected formats
+			p, err = scanParticipant(rows)
+		}
 		if err == nil {
 			err = fn(p)
 		}
@@ -284,4 +300,17 @@ func ParseParticipantNotice(payload string) (id int64, origin string, ok bool) {
 	idText, origin, _ := strings.Cut(payload, " ")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	return id, origin, err == nil && id > 0
+}
+
+// EstimateParticipants returns PostgreSQL's estimate of the number of participants
+// (pg_class.reltuples, kept by ANALYZE and autovacuum: free to read, unlike a count over
+// millions of rows), 0 while the table was never analyzed. The start-up sizes the panel
+// from it before the load (engine.Panel.Reserve).
+func (db *DB) EstimateParticipants(ctx context.Context) (int, error) {
+	var n float64
+	err := db.Pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'participants'::regclass`).Scan(&n)
+	if err != nil {
+		return 0, classify(err)
+	}
+	return max(0, int(n)), nil
 }
