@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -232,42 +233,26 @@ func (db *DB) loadParticipant(ctx context.Context, where string, args ...any) (P
 }
 
 // LoadActiveParticipants streams every participant active since `since` to fn, then their
-// entry history to entry (one call per participant and campaign: the last entry). To load
-// millions of participants quickly it decodes each row in place: p's User and answer texts
-// point into the connection's read buffer and its answers into buffers reused for the next
-// row, so they are valid only while fn runs and fn must copy what it keeps (Panel.Put
-// does).
+// entry history to entry (one call per participant and campaign: the last entry).
+//
+// To load millions quickly, a large table is read in several streams at once (one
+// connection each, over consecutive ranges of its pages, all in one snapshot so that a row
+// an update moves during the load is read once) and each row is decoded in place: fn is
+// called from several goroutines, one call at a time; p's User and answer texts point into
+// a connection's read buffer and its answers into buffers reused for the next row, so they
+// are valid only while fn runs and fn must copy what it keeps (Panel.Put does).
 func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
-	rows, err := db.Pool.Query(ctx, `SELECT `+participantColumns+` FROM participants WHERE last_active_at >= $1`, since)
-	if err != nil {
-		return classify(err)
+	var mu sync.Mutex
+	serial := func(p PanelParticipant) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fn(p)
 	}
-	var sc profileScratch
-	var formats []int16
-	for rows.Next() {
-		if formats == nil {
-			for _, fd := range rows.FieldDescriptions() {
-				formats = append(formats, fd.Format)
-			}
-		}
-		p, ok := sc.decodeRow(formats, rows.RawValues())
-		if !ok { // a profile the fast parser declines, or unexpected formats
-			p, err = scanParticipant(rows)
-		}
-		if err == nil {
-			err = fn(p)
-		}
-		if err != nil {
-			rows.Close()
-			return err
-		}
+	if err := db.streamParticipants(ctx, since, serial); err != nil {
+		return err
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return classify(err)
-	}
-	rows, err = db.Pool.Query(ctx, `SELECT s.participant_id, s.campaign_id, extract(epoch FROM max(s.entered_at))::bigint
+	rows, err := db.Pool.Query(ctx, `SELECT s.participant_id, s.campaign_id, extract(epoch FROM max(s.entered_at))::bigint
 		FROM sessions s JOIN participants p ON p.id = s.participant_id
 		WHERE p.last_active_at >= $1 AND NOT s.is_test GROUP BY 1, 2`, since)
 	if err != nil {

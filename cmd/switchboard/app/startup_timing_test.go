@@ -44,7 +44,7 @@ func BenchmarkStartup(b *testing.B) {
 				'113', jsonb_build_array(1 + i % 16), '633', jsonb_build_array(1 + i % 9))
 		FROM generate_series(1, $2::int) AS i`, m.Publisher.ID, participants)
 	if err == nil {
-		_, err = db.Pool.Exec(ctx, `ANALYZE participants`)
+		_, err = db.Pool.Exec(ctx, `VACUUM ANALYZE participants`)
 	}
 	if err != nil {
 		b.Fatal(err)
