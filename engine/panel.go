@@ -237,7 +237,7 @@ func nextSlot(i, n int) int {
 }
 
 // tableLoad is the load an open-addressed table is sized for by Reserve and
-// Trim: about 4.4 bytes of table per row (tables double at 3/4, as append
+// Trim: 4/0.72, about 5.6 bytes of table per row (tables double at 3/4, as append
 // would, when rows come one by one).
 const tableLoad = 0.72
 
