@@ -60,9 +60,12 @@ func TestLoadActiveParticipantsStreams(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		name  string
-		pages int64
-	}{{"streams", 1}, {"one stream", 1 << 40}} { // streams first: the table as inserted, no free space in its pages
+		name       string
+		pages      int64
+		concurrent bool
+	}{ // streams first: the table as inserted, no free space in its pages
+		{"streams", 1, false}, {"one stream", 1 << 40, false}, {"streams, concurrent fn", 1, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer persistence.SetLoadStreamPages(tc.pages)()
 			got := map[int64]int{}
@@ -76,7 +79,14 @@ func TestLoadActiveParticipantsStreams(t *testing.T) {
 					<-done
 				}
 			})()
-			err := db.LoadActiveParticipants(ctx, time.Now().Add(-24*time.Hour), func(p persistence.PanelParticipant) error {
+			load := db.LoadActiveParticipants
+			if tc.concurrent {
+				load = db.LoadActiveParticipantsConcurrently
+			}
+			var mu sync.Mutex // for the concurrent fn
+			err := load(ctx, time.Now().Add(-24*time.Hour), func(p persistence.PanelParticipant) error {
+				mu.Lock()
+				defer mu.Unlock()
 				moved.Do(func() { // every row gets a new version, at the end of the table
 					if _, err := db.Pool.Exec(ctx, `UPDATE participants SET updated_at = now()`); err != nil {
 						t.Error(err)

@@ -249,7 +249,15 @@ func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 		defer mu.Unlock()
 		return fn(p)
 	}
-	if err := db.streamParticipants(ctx, since, serial); err != nil {
+	return db.LoadActiveParticipantsConcurrently(ctx, since, serial, entry)
+}
+
+// LoadActiveParticipantsConcurrently is LoadActiveParticipants for an fn that is safe for
+// concurrent use (Panel.Put is): each stream calls it without waiting for the others, so
+// that storing millions of participants, not only reading them, uses every core.
+func (db *DB) LoadActiveParticipantsConcurrently(ctx context.Context, since time.Time,
+	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
+	if err := db.streamParticipants(ctx, since, fn); err != nil {
 		return err
 	}
 	rows, err := db.Pool.Query(ctx, `SELECT s.participant_id, s.campaign_id, extract(epoch FROM max(s.entered_at))::bigint

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,33 +79,47 @@ func BenchmarkLoadActiveParticipants(b *testing.B) {
 			b.ReportMetric(time.Since(start).Seconds(), "read-s")
 		}
 	})
-	b.Run("load", func(b *testing.B) {
-		for range b.N {
-			before := heapInUse()
-			start := time.Now()
-			pl := engine.NewPanel()
-			estimate, err := db.EstimateParticipants(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pl.Reserve(estimate)
-			loaded := 0
-			err = db.LoadActiveParticipants(ctx, since, func(p persistence.PanelParticipant) error {
-				loaded++
-				return pl.Put(p.PublisherID, p.User, p.Participant, p.LastActive)
-			}, func(participant, campaign, at int64) { pl.RecordEntry(participant, campaign, at) })
-			if err != nil || loaded != n {
-				b.Fatalf("loaded %d of %d: %v", loaded, n, err)
-			}
-			pl.Trim()
-			took := time.Since(start)
-			after := heapInUse()
-			b.ReportMetric(took.Seconds(), "load-s")
-			b.ReportMetric(float64(n)/took.Seconds(), "participants/s")
-			b.ReportMetric(float64(after-before)/float64(n), "bytes/participant")
-			runtime.KeepAlive(pl)
+	// load: as the start-up calls it (fn one row at a time); load-concurrent: fn called by
+	// every stream at once.
+	for _, concurrent := range []bool{false, true} {
+		name := "load"
+		if concurrent {
+			name = "load-concurrent"
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				before := heapInUse()
+				start := time.Now()
+				pl := engine.NewPanel()
+				estimate, err := db.EstimateParticipants(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pl.Reserve(estimate)
+				var loaded atomic.Int64
+				put := func(p persistence.PanelParticipant) error {
+					loaded.Add(1)
+					return pl.Put(p.PublisherID, p.User, p.Participant, p.LastActive)
+				}
+				entry := func(participant, campaign, at int64) { pl.RecordEntry(participant, campaign, at) }
+				if concurrent {
+					err = db.LoadActiveParticipantsConcurrently(ctx, since, put, entry)
+				} else {
+					err = db.LoadActiveParticipants(ctx, since, put, entry)
+				}
+				if err != nil || loaded.Load() != int64(n) {
+					b.Fatalf("loaded %d of %d: %v", loaded.Load(), n, err)
+				}
+				pl.Trim()
+				took := time.Since(start)
+				after := heapInUse()
+				b.ReportMetric(took.Seconds(), "load-s")
+				b.ReportMetric(float64(n)/took.Seconds(), "participants/s")
+				b.ReportMetric(float64(after-before)/float64(n), "bytes/participant")
+				runtime.KeepAlive(pl)
+			}
+		})
+	}
 }
 
 // heapInUse returns the live heap after a full collection.
