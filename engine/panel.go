@@ -25,6 +25,7 @@ const (
 	shardBits   = 6
 	rowBits     = 32 - shardBits
 	maxRows     = 1<<rowBits - 2 // a ref+1 must fit in uint32
+	rowMask     = 1<<rowBits - 1 // the row+1 of a key table slot (see keyTag)
 )
 
 // ErrNoParticipantID is returned by Panel.Upsert for a new participant
@@ -59,7 +60,7 @@ type panelShard struct {
 	act     []uint64 // latest activity<<32 | bitmap of active days (atomic, see touchActivity)
 	arena   []byte   // records, see record
 	garbage int      // arena bytes no record uses any more
-	table   []uint32 // open-addressed hash of the key: row+1, 0 empty
+	table   []uint32 // open-addressed hash of the key: keyTag | row+1, 0 empty
 
 	entries entryColumn // packed entry history of each row (panelentries.go)
 }
@@ -127,6 +128,9 @@ func parseRecord(b []byte, ansLen int) record {
 // appendRecord appends a record to the arena and returns its offset.
 func (s *panelShard) appendRecord(pub int64, user, dev, sum, answers []byte) uint32 {
 	off := uint32(len(s.arena))
+	if need := 2*binary.MaxVarintLen64 + len(user) + len(dev) + len(sum) + len(answers); cap(s.arena)-len(s.arena) < need {
+		s.growArena(need)
+	}
 	s.arena = binary.AppendVarint(s.arena, pub)
 	s.arena = binary.AppendUvarint(s.arena, uint64(len(user)))
 	s.arena = append(s.arena, user...)
@@ -137,6 +141,23 @@ func (s *panelShard) appendRecord(pub int64, user, dev, sum, answers []byte) uin
 	}
 	s.arena = append(s.arena, answers...)
 	return off
+}
+
+// growArena makes room for need more bytes. While the row columns have
+// room reserved (Reserve), the arena grows to what the reserved rows will
+// take at the records' mean size so far, so that a bulk load copies it once
+// or twice instead of at every doubling; otherwise it grows as append would.
+func (s *panelShard) growArena(need int) {
+	if rows := len(s.id); rows > 16 && cap(s.id) > rows {
+		est := (len(s.arena) - s.garbage) / rows * cap(s.id) * 17 / 16
+		if est >= len(s.arena)+need && est > cap(s.arena)+cap(s.arena)/4 {
+			a := make([]byte, len(s.arena), est)
+			copy(a, s.arena)
+			s.arena = a
+			return
+		}
+	}
+	s.arena = slices.Grow(s.arena, need)
 }
 
 // keyAt reports whether the record of row r has the key (publisher, user).
@@ -158,36 +179,68 @@ func (s *panelShard) find(h uint64, publisher int64, user string) (row uint32, s
 	if len(s.table) == 0 {
 		return 0, -1, false
 	}
-	mask := len(s.table) - 1
-	for i := int(h>>shardBits) & mask; ; i = (i + 1) & mask {
+	for i := slotOf(h, len(s.table)); ; i = nextSlot(i, len(s.table)) {
 		v := s.table[i]
 		if v == 0 {
 			return 0, i, false
 		}
-		if s.keyAt(v-1, publisher, user) {
-			return v - 1, i, true
+		if v&^rowMask == keyTag(h) && s.keyAt(v&rowMask-1, publisher, user) {
+			return v&rowMask - 1, i, true
 		}
 	}
 }
 
-// grow doubles the key table when it is three quarters full.
+// growTable doubles the key table when it is three quarters full.
 func (s *panelShard) growTable(pl *Panel) {
 	if len(s.table) != 0 && 4*(len(s.id)+1) <= 3*len(s.table) {
 		return
 	}
-	n := max(len(s.table)*2, 64)
+	s.rehash(pl, max(len(s.table)*2, 64))
+}
+
+// rehash rebuilds the key table with n slots.
+func (s *panelShard) rehash(pl *Panel, n int) {
 	t := make([]uint32, n)
-	mask := n - 1
 	for r := range uint32(len(s.id)) {
 		rec := s.record(r)
 		h := pl.keyHash(rec.pub, unsafe.String(unsafe.SliceData(rec.user), len(rec.user)))
-		i := int(h>>shardBits) & mask
+		i := slotOf(h, n)
 		for t[i] != 0 {
-			i = (i + 1) & mask
+			i = nextSlot(i, n)
 		}
-		t[i] = r + 1
+		t[i] = keyTag(h) | r + 1
 	}
 	s.table = t
+}
+
+// keyTag is the part of a key table slot above the row: six bits of the
+// key's hash (bits the shard and the slot do not use), so that a probe reads
+// the record of another key only once in 64 times.
+func keyTag(h uint64) uint32 { return uint32(h>>58) << rowBits }
+
+// slotOf maps a hash to a slot of a table of n slots (any n, not only powers
+// of two, so that a table sized from a row count needs no rounding up): the
+// 32 hash bits above the shard bits scaled to [0, n).
+func slotOf(h uint64, n int) int {
+	return int(uint64(uint32(h>>shardBits)) * uint64(n) >> 32)
+}
+
+// nextSlot is linear probing with wrap-around.
+func nextSlot(i, n int) int {
+	if i++; i == n {
+		return 0
+	}
+	return i
+}
+
+// tableLoad is the load an open-addressed table is sized for by Reserve and
+// Trim: 4/0.72, about 5.6 bytes of table per row (tables double at 3/4, as append
+// would, when rows come one by one).
+const tableLoad = 0.72
+
+// tableFor returns the slots for rows at tableLoad.
+func tableFor(rows int) int {
+	return max(64, int(float64(rows)/tableLoad)+1)
 }
 
 // Upsert stores the profile of (publisherID, user) and returns the stored
@@ -233,7 +286,7 @@ func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at in
 		s.growTable(pl)
 		_, slot, _ := s.find(h, publisherID, user)
 		row = uint32(len(s.id))
-		s.table[slot] = row + 1
+		s.table[slot] = keyTag(h) | row + 1
 		s.id = append(s.id, prof.ID)
 		s.country = append(s.country, 0)
 		s.version = append(s.version, 0)
@@ -246,7 +299,12 @@ func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at in
 	s.country[row] = prof.CountryID
 	s.device[row] = prof.Device
 	var buf [512]byte
-	packed := appendAnswers(buf[:0], mergeAnswers(old.Answers, prof.Answers))
+	var packed []byte
+	if !ok && answersReady(prof.Answers) {
+		packed = appendAnswers(buf[:0], prof.Answers) // what mergeAnswers(nil, ...) would pack, without its copy
+	} else {
+		packed = appendAnswers(buf[:0], mergeAnswers(old.Answers, prof.Answers))
+	}
 	s.setRecord(row, publisherID, user, prof.DeviceID, packed)
 	if len(prof.Entries) > 0 {
 		entries := old.Entries
@@ -308,7 +366,7 @@ func (s *panelShard) setRecord(r uint32, pub int64, user, dev string, packed []b
 	s.off[r] = s.appendRecord(pub, rec.user, devB, sum, packed)
 	s.ansLen[r] = uint16(len(packed))
 	if s.garbage > panelCompactMin && s.garbage > len(s.arena)/4 {
-		s.compact()
+		s.compact(8)
 	}
 }
 
@@ -318,10 +376,15 @@ func deviceSum(dev string) []byte {
 	return sum
 }
 
-// compact rewrites the arena with the live records only.
-func (s *panelShard) compact() {
+// compact rewrites the arena with the live records only, leaving room for
+// live/slack more bytes (none when slack is 0).
+func (s *panelShard) compact(slack int) {
 	live := len(s.arena) - s.garbage
-	a := make([]byte, 0, live+live/8)
+	room := 0
+	if slack > 0 {
+		room = live / slack
+	}
+	a := make([]byte, 0, live+room)
 	for r := range s.off {
 		start := int(s.off[r])
 		rec := s.record(uint32(r))
@@ -420,28 +483,32 @@ func (pl *Panel) index(id int64, ref uint32) {
 	x := &pl.ids[idHash(id)%panelShards]
 	x.mu.Lock()
 	if 4*(x.n+1) > 3*len(x.table) {
-		n := max(len(x.table)*2, 64)
-		t := make([]uint32, n)
-		for _, v := range x.table {
-			if v == 0 {
-				continue
-			}
-			i := int(idHash(pl.idOf(v-1))>>shardBits) & (n - 1)
-			for t[i] != 0 {
-				i = (i + 1) & (n - 1)
-			}
-			t[i] = v
-		}
-		x.table = t
+		pl.rehashIDs(x, max(len(x.table)*2, 64))
 	}
-	mask := len(x.table) - 1
-	i := int(idHash(id)>>shardBits) & mask
+	n := len(x.table)
+	i := slotOf(idHash(id), n)
 	for x.table[i] != 0 {
-		i = (i + 1) & mask
+		i = nextSlot(i, n)
 	}
 	x.table[i] = ref + 1
 	x.n++
 	x.mu.Unlock()
+}
+
+// rehashIDs rebuilds an id index with n slots (the caller holds x.mu).
+func (pl *Panel) rehashIDs(x *idIndex, n int) {
+	t := make([]uint32, n)
+	for _, v := range x.table {
+		if v == 0 {
+			continue
+		}
+		i := slotOf(idHash(pl.idOf(v-1)), n)
+		for t[i] != 0 {
+			i = nextSlot(i, n)
+		}
+		t[i] = v
+	}
+	x.table = t
 }
 
 func (pl *Panel) idOf(ref uint32) int64 {
@@ -460,8 +527,8 @@ func (pl *Panel) byID(id int64) (uint32, bool) {
 	if len(x.table) == 0 {
 		return 0, false
 	}
-	mask := len(x.table) - 1
-	for i := int(idHash(id)>>shardBits) & mask; x.table[i] != 0; i = (i + 1) & mask {
+	n := len(x.table)
+	for i := slotOf(idHash(id), n); x.table[i] != 0; i = nextSlot(i, n) {
 		if ref := x.table[i] - 1; pl.idOf(ref) == id {
 			return ref, true
 		}
@@ -485,6 +552,17 @@ func mergeAnswers(old, upd []Answer) []Answer {
 	}
 	slices.SortStableFunc(out, func(a, b Answer) int { return int(a.QuestionID) - int(b.QuestionID) })
 	return out
+}
+
+// answersReady reports whether answers are already sorted by question with
+// normalized texts, as a bulk load delivers them.
+func answersReady(answers []Answer) bool {
+	for i := range answers {
+		if i > 0 && answers[i].QuestionID < answers[i-1].QuestionID || !isNormalized(answers[i].Text) {
+			return false
+		}
+	}
+	return true
 }
 
 // withEntry returns a copy of the sorted entries with e recorded (the later
@@ -589,6 +667,89 @@ func (pl *Panel) Activity(participantID int64) (Activity, bool) {
 	a := readActivity(&s.act[r])
 	s.mu.RUnlock()
 	return a, true
+}
+
+// Reserve sizes the panel for n participants in all before a bulk load: each
+// shard's columns and both open-addressed tables are allocated once for its
+// share of n (with a little room for an uneven spread), so that the load
+// neither copies columns as they grow nor rehashes, and the arena grows to
+// its expected size in one or two steps (growArena). It never shrinks what
+// the panel holds; Trim returns what an estimate too high left unused.
+func (pl *Panel) Reserve(n int) {
+	if n <= 0 {
+		return
+	}
+	per := n/panelShards + n/panelShards/50 + 64
+	for i := range pl.shards {
+		s := &pl.shards[i]
+		s.mu.Lock()
+		if cap(s.id) < per {
+			s.setCap(per)
+		}
+		if len(s.table) < tableFor(per) {
+			s.rehash(pl, tableFor(per))
+		}
+		s.mu.Unlock()
+	}
+	for i := range pl.ids {
+		x := &pl.ids[i]
+		x.mu.Lock()
+		if len(x.table) < tableFor(per) {
+			pl.rehashIDs(x, tableFor(per))
+		}
+		x.mu.Unlock()
+	}
+}
+
+// Trim returns the room a bulk load left unused: columns and arenas with
+// more than 1/64 spare capacity are copied to their exact length (garbage
+// compacted away), and tables less than half full are rebuilt at tableLoad.
+// It locks one shard at a time, so readers and writers carry on meanwhile.
+func (pl *Panel) Trim() {
+	for i := range pl.shards {
+		s := &pl.shards[i]
+		s.mu.Lock()
+		rows := len(s.id)
+		if cap(s.id)-rows > rows/64 {
+			s.setCap(rows)
+		}
+		if s.garbage > 0 {
+			s.compact(0)
+		} else if cap(s.arena)-len(s.arena) > len(s.arena)/64 {
+			s.arena = slices.Clone(s.arena)
+		}
+		if 2*rows < len(s.table) && tableFor(rows) < len(s.table) {
+			s.rehash(pl, tableFor(rows))
+		}
+		s.mu.Unlock()
+	}
+	for i := range pl.ids {
+		x := &pl.ids[i]
+		x.mu.Lock()
+		if 2*x.n < len(x.table) && tableFor(x.n) < len(x.table) {
+			pl.rehashIDs(x, tableFor(x.n))
+		}
+		x.mu.Unlock()
+	}
+}
+
+// setCap copies the row columns to slices of capacity c ≥ their length
+// (the caller holds the write lock; act is read atomically under the read
+// lock only, so replacing it under the write lock is safe).
+func (s *panelShard) setCap(c int) {
+	s.id = withCap(s.id, c)
+	s.country = withCap(s.country, c)
+	s.version = withCap(s.version, c)
+	s.off = withCap(s.off, c)
+	s.ansLen = withCap(s.ansLen, c)
+	s.device = withCap(s.device, c)
+	s.act = withCap(s.act, c)
+}
+
+func withCap[T any](col []T, c int) []T {
+	out := make([]T, len(col), c)
+	copy(out, col)
+	return out
 }
 
 // Len returns the number of participants.

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,7 +152,7 @@ func sameParticipant(t *testing.T, what string, got, want *engine.Participant) {
 }
 
 // TestPackedPanelAgreesWithReference applies random impanels (new and
-// updates in place or not), entries and activity to the packed panel and to
+// updates in place or not), entries, activity, Reserve and Trim to the packed panel and to
 // the old representation, and checks that every participant reads back the
 // same and that the engine answers every question (Match, Eligible, quota
 // conditions through both) identically for both.
@@ -172,6 +173,12 @@ func TestPackedPanelAgreesWithReference(t *testing.T) {
 	var dst engine.Participant
 	var gotOffers, wantOffers []engine.Offer
 	for round := range 300 {
+		switch round % 50 {
+		case 0: // sizing up front (as the start-up does), sometimes below what the panel holds
+			pl.Reserve(r.IntN(8000))
+		case 25: // and returning what was not used, with garbage in the arenas
+			pl.Trim()
+		}
 		for range 40 {
 			pub, user := 1+r.Int64N(3), users[r.IntN(len(users))]+string(rune('a'+r.IntN(8)))
 			at := propNow - r.Int64N(40*86400)
@@ -263,9 +270,17 @@ func TestPackedPanelAgreesWithReference(t *testing.T) {
 }
 
 // TestPanelGrows loads enough participants to grow every shard's key table
-// and id index several times, then finds each by key and by id.
+// and id index several times (or, reserved, to fill and then trim them),
+// then finds each by key and by id.
 func TestPanelGrows(t *testing.T) {
+	for _, reserve := range []int{0, 20_000, 5_000, 200_000} {
+		t.Run(strconv.Itoa(reserve), func(t *testing.T) { testPanelGrows(t, reserve) })
+	}
+}
+
+func testPanelGrows(t *testing.T, reserve int) {
 	pl := engine.NewPanel()
+	pl.Reserve(reserve)
 	const n = 20_000
 	user := func(i int) string { return "u" + strings.Repeat("x", i%5) + string(rune('a'+i%26)) + string(rune(i)) }
 	for i := range n {
@@ -286,6 +301,15 @@ func TestPanelGrows(t *testing.T) {
 	}
 	if pl.Len() != n {
 		t.Fatalf("Len %d", pl.Len())
+	}
+	pl.Trim()
+	for i := range n {
+		if !pl.Lookup(int64(i%3), user(i), &p) || p.ID != int64(i)*7919+1 || p.Answers[0].Codes[0] != int32(i%90) {
+			t.Fatalf("after Trim, participant %d: %+v", i, p)
+		}
+		if q, ok := pl.GetByID(p.ID); !ok || q.CountryID != int32(i%9) {
+			t.Fatalf("after Trim, GetByID %d", p.ID)
+		}
 	}
 	if _, ok := pl.Get(3, user(0)); ok {
 		t.Fatal("found under another publisher")

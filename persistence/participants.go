@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -190,6 +191,8 @@ func loadEntries(ctx context.Context, q interface {
 	return out, rows.Err()
 }
 
+// participantColumns are the columns scanParticipant and profileScratch.decodeRow read, in
+// this order.
 const participantColumns = `id, publisher_id, user_identifier, country_id, profile,
 	extract(epoch FROM last_active_at)::bigint`
 
@@ -231,27 +234,33 @@ func (db *DB) loadParticipant(ctx context.Context, where string, args ...any) (P
 
 // LoadActiveParticipants streams every participant active since `since` to fn, then their
 // entry history to entry (one call per participant and campaign: the last entry).
+//
+// To load millions quickly, a large table is read in several streams at once (one
+// connection each, over consecutive ranges of its pages, all in one snapshot so that a row
+// an update moves during the load is read once) and each row is decoded in place: fn is
+// called from several goroutines, one call at a time; p's User and answer texts point into
+// a connection's read buffer and its answers into buffers reused for the next row, so they
+// are valid only while fn runs and fn must copy what it keeps (Panel.Put does).
 func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
-	rows, err := db.Pool.Query(ctx, `SELECT `+participantColumns+` FROM participants WHERE last_active_at >= $1`, since)
-	if err != nil {
-		return classify(err)
+	var mu sync.Mutex
+	serial := func(p PanelParticipant) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fn(p)
 	}
-	for rows.Next() {
-		p, err := scanParticipant(rows)
-		if err == nil {
-			err = fn(p)
-		}
-		if err != nil {
-			rows.Close()
-			return err
-		}
+	return db.LoadActiveParticipantsConcurrently(ctx, since, serial, entry)
+}
+
+// LoadActiveParticipantsConcurrently is LoadActiveParticipants for an fn that is safe for
+// concurrent use (Panel.Put is): each stream calls it without waiting for the others, so
+// that storing millions of participants, not only reading them, uses every core.
+func (db *DB) LoadActiveParticipantsConcurrently(ctx context.Context, since time.Time,
+	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
+	if err := db.streamParticipants(ctx, since, fn); err != nil {
+		return err
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return classify(err)
-	}
-	rows, err = db.Pool.Query(ctx, `SELECT s.participant_id, s.campaign_id, extract(epoch FROM max(s.entered_at))::bigint
+	rows, err := db.Pool.Query(ctx, `SELECT s.participant_id, s.campaign_id, extract(epoch FROM max(s.entered_at))::bigint
 		FROM sessions s JOIN participants p ON p.id = s.participant_id
 		WHERE p.last_active_at >= $1 AND NOT s.is_test GROUP BY 1, 2`, since)
 	if err != nil {
@@ -284,4 +293,17 @@ func ParseParticipantNotice(payload string) (id int64, origin string, ok bool) {
 	idText, origin, _ := strings.Cut(payload, " ")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	return id, origin, err == nil && id > 0
+}
+
+// EstimateParticipants returns PostgreSQL's estimate of the number of participants
+// (pg_class.reltuples, kept by ANALYZE and autovacuum: free to read, unlike a count over
+// millions of rows), 0 while the table was never analyzed. The start-up sizes the panel
+// from it before the load (engine.Panel.Reserve).
+func (db *DB) EstimateParticipants(ctx context.Context) (int, error) {
+	var n float64
+	err := db.Pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'participants'::regclass`).Scan(&n)
+	if err != nil {
+		return 0, classify(err)
+	}
+	return max(0, int(n)), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/switchboard/switchboard/engine"
 )
@@ -15,13 +16,32 @@ import (
 // (escapes, null, fractions, nesting, out-of-range numbers, malformed text),
 // for which the caller falls back to parseProfile.
 func parseProfileText(raw []byte) ([]engine.Answer, bool) {
+	var sc profileScratch
+	return sc.parse(raw, false)
+}
+
+// profileScratch is what a bulk load reuses from one profile to the next:
+// the answers, their codes and the keys seen.
+type profileScratch struct {
+	answers []engine.Answer
+	codes   []int32
+	keys    [][]byte
+}
+
+// parse is parseProfileText into sc's buffers: the answers and their codes
+// are valid until the next parse into sc. With alias, texts are not copied
+// but point into raw, so they are valid only as long as raw is.
+func (sc *profileScratch) parse(raw []byte, alias bool) ([]engine.Answer, bool) {
 	t := profileText{b: raw}
 	t.space()
 	if !t.eat('{') {
 		return nil, false
 	}
-	var out []engine.Answer
-	var keys [][]byte // duplicate keys are left to encoding/json (the last one wins there)
+	out := sc.answers[:0]
+	sc.codes = sc.codes[:0]
+	defer func() { sc.answers = out[:0] }()
+	keys := sc.keys[:0] // duplicate keys are left to encoding/json (the last one wins there)
+	defer func() { sc.keys = keys[:0] }()
 	t.space()
 	if t.eat('}') {
 		return out, t.end()
@@ -43,6 +63,7 @@ func parseProfileText(raw []byte) ([]engine.Answer, bool) {
 		}
 		q, keyOK := parseInt32(key)
 		a := engine.Answer{QuestionID: q}
+		codes := len(sc.codes)
 		t.space()
 		if !t.eat(']') {
 			for {
@@ -52,15 +73,19 @@ func parseProfileText(raw []byte) ([]engine.Answer, bool) {
 					if !ok {
 						return nil, false
 					}
-					if a.Text == "" {
-						a.Text = string(s)
+					if a.Text == "" && len(s) > 0 {
+						if alias {
+							a.Text = unsafe.String(&s[0], len(s))
+						} else {
+							a.Text = string(s)
+						}
 					}
 				} else {
 					n, ok := t.int32()
 					if !ok {
 						return nil, false
 					}
-					a.Codes = append(a.Codes, n)
+					sc.codes = append(sc.codes, n)
 				}
 				t.space()
 				if t.eat(']') {
@@ -70,6 +95,9 @@ func parseProfileText(raw []byte) ([]engine.Answer, bool) {
 					return nil, false
 				}
 			}
+		}
+		if len(sc.codes) > codes {
+			a.Codes = sc.codes[codes:len(sc.codes):len(sc.codes)]
 		}
 		if keyOK && (a.Text != "" || len(a.Codes) > 0) {
 			out = append(out, a)

@@ -158,6 +158,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	scfg := cfg.Supply
 	scfg.PublicURL, scfg.Environment = cfg.PublicURL, cfg.Environment
 	a.Panel = engine.NewPanel()
+	reservePanel(ctx, db, a.Panel, log)
 	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
 	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
 	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
@@ -214,6 +215,7 @@ waiting:
 			break waiting
 		}
 	}
+	go trimPanel(bg, a.Supply.Loaded(), a.Panel)
 	go a.runHeartbeat(bg)
 	if cfg.Allocation == engine.AllocationBalanced {
 		go refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"))

@@ -1,0 +1,33 @@
+package app
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// reservePanel sizes the empty panel from PostgreSQL's estimate of the participants before
+// supply loads it, so that the load of millions neither regrows the panel's columns nor
+// rehashes its tables (docs/performance.md, "The packed panel"). Without an estimate the
+// panel grows as rows come.
+func reservePanel(ctx context.Context, db *persistence.DB, pl *engine.Panel, log *zap.Logger) {
+	n, err := db.EstimateParticipants(ctx)
+	if err != nil {
+		log.Warn("participant estimate failed; panel grows as it loads", zap.Error(err))
+		return
+	}
+	pl.Reserve(n)
+}
+
+// trimPanel returns what the load left unused (an estimate above the participants active
+// within the window, growth room) once the panel is loaded.
+func trimPanel(ctx context.Context, loaded <-chan struct{}, pl *engine.Panel) {
+	select {
+	case <-loaded:
+		pl.Trim()
+	case <-ctx.Done():
+	}
+}

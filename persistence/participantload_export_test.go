@@ -1,0 +1,15 @@
+package persistence
+
+// SetLoadStreamPages lowers the table size from which LoadActiveParticipants reads in
+// several streams, so that a test table of a few pages is read that way.
+func SetLoadStreamPages(n int64) (restore func()) {
+	old := loadStreamPages
+	loadStreamPages = n
+	return func() { loadStreamPages = old }
+}
+
+// SetBeforeStream runs f in each stream of LoadActiveParticipants before its query.
+func SetBeforeStream(f func(i, n int)) (restore func()) {
+	beforeStream = f
+	return func() { beforeStream = nil }
+}
