@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -300,5 +301,44 @@ func TestPurgeDeliveredOutbox(t *testing.T) {
 	}
 	if fmt.Sprint(left) != "[dead pending recent]" {
 		t.Errorf("left %v, want [dead pending recent]", left)
+	}
+}
+
+// TestAnalyzeGrowingSessionPartition: the partition of sessions being filled is analyzed
+// once it has grown, as the other routing tables are (its parent has no statistics of its own).
+func TestAnalyzeGrowingSessionPartition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b, _, err := db.CreateBuyer(ctx, "analyze@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid := newCampaign(t, db, b.ID, "Analyzed")
+	var part string
+	if err := db.Pool.QueryRow(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id)
+		SELECT 'a' || g, $1, $2 FROM generate_series(1, 2000) g RETURNING tableoid::regclass::text`, cid, b.ID).Scan(&part); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `ALTER TABLE `+part+` SET (autovacuum_enabled = false)`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := db.AnalyzeGrowingTables(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(got, part) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s with 2,000 new rows was not analyzed: %v", part, got)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -7,7 +7,9 @@ import (
 )
 
 // growingTables are the tables the routing statements read by index while they grow fast:
-// the tables an entry or a callback writes a row to.
+// the tables an entry or a callback writes a row to. For sessions, partitioned (0036), these
+// are its partitions: a partitioned table holds no rows and has no statistics of its own to
+// refresh, while the partition being filled is young and fast-growing.
 var growingTables = []string{"sessions", "respondents", "participants", "postback_outbox"}
 
 // AnalyzeGrowingTables refreshes the planner statistics of those growingTables that have
@@ -29,7 +31,8 @@ func (db *DB) AnalyzeGrowingTables(ctx context.Context) ([]string, error) {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-			WHERE s.schemaname = current_schema() AND s.relname = ANY($1)
+			WHERE s.schemaname = current_schema()
+			AND (s.relname = ANY($1) OR s.relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass('sessions')))
 			AND s.n_mod_since_analyze >= GREATEST(1000, c.reltuples)
 			ORDER BY s.relname`, growingTables)
 		if err != nil {
