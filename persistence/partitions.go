@@ -104,12 +104,11 @@ func (db *DB) SessionPartitions(ctx context.Context) ([]SessionPartition, error)
 }
 
 // PurgeDeliveredOutbox deletes at most batch postbacks and webhooks of the outbox that were
-// delivered before now - keep, oldest first, and returns how many it deleted. Undelivered
-// and dead rows are never deleted. A caller loops while it returns batch; each batch is its
-// own short transaction. A delivered row's (tid, kind) is its idempotency key: once purged, a
-// later enqueue of the same key would be stored again, so keep must exceed every window in
-// which one can arrive (the 7-day callback window of sessions, reconciliations of old
-// months send reversals, which are new keys anyway).
+// delivered before now - keep, oldest first, and returns how many it deleted: retention of
+// a table that otherwise grows by a row per callback. Undelivered and dead rows are never
+// deleted. A caller loops while it returns batch; each batch is one short transaction. A
+// purged row's (tid, kind) no longer deduplicates an enqueue of the same key, so keep must
+// be longer than the callback window of sessions (router's SessionMaxAge, 7 days).
 func (db *DB) PurgeDeliveredOutbox(ctx context.Context, keep time.Duration, batch int) (int64, error) {
 	tag, err := db.Pool.Exec(ctx, `DELETE FROM postback_outbox WHERE id IN (
 		SELECT id FROM postback_outbox WHERE delivered_at IS NOT NULL AND delivered_at < now() - $1::interval
