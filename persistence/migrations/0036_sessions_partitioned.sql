@@ -187,3 +187,8 @@ END $$;
 ALTER TABLE screener_answers VALIDATE CONSTRAINT screener_answers_session_id_fkey;
 
 ALTER TABLE prescreen_responses VALIDATE CONSTRAINT prescreen_responses_session_id_fkey;
+
+-- 5. Statistics of the partitioned table itself, which autovacuum never gathers: without
+-- them the planner misestimates every join on sessions (docs/performance.md, "A year of
+-- sessions"). A sample of each partition; reads and writes go on.
+ANALYZE sessions;
