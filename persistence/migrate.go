@@ -93,8 +93,22 @@ func (db *DB) migrate(ctx context.Context, migs []Migration) ([]int, error) {
 		return nil, classify(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
-		return nil, classify(err)
+	// Polled rather than waited for: a session waiting in pg_advisory_lock holds a snapshot,
+	// and CREATE INDEX CONCURRENTLY in the holder's no-transaction migration waits for every
+	// older snapshot to end, a deadlock (found when 0037 met TestMigrateConcurrently).
+	for {
+		var got bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(migrationLock)).Scan(&got); err != nil {
+			return nil, classify(err)
+		}
+		if got {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, classify(ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock)) //nolint:errcheck
 

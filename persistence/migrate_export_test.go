@@ -29,3 +29,19 @@ func SplitStatements(sql string) ([]string, []int) {
 	}
 	return out, lines
 }
+
+// MigrateBelow applies the embedded migrations numbered below version: a database as an
+// older release left it, for tests of a migration that converts existing data.
+func (db *DB) MigrateBelow(ctx context.Context, version int) ([]int, error) {
+	migs, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	var below []Migration
+	for _, m := range migs {
+		if m.Version < version {
+			below = append(below, m)
+		}
+	}
+	return db.migrate(ctx, below)
+}

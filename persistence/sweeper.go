@@ -67,7 +67,9 @@ func (db *DB) moveCampaigns(ctx context.Context, to int, reason, update string, 
 // of in_progress, so that they stop holding quota places (a later callback is still
 // accepted). It handles at most limit sessions and returns the campaigns whose counts moved.
 // The campaign-independent bound (older than 10 minutes) lets the scan of sessions_waiting
-// skip the young sessions, which are most of those waiting.
+// skip the young sessions, which are most of those waiting. Oldest first, in the order of
+// sessions_waiting: ordered by id, the planner walked the primary key of a 10M-row partition
+// with no waiting session in it (docs/performance.md, "A year of sessions").
 func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, error) {
 	var out []int64
 	err := retry(ctx, func() error {
@@ -77,7 +79,7 @@ func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, err
 					WHERE s2.outcome IS NULL AND s2.released_at IS NULL AND NOT s2.is_test
 					AND s2.entered_at < now() - interval '10 minutes'
 					AND s2.entered_at < now() - make_interval(mins => 2 * c.length_of_interview + 10)
-					ORDER BY s2.id LIMIT $1 FOR UPDATE OF s2 SKIP LOCKED)
+					ORDER BY s2.entered_at LIMIT $1 FOR UPDATE OF s2 SKIP LOCKED)
 				AND s.outcome IS NULL AND s.released_at IS NULL
 				RETURNING s.campaign_id, s.quota_ids
 			), x AS (

@@ -232,8 +232,13 @@ func (r *Router) recordEntries(payload string) {
 	}
 }
 
+// outboxPurgeBatch is how many delivered postbacks one short transaction of the sweeper
+// deletes.
+const outboxPurgeBatch = 5000
+
 // runSweeper periodically releases stale sessions, pauses campaigns with broken links,
-// refreshes the statistics of fast-growing tables, completes full campaigns and archives
+// refreshes the statistics of fast-growing tables, keeps partitions of sessions ahead of the
+// id sequence, purges old delivered postbacks, completes full campaigns and archives
 // long-finished ones. Every process runs it; each step is idempotent. A failing sweep is
 // logged once until one succeeds again.
 func (r *Router) runSweeper(ctx context.Context) {
@@ -286,6 +291,33 @@ func (r *Router) Sweep(ctx context.Context) error {
 	} else {
 		for _, id := range ids {
 			r.log.Info("campaign complete: every quota is full", zap.Int64("campaign", id))
+		}
+	}
+	if time.Since(time.Unix(0, r.partitionsAt.Load())) >= r.cfg.PartitionEvery {
+		if made, err := r.db.EnsureSessionPartitions(ctx, r.cfg.Partitions); err != nil {
+			errs = append(errs, fmt.Errorf("creating partitions of sessions: %w", err))
+		} else {
+			r.partitionsAt.Store(time.Now().UnixNano())
+			if len(made) > 0 {
+				r.log.Info("partitions of sessions created ahead of the id sequence", zap.Strings("partitions", made))
+			}
+		}
+	}
+	if r.cfg.OutboxRetention > 0 {
+		var purged int64
+		for range 100 { // at most 100 batches a sweep; the next sweep goes on
+			n, err := r.db.PurgeDeliveredOutbox(ctx, r.cfg.OutboxRetention, outboxPurgeBatch)
+			purged += n
+			if err != nil {
+				errs = append(errs, fmt.Errorf("purging delivered postbacks: %w", err))
+				break
+			}
+			if n < outboxPurgeBatch {
+				break
+			}
+		}
+		if purged > 0 {
+			r.log.Debug("delivered postbacks purged", zap.Int64("rows", purged), zap.Duration("older_than", r.cfg.OutboxRetention))
 		}
 	}
 	if ids, err := r.db.ArchiveStaleCampaigns(ctx, r.cfg.ArchiveAfter); err != nil {

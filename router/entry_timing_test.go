@@ -63,7 +63,10 @@ import (
 // send time whose slowest request took over 25 ms, beside the WAL segments PostgreSQL
 // started then), SWITCHBOARD_TIMING_PGSET=name=value,… sets PostgreSQL settings, and
 // SWITCHBOARD_TIMING_SQL runs statements on each fresh database before its phases (schema
-// experiments: an index dropped, a fillfactor).
+// experiments: an index dropped, a fillfactor). SWITCHBOARD_TIMING_DATABASE_URL runs the
+// group mode once against that existing database instead of a fresh cluster (a database
+// seeded with a year of sessions, docs/performance.md "A year of sessions"), with
+// SWITCHBOARD_TIMING_PGDATA its server's data directory for the CPU and WAL figures.
 func TestEntryTiming(t *testing.T) {
 	if os.Getenv("SWITCHBOARD_TIMING") == "" {
 		t.Skip("set SWITCHBOARD_TIMING=1 to run the entry/callback timing")
@@ -79,6 +82,17 @@ func TestEntryTiming(t *testing.T) {
 	if statements {
 		settings["shared_preload_libraries"] = "pg_stat_statements"
 		settings["pg_stat_statements.track"] = "all"
+	}
+	if u := os.Getenv("SWITCHBOARD_TIMING_DATABASE_URL"); u != "" {
+		o := timingOpts{conc: 64, dur: 10 * time.Second, pgDir: os.Getenv("SWITCHBOARD_TIMING_PGDATA"), fresh: true,
+			workload: os.Getenv("SWITCHBOARD_TIMING_WORKLOAD"), entryRate: 5000, callbackRate: 3000}
+		if v, err := time.ParseDuration(os.Getenv("SWITCHBOARD_TIMING_DUR")); err == nil && v > 0 {
+			o.dur = v
+		}
+		rows := runTiming(t, u, "group", false, o)
+		t.Logf("summary (concurrency %d, %v per phase):\n%-28s %9s %9s %9s %9s %12s %12s\n%s", o.conc, o.dur,
+			"scenario", "req/s", "p50", "p99", "max", "app µs/req", "pg µs/req", strings.Join(rows, "\n"))
+		return
 	}
 	c, err := cluster.Start(ctx, cluster.Options{Dir: t.TempDir(), Fsync: true, Attached: true, Settings: settings})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -58,6 +59,14 @@ type Config struct {
 	ArchiveAfter time.Duration
 	// Rules price sessions (default payout.DefaultRules()).
 	Rules *payout.Rules
+	// Partitions sizes the partitions of sessions the sweeper keeps ahead of the id sequence
+	// (persistence.PartitionPolicy; zero: its defaults). It checks them every
+	// PartitionEvery (default 10 minutes).
+	Partitions     persistence.PartitionPolicy
+	PartitionEvery time.Duration
+	// OutboxRetention: the sweeper deletes postbacks and webhooks delivered longer ago than
+	// this (default 90 days; negative: never). Undelivered and dead ones stay.
+	OutboxRetention time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -81,6 +90,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ArchiveAfter <= 0 {
 		c.ArchiveAfter = 90 * 24 * time.Hour
+	}
+	if c.PartitionEvery <= 0 {
+		c.PartitionEvery = 10 * time.Minute
+	}
+	if c.OutboxRetention == 0 {
+		c.OutboxRetention = 90 * 24 * time.Hour
 	}
 	if c.Rules == nil {
 		r := payout.DefaultRules()
@@ -135,6 +150,8 @@ type Router struct {
 
 	verdicts verdicts      // entry decisions, for /metrics (verdicts.go)
 	reroutes rerouteCounts // re-routing chains per publisher, for /metrics (reroute.go)
+
+	partitionsAt atomic.Int64 // the sweeper's last check of the partitions of sessions (Unix ns)
 
 	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
 	screeners ttlCache[int64, *persistence.Screener]

@@ -51,6 +51,7 @@ func commands() []command {
 		{"simulate", "run the market simulator under each allocation policy on several seeds (docs/allocation.md)", runSimulate},
 		{"postbacks list", "list undelivered postbacks as JSON (--status failed|dead|pending, --publisher P)", runPostbacksList},
 		{"postbacks retry", "make dead-lettered postbacks pending again (--id N or --all, --publisher P)", runPostbacksRetry},
+		{"sessions partitions", "create the partitions of sessions due above the id sequence, then list each with the time it covers", runSessionsPartitions},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
 		{"version", "print the module version, VCS revision and time, and Go version of this binary", runVersion},
 	}

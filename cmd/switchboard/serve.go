@@ -43,6 +43,8 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.DurationVar(&cfg.HTTP.IdleTimeout, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request")
 	f.Float64Var(&cfg.HTTP.AccessLogSample, "access-log-sample", 0.01, "fraction of requests, 0 to 1, written to the access log (method, path without query, status, duration, bytes, X-Request-Id); 5xx answers always are")
 	f.BoolVar(&cfg.Postbacks.WebhookPrivate, "webhook-allow-private", false, "deliver buyer webhooks to loopback, private and link-local addresses too (default: refused, so that a buyer's URL cannot reach this network)")
+	f.DurationVar(&cfg.Router.OutboxRetention, "outbox-retention", 90*24*time.Hour, "delivered postbacks and webhooks older than this leave the outbox (negative: kept forever)")
+	f.DurationVar(&cfg.Router.Partitions.Period, "session-partition-period", 30*24*time.Hour, "time one new partition of sessions should hold at the current entry rate (docs/operations.md, \"A year of sessions\")")
 	qualityFlags(f, &cfg) // quality.go
 	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")

@@ -1,0 +1,351 @@
+package persistence_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+// TestSessionsPartitionConversion: migration 0036 turns a populated sessions table into a
+// partitioned one while a writer keeps inserting sessions. Every row and reference
+// survives, the references hold, new sessions land in new partitions, and no insert waits
+// more than a few seconds: the steps that hold an exclusive lock change only the catalog.
+func TestSessionsPartitionConversion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.EmptyURL(t)
+	db, err := persistence.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.MigrateBelow(ctx, 36); err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := db.CreateBuyer(ctx, "partitions@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid := newCampaign(t, db, b.ID, "Partitioned")
+	const seeded = 200_000
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, entered_at, outcome)
+		SELECT md5(g::text), $1, $2, now() - (($3 - g) * interval '10 seconds'), CASE WHEN g % 3 = 0 THEN 'complete' END
+		FROM generate_series(1, $3) g`, cid, b.ID, seeded); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO screener_answers (session_id, question_id, pre_codes)
+		SELECT id, 100001, '{1}' FROM sessions WHERE id % 100 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `ANALYZE sessions`); err != nil {
+		t.Fatal(err)
+	}
+
+	// The writer: one session at a time through its own pool, as entries arrive.
+	w, err := persistence.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var (
+		stop     atomic.Bool
+		inserted atomic.Int64
+		slowest  atomic.Int64 // ns
+		wg       sync.WaitGroup
+		writeErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; !stop.Load(); i++ {
+			start := time.Now()
+			_, err := w.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id) VALUES ($1, $2, $3)`,
+				fmt.Sprintf("writer-%d", i), cid, b.ID)
+			if err != nil {
+				writeErr = err
+				return
+			}
+			inserted.Add(1)
+			if d := int64(time.Since(start)); d > slowest.Load() {
+				slowest.Store(d)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	began := time.Now()
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	time.Sleep(200 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	if writeErr != nil {
+		t.Fatalf("an insert during the conversion failed: %v", writeErr)
+	}
+	t.Logf("conversion of %d sessions: %v; %d concurrent inserts, the slowest %v", seeded, took, inserted.Load(), time.Duration(slowest.Load()))
+	if s := time.Duration(slowest.Load()); s > 3*time.Second {
+		t.Errorf("an insert waited %v during the conversion, want at most 3s", s)
+	}
+
+	var kind string
+	var total, answers, inOld int64
+	if err := db.Pool.QueryRow(ctx, `SELECT (SELECT relkind::text FROM pg_class WHERE oid = 'sessions'::regclass),
+		(SELECT count(*) FROM sessions), (SELECT count(*) FROM screener_answers), (SELECT count(*) FROM sessions_p0)`).
+		Scan(&kind, &total, &answers, &inOld); err != nil {
+		t.Fatal(err)
+	}
+	if kind != "p" || total != seeded+inserted.Load() || answers != seeded/100 || inOld < seeded {
+		t.Fatalf("after: relkind %q, %d sessions (want %d), %d answers (want %d), %d in sessions_p0", kind, total,
+			seeded+inserted.Load(), answers, seeded/100, inOld)
+	}
+	// Every reference to and from sessions is valid and enforced, once.
+	var fks []string
+	rows, err := db.Pool.Query(ctx, `SELECT conrelid::regclass || '.' || conname || ' ' || convalidated FROM pg_constraint
+		WHERE contype = 'f' AND (confrelid = 'sessions'::regclass OR conrelid IN ('sessions'::regclass, 'sessions_p0'::regclass))
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		fks = append(fks, s)
+	}
+	want := []string{
+		"prescreen_responses.prescreen_responses_session_id_fkey true",
+		"screener_answers.screener_answers_session_id_fkey true",
+		"sessions.sessions_campaign_id_fkey true",
+		"sessions.sessions_chain_id_fkey true",
+		"sessions_p0.sessions_campaign_id_fkey true",
+		"sessions_p0.sessions_chain_id_fkey true",
+	}
+	if fmt.Sprint(fks) != fmt.Sprint(want) {
+		t.Errorf("foreign keys:\n got %q\nwant %q", fks, want)
+	}
+	_, err = db.Pool.Exec(ctx, `INSERT INTO screener_answers (session_id, question_id) VALUES (-1, 1)`)
+	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "23503" {
+		t.Errorf("an answer of no session: %v, want a foreign key violation", err)
+	}
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM sessions WHERE id = 100`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM screener_answers WHERE session_id = 100`).Scan(&answers); err != nil || answers != 0 {
+		t.Errorf("answers of a deleted session: %d, %v", answers, err)
+	}
+
+	// New sessions go to the partitions above sessions_p0, whose tid stays unique.
+	var part, tid string
+	if err := db.Pool.QueryRow(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id) VALUES ('after', $1, $2)
+		RETURNING tableoid::regclass::text, tid`, cid, b.ID).Scan(&part, &tid); err != nil {
+		t.Fatal(err)
+	}
+	if part == "sessions_p0" {
+		t.Errorf("a new session landed in %s", part)
+	}
+	_, err = db.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id) VALUES ('after', $1, $2)`, cid, b.ID)
+	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		t.Errorf("a second session with tid %q: %v, want a unique violation", tid, err)
+	}
+	// The old table's indexes serve it as a partition: none was built again.
+	var idx int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_index WHERE indrelid = 'sessions_p0'::regclass`).Scan(&idx); err != nil || idx != 8 {
+		t.Errorf("sessions_p0 has %d indexes (%v), want the old table's 8", idx, err)
+	}
+}
+
+// TestEnsureSessionPartitions: partitions are kept ahead of the sequence, running again
+// creates nothing, and the sequence reaching them makes more.
+func TestEnsureSessionPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	policy := persistence.PartitionPolicy{Ahead: 3, MinIDs: 1000}
+	above := func() (n int, top int64) {
+		ps, err := db.SessionPartitions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cur int64
+		if err := db.Pool.QueryRow(ctx, `SELECT last_value FROM sessions_id_seq`).Scan(&cur); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.IDFrom > cur {
+				n++
+			}
+			top = max(top, p.IDTo)
+		}
+		return n, top
+	}
+	if _, err := db.EnsureSessionPartitions(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	n, top := above()
+	if n < 3 {
+		t.Fatalf("%d partitions above the sequence, want 3", n)
+	}
+	again, err := db.EnsureSessionPartitions(ctx, policy)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("second run created %v (%v), want none", again, err)
+	}
+	if n2, top2 := above(); n2 != n || top2 != top {
+		t.Fatalf("second run: %d partitions up to %d, want %d up to %d", n2, top2, n, top)
+	}
+	// The sequence jumps to the last partition: more are made, sized by MinIDs.
+	if _, err := db.Pool.Exec(ctx, `SELECT setval('sessions_id_seq', $1 - 10)`, top); err != nil {
+		t.Fatal(err)
+	}
+	made, err := db.EnsureSessionPartitions(ctx, policy)
+	if err != nil || len(made) != 3 || made[0] != fmt.Sprintf("sessions_p%d", top) {
+		t.Fatalf("after the sequence moved: created %v (%v), want 3 from sessions_p%d", made, err, top)
+	}
+	b, _, err := db.CreateBuyer(ctx, "ensure@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid := newCampaign(t, db, b.ID, "Ahead")
+	var part string
+	if err := db.Pool.QueryRow(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id)
+		SELECT 'x' || g, $1, $2 FROM generate_series(1, 20) g RETURNING tableoid::regclass::text`, cid, b.ID).Scan(&part); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := db.SessionPartitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.EnsureSessionPartitions(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	ps, err = db.SessionPartitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.Name == made[0] && p.FirstEnteredAt.IsZero() {
+			t.Errorf("%s holds sessions but has no time range recorded: %+v", p.Name, p)
+		}
+	}
+}
+
+// TestPurgeDeliveredOutbox: only delivered rows older than the window leave, in batches.
+func TestPurgeDeliveredOutbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
+		RevenueShare: 0.5, RedirectURL: "https://p.example/back", Environment: persistence.EnvStaging})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		tid       string
+		delivered string // interval ago; "" never
+		dead      bool
+	}{
+		{"old-1", "40 days", false}, {"old-2", "31 days", false}, {"old-3", "35 days", false},
+		{"recent", "29 days", false}, {"pending", "", false}, {"dead", "", true},
+	} {
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, created_at, delivered_at, dead_at)
+			VALUES ($1, 'outcome', $2, 'https://p.example/pb', now() - interval '50 days',
+			now() - NULLIF($3, '')::interval, CASE WHEN $4 THEN now() - interval '45 days' END)`, r.tid, pub.ID, r.delivered, r.dead); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []int64
+	for {
+		n, err := db.PurgeDeliveredOutbox(ctx, 30*24*time.Hour, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+		if n < 2 {
+			break
+		}
+	}
+	if fmt.Sprint(got) != "[2 1]" {
+		t.Errorf("batches %v, want [2 1]", got)
+	}
+	var left []string
+	rows, err := db.Pool.Query(ctx, `SELECT tid FROM postback_outbox ORDER BY tid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, s)
+	}
+	if fmt.Sprint(left) != "[dead pending recent]" {
+		t.Errorf("left %v, want [dead pending recent]", left)
+	}
+}
+
+// TestAnalyzeGrowingSessionPartition: the partition of sessions being filled is analyzed
+// once it has grown, as the other routing tables are, and with it the partitioned table's own
+// statistics (autovacuum never gathers those; without them a callback batch's plan crossed
+// jit_above_cost).
+func TestAnalyzeGrowingSessionPartition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b, _, err := db.CreateBuyer(ctx, "analyze@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid := newCampaign(t, db, b.ID, "Analyzed")
+	var part string
+	if err := db.Pool.QueryRow(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id)
+		SELECT 'a' || g, $1, $2 FROM generate_series(1, 2000) g RETURNING tableoid::regclass::text`, cid, b.ID).Scan(&part); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `ALTER TABLE `+part+` SET (autovacuum_enabled = false)`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := db.AnalyzeGrowingTables(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(got, part) {
+			// and the partitioned table itself, which autovacuum never analyzes
+			var stats bool
+			if err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stats WHERE tablename = 'sessions' AND inherited)`).Scan(&stats); err != nil || !stats {
+				t.Fatalf("sessions has no statistics of its own after %s was analyzed (%v)", part, err)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s with 2,000 new rows was not analyzed: %v", part, got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
