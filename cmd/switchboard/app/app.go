@@ -207,7 +207,7 @@ waiting:
 	for _, l := range []struct {
 		what   string
 		loaded <-chan struct{}
-	}{{"engine", a.sync.loaded}, {"panel", a.Supply.Loaded()}} {
+	}{{"engine", a.sync.loaded}, {"panel", a.Supply.Loaded()}, {"counters", a.Router.CountsLoaded()}} {
 		select {
 		case <-l.loaded:
 		case <-deadline:
