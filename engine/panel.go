@@ -309,7 +309,7 @@ func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at in
 	if len(prof.Entries) > 0 {
 		entries := old.Entries
 		for _, e := range prof.Entries {
-			entries, _ = withEntry(entries, e)
+			entries, _ = setEntry(entries, e)
 		}
 		s.entries.set(row, packEntries(s.entries.get(row), entries))
 	}
@@ -563,25 +563,6 @@ func answersReady(answers []Answer) bool {
 		}
 	}
 	return true
-}
-
-// withEntry returns a copy of the sorted entries with e recorded (the later
-// time wins for a campaign entered before), or entries itself and false when
-// e changes nothing.
-func withEntry(entries []Entry, e Entry) ([]Entry, bool) {
-	i, found := slices.BinarySearchFunc(entries, e.CampaignID, func(x Entry, id int64) int { return cmpInt64(x.CampaignID, id) })
-	if found {
-		if entries[i].At >= e.At {
-			return entries, false
-		}
-		out := slices.Clone(entries)
-		out[i].At = e.At
-		return out, true
-	}
-	out := make([]Entry, 0, len(entries)+1)
-	out = append(out, entries[:i]...)
-	out = append(out, e)
-	return append(out, entries[i:]...), true
 }
 
 // Lookup decodes the participant of (publisherID, user) into dst without

@@ -80,15 +80,23 @@ func packEntries(old []byte, entries []Entry) []byte {
 // campaign entered before), and whether anything changed.
 func recordEntry(old []byte, e Entry) ([]byte, bool) {
 	var buf [16]Entry
-	entries := decodeEntries(old, buf[:0])
+	entries, changed := setEntry(decodeEntries(old, buf[:0]), e)
+	if !changed {
+		return old, false
+	}
+	return packEntries(old, entries), true
+}
+
+// setEntry records e in the sorted entries, in place (the later time wins for a campaign
+// entered before), and reports whether anything changed.
+func setEntry(entries []Entry, e Entry) ([]Entry, bool) {
 	i, found := slices.BinarySearchFunc(entries, e.CampaignID, func(x Entry, id int64) int { return cmpInt64(x.CampaignID, id) })
 	switch {
 	case found && entries[i].At >= e.At:
-		return old, false
+		return entries, false
 	case found:
 		entries[i].At = e.At
-	default:
-		entries = slices.Insert(entries, i, e)
+		return entries, true
 	}
-	return packEntries(old, entries), true
+	return slices.Insert(entries, i, e), true
 }

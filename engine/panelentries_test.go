@@ -33,3 +33,22 @@ func TestPackedEntriesAgreeWithSlices(t *testing.T) {
 		}
 	}
 }
+
+// withEntry, the reference: a copy of the sorted entries with e recorded (the later
+// time wins for a campaign entered before), or entries itself and false when
+// e changes nothing.
+func withEntry(entries []Entry, e Entry) ([]Entry, bool) {
+	i, found := slices.BinarySearchFunc(entries, e.CampaignID, func(x Entry, id int64) int { return cmpInt64(x.CampaignID, id) })
+	if found {
+		if entries[i].At >= e.At {
+			return entries, false
+		}
+		out := slices.Clone(entries)
+		out[i].At = e.At
+		return out, true
+	}
+	out := make([]Entry, 0, len(entries)+1)
+	out = append(out, entries[:i]...)
+	out = append(out, e)
+	return append(out, entries[i:]...), true
+}

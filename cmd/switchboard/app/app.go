@@ -204,14 +204,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	go a.Payouts.Run(bg)
 	deadline := time.After(10 * time.Second)
 waiting:
-	for _, l := range []struct {
-		what   string
-		loaded <-chan struct{}
-	}{{"engine", a.sync.loaded}, {"panel", a.Supply.Loaded()}, {"counters", a.Router.CountsLoaded()}} {
+	for _, l := range a.loads() {
 		select {
 		case <-l.loaded:
 		case <-deadline:
-			log.Warn("not loaded after 10s; serving while it loads", zap.String("what", l.what))
+			log.Warn("not loaded after 10s; serving while it loads", zap.String("what", l.name))
 			break waiting
 		}
 	}
@@ -263,6 +260,19 @@ func (a *App) healthz(ctx *fasthttp.RequestCtx) {
 	httpio.WriteJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ok"})
 }
 
+// load is one of the loads a process must finish before it is ready.
+type load struct {
+	name   string
+	loaded <-chan struct{} // closed once done
+}
+
+// loads are what ready means: every answer is the one a loaded process gives. The
+// campaigns; the panel (else known participants get the profile survey); the counters
+// (else full quotas look open).
+func (a *App) loads() []load {
+	return []load{{"engine", a.sync.loaded}, {"panel", a.Supply.Loaded()}, {"counters", a.Router.CountsLoaded()}}
+}
+
 func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -272,13 +282,7 @@ func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 		checks["database"] = "unreachable"
 		status = fasthttp.StatusServiceUnavailable
 	}
-	// Ready means every answer is the one a loaded process gives: the campaigns, the panel
-	// (else known participants get the profile survey) and the counters (else full quotas
-	// look open).
-	for _, c := range []struct {
-		name   string
-		loaded <-chan struct{}
-	}{{"engine", a.sync.loaded}, {"panel", a.Supply.Loaded()}, {"counters", a.Router.CountsLoaded()}} {
+	for _, c := range a.loads() {
 		checks[c.name] = "ok"
 		select {
 		case <-c.loaded:
