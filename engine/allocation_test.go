@@ -35,12 +35,12 @@ func TestParseAllocation(t *testing.T) {
 // balanced weight against a neutral campaign.
 func TestAllocationWeight(t *testing.T) {
 	// Feasible (the panel brings 49 × 5 × 0.5 = 122.5 completes before the
-	// deadline, 10 are needed over 2 open quotas), conversion above 0.3,
-	// 5 days left: sqrt(4 / 6) × 5^−0.4.
+	// deadline, 10 are needed over 2 open quotas), conversion not below 0.5,
+	// 5 days left: sqrt(4 / 6) × 5^−0.5.
 	neutral := engine.AllocationInputs{Target: 100, Needed: 10, Open: 2, Sessions: 500, Conversion: 0.5,
 		SupplyPerDay: 49, DaysInField: 10, Elapsed: 5}
 	base, _ := engine.AllocationWeight(neutral)
-	if want := math.Sqrt(4.0/6) * math.Pow(5, -0.4); math.Abs(base-want) > 1e-12 {
+	if want := math.Sqrt(4.0/6) * math.Pow(5, -0.5); math.Abs(base-want) > 1e-12 {
 		t.Fatalf("feasible weight %v, want %v", base, want)
 	}
 	with := func(f func(*engine.AllocationInputs)) engine.AllocationInputs {
@@ -67,13 +67,14 @@ func TestAllocationWeight(t *testing.T) {
 			in.Needed, in.Open, in.Elapsed, in.Conversion, in.SupplyPerDay = 1, 1, 10, 0.05, 100
 		}), 1, 4, false},
 		{"every quota full: lowest weight", with(func(in *engine.AllocationInputs) { in.Needed, in.Open = 0, 0 }), -1, 0.25, false},
-		{"no non-global quota: feasible with nothing needed", with(func(in *engine.AllocationInputs) { in.Target, in.Needed, in.Open = 0, 0, 0 }), 1, 2 * math.Pow(5, -0.4), false},
-		{"cannot finish, 19 sessions: explores", with(func(in *engine.AllocationInputs) { in.SupplyPerDay, in.Sessions = 1, 19 }), 1, 1, true},
-		{"cannot finish, 20 sessions: no more", with(func(in *engine.AllocationInputs) { in.SupplyPerDay, in.Sessions = 1, 20 }), 1, 1, false},
+		{"no non-global quota: feasible with nothing needed", with(func(in *engine.AllocationInputs) { in.Target, in.Needed, in.Open = 0, 0, 0 }), 1, 2 * math.Pow(5, -0.5), false},
+		{"conversion 0.1, feasible: raised by (0.5 / 0.1)^0.6", with(func(in *engine.AllocationInputs) { in.Conversion, in.SupplyPerDay = 0.1, 1000 }), 1,
+			math.Sqrt(4.0/6) * math.Pow(5, -0.5) * math.Pow(5, 0.6), false},
+		{"cannot finish, no sessions: no exploration", with(func(in *engine.AllocationInputs) { in.SupplyPerDay, in.Sessions = 1, 0 }), 1, 1, false},
 		{"can finish, 99 sessions: explores", with(func(in *engine.AllocationInputs) { in.Sessions = 99 }), 0, 0, true},
-		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3; in.Conversion = 0.3 }), 0, 0, true},
+		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3; in.Conversion = 0.6 }), 0, 0, true},
 		{"unknown supply counts as feasible", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = -1 }), 0, 0, false},
-		{"unknown start: a full field period left", with(func(in *engine.AllocationInputs) { in.Elapsed = -1; in.SupplyPerDay = -1 }), -1, math.Sqrt(4.0/6) * math.Pow(10, -0.4), false},
+		{"unknown start: a full field period left", with(func(in *engine.AllocationInputs) { in.Elapsed = -1; in.SupplyPerDay = -1 }), -1, math.Sqrt(4.0/6) * math.Pow(10, -0.5), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, x := engine.AllocationWeight(tc.in)
@@ -92,9 +93,12 @@ func TestAllocationWeight(t *testing.T) {
 		})
 	}
 	// Exploration is ExploreZ standard errors of the estimate relative to
-	// it, capped, shrinks as sessions grow and ends at ExploreSessions.
+	// it, capped, shrinks as sessions grow and ends at ExploreSessions
+	// (for a campaign that can finish: the supply covers any conversion).
 	explore := func(sessions int64, conv float64) float64 {
-		_, x := engine.AllocationWeight(with(func(in *engine.AllocationInputs) { in.Sessions = sessions; in.Conversion = conv }))
+		_, x := engine.AllocationWeight(with(func(in *engine.AllocationInputs) {
+			in.Sessions, in.Conversion, in.SupplyPerDay = sessions, conv, 1e6
+		}))
 		return x
 	}
 	x0, x1, x2 := explore(0, 0.9), explore(engine.ExploreSessions/2, 0.9), explore(engine.ExploreSessions, 0.9)
@@ -173,9 +177,10 @@ func refSupply(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 // all full weighs 0.25; one the panel cannot fill before
 // its deadline (completes needed > supply per day × days left × conversion)
 // weighs 1; a feasible one sqrt(4 / (needed per open quota + 1)) × (1 /
-// days left)^0.4 × max(0.3 / conversion, 1), within [0.25, 4]. Exploration
-// is 2 standard errors of the conversion estimate relative to it, at most
-// 0.3, under 100 sessions (under 20 for a campaign that cannot finish).
+// days left)^0.5 × max(0.5 / conversion, 1)^0.6, within [0.25, 4].
+// Exploration is 2 standard errors of the conversion estimate relative to
+// it, at most 0.3, under 100 sessions (none for a campaign that cannot
+// finish).
 func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) (w, x float64) {
 	supply := refSupply(c, ctr, panel, now)
 	needed, open := 0.0, 0
@@ -214,15 +219,15 @@ func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 	if target > 0 && needed == 0 {
 		w = 0.25
 	} else if needed > supply*left*conv {
-		exploreUntil = 20
+		exploreUntil = 0
 	} else {
 		per := needed
 		if open > 0 {
 			per /= float64(open)
 		}
-		w = math.Sqrt(4/(per+1)) * math.Pow(left, -0.4)
-		if conv > 0 && conv < 0.3 {
-			w *= 0.3 / conv
+		w = math.Sqrt(4/(per+1)) / math.Sqrt(left)
+		if conv > 0 && conv < 0.5 {
+			w *= math.Pow(0.5/conv, 0.6)
 		}
 		w = math.Min(math.Max(w, 0.25), 4)
 	}
