@@ -261,26 +261,46 @@ func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 // that storing millions of participants, not only reading them, uses every core.
 func (db *DB) LoadActiveParticipantsConcurrently(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
+	_, err := db.LoadPanel(ctx, since, fn, entry)
+	return err
+}
+
+// LoadPanel is LoadActiveParticipantsConcurrently that also reports what the entry history
+// load left out: a relationship created later to one of those campaigns needs its entries
+// (HistoryCampaigns, LoadEntriesOf).
+func (db *DB) LoadPanel(ctx context.Context, since time.Time,
+	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
 	started := time.Now()
 	if err := db.streamParticipants(ctx, since, fn); err != nil {
-		return err
+		return EntryHistoryStats{}, err
 	}
 	streamed := time.Now()
 	st, err := db.loadEntryHistory(ctx, time.Now(), entry)
 	if err != nil {
-		return err
+		return st, err
 	}
 	db.log.Info("participants and entry history loaded", zap.Duration("participants_took", streamed.Sub(started)),
-		zap.Int("history_campaigns", st.Campaigns), zap.Int("history_left_out", st.LeftOut), zap.Int64("history_rows", st.Rows),
-		zap.Duration("history_took", time.Since(streamed)))
-	return nil
+		zap.Int("history_campaigns", st.Campaigns), zap.Int("history_left_out", len(st.LeftOut)),
+		zap.Int64("history_rows", st.Rows), zap.Duration("history_took", time.Since(streamed)))
+	return st, nil
 }
 
 // EntryHistoryStats describes an entry-history load.
 type EntryHistoryStats struct {
-	Campaigns int   // campaigns whose every entry was read
-	LeftOut   int   // campaigns whose entries were read only within engine.ActivityDays
-	Rows      int64 // entries handed to entry
+	Campaigns int     // campaigns whose every entry was read
+	LeftOut   []int64 // campaigns whose entries were read only within engine.ActivityDays
+	Rows      int64   // entries handed to entry
+}
+
+// HistoryCampaigns returns those of the given campaigns whose entries can block an offer now
+// (historyCampaignsSQL): the ones a start-up load left out that need their entries since.
+func (db *DB) HistoryCampaigns(ctx context.Context, among []int64) ([]int64, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT id FROM (`+historyCampaignsSQL+`) h WHERE id = ANY($1) ORDER BY id`, among)
+	if err != nil {
+		return nil, classify(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, classify(err)
 }
 
 // historyCampaignsSQL lists the campaigns whose entries can still block an offer: every
@@ -288,7 +308,7 @@ type EntryHistoryStats struct {
 // no campaign leaves: docs/rules.md §4), for its reentry_interval, and every campaign
 // related to one of those, for campaign_relationships (docs/rules.md §5.5). Entries into
 // other campaigns block nothing; a relationship created later to one of them has its
-// entries loaded then (LoadEntriesOf).
+// entries loaded then (HistoryCampaigns, LoadEntriesOf).
 const historyCampaignsSQL = `SELECT id FROM campaigns WHERE status NOT IN (4, 6)
 	UNION SELECT r.related_campaign_id FROM campaign_relationships r JOIN campaigns c ON c.id = r.campaign_id
 		WHERE c.status NOT IN (4, 6)
@@ -327,7 +347,7 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, entry func(pa
 		if err != nil {
 			return err
 		}
-		st.Campaigns, st.LeftOut = len(keep), len(drop)
+		st.Campaigns, st.LeftOut = len(keep), drop
 		since := now.Add(-time.Duration(engine.ActivityDays) * 24 * time.Hour)
 		switch {
 		case len(drop) == 0:

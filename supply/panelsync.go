@@ -65,12 +65,15 @@ func (a *API) upsert(p persistence.PanelParticipant) error {
 // for the others.
 func (a *API) loadActive(ctx context.Context, since time.Time) (int, error) {
 	var n atomic.Int64
-	err := a.db.LoadActiveParticipantsConcurrently(ctx, since, func(p persistence.PanelParticipant) error {
+	st, err := a.db.LoadPanel(ctx, since, func(p persistence.PanelParticipant) error {
 		n.Add(1)
 		return a.upsert(p)
 	}, func(participant, campaign, at int64) {
 		a.panel.RecordEntry(participant, campaign, at)
 	})
+	if err == nil {
+		a.hist.leftOutAdd(st.LeftOut)
+	}
 	return int(n.Load()), err
 }
 
