@@ -97,45 +97,70 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 		storedAt[e.CampaignID] = e.At
 	}
 
-	got := map[int64]int64{} // the latest entry per campaign, as Panel.RecordEntry keeps it
-	st, err := db.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
-		func(participant, campaign, at int64) {
-			if participant != pid {
-				t.Errorf("entry of participant %d", participant)
-			}
-			got[campaign] = max(got[campaign], at)
-		})
+	// An inactive participant's entries: not read when the load reads participant by
+	// participant, ignored by the panel (which does not hold the participant) otherwise.
+	var inactive int64
+	err = db.Pool.QueryRow(ctx, `INSERT INTO participants (publisher_id, user_identifier, country_id, profile, last_active_at)
+		VALUES ($1, 'u2', (SELECT min(id) FROM countries), '{}', now() - interval '90 days') RETURNING id`, pub).Scan(&inactive)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wantLeftOut []int64
-	for i, c := range camps {
-		at, ok := got[ids[i]]
-		switch {
-		case ok != c.loaded:
-			t.Errorf("%s: loaded %v, want %v", c.name, ok, c.loaded)
-		case ok && at != storedAt[ids[i]]:
-			t.Errorf("%s: entry at %d, ParticipantByID reads %d", c.name, at, storedAt[ids[i]])
-		}
-		if c.status == 4 || c.status == 6 {
-			if !(c.name == "archived, related to active" || c.name == "reconciled, related to paused") {
-				wantLeftOut = append(wantLeftOut, ids[i])
-			}
-		}
-	}
-	if at := got[ids[0]]; at != old.Unix()+1 {
-		t.Errorf("entry at %d, want %d (the later entry, rounded)", at, old.Unix()+1)
-	}
-	wantLeftOut = append(wantLeftOut, other)
-	slices.Sort(wantLeftOut)
-	leftOut := slices.Sorted(slices.Values(st.LeftOut))
-	if !slices.Equal(leftOut, wantLeftOut) {
-		t.Errorf("left out %v, want %v", leftOut, wantLeftOut)
-	}
-	if st.Campaigns != len(ids)+1-len(wantLeftOut) {
-		t.Errorf("history of %d campaigns, want %d", st.Campaigns, len(ids)+1-len(wantLeftOut))
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, participant_id, entered_at)
+		VALUES (md5(random()::text), $1, $2, $3, now())`, ids[0], b.ID, inactive); err != nil {
+		t.Fatal(err)
 	}
 
+	check := func(t *testing.T, got map[int64]int64, st persistence.EntryHistoryStats) {
+		t.Helper()
+		var wantLeftOut []int64
+		for i, c := range camps {
+			at, ok := got[ids[i]]
+			switch {
+			case ok != c.loaded:
+				t.Errorf("%s: loaded %v, want %v", c.name, ok, c.loaded)
+			case ok && at != storedAt[ids[i]]:
+				t.Errorf("%s: entry at %d, ParticipantByID reads %d", c.name, at, storedAt[ids[i]])
+			}
+			if c.status == 4 || c.status == 6 {
+				if !(c.name == "archived, related to active" || c.name == "reconciled, related to paused") {
+					wantLeftOut = append(wantLeftOut, ids[i])
+				}
+			}
+		}
+		if at := got[ids[0]]; at != old.Unix()+1 {
+			t.Errorf("entry at %d, want %d (the later entry, rounded)", at, old.Unix()+1)
+		}
+		wantLeftOut = append(wantLeftOut, other)
+		slices.Sort(wantLeftOut)
+		leftOut := slices.Sorted(slices.Values(st.LeftOut))
+		if !slices.Equal(leftOut, wantLeftOut) {
+			t.Errorf("left out %v, want %v", leftOut, wantLeftOut)
+		}
+		if st.Campaigns != len(ids)+1-len(wantLeftOut) {
+			t.Errorf("history of %d campaigns, want %d", st.Campaigns, len(ids)+1-len(wantLeftOut))
+		}
+	}
+	var st persistence.EntryHistoryStats
+	got := map[int64]int64{}            // the latest entry per campaign, as Panel.RecordEntry keeps it
+	for _, few := range []int64{0, 1} { // every session that matters; participant by participant
+		clear(got)
+		restore := persistence.SetFewParticipants(few)
+		st, err = db.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
+			func(participant, campaign, at int64) {
+				switch {
+				case participant == inactive && few == 0:
+				case participant != pid:
+					t.Errorf("few=%d: entry of participant %d", few, participant)
+				default:
+					got[campaign] = max(got[campaign], at)
+				}
+			})
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, got, st)
+	}
 	// A relationship created later: the archived campaign it names matters again.
 	relate(ids[7], ids[1])
 	need, err := db.HistoryCampaigns(ctx, st.LeftOut)

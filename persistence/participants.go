@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -271,11 +272,20 @@ func (db *DB) LoadActiveParticipantsConcurrently(ctx context.Context, since time
 func (db *DB) LoadPanel(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
 	started := time.Now()
-	if err := db.streamParticipants(ctx, since, fn); err != nil {
+	var n atomic.Int64
+	count := func(p PanelParticipant) error {
+		n.Add(1)
+		return fn(p)
+	}
+	if err := db.streamParticipants(ctx, since, count); err != nil {
 		return EntryHistoryStats{}, err
 	}
 	streamed := time.Now()
-	st, err := db.loadEntryHistory(ctx, time.Now(), entry)
+	var only *time.Time // the entries of the participants active since, when few
+	if n.Load() <= fewParticipants {
+		only = &since
+	}
+	st, err := db.loadEntryHistory(ctx, time.Now(), only, entry)
 	if err != nil {
 		return st, err
 	}
@@ -284,6 +294,12 @@ func (db *DB) LoadPanel(ctx context.Context, since time.Time,
 		zap.Int64("history_rows", st.Rows), zap.Duration("history_took", time.Since(streamed)))
 	return st, nil
 }
+
+// fewParticipants is the most participants a load reads the entry history of participant
+// by participant (a reload after a lost connection); above, it reads every session that
+// matters, the unloaded participants' ones being ignored by the receiver (Panel.RecordEntry),
+// which beats a join of millions.
+var fewParticipants int64 = 100_000
 
 // EntryHistoryStats describes an entry-history load.
 type EntryHistoryStats struct {
@@ -327,7 +343,7 @@ const historyCampaignsSQL = `SELECT id FROM campaigns WHERE status NOT IN (4, 6)
 // disk in parallel workers for half a minute, on every core the processes already serving
 // share. For the same reason the query runs without parallel workers and without JIT
 // compilation (seconds of compiling for one scan).
-func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
+func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Time, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
 	var st EntryHistoryStats
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, historyCampaignsSQL)
@@ -349,14 +365,22 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, entry func(pa
 		}
 		st.Campaigns, st.LeftOut = len(keep), drop
 		since := now.Add(-time.Duration(engine.ActivityDays) * 24 * time.Hour)
+		where, args := `true`, []any{}
 		switch {
 		case len(drop) == 0:
-			st.Rows, err = readEntries(ctx, tx, `true`, entry)
 		case len(drop) < len(keep): // every session's campaign exists (a foreign key)
-			st.Rows, err = readEntries(ctx, tx, `NOT (campaign_id = ANY($1)) OR entered_at >= $2`, entry, drop, since)
+			where, args = `(NOT (campaign_id = ANY($1)) OR entered_at >= $2)`, []any{drop, since}
 		default:
-			st.Rows, err = readEntries(ctx, tx, `campaign_id = ANY($1) OR entered_at >= $2`, entry, keep, since)
+			where, args = `(campaign_id = ANY($1) OR entered_at >= $2)`, []any{keep, since}
 		}
+		if only != nil {
+			// A reload after a lost connection: a few recently active participants, read
+			// through their index rather than every session.
+			where += ` AND participant_id IN (SELECT id FROM participants WHERE last_active_at >= $` +
+				strconv.Itoa(len(args)+1) + `)`
+			args = append(args, *only)
+		}
+		st.Rows, err = readEntries(ctx, tx, where, entry, args...)
 		return err
 	})
 	return st, classify(err)
