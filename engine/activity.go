@@ -9,6 +9,11 @@ import (
 // activityDays is how many UTC days of activity a participant remembers.
 const activityDays = 32
 
+// ActivityDays is activityDays for the loaders of entry history: an entry older than this
+// many days before now no longer counts as activity (ActiveDays), so only its blocking of
+// a reentry or a related campaign can still matter.
+const ActivityDays = activityDays
+
 // Activity is a participant's recent activity: the UTC day of its last
 // activity and a bitmap of the days it was active (bit i = Day−i).
 type Activity struct {

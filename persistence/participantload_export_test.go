@@ -13,3 +13,11 @@ func SetBeforeStream(f func(i, n int)) (restore func()) {
 	beforeStream = f
 	return func() { beforeStream = nil }
 }
+
+// SetFewParticipants sets how many participants a load may have for it to read their
+// entry history participant by participant.
+func SetFewParticipants(n int64) (restore func()) {
+	old := fewParticipants
+	fewParticipants = n
+	return func() { fewParticipants = old }
+}

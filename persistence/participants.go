@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
 )
@@ -233,7 +237,8 @@ func (db *DB) loadParticipant(ctx context.Context, where string, args ...any) (P
 }
 
 // LoadActiveParticipants streams every participant active since `since` to fn, then their
-// entry history to entry (one call per participant and campaign: the last entry).
+// entry history to entry (see loadEntryHistory: the entries that can still matter, possibly
+// several per participant and campaign, the latest of which counts).
 //
 // To load millions quickly, a large table is read in several streams at once (one
 // connection each, over consecutive ranges of its pages, all in one snapshot so that a row
@@ -257,24 +262,191 @@ func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 // that storing millions of participants, not only reading them, uses every core.
 func (db *DB) LoadActiveParticipantsConcurrently(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
-	if err := db.streamParticipants(ctx, since, fn); err != nil {
-		return err
+	_, err := db.LoadPanel(ctx, since, fn, entry)
+	return err
+}
+
+// LoadPanel is LoadActiveParticipantsConcurrently that also reports what the entry history
+// load left out: a relationship created later to one of those campaigns needs its entries
+// (HistoryCampaigns, LoadEntriesOf).
+func (db *DB) LoadPanel(ctx context.Context, since time.Time,
+	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
+	started := time.Now()
+	var n atomic.Int64
+	count := func(p PanelParticipant) error {
+		n.Add(1)
+		return fn(p)
 	}
-	rows, err := db.Pool.Query(ctx, `SELECT s.participant_id, s.campaign_id, extract(epoch FROM max(s.entered_at))::bigint
-		FROM sessions s JOIN participants p ON p.id = s.participant_id
-		WHERE p.last_active_at >= $1 AND NOT s.is_test GROUP BY 1, 2`, since)
+	if err := db.streamParticipants(ctx, since, count); err != nil {
+		return EntryHistoryStats{}, err
+	}
+	streamed := time.Now()
+	var only *time.Time // the entries of the participants active since, when few
+	if n.Load() <= fewParticipants {
+		only = &since
+	}
+	st, err := db.loadEntryHistory(ctx, time.Now(), only, entry)
 	if err != nil {
-		return classify(err)
+		return st, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var pid, cid, at int64
-		if err := rows.Scan(&pid, &cid, &at); err != nil {
+	db.log.Info("participants and entry history loaded", zap.Duration("participants_took", streamed.Sub(started)),
+		zap.Int("history_campaigns", st.Campaigns), zap.Int("history_left_out", len(st.LeftOut)),
+		zap.Int64("history_rows", st.Rows), zap.Duration("history_took", time.Since(streamed)))
+	return st, nil
+}
+
+// fewParticipants is the most participants a load reads the entry history of participant
+// by participant (a reload after a lost connection); above, it reads every session that
+// matters, the unloaded participants' ones being ignored by the receiver (Panel.RecordEntry),
+// which beats a join of millions.
+var fewParticipants int64 = 100_000
+
+// EntryHistoryStats describes an entry-history load.
+type EntryHistoryStats struct {
+	Campaigns int     // campaigns whose every entry was read
+	LeftOut   []int64 // campaigns whose entries were read only within engine.ActivityDays
+	Rows      int64   // entries handed to entry
+}
+
+// HistoryCampaigns returns those of the given campaigns whose entries can block an offer now
+// (historyCampaignsSQL): the ones a start-up load left out that need their entries since.
+func (db *DB) HistoryCampaigns(ctx context.Context, among []int64) ([]int64, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT id FROM (`+historyCampaignsSQL+`) h WHERE id = ANY($1) ORDER BY id`, among)
+	if err != nil {
+		return nil, classify(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, classify(err)
+}
+
+// historyCampaignsSQL lists the campaigns whose entries can still block an offer: every
+// campaign that can still be offered (all but 4 Archived and 6 Reconciled, the two statuses
+// no campaign leaves: docs/rules.md §4), for its reentry_interval, and every campaign
+// related to one of those, for campaign_relationships (docs/rules.md §5.5). Entries into
+// other campaigns block nothing; a relationship created later to one of them has its
+// entries loaded then (HistoryCampaigns, LoadEntriesOf).
+const historyCampaignsSQL = `SELECT id FROM campaigns WHERE status NOT IN (4, 6)
+	UNION SELECT r.related_campaign_id FROM campaign_relationships r JOIN campaigns c ON c.id = r.campaign_id
+		WHERE c.status NOT IN (4, 6)
+	UNION SELECT r.campaign_id FROM campaign_relationships r JOIN campaigns c ON c.id = r.related_campaign_id
+		WHERE c.status NOT IN (4, 6)`
+
+// loadEntryHistory hands entry every entry (not a test one) into a campaign that can still
+// block an offer (historyCampaignsSQL), and every entry of the last engine.ActivityDays days
+// whatever its campaign (entries are activity too: Panel.RecordEntry). Entries into the
+// other campaigns, the bulk of a year of sessions, are left out. The scan names the smaller
+// of the two lists, the campaigns kept or those left out (none: no list at all), so that
+// checking each of millions of rows against it stays cheap.
+//
+// The rows are read as stored, not grouped by participant and campaign (the receiver keeps
+// the latest: Panel.RecordEntry): grouping ten million rows in PostgreSQL sorted them on
+// disk in parallel workers for half a minute, on every core the processes already serving
+// share. For the same reason the query runs without parallel workers and without JIT
+// compilation (seconds of compiling for one scan).
+func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Time, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
+	var st EntryHistoryStats
+	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, historyCampaignsSQL)
+		if err != nil {
 			return err
 		}
-		entry(pid, cid, at)
+		keep, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		// The same snapshot: a campaign created since is in neither list, and has no entries.
+		rows, err = tx.Query(ctx, `SELECT id FROM campaigns WHERE NOT (id = ANY($1))`, keep)
+		if err != nil {
+			return err
+		}
+		drop, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		st.Campaigns, st.LeftOut = len(keep), drop
+		since := now.Add(-time.Duration(engine.ActivityDays) * 24 * time.Hour)
+		where, args := `true`, []any{}
+		switch {
+		case len(drop) == 0:
+		case len(drop) < len(keep): // every session's campaign exists (a foreign key)
+			where, args = `(NOT (campaign_id = ANY($1)) OR entered_at >= $2)`, []any{drop, since}
+		default:
+			where, args = `(campaign_id = ANY($1) OR entered_at >= $2)`, []any{keep, since}
+		}
+		if only != nil {
+			// A reload after a lost connection: a few recently active participants, read
+			// through their index rather than every session.
+			where += ` AND participant_id IN (SELECT id FROM participants WHERE last_active_at >= $` +
+				strconv.Itoa(len(args)+1) + `)`
+			args = append(args, *only)
+		}
+		st.Rows, err = readEntries(ctx, tx, where, entry, args...)
+		return err
+	})
+	return st, classify(err)
+}
+
+// LoadEntriesOf hands entry every entry (not a test one) into the given campaigns: the
+// history a relationship created after the start-up load needs when it names a campaign
+// that load left out (loadEntryHistory).
+func (db *DB) LoadEntriesOf(ctx context.Context, campaignIDs []int64, entry func(participantID, campaignID, at int64)) (int64, error) {
+	var n int64
+	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		n, err = readEntries(ctx, tx, `campaign_id = ANY($1)`, entry, campaignIDs)
+		return err
+	})
+	return n, classify(err)
+}
+
+// pgEpoch is PostgreSQL's origin of timestamps, in unix seconds (2000-01-01 UTC).
+const pgEpoch = 946_684_800
+
+// readEntries streams (participant, campaign, entered_at) of the sessions matching where
+// (and not test ones) to entry, decoding the binary row in place, and returns how many.
+func readEntries(ctx context.Context, tx pgx.Tx, where string, entry func(participantID, campaignID, at int64), args ...any) (int64, error) {
+	if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off`); err != nil {
+		return 0, err
 	}
-	return classify(rows.Err())
+	rows, err := tx.Query(ctx, `SELECT participant_id, campaign_id, entered_at FROM sessions
+		WHERE NOT is_test AND (`+where+`)`, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	raw := true
+	for _, fd := range rows.FieldDescriptions() {
+		raw = raw && fd.Format == pgtype.BinaryFormatCode
+	}
+	var n int64
+	for rows.Next() {
+		var pid, cid, at int64
+		if v := rows.RawValues(); raw && len(v) == 3 && len(v[0]) == 8 && len(v[1]) == 8 && len(v[2]) == 8 {
+			pid = int64(binary.BigEndian.Uint64(v[0]))
+			cid = int64(binary.BigEndian.Uint64(v[1]))
+			at = pgEpoch + roundedSeconds(int64(binary.BigEndian.Uint64(v[2]))) // microseconds since pgEpoch
+		} else {
+			var t time.Time
+			if err := rows.Scan(&pid, &cid, &t); err != nil {
+				return n, err
+			}
+			at = roundedSeconds(t.UnixMicro()-pgEpoch*1_000_000) + pgEpoch
+		}
+		entry(pid, cid, at)
+		n++
+	}
+	return n, rows.Err()
+}
+
+// roundedSeconds turns microseconds into seconds rounded to the nearest (half up), as
+// extract(epoch FROM entered_at)::bigint does in loadEntries for times after 2000.
+func roundedSeconds(us int64) int64 {
+	us += 500_000
+	q := us / 1_000_000
+	if us%1_000_000 < 0 {
+		q--
+	}
+	return q
 }
 
 // TouchParticipants raises last_active_at of each participant to the matching unix time of

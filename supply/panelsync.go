@@ -3,6 +3,7 @@ package supply
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -59,15 +60,21 @@ func (a *API) upsert(p persistence.PanelParticipant) error {
 	return a.panel.Put(p.PublisherID, p.User, p.Participant, p.LastActive)
 }
 
+// loadActive loads the participants active since `since` and their entry history. Panel.Put
+// is safe for concurrent use, so every stream of the load stores its rows without waiting
+// for the others.
 func (a *API) loadActive(ctx context.Context, since time.Time) (int, error) {
-	n := 0
-	err := a.db.LoadActiveParticipants(ctx, since, func(p persistence.PanelParticipant) error {
-		n++
+	var n atomic.Int64
+	st, err := a.db.LoadPanel(ctx, since, func(p persistence.PanelParticipant) error {
+		n.Add(1)
 		return a.upsert(p)
 	}, func(participant, campaign, at int64) {
 		a.panel.RecordEntry(participant, campaign, at)
 	})
-	return n, err
+	if err == nil {
+		a.hist.leftOutAdd(st.LeftOut)
+	}
+	return int(n.Load()), err
 }
 
 // loadNotices loads the participants other processes announced. A database failure leaves

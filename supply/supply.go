@@ -144,6 +144,7 @@ type API struct {
 
 	loaded   chan struct{} // closed after the first panel load
 	loadOnce sync.Once
+	hist     entryHistory   // campaigns whose entries the panel load left out (entryhistory.go)
 	misses   chan panelMiss // panel misses on GET /campaigns to look up
 	missMu   sync.Mutex
 	missSeen map[panelMiss]int64 // recent lookups, unix seconds
@@ -172,7 +173,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 		return nil, err
 	}
 	a := &API{db: d.DB, pbs: d.Postbacks, testing: map[int64]bool{}, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
-		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}),
+		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}), hist: entryHistory{wake: make(chan struct{}, 1)},
 		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
 
 	if err := a.loadKeys(ctx); err != nil {
@@ -232,6 +233,7 @@ func (a *API) Register(mux *httpio.Mux) {
 // the write-back of activity.
 func (a *API) Start(ctx context.Context) {
 	go a.runPanelSync(ctx)
+	go a.runEntryHistory(ctx)
 	go a.runLoops(ctx)
 	go a.mirrorKeys(ctx)
 	go a.mirrorPublishers(ctx)

@@ -168,7 +168,6 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a.Supply.Register(mux)
-	a.Supply.Start(bg)
 	rcfg := cfg.Router
 	rcfg.PublicURL = cfg.PublicURL
 	if a.Router, err = router.New(router.Deps{DB: db, Engine: a.Engine, Panel: a.Panel, Key: a.Supply.Key(),
@@ -184,8 +183,14 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Router.RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
 	a.Router.Start(bg)
-	forget := a.Router.CampaignsChanged
-	a.sync.changed.Store(&forget)
+	// Both hear of every campaign change before supply starts its panel load, so that a
+	// relationship created during the load reaches the panel's entry history.
+	changed := func(ids []int64) {
+		a.Router.CampaignsChanged(ids)
+		a.Supply.CampaignsChanged(ids)
+	}
+	a.sync.changed.Store(&changed)
+	a.Supply.Start(bg)
 	buyerAPI := admin.New(admin.Deps{
 		DB:           db,
 		Log:          log.Named("admin"),

@@ -1,0 +1,183 @@
+package persistence_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+// TestLoadPanelEntryHistory: the start-up load hands over the entries that can still block
+// an offer (docs/rules.md §4, §5.5), each as ParticipantByID reads it, and leaves out old
+// entries into archived or reconciled campaigns nothing open is related to. Once such a
+// campaign becomes related to an open one, HistoryCampaigns names it and LoadEntriesOf
+// reads its entries.
+func TestLoadPanelEntryHistory(t *testing.T) {
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b, _, err := db.CreateBuyer(ctx, "history@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pub int64
+	err = db.Pool.QueryRow(ctx, `INSERT INTO publishers (name, currency_name, exchange_rate, revenue_share,
+		redirect_url, api_secret, environment, token_hash)
+		VALUES ('p', 'points', 1, 0.5, 'https://p.example/r', 's', 'live', '\x01') RETURNING id`).Scan(&pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int64
+	err = db.Pool.QueryRow(ctx, `INSERT INTO participants (publisher_id, user_identifier, country_id, profile)
+		VALUES ($1, 'u1', (SELECT min(id) FROM countries), '{}') RETURNING id`, pub).Scan(&pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-90 * 24 * time.Hour).Truncate(time.Second).Add(700 * time.Millisecond) // rounds up
+	recent := time.Now().Add(-3 * 24 * time.Hour).Truncate(time.Second)
+	type camp struct {
+		name    string
+		status  int
+		entered time.Time
+		loaded  bool // at start-up
+	}
+	camps := []camp{
+		{"active", 2, old, true},
+		{"complete (may be reopened)", 3, old, true},
+		{"paused", 5, old, true},
+		{"system paused", 7, old, true},
+		{"archived, related to active", 4, old, true},
+		{"reconciled, related to paused", 6, old, true},
+		{"archived, nothing related", 4, old, false},
+		{"reconciled, nothing related", 6, old, false},
+		{"archived, related to archived only", 4, old, false},
+		{"archived, entered within the activity window", 4, recent, true},
+	}
+	ids := make([]int64, len(camps))
+	for i, c := range camps {
+		ids[i] = newCampaign(t, db, b.ID, c.name)
+	}
+	relate := func(a, c int64) {
+		t.Helper()
+		if _, err := db.CreateRelationship(ctx, b.ID, a, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relate(ids[0], ids[4])
+	relate(ids[5], ids[2]) // either direction
+	other := newCampaign(t, db, b.ID, "archived partner")
+	relate(ids[8], other)
+	for i, c := range camps {
+		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = $2 WHERE id = $1`, ids[i], c.status); err != nil {
+			t.Fatal(err)
+		}
+		// Two entries (the later counts) and a test one, which never does.
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, participant_id, entered_at, is_test)
+			VALUES (md5(random()::text), $1, $2, $3, $4::timestamptz - interval '1 day', false), (md5(random()::text), $1, $2, $3, $4::timestamptz, false),
+			(md5(random()::text), $1, $2, $3, $4::timestamptz + interval '1 hour', true)`, ids[i], b.ID, pid, c.entered); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 4 WHERE id = $1`, other); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := db.ParticipantByID(ctx, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storedAt := map[int64]int64{}
+	for _, e := range stored.Entries {
+		storedAt[e.CampaignID] = e.At
+	}
+
+	// An inactive participant's entries: not read when the load reads participant by
+	// participant, ignored by the panel (which does not hold the participant) otherwise.
+	var inactive int64
+	err = db.Pool.QueryRow(ctx, `INSERT INTO participants (publisher_id, user_identifier, country_id, profile, last_active_at)
+		VALUES ($1, 'u2', (SELECT min(id) FROM countries), '{}', now() - interval '90 days') RETURNING id`, pub).Scan(&inactive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, participant_id, entered_at)
+		VALUES (md5(random()::text), $1, $2, $3, now())`, ids[0], b.ID, inactive); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func(t *testing.T, got map[int64]int64, st persistence.EntryHistoryStats) {
+		t.Helper()
+		var wantLeftOut []int64
+		for i, c := range camps {
+			at, ok := got[ids[i]]
+			switch {
+			case ok != c.loaded:
+				t.Errorf("%s: loaded %v, want %v", c.name, ok, c.loaded)
+			case ok && at != storedAt[ids[i]]:
+				t.Errorf("%s: entry at %d, ParticipantByID reads %d", c.name, at, storedAt[ids[i]])
+			}
+			if c.status == 4 || c.status == 6 {
+				if !(c.name == "archived, related to active" || c.name == "reconciled, related to paused") {
+					wantLeftOut = append(wantLeftOut, ids[i])
+				}
+			}
+		}
+		if at := got[ids[0]]; at != old.Unix()+1 {
+			t.Errorf("entry at %d, want %d (the later entry, rounded)", at, old.Unix()+1)
+		}
+		wantLeftOut = append(wantLeftOut, other)
+		slices.Sort(wantLeftOut)
+		leftOut := slices.Sorted(slices.Values(st.LeftOut))
+		if !slices.Equal(leftOut, wantLeftOut) {
+			t.Errorf("left out %v, want %v", leftOut, wantLeftOut)
+		}
+		if st.Campaigns != len(ids)+1-len(wantLeftOut) {
+			t.Errorf("history of %d campaigns, want %d", st.Campaigns, len(ids)+1-len(wantLeftOut))
+		}
+	}
+	var st persistence.EntryHistoryStats
+	got := map[int64]int64{}            // the latest entry per campaign, as Panel.RecordEntry keeps it
+	for _, few := range []int64{0, 1} { // every session that matters; participant by participant
+		clear(got)
+		restore := persistence.SetFewParticipants(few)
+		st, err = db.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
+			func(participant, campaign, at int64) {
+				switch {
+				case participant == inactive && few == 0:
+				case participant != pid:
+					t.Errorf("few=%d: entry of participant %d", few, participant)
+				default:
+					got[campaign] = max(got[campaign], at)
+				}
+			})
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, got, st)
+	}
+	// A relationship created later: the archived campaign it names matters again.
+	relate(ids[7], ids[1])
+	need, err := db.HistoryCampaigns(ctx, st.LeftOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(need, []int64{ids[7]}) {
+		t.Fatalf("HistoryCampaigns = %v, want [%d]", need, ids[7])
+	}
+	late := map[int64]int64{}
+	n, err := db.LoadEntriesOf(ctx, need, func(participant, campaign, at int64) {
+		late[campaign] = max(late[campaign], at)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int64]int64{ids[7]: storedAt[ids[7]]}; n != 2 || !maps.Equal(late, want) {
+		t.Errorf("LoadEntriesOf: %d rows, %v; want 2 rows, %v", n, late, want)
+	}
+}
