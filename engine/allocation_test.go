@@ -457,3 +457,34 @@ func TestBalancedConcurrentRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestSupplyIndependentOfPanelLayout checks that the balanced weights do not
+// depend on how a panel lays out its participants (each panel shards by its
+// own hash seed, so two panels of the same participants are read in
+// different orders): the supply sample and its sums are the same, so every
+// weight is the same to the bit, with more active participants than the
+// sample holds.
+func TestSupplyIndependentOfPanelLayout(t *testing.T) {
+	cs := synth.Market(300, 7)
+	ps := synth.Participants(3000, 8, len(cs))
+	weights := func() map[int64][2]float64 {
+		e := engine.New(nil)
+		e.Load(cs)
+		e.SetAllocation(engine.AllocationBalanced, benchPanel(ps))
+		e.RefreshAllocation(synth.Now)
+		out := make(map[int64][2]float64, len(cs))
+		for _, c := range cs {
+			w, x, _ := e.Snapshot().Weight(c.ID)
+			out[c.ID] = [2]float64{w, x}
+		}
+		return out
+	}
+	first := weights()
+	for range 3 {
+		for id, w := range weights() {
+			if w != first[id] {
+				t.Fatalf("campaign %d: weight and explore %v with one panel layout, %v with another", id, first[id], w)
+			}
+		}
+	}
+}

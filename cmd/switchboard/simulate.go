@@ -23,7 +23,7 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 	seeds := f.String("seeds", "1,2,3,4,5", "comma-separated seeds, or a count N for seeds 1..N")
 	days := f.Int("days", 7, "simulated days")
 	campaigns := f.Int("campaigns", 300, "campaigns in the market")
-	participants := f.Int("participants", 1000, "panel size (above 1,000 the balanced policy's supply sample, and so its results, vary between runs)")
+	participants := f.Int("participants", 1000, "panel size (the balanced policy estimates supply from a fixed sample of 1,000 of them)")
 	scale := f.Int("scale", 80, "divide every quota target by this (lower: supply shorter)")
 	policies := f.String("policies", "greedy,balanced", "comma-separated allocation policies, the first one the baseline")
 	reroutes := f.String("reroute", "0,2", "comma-separated reroute_attempts (docs/rules.md §10) to run each policy under, 0..5")
