@@ -379,7 +379,7 @@ func (p *partition) refreshAsync() {
 // fullRefreshEvery is how often a refresh recomputes the whole order (every
 // campaign's bound tightened, every slot sorted) rather than moving only the
 // campaigns raised since the current order.
-const fullRefreshEvery = 32
+const fullRefreshEvery = 64
 
 // refresh publishes a new order, keeping the current weights. Most refreshes
 // move only the campaigns whose bounds were raised since the current order
