@@ -431,19 +431,23 @@ func (p *partition) reorder(old *rankOrder, seq uint64, ids []int64) *rankOrder 
 		ms = append(ms, moved{ref.self, key})
 	}
 	slices.SortFunc(ms, func(a, b moved) int { return cmp.Compare(b.key, a.key) })
-	ord := &rankOrder{seq: seq, slots: make([]int32, 0, n), keys: make([]float64, 0, n), w: old.w, x: old.x}
-	j := 0
+	ord := &rankOrder{seq: seq, slots: make([]int32, n), keys: make([]float64, n), w: old.w, x: old.x}
+	slots, keys := ord.slots, ord.keys
+	j, k := 0, 0
 	for i, s := range old.slots {
 		if movedSet[s>>6]&(1<<(s&63)) != 0 {
 			continue
 		}
 		for ; j < len(ms) && ms[j].key > old.keys[i]; j++ {
-			ord.slots, ord.keys = append(ord.slots, ms[j].slot), append(ord.keys, ms[j].key)
+			slots[k], keys[k] = ms[j].slot, ms[j].key
+			k++
 		}
-		ord.slots, ord.keys = append(ord.slots, s), append(ord.keys, old.keys[i])
+		slots[k], keys[k] = s, old.keys[i]
+		k++
 	}
 	for ; j < len(ms); j++ {
-		ord.slots, ord.keys = append(ord.slots, ms[j].slot), append(ord.keys, ms[j].key)
+		slots[k], keys[k] = ms[j].slot, ms[j].key
+		k++
 	}
 	return ord
 }
