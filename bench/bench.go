@@ -8,6 +8,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,6 +58,9 @@ type Options struct {
 	// Profile runs the server through `switchboard bench _serve`, which is `serve` with a
 	// CPU profile taken during the offers maximum-throughput phase (Out/bench/server-cpu.pprof).
 	Profile bool
+	// ProfilePhase is the closed-loop phase the profile covers instead of offers: "entries"
+	// or "callbacks" (the write paths' own costs; "" or "offers": the offers phase).
+	ProfilePhase string
 	// Statements loads pg_stat_statements and writes each phase's costliest statements to
 	// the progress output (a diagnosis aid; not in the report).
 	Statements bool
@@ -171,6 +175,8 @@ type Report struct {
 	// JoinReady is how long a second serve process took to be ready beside the loaded one
 	// (0: not measured).
 	JoinReady time.Duration
+	// ProfilePhase is the scenario whose closed-loop phase the profile covers.
+	ProfilePhase string
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -289,7 +295,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if fi, err := os.Stat(profile); err == nil && fi.Size() > 0 {
 			dst := filepath.Join(o.Out, "bench", "server-cpu.pprof")
 			if err := copyFile(profile, dst); err == nil {
-				rep.Profile = dst
+				rep.Profile, rep.ProfilePhase = dst, cmp.Or(o.ProfilePhase, ScOffers)
 			}
 		} else {
 			rep.note("no CPU profile was written by the server child")
@@ -384,13 +390,18 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			len(rep.Harvest.Entries), rep.Harvest.Participants, rep.Harvest.Campaigns, rep.Harvest.Requests,
 			rep.Harvest.Took.Round(time.Millisecond), rep.Harvest.MedianBytes, rep.Harvest.MeanOffers, 100*rep.Harvest.EligibleShare)
 
-		if profile != "" {
-			srv.signal(syscall.SIGUSR1)
+		profiled := func(name string, run func() *Phase) *Phase {
+			on := profile != "" && (name == o.ProfilePhase || name == ScOffers && o.ProfilePhase == "")
+			if on {
+				srv.signal(syscall.SIGUSR1)
+			}
+			p := run()
+			if on {
+				srv.signal(syscall.SIGUSR2)
+			}
+			return p
 		}
-		p := phase("switchboard", srv.pid(), closed, t.OffersScenario(ScOffers))
-		if profile != "" {
-			srv.signal(syscall.SIGUSR2)
-		}
+		p := profiled(ScOffers, func() *Phase { return phase("switchboard", srv.pid(), closed, t.OffersScenario(ScOffers)) })
 		offersMax = p.Throughput
 		rates = o.Rates
 		if len(rates) == 0 {
@@ -410,7 +421,9 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			rep.note("no offers were harvested (no participant matched any campaign): entries and mix skipped")
 		} else {
 			entries := NewEntries(rep.Harvest.Entries)
-			ep := phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
+			ep := profiled(ScEntries, func() *Phase {
+				return phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
+			})
 			if r := targetOrHalf(ep.Rate(ep.OpCount(OpEntryAdmitted)), TargetEntriesPerSec); r > 0 && entries.Left() > 0 {
 				phase("switchboard", srv.pid(), open(r), t.EntriesScenario(ScEntries, entries, sessions))
 			}
@@ -429,7 +442,9 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			if sessions.Len() == 0 {
 				rep.note("no admitted session was left for the callbacks phase")
 			} else {
-				cp := phase("switchboard", srv.pid(), closed, t.CallbacksScenario(ScCallbacks, sessions))
+				cp := profiled(ScCallbacks, func() *Phase {
+					return phase("switchboard", srv.pid(), closed, t.CallbacksScenario(ScCallbacks, sessions))
+				})
 				if r := targetOrHalf(cp.Rate(cp.OpCount(OpCallbackDone)), TargetCallbacksPerSec); r > 0 && sessions.Len() > 0 {
 					phase("switchboard", srv.pid(), open(r), t.CallbacksScenario(ScCallbacks, sessions))
 				}
@@ -696,7 +711,11 @@ func (s *server) stop() {
 }
 
 func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath string) (*server, error) {
-	args := []string{"serve", "--addr", addr, "--database-url", dbURL, "--rate-limit", "-1", "--publisher-rate-limit", "-1"}
+	// The speeder rule is off: the bench answers sessions seconds after their entry, so every
+	// complete would be a speeder (a quality signal, its own durable transaction, and soon a
+	// blocked participant), where a real marketplace has a few (docs/quality.md).
+	args := []string{"serve", "--addr", addr, "--database-url", dbURL, "--rate-limit", "-1", "--publisher-rate-limit", "-1",
+		"--speeder-fraction", "-1"}
 	if o.MemoryLimit != "" {
 		args = append(args, "--memory-limit", o.MemoryLimit)
 	}

@@ -40,7 +40,8 @@ func TestQuickRun(t *testing.T) {
 	}
 
 	out := filepath.Join(dir, "docs")
-	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--out", out)
+	// The profile covers the callbacks phase: the write path's profile is taken too.
+	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--profile-phase", "callbacks", "--out", out)
 	run.Env = append(os.Environ(), "SWITCHBOARD_LOG_LEVEL=error")
 	var logs strings.Builder
 	run.Stdout, run.Stderr = &logs, &logs
@@ -105,6 +106,12 @@ func TestQuickRun(t *testing.T) {
 	}
 	if !strings.Contains(string(md), MarkerStart) || !strings.Contains(string(md), MarkerEnd) || !strings.Contains(string(md), "Quick run") {
 		t.Errorf("performance.md lacks the markers or the quick-run warning:\n%s", md)
+	}
+	if !strings.Contains(string(md), "CPU profile during the callbacks maximum-throughput phase") {
+		t.Errorf("performance.md does not give the callbacks phase's profile:\n%s", md)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "bench", "server-cpu.pprof")); err != nil || fi.Size() == 0 {
+		t.Errorf("no server CPU profile of the callbacks phase: %v", err)
 	}
 	for _, f := range []string{"throughput.svg", "latency-offers.svg", "engine-match.svg"} {
 		svg, err := os.ReadFile(filepath.Join(out, "bench", f))

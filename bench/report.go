@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -506,10 +507,10 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 
 	w("### CPU profile\n\n")
 	if r.Profile != "" {
-		w("The server's CPU profile during the offers maximum-throughput phase: `%s` (view with `go tool pprof -top bin/switchboard %s`). It is taken by running the server as `switchboard bench _serve -- serve …`, which is `serve` with pprof started and stopped by SIGUSR1/SIGUSR2 from the bench (serve itself exposes no pprof).\n\n",
-			filepath.ToSlash(r.Profile), filepath.ToSlash(r.Profile))
+		w("The server's CPU profile during the %s maximum-throughput phase: `%s` (view with `go tool pprof -top bin/switchboard %s`). It is taken by running the server as `switchboard bench _serve -- serve …`, which is `serve` with pprof started and stopped by SIGUSR1/SIGUSR2 from the bench (serve itself exposes no pprof).\n\n",
+			cmp.Or(r.ProfilePhase, ScOffers), filepath.ToSlash(r.Profile), filepath.ToSlash(r.Profile))
 	} else {
-		w("Not taken in this run (`--profile=false`, or the offers phase did not run).\n\n")
+		w("Not taken in this run (`--profile=false`, or the profiled phase did not run).\n\n")
 	}
 	if len(r.Notes) > 0 {
 		w("### Notes\n\n")

@@ -8,3 +8,6 @@ func SetPanelCompactMin(n int) (restore func()) {
 	panelCompactMin = n
 	return func() { panelCompactMin = old }
 }
+
+// Raises returns how many conversion bound raises the counters have logged.
+func (c *Counters) Raises() uint64 { return c.raises.Load() }

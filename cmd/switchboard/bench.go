@@ -48,6 +48,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.BoolVar(&o.History, "history", o.History, "seed the participants' past sessions too")
 	engineSizes := f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
 	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
+	f.StringVar(&o.ProfilePhase, "profile-phase", "offers", "the closed-loop phase --profile covers: offers, entries or callbacks")
 	f.BoolVar(&o.Statements, "statements", false, "log each phase's costliest PostgreSQL statements (pg_stat_statements)")
 	f.StringVar(&o.Binary, "binary", "", "switchboard binary to run serve from (default: this one)")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "", "--memory-limit of the serve child, e.g. 3GiB or off (default: serve's own, 80% of the cgroup's or machine's memory)")
@@ -95,6 +96,11 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 			}
 			o.EngineSizes = append(o.EngineSizes, n)
 		}
+	}
+	switch o.ProfilePhase {
+	case bench.ScOffers, bench.ScEntries, bench.ScCallbacks:
+	default:
+		return fmt.Errorf("--profile-phase: %q is not offers, entries or callbacks", o.ProfilePhase)
 	}
 	parts := strings.Split(*mix, ":")
 	if len(parts) != 3 {
