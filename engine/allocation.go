@@ -479,10 +479,7 @@ func (part *partition) order(seq uint64, w, x []float64) *rankOrder {
 		m := &part.camps[i]
 		m.counter.tighten(part.ctr)
 		ord.slots[i] = int32(i)
-		keys[i] = boundKey(m.cpi, m.inc, m.counter)
-		if w != nil {
-			keys[i] *= w[i] * (1 + x[i]) * boundSlack
-		}
+		keys[i] = weighted(boundKey(m.cpi, m.inc, m.counter), w, x, i)
 	}
 	slices.SortStableFunc(ord.slots, func(a, b int32) int { return cmp.Compare(keys[b], keys[a]) })
 	ord.keys = make([]float64, n)

@@ -164,6 +164,16 @@ func boundKey(cpi int64, inc int32, k *campaignCounter) float64 {
 	return float64(cpi) / 100 * k.convBound(inc) * boundSlack
 }
 
+// weighted turns the EPC bound key of slot i into its rank-order key under
+// the weights w and exploration caps x (nil: greedy, the key itself): the
+// bound of EPC × weight × (1 + explore × draw) for every draw.
+func weighted(key float64, w, x []float64, i int) float64 {
+	if w == nil {
+		return key
+	}
+	return key * w[i] * (1 + x[i]) * boundSlack
+}
+
 // buildPartition indexes the given active campaigns of one country, taking
 // counter pointers from ctr.
 func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partition {
@@ -192,10 +202,7 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 	}
 	for i, c := range defs {
 		kc[i].tighten(ctr)
-		keys[i] = boundKey(c.CPICents, int32(c.Incidence), kc[i])
-		if ws != nil {
-			keys[i] *= ws[i] * (1 + xs[i]) * boundSlack
-		}
+		keys[i] = weighted(boundKey(c.CPICents, int32(c.Incidence), kc[i]), ws, xs, i)
 		perm[i] = int32(i)
 	}
 	// Slots in bound order: matching walks them (nearly) sequentially.
@@ -424,10 +431,7 @@ func (p *partition) reorder(old *rankOrder, seq uint64, ids []int64) *rankOrder 
 		}
 		movedSet[ref.self>>6] |= 1 << (ref.self & 63)
 		m := &p.camps[ref.self]
-		key := boundKey(m.cpi, m.inc, m.counter)
-		if old.w != nil {
-			key *= old.w[ref.self] * (1 + old.x[ref.self]) * boundSlack
-		}
+		key := weighted(boundKey(m.cpi, m.inc, m.counter), old.w, old.x, int(ref.self))
 		ms = append(ms, moved{ref.self, key})
 	}
 	slices.SortFunc(ms, func(a, b moved) int { return cmp.Compare(b.key, a.key) })
