@@ -53,6 +53,9 @@ type Options struct {
 	Mix [3]int
 	// MemoryLimit is the serve child's --memory-limit ("": serve derives its own).
 	MemoryLimit string
+	// Allocation is the serve child's --allocation ("": serve's default), so that the
+	// policies' offer throughput can be compared on the same market.
+	Allocation string
 	// Binary is the switchboard binary to run `serve` from (default os.Executable()).
 	Binary string
 	// Profile runs the server through `switchboard bench _serve`, which is `serve` with a
@@ -718,6 +721,9 @@ func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath s
 		"--speeder-fraction", "-1"}
 	if o.MemoryLimit != "" {
 		args = append(args, "--memory-limit", o.MemoryLimit)
+	}
+	if o.Allocation != "" {
+		args = append(args, "--allocation", o.Allocation)
 	}
 	if profile != "" {
 		args = append([]string{"bench", "_serve", "--cpu-profile", profile, "--"}, args...)

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/bench"
+	"github.com/switchboard/switchboard/engine"
 )
 
 // runBench is `switchboard bench`: the load generator and engine benchmarks (bench/README.md).
@@ -52,6 +53,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.BoolVar(&o.Statements, "statements", false, "log each phase's costliest PostgreSQL statements (pg_stat_statements)")
 	f.StringVar(&o.Binary, "binary", "", "switchboard binary to run serve from (default: this one)")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "", "--memory-limit of the serve child, e.g. 3GiB or off (default: serve's own, 80% of the cgroup's or machine's memory)")
+	f.StringVar(&o.Allocation, "allocation", "", "--allocation of the serve child: greedy or balanced (default: serve's own)")
 	mix := f.String("mix", "100:5:4", "offers:entries:callbacks proportion of the mix scenario")
 	f.Int64Var(&o.Seed, "seed", o.Seed, "seed of the synthetic market and the load")
 	if err := f.parse(args); err != nil {
@@ -101,6 +103,11 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	case bench.ScOffers, bench.ScEntries, bench.ScCallbacks:
 	default:
 		return fmt.Errorf("--profile-phase: %q is not offers, entries or callbacks", o.ProfilePhase)
+	}
+	if o.Allocation != "" {
+		if _, err := engine.ParseAllocation(o.Allocation); err != nil {
+			return fmt.Errorf("--allocation: %w", err)
+		}
 	}
 	parts := strings.Split(*mix, ":")
 	if len(parts) != 3 {
