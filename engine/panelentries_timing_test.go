@@ -43,31 +43,53 @@ func entryRows(n, participants int, row func(participant, campaign, at int64)) {
 
 // BenchmarkPanelLoadEntries measures the start-up load of the entry history into a panel
 // of entryLoadParticipants() participants: ten rows per participant in random order,
-// recorded one by one (RecordEntry). It reports ns/row, the bytes allocated per row (the
+// recorded one by one (RecordEntry, "one") or in batches of 4,096 (RecordEntries, "batch"). It reports ns/row, the bytes allocated per row (the
 // load's garbage) and the live heap the histories add per participant. Run with
 // go test ./engine -run '^$' -bench PanelLoadEntries -benchtime 1x -count 5
 func BenchmarkPanelLoadEntries(b *testing.B) {
 	n := entryLoadParticipants()
 	rows := 10 * n
-	b.Run("one", func(b *testing.B) {
-		for range b.N {
-			b.StopTimer()
-			pl := engine.NewPanel()
-			loadSynthPanel(pl, n)
-			before := heapInUse()
-			var m0, m1 runtime.MemStats
-			runtime.ReadMemStats(&m0)
-			b.StartTimer()
-			start := time.Now()
+	load := map[string]func(pl *engine.Panel){
+		"one": func(pl *engine.Panel) {
 			entryRows(rows, n, func(p, c, at int64) { pl.RecordEntry(p, c, at) })
-			took := time.Since(start)
-			b.StopTimer()
-			runtime.ReadMemStats(&m1)
-			b.ReportMetric(float64(took.Nanoseconds())/float64(rows), "ns/row")
-			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(rows), "alloc-B/row")
-			b.ReportMetric(float64(heapInUse()-before)/float64(n), "entry-B/participant")
-			runtime.KeepAlive(pl)
-			b.StartTimer()
-		}
-	})
+		},
+		"batch": func(pl *engine.Panel) {
+			batch := make([]engine.EntryRow, 0, 4096)
+			entryRows(rows, n, func(p, c, at int64) {
+				if batch = append(batch, engine.EntryRow{Participant: p, Campaign: c, At: at}); len(batch) == cap(batch) {
+					pl.RecordEntries(batch)
+					batch = batch[:0]
+				}
+			})
+			pl.RecordEntries(batch)
+		},
+	}
+	for _, name := range []string{"one", "batch"} {
+		b.Run(name, func(b *testing.B) { benchEntryLoad(b, n, rows, load[name]) })
+	}
+}
+
+// benchEntryLoad runs load into a fresh panel of n participants per iteration and
+// reports its figures (BenchmarkPanelLoadEntries).
+func benchEntryLoad(b *testing.B, n, rows int, load func(pl *engine.Panel)) {
+	for range b.N {
+		b.StopTimer()
+		pl := engine.NewPanel()
+		loadSynthPanel(pl, n)
+		before := heapInUse()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		b.StartTimer()
+		start := time.Now()
+		load(pl)
+		took := time.Since(start)
+		b.StopTimer()
+		runtime.ReadMemStats(&m1)
+		b.ReportMetric(float64(took.Nanoseconds())/float64(rows), "ns/row")
+		b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(rows), "alloc-B/row")
+		b.ReportMetric(float64(heapInUse()-before)/float64(n), "entry-B/participant")
+		runtime.KeepAlive(pl)
+		b.StartTimer()
+	}
+
 }
