@@ -632,10 +632,10 @@ type EntryRow struct {
 // RecordEntries records every row as RecordEntry would, in order, and returns how many
 // named a known participant (the others are ignored). It is the start-up load's form: rows
 // in no particular order touch rows all over the panel, so RecordEntry spends its time
-// waiting for memory and on two locks a row. RecordEntries resolves the batch's
-// participants under every id-index and shard read lock at once, then records each shard's
-// rows under one write lock, the rows' independent memory reads overlapping. Batches of a
-// few thousand rows keep the locks short for concurrent readers.
+// waiting for memory and on two locks a row. RecordEntries resolves the participants of
+// hundreds of rows under every id-index and shard read lock at once, then records each
+// shard's rows of the batch under one write lock, the rows' independent memory reads
+// overlapping; every lock is held for tens of microseconds at most.
 func (pl *Panel) RecordEntries(rows []EntryRow) int {
 	sc := entryScratchPool.Get().(*entryScratch)
 	defer entryScratchPool.Put(sc)
@@ -662,42 +662,14 @@ type entryScratch struct {
 var entryScratchPool = sync.Pool{New: func() any { return new(entryScratch) }}
 
 func (pl *Panel) recordEntries(rows []EntryRow, sc *entryScratch) int {
-	// The participants' refs, under every id-index then every shard read lock (the lock
-	// order of byID).
-	for i := range pl.ids {
-		pl.ids[i].mu.RLock()
-	}
-	for i := range pl.shards {
-		pl.shards[i].mu.RLock()
-	}
 	clear(sc.count[:])
-	// Each row's first candidate slot, then its check, then (rarely) the rest of its probe:
-	// passes of independent reads, which the processor overlaps, rather than one row's
-	// chain of cache misses after another's.
-	for k := range rows {
-		id := rows[k].Participant
-		x := &pl.ids[idHash(id)%panelShards]
-		if n := len(x.table); n > 0 {
-			sc.refs[k] = x.table[slotOf(idHash(id), n)]
-		} else {
-			sc.refs[k] = 0
-		}
+	for i := 0; i < len(rows); i += refChunk {
+		pl.resolveRefs(rows[i:min(i+refChunk, len(rows))], sc.refs[i:])
 	}
-	for k := range rows {
-		v, id := sc.refs[k], rows[k].Participant
-		if v == 0 || pl.shards[(v-1)>>rowBits].id[(v-1)&(1<<rowBits-1)] != id {
-			v = pl.refLocked(id)
-			sc.refs[k] = v
-		}
+	for _, v := range sc.refs[:len(rows)] {
 		if v != 0 {
 			sc.count[(v-1)>>rowBits+1]++
 		}
-	}
-	for i := range pl.shards {
-		pl.shards[i].mu.RUnlock()
-	}
-	for i := range pl.ids {
-		pl.ids[i].mu.RUnlock()
 	}
 	// Rows grouped by shard, in their order (a counting sort).
 	for i := 1; i <= panelShards; i++ {
@@ -745,6 +717,43 @@ func (pl *Panel) recordEntries(rows []EntryRow, sc *entryScratch) int {
 		start = end
 	}
 	return start
+}
+
+// refChunk is the most rows resolveRefs resolves under the panel's read locks at once
+// (tens of microseconds: a writer, and the readers queued behind it, wait no longer).
+const refChunk = 512
+
+// resolveRefs sets refs[k] to the ref + 1 of rows[k]'s participant (0: unknown), under every
+// id-index then every shard read lock (the lock order of byID). Each row's first candidate
+// slot, then its check, then (rarely) the rest of its probe: passes of independent reads,
+// which the processor overlaps, rather than one row's chain of cache misses after another's.
+func (pl *Panel) resolveRefs(rows []EntryRow, refs []uint32) {
+	for i := range pl.ids {
+		pl.ids[i].mu.RLock()
+	}
+	for i := range pl.shards {
+		pl.shards[i].mu.RLock()
+	}
+	for k := range rows {
+		id := rows[k].Participant
+		x := &pl.ids[idHash(id)%panelShards]
+		if n := len(x.table); n > 0 {
+			refs[k] = x.table[slotOf(idHash(id), n)]
+		} else {
+			refs[k] = 0
+		}
+	}
+	for k := range rows {
+		if v, id := refs[k], rows[k].Participant; v == 0 || pl.shards[(v-1)>>rowBits].id[(v-1)&(1<<rowBits-1)] != id {
+			refs[k] = pl.refLocked(id)
+		}
+	}
+	for i := range pl.shards {
+		pl.shards[i].mu.RUnlock()
+	}
+	for i := range pl.ids {
+		pl.ids[i].mu.RUnlock()
+	}
 }
 
 // refLocked returns participant id's ref + 1, 0 when unknown (the caller holds the read
