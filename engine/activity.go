@@ -44,31 +44,40 @@ func (a Activity) ActiveDays(now int64, window int) int {
 // for the UTC day of the latest activity minus i. One word updated by CAS,
 // so concurrent touches under a shared lock are safe.
 func touchActivity(w *uint64, at int64) {
-	sec := uint32(min(max(at, 0), math.MaxUint32))
-	d := utcDay(int64(sec))
 	for {
 		old := atomic.LoadUint64(w)
-		last, bm := uint32(old>>32), uint32(old)
-		day := utcDay(int64(last))
-		switch {
-		case old == 0:
-			last, bm = sec, 1
-		case d > day:
-			if d-day >= activityDays {
-				bm = 0
-			} else {
-				bm <<= uint(d - day)
-			}
-			last, bm = sec, bm|1
-		case day-d < activityDays:
-			last, bm = max(last, sec), bm|1<<uint(day-d)
-		default:
-			return // older than the window (and than the latest activity)
-		}
-		if atomic.CompareAndSwapUint64(w, old, uint64(last)<<32|uint64(bm)) {
+		v, changed := touchedActivity(old, at)
+		if !changed || atomic.CompareAndSwapUint64(w, old, v) {
 			return
 		}
 	}
+}
+
+// touchedActivity returns the activity word old with activity at `at` recorded, and whether
+// it differs (touchActivity; a writer holding its shard's exclusive lock may store the
+// result without a CAS: no reader or toucher runs then).
+func touchedActivity(old uint64, at int64) (uint64, bool) {
+	sec := uint32(min(max(at, 0), math.MaxUint32))
+	d := utcDay(int64(sec))
+	last, bm := uint32(old>>32), uint32(old)
+	day := utcDay(int64(last))
+	switch {
+	case old == 0:
+		last, bm = sec, 1
+	case d > day:
+		if d-day >= activityDays {
+			bm = 0
+		} else {
+			bm <<= uint(d - day)
+		}
+		last, bm = sec, bm|1
+	case day-d < activityDays:
+		last, bm = max(last, sec), bm|1<<uint(day-d)
+	default:
+		return old, false // older than the window (and than the latest activity)
+	}
+	v := uint64(last)<<32 | uint64(bm)
+	return v, v != old
 }
 
 // readActivity reads a panel row's activity word.

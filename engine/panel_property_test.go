@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,7 +183,7 @@ func TestPackedPanelAgreesWithReference(t *testing.T) {
 		for range 40 {
 			pub, user := 1+r.Int64N(3), users[r.IntN(len(users))]+string(rune('a'+r.IntN(8)))
 			at := propNow - r.Int64N(40*86400)
-			switch r.IntN(4) {
+			switch r.IntN(5) {
 			case 0, 1:
 				id := int64(0)
 				if ref.byKey[refKey{pub, user}] == nil {
@@ -205,6 +206,22 @@ func TestPackedPanelAgreesWithReference(t *testing.T) {
 					n.Entries = refWithEntry(n.Entries, engine.Entry{CampaignID: campaign, At: at})
 					rec.p = &n
 					rec.touch(at)
+				}
+			case 4: // a batch, as the start-up load records them
+				rows := make([]engine.EntryRow, r.IntN(12))
+				known := 0
+				for i := range rows {
+					rows[i] = engine.EntryRow{Participant: 1 + r.Int64N(nextID+2), Campaign: 1 + r.Int64N(30), At: propNow - r.Int64N(40*86400)}
+					if rec := ref.byID[rows[i].Participant]; rec != nil {
+						known++
+						n := *rec.p
+						n.Entries = refWithEntry(n.Entries, engine.Entry{CampaignID: rows[i].Campaign, At: rows[i].At})
+						rec.p = &n
+						rec.touch(rows[i].At)
+					}
+				}
+				if got := pl.RecordEntries(rows); got != known {
+					t.Fatalf("RecordEntries = %d, want %d", got, known)
 				}
 			case 3:
 				id := 1 + r.Int64N(nextID+2)
@@ -313,5 +330,49 @@ func testPanelGrows(t *testing.T, reserve int) {
 	}
 	if _, ok := pl.Get(3, user(0)); ok {
 		t.Fatal("found under another publisher")
+	}
+}
+
+// RecordEntries leaves a panel exactly as RecordEntry row by row does (entries, versions,
+// activity), whatever the rows: unknown participants, repeated ones, batches larger than
+// one pass of the bulk form, rows into shards in any order.
+func TestRecordEntriesAgreesWithRecordEntry(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct{ participants, rows int }{{1, 50}, {30, 200}, {500, 9000}, {3000, 5000}} {
+		one, bulk := engine.NewPanel(), engine.NewPanel()
+		for id := int64(1); id <= int64(tc.participants); id++ {
+			prof, at := panelProfile(r, id), propNow-r.Int64N(86400)
+			for _, pl := range []*engine.Panel{one, bulk} {
+				if err := pl.Put(1+id%3, "u"+strconv.FormatInt(id, 10), prof, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for round := range 3 {
+			rows := make([]engine.EntryRow, tc.rows)
+			known := 0
+			for i := range rows {
+				rows[i] = engine.EntryRow{Participant: 1 + r.Int64N(int64(tc.participants)+5),
+					Campaign: 1 + r.Int64N(1<<r.IntN(20)), At: propNow - r.Int64N(1<<r.IntN(26))}
+				if one.RecordEntry(rows[i].Participant, rows[i].Campaign, rows[i].At) {
+					known++
+				}
+			}
+			if got := bulk.RecordEntries(rows); got != known {
+				t.Fatalf("%+v round %d: RecordEntries = %d, want %d", tc, round, got, known)
+			}
+			for id := int64(1); id <= int64(tc.participants); id++ {
+				a, _ := one.GetByID(id)
+				b, _ := bulk.GetByID(id)
+				if !reflect.DeepEqual(a, b) {
+					t.Fatalf("%+v round %d: participant %d\nbulk %+v\nwant %+v", tc, round, id, b, a)
+				}
+				aa, _ := one.Activity(id)
+				ba, _ := bulk.Activity(id)
+				if aa != ba {
+					t.Fatalf("%+v round %d: activity of %d: %+v, want %+v", tc, round, id, ba, aa)
+				}
+			}
+		}
 	}
 }

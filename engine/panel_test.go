@@ -108,7 +108,13 @@ func TestPanelConcurrent(t *testing.T) {
 			for i := range 200 {
 				id := int64(i%50 + 1)
 				pl.Upsert(int64(i%2), string(rune('a'+i%50)), engine.Participant{ID: id + int64(i%2)*1000, CountryID: 1}, ruleNow)
-				pl.RecordEntry(id, int64(w*1000+i), ruleNow+int64(i))
+				if w%2 == 0 {
+					pl.RecordEntry(id, int64(w*1000+i), ruleNow+int64(i))
+				} else { // the bulk form, alongside Touch and Activity on the same rows
+					pl.RecordEntries([]engine.EntryRow{{Participant: id, Campaign: int64(w*1000 + i), At: ruleNow + int64(i)}, {Participant: 99_999, Campaign: 1, At: ruleNow}})
+				}
+				pl.Touch(id, ruleNow+int64(i))
+				pl.Activity(id)
 				pl.Get(0, "a")
 				pl.Range(func(*engine.Participant, engine.Activity) bool { return false })
 			}

@@ -77,8 +77,83 @@ func packEntries(old []byte, entries []Entry) []byte {
 }
 
 // recordEntry returns the packed history old with e recorded (the later time wins for a
-// campaign entered before), and whether anything changed.
+// campaign entered before), and whether anything changed. It edits the packed bytes where
+// they are, without decoding the list: it finds e's place by summing the deltas, then
+// writes e's time over the old one, or inserts e there and re-encodes the next entry's
+// delta, moving the tail when a length changes. The result is byte for byte what packing
+// the decoded list with e set would give (packEntries(setEntry(...))). old is reused when
+// the result fits its capacity (old belongs to the caller's row, under its shard's write
+// lock: readers decode a copy); otherwise the result gets a new array of the allocation's
+// size, as packEntries does.
 func recordEntry(old []byte, e Entry) ([]byte, bool) {
+	var id int64 // the campaign id of the entry before p
+	p := 0       // where the entry at or after e.CampaignID starts (len(old): none)
+	for p < len(old) {
+		delta, n := binary.Uvarint(old[p:])
+		if n <= 0 {
+			break
+		}
+		next := id + int64(delta)
+		if next >= e.CampaignID {
+			if next == e.CampaignID { // the later time wins
+				z, m := binary.Uvarint(old[p+n:])
+				if m <= 0 {
+					return recordEntryDecoded(old, e)
+				}
+				if int64(z>>1)^-int64(z&1)+entryEpoch >= e.At {
+					return old, false
+				}
+				var t [binary.MaxVarintLen64]byte
+				k := binary.PutUvarint(t[:], zigzagAt(e.At))
+				return splice(old, p+n, p+n+m, t[:k]), true
+			}
+			// Insert e before this entry, whose delta shrinks to next - e.CampaignID.
+			var ins [3 * binary.MaxVarintLen64]byte
+			k := binary.PutUvarint(ins[:], uint64(e.CampaignID-id))
+			k += binary.PutUvarint(ins[k:], zigzagAt(e.At))
+			k += binary.PutUvarint(ins[k:], uint64(next-e.CampaignID))
+			return splice(old, p, p+n, ins[:k]), true
+		}
+		_, m := binary.Uvarint(old[p+n:])
+		if m <= 0 {
+			break
+		}
+		id, p = next, p+n+m
+	}
+	if p < len(old) { // malformed tail: decodeEntries stops there, so repack what it reads
+		return recordEntryDecoded(old, e)
+	}
+	var ins [2 * binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(ins[:], uint64(e.CampaignID-id))
+	k += binary.PutUvarint(ins[k:], zigzagAt(e.At))
+	return splice(old, p, p, ins[:k]), true
+}
+
+// splice returns old with old[i:j] replaced by ins, in old's array when it fits.
+func splice(old []byte, i, j int, ins []byte) []byte {
+	size := len(old) - (j - i) + len(ins)
+	if size <= cap(old) {
+		b := old[:size]
+		copy(b[i+len(ins):], old[j:len(old)]) // copy moves overlapping bytes correctly
+		copy(b[i:], ins)
+		return b
+	}
+	b := slices.Grow([]byte(nil), size)[:size] // capacity rounded up to the allocation's size
+	copy(b, old[:i])
+	copy(b[i:], ins)
+	copy(b[i+len(ins):], old[j:])
+	return b
+}
+
+// zigzagAt is the packed form of an entry time: its distance from entryEpoch, zig-zag.
+func zigzagAt(at int64) uint64 {
+	d := at - entryEpoch
+	return uint64(d<<1) ^ uint64(d>>63)
+}
+
+// recordEntryDecoded is recordEntry by decoding the list, setting e and packing it again:
+// the general form recordEntry falls back to for bytes it cannot read as a whole.
+func recordEntryDecoded(old []byte, e Entry) ([]byte, bool) {
 	var buf [16]Entry
 	entries, changed := setEntry(decodeEntries(old, buf[:0]), e)
 	if !changed {

@@ -27,6 +27,10 @@ func TestPackedEntriesAgreeWithSlices(t *testing.T) {
 			if got := decodeEntries(packed, nil); !slices.Equal(got, ref) {
 				t.Fatalf("after %v: decoded %v, want %v", e, got, ref)
 			}
+			// In place, the bytes are those packing the whole list gives.
+			if want := appendEntries(nil, ref); !slices.Equal(packed, want) {
+				t.Fatalf("after %v: packed % x, want % x", e, packed, want)
+			}
 		}
 		if got := decodeEntries(packEntries(nil, ref), nil); !slices.Equal(got, ref) {
 			t.Fatalf("packEntries: decoded %v, want %v", got, ref)
@@ -51,4 +55,39 @@ func withEntry(entries []Entry, e Entry) ([]Entry, bool) {
 	out = append(out, entries[:i]...)
 	out = append(out, e)
 	return append(out, entries[i:]...), true
+}
+
+// Recording into a history in its own array (spare capacity: edited in place) or into one
+// without (a new array) gives the same bytes as the decoding form, and never writes past
+// the history's length into memory it does not own.
+func TestRecordEntryInPlaceAgreesWithDecoded(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		var ref []Entry
+		for range r.IntN(20) {
+			ref, _ = withEntry(ref, Entry{CampaignID: 1 + r.Int64N(1<<r.IntN(30)), At: entryEpoch + r.Int64N(1<<r.IntN(34)) - 1<<20})
+		}
+		base := appendEntries(nil, ref)
+		e := Entry{CampaignID: 1 + r.Int64N(1<<r.IntN(30)), At: entryEpoch + r.Int64N(1<<r.IntN(34)) - 1<<20}
+		if r.IntN(3) == 0 && len(ref) > 0 {
+			e.CampaignID = ref[r.IntN(len(ref))].CampaignID
+		}
+		want, wantChanged := recordEntryDecoded(slices.Clone(base), e)
+		for _, spare := range []int{0, 1, 3, 32} {
+			arr := make([]byte, len(base)+spare+4)
+			for i := range arr {
+				arr[i] = 0xAA
+			}
+			old := append(arr[:0:len(base)+spare], base...)
+			got, changed := recordEntry(old, e)
+			if changed != wantChanged || !slices.Equal(got, want) {
+				t.Fatalf("spare %d, %v into % x: % x %v, want % x %v", spare, e, base, got, changed, want, wantChanged)
+			}
+			for i := len(base) + spare; i < len(arr); i++ {
+				if arr[i] != 0xAA {
+					t.Fatalf("spare %d: wrote past the capacity at %d", spare, i)
+				}
+			}
+		}
+	}
 }

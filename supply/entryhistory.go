@@ -127,9 +127,9 @@ func (a *API) loadLeftOut(ctx context.Context, check []int64) error {
 	if err != nil || len(need) == 0 {
 		return err
 	}
-	n, err := a.db.LoadEntriesOf(ctx, need, func(participant, campaign, at int64) {
-		a.panel.RecordEntry(participant, campaign, at)
-	})
+	entries := newEntryBatch(a.panel)
+	n, err := a.db.LoadEntriesOf(ctx, need, entries.add)
+	entries.flush()
 	if err != nil {
 		return err
 	}

@@ -62,15 +62,15 @@ func (a *API) upsert(p persistence.PanelParticipant) error {
 
 // loadActive loads the participants active since `since` and their entry history. Panel.Put
 // is safe for concurrent use, so every stream of the load stores its rows without waiting
-// for the others.
+// for the others; the entry rows are recorded in batches (entryBatch).
 func (a *API) loadActive(ctx context.Context, since time.Time) (int, error) {
 	var n atomic.Int64
+	entries := newEntryBatch(a.panel)
 	st, err := a.db.LoadPanel(ctx, since, func(p persistence.PanelParticipant) error {
 		n.Add(1)
 		return a.upsert(p)
-	}, func(participant, campaign, at int64) {
-		a.panel.RecordEntry(participant, campaign, at)
-	})
+	}, entries.add)
+	entries.flush() // what was read is recorded, even after a failure (as row by row)
 	if err == nil {
 		a.hist.leftOutAdd(st.LeftOut)
 	}

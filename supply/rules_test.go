@@ -102,21 +102,36 @@ func TestMatchingRules(t *testing.T) {
 		globalOpen := m.create(campaignSpec{Quotas: append(zipQuota(zip), quotaSpec{Num: 3, Global: true})})
 		onlyGlobal := m.create(campaignSpec{Quotas: []quotaSpec{{Num: 100, Global: true, Quals: []qualSpec{{Q: 45, Texts: []string{zip}}}}}})
 		ready(open, full, globalFull, globalOpen, onlyGlobal)
-		fq := quotaIDs(full)[0]
-		gq := quotaIDs(globalFull)[1]
-		for _, q := range []struct {
-			id  int64
-			num int64
-		}{{fq, 5}, {gq, 3}} {
-			if _, err := s.DB.Pool.Exec(ctx, `UPDATE campaign_quotas SET completes=$2 WHERE id=$1`, q.id, q.num); err != nil {
-				t.Fatal(err)
-			}
-			s.App.Engine.Counters().SetQuota(q.id, engine.QuotaCounts{Completes: q.num})
-		}
 		// Sessions in progress count too: 2 completes + 1 in progress fill a quota of 3.
 		inProg := m.create(campaignSpec{Quotas: []quotaSpec{{Num: 3, Quals: []qualSpec{{Q: 45, Texts: []string{zip}}}}}})
 		ready(inProg)
-		s.App.Engine.Counters().SetQuota(quotaIDs(inProg)[0], engine.QuotaCounts{Completes: 2, InProgress: 1})
+		// The counts are written where the product keeps them (the database) and reach the
+		// engine through the counters' notification, as another process's would: a count
+		// set only in memory would be undone by the router's next reconciliation.
+		counts := []struct {
+			campaign, quota int64
+			want            engine.QuotaCounts
+		}{
+			{full, quotaIDs(full)[0], engine.QuotaCounts{Completes: 5}},
+			{globalFull, quotaIDs(globalFull)[1], engine.QuotaCounts{Completes: 3}},
+			{inProg, quotaIDs(inProg)[0], engine.QuotaCounts{Completes: 2, InProgress: 1}},
+		}
+		var notify []int64
+		for _, c := range counts {
+			if _, err := s.DB.Pool.Exec(ctx, `UPDATE campaign_quotas SET completes=$2, in_progress=$3 WHERE id=$1`,
+				c.quota, c.want.Completes, c.want.InProgress); err != nil {
+				t.Fatal(err)
+			}
+			notify = append(notify, c.campaign)
+		}
+		if err := s.DB.NotifyCounts(ctx, notify); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range counts {
+			eventually(t, fmt.Sprintf("quota %d counts %+v", c.quota, c.want), func() bool {
+				return s.App.Engine.Counters().Quota(c.quota) == c.want
+			})
+		}
 		u, _ := person(1, zip)
 		sees(t, u, "", 1, open, true)
 		sees(t, u, "", 1, globalOpen, true)
