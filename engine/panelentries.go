@@ -134,7 +134,7 @@ func splice(old []byte, i, j int, ins []byte) []byte {
 	size := len(old) - (j - i) + len(ins)
 	if size <= cap(old) {
 		b := old[:size]
-		copy(b[i+len(ins):], old[j:len(old)]) // copy moves overlapping bytes correctly
+		copy(b[i+len(ins):], old[j:]) // copy moves overlapping bytes correctly
 		copy(b[i:], ins)
 		return b
 	}
