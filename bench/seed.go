@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -323,6 +324,13 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		if err != nil {
 			return err
 		}
+		entries := 0
+		for i := range ps {
+			entries += len(ps[i].Entries)
+		}
+		if err := partitionSessions(ctx, tx, int64(entries)); err != nil {
+			return err
+		}
 		var tidBuf [12]byte
 		pi, ei := 0, 0
 		n, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
@@ -387,8 +395,30 @@ func profileJSON(answers []engine.Answer) []byte {
 	return b
 }
 
+// seedPartitionIDs is the span of each partition of sessions the seed adds: the serve
+// sweeper's smallest (persistence.PartitionPolicy.MinIDs), as a new marketplace would have.
+const seedPartitionIDs = 1_000_000
+
+// partitionSessions adds partitions of sessions (partitioned by ranges of id, migration 0036)
+// until the ids the next n rows will take have one: an insert whose id has no partition
+// fails, and the serve sweeper keeps only a few partitions ahead of the sequence.
+func partitionSessions(ctx context.Context, tx pgx.Tx, n int64) error {
+	var next, top int64
+	if err := tx.QueryRow(ctx, `SELECT (SELECT last_value + 1 FROM sessions_id_seq),
+		(SELECT coalesce(max(id_to), 1) FROM session_partitions)`).Scan(&next, &top); err != nil {
+		return fmt.Errorf("session partitions: %w", err)
+	}
+	for ; top <= next+n; top += seedPartitionIDs {
+		if _, err := tx.Exec(ctx, `SELECT switchboard_add_session_partition($1, $2)`, top, top+seedPartitionIDs); err != nil {
+			return fmt.Errorf("add session partition: %w", err)
+		}
+	}
+	return nil
+}
+
 // dropIndexes drops the indexes of table that back no constraint and returns the
-// statements that recreate them.
+// statements that recreate them. An index of a partitioned table is recreated on every partition (its catalog
+// definition reads "ON ONLY", which would build it on the parent alone, left invalid).
 func dropIndexes(ctx context.Context, tx pgx.Tx, table string) ([]string, error) {
 	rows, err := tx.Query(ctx, `SELECT i.indexname, i.indexdef FROM pg_indexes i
 		WHERE i.schemaname = current_schema() AND i.tablename = $1
@@ -403,7 +433,7 @@ func dropIndexes(ctx context.Context, tx pgx.Tx, table string) ([]string, error)
 			rows.Close()
 			return nil, err
 		}
-		names, defs = append(names, n), append(defs, d)
+		names, defs = append(names, n), append(defs, strings.Replace(d, " ON ONLY ", " ON ", 1))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// TestPartitionSessions checks that the seed gives every id of the sessions it is about to
+// copy a partition: twelve million rows reach past the partition a fresh database starts
+// with (ten million ids), and an id without one fails the whole copy.
+func TestPartitionSessions(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	const n = 12_000_000
+	var next int64
+	if err := conn.QueryRow(ctx, `SELECT last_value + 1 FROM sessions_id_seq`).Scan(&next); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a second call adds nothing
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := partitionSessions(ctx, tx, n); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := conn.Query(ctx, `SELECT id_from, id_to FROM session_partitions ORDER BY id_from`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type span struct{ from, to int64 }
+	spans, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (span, error) {
+		var s span
+		err := r.Scan(&s.from, &s.to)
+		return s, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) < 2 {
+		t.Fatalf("partitions %v: want the starting one and more", spans)
+	}
+	for i := 1; i < len(spans); i++ {
+		if spans[i].from != spans[i-1].to {
+			t.Fatalf("partitions %v leave a gap at %d", spans, spans[i-1].to)
+		}
+	}
+	if top := spans[len(spans)-1].to; top <= next+n {
+		t.Fatalf("partitions reach id %d, the copy takes ids up to %d", top, next+n-1)
+	}
+	var attached int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'sessions'::regclass`).Scan(&attached); err != nil {
+		t.Fatal(err)
+	}
+	if attached != len(spans) {
+		t.Fatalf("%d partitions attached to sessions, %d recorded", attached, len(spans))
+	}
+}
