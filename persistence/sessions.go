@@ -83,11 +83,7 @@ func (db *DB) SessionByTID(ctx context.Context, tid string) (Session, error) {
 // SessionReader looks sessions up by transaction id for callbacks, coalescing concurrent
 // lookups into one query (one round trip and one statement for a whole batch instead of one
 // each): at thousands of callbacks a second, the per-statement cost is what PostgreSQL
-// spends most on. The query is planned per call: sessions are partitioned (by ranges of
-// id), a tid can be in any partition, and a generic plan cached while the newest
-// partition was still empty reads that whole partition on every batch once it fills (with
-// ten million seeded sessions and a fresh partition, 30 ms a batch and 208 callbacks/s at
-// 100k campaigns, measured), until autovacuum's analyze of it invalidates the plan.
+// spends most on.
 type SessionReader struct {
 	db *DB
 	gc groupCommit[*readJob]
@@ -129,36 +125,19 @@ func (r *SessionReader) run(batch []*readJob) {
 	}
 	found := make(map[string]Session, len(batch))
 	err := func() error {
-		b := &pgx.Batch{}
-		b.Queue("BEGIN READ ONLY")
-		b.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
-		b.Queue(`SELECT `+sessionColumns+sessionFrom+` WHERE s.tid = ANY($1)`, tids)
-		b.Queue("COMMIT")
-		br := r.db.Pool.SendBatch(ctx, b)
-		defer br.Close()
-		for range 2 {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		rows, err := br.Query()
+		rows, err := r.db.Pool.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.tid = ANY($1)`, tids)
 		if err != nil {
 			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			s, err := scanSession(rows)
 			if err != nil {
-				rows.Close()
 				return err
 			}
 			found[s.TID] = s
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		_, err = br.Exec()
-		return err
+		return rows.Err()
 	}()
 	for _, j := range batch {
 		if s, ok := found[j.tid]; ok {
