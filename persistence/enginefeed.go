@@ -86,7 +86,9 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 	var pool textPool
 	var texts []string // scanned into again for each row: pool.keep copies what it keeps
 	var raw [][]byte   // the texts of a row in the connection's buffer, when binary
-	binaryTexts := rows.FieldDescriptions()[7].Format == pgtype.BinaryFormatCode
+	// No descriptions when the query failed on its way (a cancelled context): Next reports it.
+	fds := rows.FieldDescriptions()
+	binaryTexts := len(fds) > 7 && fds[7].Format == pgtype.BinaryFormatCode
 	for rows.Next() {
 		var campID, quotaID int64
 		var num int
