@@ -445,11 +445,14 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			if sessions.Len() == 0 {
 				rep.note("no admitted session was left for the callbacks phase")
 			} else {
+				// Half of the admitted sessions are kept for the open-loop phase: each is
+				// completed once, and the closed loop can answer all of them.
+				later := sessions.split()
 				cp := profiled(ScCallbacks, func() *Phase {
 					return phase("switchboard", srv.pid(), closed, t.CallbacksScenario(ScCallbacks, sessions))
 				})
-				if r := targetOrHalf(cp.Rate(cp.OpCount(OpCallbackDone)), TargetCallbacksPerSec); r > 0 && sessions.Len() > 0 {
-					phase("switchboard", srv.pid(), open(r), t.CallbacksScenario(ScCallbacks, sessions))
+				if r := targetOrHalf(cp.Rate(cp.OpCount(OpCallbackDone)), TargetCallbacksPerSec); r > 0 && later.Len() > 0 {
+					phase("switchboard", srv.pid(), open(r), t.CallbacksScenario(ScCallbacks, later))
 				}
 			}
 		}

@@ -296,6 +296,18 @@ func (s *Sessions) Len() int {
 	return len(s.tids)
 }
 
+// split moves half of the sessions into a new set (rounded down), so that a closed-loop
+// phase fast enough to answer every admitted session leaves the open-loop phase after it
+// some to send.
+func (s *Sessions) split() *Sessions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.tids) / 2
+	half := &Sessions{tids: slices.Clone(s.tids[len(s.tids)-n:]), max: s.max}
+	s.tids = s.tids[:len(s.tids)-n]
+	return half
+}
+
 // Entries hands out harvested entry URLs, each once: a URL is never reused (a second
 // entry with one token is refused by the reentry rule and would measure refusals). A
 // scenario that runs out ends its phase early; the rates are over the time it ran.

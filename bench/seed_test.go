@@ -70,3 +70,32 @@ func TestPartitionSessions(t *testing.T) {
 		t.Fatalf("%d partitions attached to sessions, %d recorded", attached, len(spans))
 	}
 }
+
+// TestSessionsSplit checks that the callbacks phases share the admitted sessions: each is
+// handed out once, half kept for the open loop.
+func TestSessionsSplit(t *testing.T) {
+	s := &Sessions{max: 10}
+	for i := range 5 {
+		s.push(admitted{tid: string(rune('a' + i)), campaign: int64(i)})
+	}
+	later := s.split()
+	if s.Len() != 3 || later.Len() != 2 {
+		t.Fatalf("split of 5: %d and %d, want 3 and 2", s.Len(), later.Len())
+	}
+	seen := map[string]bool{}
+	for _, set := range []*Sessions{s, later} {
+		for {
+			a, ok := set.pop()
+			if !ok {
+				break
+			}
+			if seen[a.tid] {
+				t.Fatalf("session %q handed out twice", a.tid)
+			}
+			seen[a.tid] = true
+		}
+	}
+	if len(seen) != 5 {
+		t.Fatalf("%d sessions handed out, want 5", len(seen))
+	}
+}
