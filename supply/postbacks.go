@@ -1,6 +1,7 @@
 package supply
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strconv"
@@ -51,7 +52,9 @@ func (a *API) postbacks(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	f.BeforeID = int64(before)
-	list, err := a.db.ListPostbacks(ctx, f)
+	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pageDBTimeout)
+	defer cancel()
+	list, err := a.db.ListPostbacks(dbctx, f)
 	if err != nil {
 		a.fail(ctx, err)
 		return

@@ -1,6 +1,7 @@
 package supply
 
 import (
+	"context"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -47,7 +48,9 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 		a.fail(ctx, fault.BadRequest("to must be at most 31 days after from"))
 		return
 	}
-	hours, err := a.db.PublisherHourlyStats(ctx, pub.ID, from, to)
+	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pageDBTimeout)
+	defer cancel()
+	hours, err := a.db.PublisherHourlyStats(dbctx, pub.ID, from, to)
 	if err != nil {
 		a.fail(ctx, err)
 		return
