@@ -450,8 +450,14 @@ func TestTwoWorkersDeliverEachOnce(t *testing.T) {
 	if applied != n {
 		t.Fatalf("the idempotent receiver applied %d tids, want %d", applied, n)
 	}
-	d1 := metric(t, m1, "switchboard_postbacks_delivered_total")
-	d2 := metric(t, m2, "switchboard_postbacks_delivered_total")
+	// A worker counts a delivery once its mark has committed, so the last count can trail
+	// the row the wait above saw.
+	var d1, d2 float64
+	waitFor(t, "every delivery counted", 10*time.Second, func() bool {
+		d1 = metric(t, m1, "switchboard_postbacks_delivered_total")
+		d2 = metric(t, m2, "switchboard_postbacks_delivered_total")
+		return d1+d2 >= n
+	})
 	if d1+d2 != n || d1 == 0 || d2 == 0 {
 		t.Fatalf("delivered by worker 1: %v, worker 2: %v; want both > 0, sum %d", d1, d2, n)
 	}
