@@ -155,12 +155,12 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		}
 		full := bounded && len(dst) == k
 		if fromDelta {
-			if c := do.slots[j]; dc.sc.flags(c) == 0 && !(full && ctry.delta.outdrawn(do, j, c, p.ID, dst[0].Score/share)) {
+			if c := do.slots[j]; dc.sc.flags(c) == 0 && !(full && do.x != nil && ctry.delta.outdrawn(do, j, c, p.ID, dst[0].Score, share)) {
 				dst = ctry.delta.evaluate(&dc, c, dst)
 			}
 			j++
 		} else {
-			if c := bo.slots[i]; sc.flags(c) == 0 && !(full && base.outdrawn(bo, i, c, p.ID, dst[0].Score/share)) {
+			if c := bo.slots[i]; sc.flags(c) == 0 && !(full && bo.x != nil && base.outdrawn(bo, i, c, p.ID, dst[0].Score, share)) {
 				dst = base.evaluate(&ec, c, dst)
 			}
 			i++
@@ -171,20 +171,18 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 }
 
 // outdrawn reports whether the campaign at position i of ord (slot c),
-// exploring, cannot beat worst (a score divided by the share) with this
-// participant's own exploration draw: its key bounds the score with the
-// largest draw, so the bound with the participant's draw is the key scaled
-// by (1 + x·draw) / (1 + x). Skipping it saves evaluating every exploring
-// campaign whose key passes the walk's stop only by the bonus.
-func (part *partition) outdrawn(ord *rankOrder, i int, c int32, participantID int64, worst float64) bool {
-	if ord.x == nil {
-		return false
-	}
+// exploring, cannot beat the worst score kept with this participant's own
+// exploration draw: its key bounds the score/share with the largest draw,
+// so the bound with the participant's draw is the key scaled by
+// (1 + x·draw) / (1 + x). Skipping it saves evaluating every exploring
+// campaign whose key passes the walk's stop only by the bonus. ord carries
+// weights (the caller checks ord.x, so the greedy walk pays nothing).
+func (part *partition) outdrawn(ord *rankOrder, i int, c int32, participantID int64, worst, share float64) bool {
 	x := ord.x[c]
 	if x <= 0 {
 		return false
 	}
-	return ord.keys[i]/(1+x)*(1+x*ExplorationDraw(participantID, part.cold[c].id)) < worst
+	return ord.keys[i]/(1+x)*(1+x*ExplorationDraw(participantID, part.cold[c].id))*share < worst
 }
 
 // evaluateRaised evaluates first the campaigns whose bound rose since the
