@@ -250,13 +250,7 @@ func (p *textPool) keep(texts []string) []string {
 	if len(texts) == 0 {
 		return nil
 	}
-	if p.seen == nil {
-		p.seen = make(map[string]string)
-	}
-	if len(texts) > cap(p.slab)-len(p.slab) {
-		p.slab = make([]string, 0, max(textSlab, len(texts)))
-	}
-	start := len(p.slab)
+	start := p.room(len(texts))
 	for _, t := range texts {
 		v, ok := p.seen[t]
 		if !ok {
@@ -274,13 +268,7 @@ func (p *textPool) keepBytes(texts [][]byte) []string {
 	if len(texts) == 0 {
 		return nil
 	}
-	if p.seen == nil {
-		p.seen = make(map[string]string)
-	}
-	if len(texts) > cap(p.slab)-len(p.slab) {
-		p.slab = make([]string, 0, max(textSlab, len(texts)))
-	}
-	start := len(p.slab)
+	start := p.room(len(texts))
 	for _, t := range texts {
 		v, ok := p.seen[string(t)]
 		if !ok {
@@ -290,4 +278,16 @@ func (p *textPool) keepBytes(texts [][]byte) []string {
 		p.slab = append(p.slab, v)
 	}
 	return p.slab[start:len(p.slab):len(p.slab)]
+}
+
+// room makes the pool ready to take n more list entries in its current slab and returns
+// where they will start.
+func (p *textPool) room(n int) int {
+	if p.seen == nil {
+		p.seen = make(map[string]string)
+	}
+	if n > cap(p.slab)-len(p.slab) {
+		p.slab = make([]string, 0, max(textSlab, n))
+	}
+	return len(p.slab)
 }
