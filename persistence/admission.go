@@ -33,6 +33,9 @@ type Entry struct {
 	DeviceID      string
 	QuotaIDs      []int64 // every quota the engine found matching, global ones included
 	RespondentID  string  // used when the participant has no {RESPONDENT_ID} for this buyer yet
+	// OfferNonce is the nonce of the offer token the entry came from (0: none). A second
+	// entry of the same offer while its session is in progress resumes that session.
+	OfferNonce int64
 	// Chain, when set, makes the session a hop of a re-routing chain (docs/rules.md §10),
 	// stored in the admission's transaction; nil (re-routing off) costs nothing.
 	Chain *ChainLink
@@ -41,6 +44,8 @@ type Entry struct {
 // Admission is the database's verdict on an Entry.
 type Admission struct {
 	Refused      string  // "" when admitted, else one of the Refused* reasons
+	TID          string  // the session's transaction id: the Entry's, or the resumed session's
+	Resumed      bool    // the offer's session in progress was found: nothing new was stored
 	QuotaIDs     []int64 // the quotas the session counts toward: every matched quota of the campaign
 	RespondentID string  // the participant's {RESPONDENT_ID} for the campaign's buyer
 	EnteredAt    time.Time
@@ -71,7 +76,9 @@ type Admission struct {
 // open (completes + in_progress < num, or entries < num when click-balanced) and no matched
 // global quota is full; today's completes are under max_daily_completes; no exclusion,
 // reentry_interval or related-campaign entry (stored, or admitted earlier in the batch)
-// forbids it. An admitted entry counts (entries and in_progress) on every quota it matched
+// forbids it. Before those rules, an entry whose offer (Entry.OfferNonce) already has a
+// session in progress in the campaign, stored or admitted earlier in the batch, resumes it:
+// the same session is answered and nothing is counted again (docs/rules.md §6). An admitted entry counts (entries and in_progress) on every quota it matched
 // (docs/rules.md §5: a complete counts toward every quota that matched the respondent at
 // entry), open or full, and its session's quota_ids are exactly those. Because the quota
 // rows stay locked from the check to the commit, the quotas an entry was admitted through
@@ -92,7 +99,8 @@ const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_
 // admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
 // today's UTC completes) and what stored rows say: excluded, entered within
 // reentry_interval, entered a related campaign, and the participant's respondent id for the
-// campaign's buyer ("" when none yet). An entry whose campaign does not exist returns no row.
+// campaign's buyer ("" when none yet), and the session in progress of the entry's offer, if
+// any (tid "" when none). An entry whose campaign does not exist returns no row.
 // A relationship is looked up from each side by its own index (an OR of both columns made
 // every entry read the whole relationships table).
 const admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
@@ -105,8 +113,12 @@ const admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_compl
 		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = r.related_campaign_id))
 	OR EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.related_campaign_id = c.id
 		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = r.campaign_id)),
-	COALESCE((SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p), '')
-	FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS e(c, p, i) JOIN campaigns c ON c.id = e.c`
+	COALESCE((SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p), ''),
+	COALESCE(o.tid, ''), COALESCE(o.respondent_id, ''), o.entered_at, COALESCE(o.quota_ids, '{}')
+	FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS e(c, p, n, i) JOIN campaigns c ON c.id = e.c
+	LEFT JOIN LATERAL (SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
+		WHERE e.n <> 0 AND s.participant_id = e.p AND s.campaign_id = c.id AND s.offer_nonce = e.n AND s.outcome IS NULL
+		LIMIT 1) o ON true`
 
 // admitRelatedSQL lists the relationships of the batch's campaigns, for entries of one
 // participant into related campaigns within the same batch.
@@ -115,7 +127,8 @@ const admitRelatedSQL = `SELECT campaign_id, related_campaign_id FROM campaign_r
 
 // admitWriteSQL stores the admitted entries of a batch: first respondent ids ($1–$3), the
 // quota counts ($4 quota ids, $5 entries each; the rows are locked already) and the sessions
-// ($6–$13; quota_ids as array literals, respondent "" = the one inserted here).
+// ($6–$14; quota_ids as array literals, respondent "" = the one inserted here, offer nonce
+// 0 = none).
 const admitWriteSQL = `WITH r AS (
 	INSERT INTO respondents (buyer_id, participant_id, respondent_id)
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])
@@ -126,11 +139,11 @@ const admitWriteSQL = `WITH r AS (
 	FROM unnest($4::bigint[], $5::int[]) AS d(id, n) WHERE cq.id = d.id
 	RETURNING cq.id
 )
-INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, device_id, quota_ids, respondent_id)
+INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, device_id, quota_ids, respondent_id, offer_nonce)
 SELECT e.tid, e.c, e.b, e.pub, e.p, e.dev, e.q::bigint[], CASE WHEN e.rid <> '' THEN e.rid
-	ELSE COALESCE((SELECT r.respondent_id FROM r WHERE r.buyer_id = e.b AND r.participant_id = e.p), '') END
-FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
-	AS e(tid, c, b, pub, p, dev, q, rid)
+	ELSE COALESCE((SELECT r.respondent_id FROM r WHERE r.buyer_id = e.b AND r.participant_id = e.p), '') END, NULLIF(e.n, 0)
+FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::bigint[])
+	AS e(tid, c, b, pub, p, dev, q, rid, n)
 RETURNING tid, entered_at, respondent_id`
 
 // admitQuota is a locked quota row as the batch's decisions move it.
@@ -159,6 +172,7 @@ type admitCampaign struct {
 type admitFacts struct {
 	excluded, reentry, related bool
 	respondent                 string
+	resume                     Admission // the offer's session in progress (TID "" when none)
 }
 
 // admitState is what decideBatch needs: locked quotas, campaigns, per-entry facts and the
@@ -179,6 +193,7 @@ type admitWrite struct {
 	tid                    []string
 	camp, buyer, pub, part []int64
 	dev, quotas, rid       []string
+	nonce                  []int64
 	index                  map[string]int // tid → entry
 }
 
@@ -190,6 +205,8 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 	deltas := map[int64]int32{}
 	type pc struct{ p, c int64 }
 	entered := map[pc]bool{}
+	type offer struct{ p, c, nonce int64 }
+	offers := map[offer]int{} // admitted by this batch → entry
 	enteredBy := map[int64][]int64{}
 	pending := map[[2]int64]bool{} // {buyer, participant}: respondent inserted by this batch
 	known := map[[2]int64]string{}
@@ -215,6 +232,15 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 			globalFull = globalFull || (q.global && full)
 		}
 		f := st.facts[i]
+		if f.resume.TID != "" {
+			out[i] = f.resume
+			out[i].Resumed = true
+			continue
+		}
+		if first, ok := offers[offer{e.ParticipantID, e.CampaignID, e.OfferNonce}]; ok && e.OfferNonce != 0 {
+			out[i] = Admission{TID: es[first].TID, Resumed: true, QuotaIDs: out[first].QuotaIDs}
+			continue // its respondent and time are the first's, once stored
+		}
 		switch {
 		case !open || globalFull:
 			out[i].Refused = RefusedQuota
@@ -239,8 +265,11 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 			deltas[id]++
 		}
 		slices.Sort(counted)
-		out[i].QuotaIDs = counted
+		out[i].QuotaIDs, out[i].TID = counted, e.TID
 		entered[pc{e.ParticipantID, e.CampaignID}] = true
+		if e.OfferNonce != 0 {
+			offers[offer{e.ParticipantID, e.CampaignID, e.OfferNonce}] = i
+		}
 		enteredBy[e.ParticipantID] = append(enteredBy[e.ParticipantID], e.CampaignID)
 		key := [2]int64{c.buyerID, e.ParticipantID}
 		rid := f.respondent
@@ -258,6 +287,7 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 		w.tid, w.camp, w.buyer, w.pub, w.part = append(w.tid, e.TID), append(w.camp, e.CampaignID), append(w.buyer, c.buyerID),
 			append(w.pub, e.PublisherID), append(w.part, e.ParticipantID)
 		w.dev, w.quotas, w.rid = append(w.dev, e.DeviceID), append(w.quotas, int64sLiteral(counted)), append(w.rid, rid)
+		w.nonce = append(w.nonce, e.OfferNonce)
 	}
 	for id, n := range deltas {
 		w.qID, w.qN = append(w.qID, id), append(w.qN, n)
@@ -295,13 +325,13 @@ func (db *DB) admitBatch(ctx context.Context, es []Entry) ([]Admission, error) {
 // admitOn decides es on conn: in a transaction of its own when own, else inside the
 // caller's open transaction (which it neither commits nor rolls back).
 func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admission, error) {
-	var qids, cids, camps, parts []int64
+	var qids, cids, camps, parts, nonces []int64
 	seen := make(map[int64]bool, len(es))
 	repeat := false
 	for i := range es {
 		qids = append(qids, es[i].QuotaIDs...)
 		cids = append(cids, es[i].CampaignID)
-		camps, parts = append(camps, es[i].CampaignID), append(parts, es[i].ParticipantID)
+		camps, parts, nonces = append(camps, es[i].CampaignID), append(parts, es[i].ParticipantID), append(nonces, es[i].OfferNonce)
 		repeat = repeat || seen[es[i].ParticipantID]
 		seen[es[i].ParticipantID] = true
 	}
@@ -320,14 +350,19 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 	// for every batch would cost more than running them.
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	b.Queue(admitParticipantsSQL, parts)
-	b.Queue(admitChecksSQL, camps, parts).Query(func(rows pgx.Rows) error {
+	b.Queue(admitChecksSQL, camps, parts, nonces).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var i int32
 			var c admitCampaign
 			var f admitFacts
+			var at *time.Time
 			if err := rows.Scan(&i, &c.buyerID, &c.status, &c.maxDaily, &c.reentry, &c.dayCompletes,
-				&f.excluded, &f.reentry, &f.related, &f.respondent); err != nil {
+				&f.excluded, &f.reentry, &f.related, &f.respondent,
+				&f.resume.TID, &f.resume.RespondentID, &at, &f.resume.QuotaIDs); err != nil {
 				return err
+			}
+			if at != nil {
+				f.resume.EnteredAt = *at
 			}
 			if i < 1 || int(i) > len(es) {
 				return fmt.Errorf("admit: unexpected entry %d", i)
@@ -378,12 +413,14 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 			_, err = conn.Exec(ctx, "ROLLBACK")
 		}
 		for i := range out {
-			out[i].EnteredAt = now
+			if out[i].Refused != "" {
+				out[i].EnteredAt = now
+			}
 		}
 		return out, err
 	}
 	b = &pgx.Batch{}
-	b.Queue(admitWriteSQL, w.rBuyer, w.rPart, w.rID, w.qID, w.qN, w.tid, w.camp, w.buyer, w.pub, w.part, w.dev, w.quotas, w.rid).
+	b.Queue(admitWriteSQL, w.rBuyer, w.rPart, w.rID, w.qID, w.qN, w.tid, w.camp, w.buyer, w.pub, w.part, w.dev, w.quotas, w.rid, w.nonce).
 		Query(func(rows pgx.Rows) error {
 			n := 0
 			for rows.Next() {
@@ -415,11 +452,37 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 		return nil, err
 	}
 	for i := range out {
-		if out[i].Refused != "" {
+		switch {
+		case out[i].Refused != "":
 			out[i].EnteredAt = now
+		case out[i].Resumed && out[i].EnteredAt.IsZero(): // resumes an entry of this batch
+			first := out[w.index[out[i].TID]]
+			out[i].RespondentID, out[i].EnteredAt = first.RespondentID, first.EnteredAt
 		}
 	}
 	return out, nil
+}
+
+// offerSessionSQL finds the session in progress of an offer (participant, campaign, nonce).
+const offerSessionSQL = `SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
+	WHERE s.participant_id = $1 AND s.campaign_id = $2 AND s.offer_nonce = $3 AND s.outcome IS NULL LIMIT 1`
+
+// OfferSession returns the session in progress that an entry of the offer with nonce
+// admitted for participant into campaign, if any: following an offer link again resumes it
+// (docs/rules.md §6). Nonce 0 finds none.
+func (db *DB) OfferSession(ctx context.Context, participantID, campaignID, nonce int64) (Admission, bool, error) {
+	if nonce == 0 {
+		return Admission{}, false, nil
+	}
+	a := Admission{Resumed: true}
+	err := db.Pool.QueryRow(ctx, offerSessionSQL, participantID, campaignID, nonce).Scan(&a.TID, &a.RespondentID, &a.EnteredAt, &a.QuotaIDs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Admission{}, false, nil
+	}
+	if err != nil {
+		return Admission{}, false, classify(err)
+	}
+	return a, true, nil
 }
 
 // Admit decides one entry in its own transaction: the naive path, one commit per entry.
@@ -436,18 +499,18 @@ func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
 	if err != nil {
 		return Admission{}, classify(err)
 	}
-	return db.fillRespondent(ctx, &e, a)
+	return db.fillRespondent(ctx, a)
 }
 
 // fillRespondent covers the one race of admitBatch: a concurrent first entry of the same
 // participant for the same buyer inserted the respondent after this statement's snapshot.
-func (db *DB) fillRespondent(ctx context.Context, e *Entry, a Admission) (Admission, error) {
+func (db *DB) fillRespondent(ctx context.Context, a Admission) (Admission, error) {
 	if a.Refused != "" || a.RespondentID != "" {
 		return a, nil
 	}
 	err := db.Pool.QueryRow(ctx, `WITH r AS (SELECT r.respondent_id FROM respondents r JOIN sessions s
 			ON s.buyer_id = r.buyer_id AND s.participant_id = r.participant_id WHERE s.tid = $1)
-		UPDATE sessions SET respondent_id = (SELECT respondent_id FROM r) WHERE tid = $1 RETURNING respondent_id`, e.TID).
+		UPDATE sessions SET respondent_id = (SELECT respondent_id FROM r) WHERE tid = $1 RETURNING respondent_id`, a.TID).
 		Scan(&a.RespondentID)
 	return a, classify(err)
 }
@@ -524,7 +587,7 @@ func (w *EntryWriter) Admit(ctx context.Context, e Entry) (Admission, error) {
 	if j.err != nil {
 		return Admission{}, j.err
 	}
-	return w.db.fillRespondent(context.WithoutCancel(ctx), &j.e, j.a)
+	return w.db.fillRespondent(context.WithoutCancel(ctx), j.a)
 }
 
 // run commits one batch, retrying it whole after a deadlock or serialization failure; any

@@ -87,4 +87,43 @@ func TestDecideBatch(t *testing.T) {
 	if st.quotas[20].entries != 2 {
 		t.Fatalf("click-balanced entries %d", st.quotas[20].entries)
 	}
+
+	// One offer entered twice (docs/rules.md §6): a stored session in progress is resumed
+	// before any rule (its quota is full and reentry is never allowed in campaign 2), a
+	// second entry of an offer admitted in this batch resumes that entry, and neither counts.
+	offer := func(tid string, c, p, nonce int64, q ...int64) Entry {
+		e := entry(tid, c, p, q...)
+		e.OfferNonce = nonce
+		return e
+	}
+	es = []Entry{
+		offer("o", 2, 9, 77, 20),    // stored session S1 of offer 77 in progress: resumed
+		offer("p", 3, 9, 78, 30),    // full, no stored session: refused
+		offer("q", 1, 9, 79, 10),    // admitted
+		offer("r", 1, 9, 79, 10),    // the same offer again in this batch: resumes q
+		offer("s", 1, 9, 80, 10),    // another offer: a second entry (reentry 0)
+		offer("t", 1, 9, 0, 10, 11), // no offer nonce: never resumes
+	}
+	st = newState(len(es))
+	st.facts[0].resume = Admission{TID: "S1", RespondentID: "RS", QuotaIDs: []int64{20}}
+	out, w = decideBatch(es, st)
+	type verdict struct {
+		refused, tid string
+		resumed      bool
+	}
+	var got []verdict
+	for _, a := range out {
+		got = append(got, verdict{a.Refused, a.TID, a.Resumed})
+	}
+	wantV := []verdict{{"", "S1", true}, {RefusedQuota, "", false}, {"", "q", false}, {"", "q", true}, {"", "s", false}, {"", "t", false}}
+	if !slices.Equal(got, wantV) {
+		t.Fatalf("verdicts %v, want %v", got, wantV)
+	}
+	if out[0].RespondentID != "RS" || st.quotas[20].entries != 0 || st.quotas[10].entries != 3 {
+		t.Fatalf("resumed: respondent %q, quota 20 entries %d, quota 10 entries %d", out[0].RespondentID,
+			st.quotas[20].entries, st.quotas[10].entries)
+	}
+	if !slices.Equal(w.tid, []string{"q", "s", "t"}) || !slices.Equal(w.nonce, []int64{79, 80, 0}) {
+		t.Fatalf("stored %q with nonces %v", w.tid, w.nonce)
+	}
 }

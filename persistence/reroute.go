@@ -175,7 +175,7 @@ func (db *DB) ContinueChain(ctx context.Context, st ChainStep) (ChainStepResult,
 		return ChainStepResult{OutcomeResult: OutcomeResult{Stored: stored}, Next: -1}, classify(err)
 	}
 	if res.Next >= 0 {
-		res.Admission, err = db.fillRespondent(ctx, &st.Candidates[res.Next], res.Admission)
+		res.Admission, err = db.fillRespondent(ctx, res.Admission)
 	}
 	return res, err
 }

@@ -88,6 +88,11 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 	var buf [16]int64
 	quotas, ok := r.eng.Eligible(&p, claims.CampaignID, now.Unix(), buf[:0])
 	if !ok {
+		// The engine may refuse because of this offer's own session (the place it took, its
+		// entry): a second use of the link, while that session is in progress, resumes it.
+		if loc, found, err := r.resumeOffer(ctx, claims, &p); err != nil || found {
+			return loc, err
+		}
 		r.verdicts.refused(refusedByEngine, "")
 		if pub.RerouteAttempts > 0 && !enteredBefore(&p, claims.CampaignID) {
 			return r.rerouteRefused(ctx, claims, pub, &p, now)
@@ -118,6 +123,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 		DeviceID:      claims.DeviceID,
 		QuotaIDs:      quotas,
 		RespondentID:  newRespondentID(),
+		OfferNonce:    int64(claims.Nonce),
 	}
 	if pub.RerouteAttempts > 0 {
 		e.Chain = &persistence.ChainLink{Hop: 1, DeviceType: int(claims.DeviceType), DeviceID: claims.DeviceID,
@@ -136,12 +142,34 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 		}
 		return "", nil
 	}
-	r.entered(claims.CampaignID, p.ID, a)
-	if e.Chain != nil {
-		r.reroutes.started(pub.ID)
+	if a.Resumed {
+		r.verdicts.resumed.Add(1)
+	} else {
+		r.entered(claims.CampaignID, p.ID, a)
+		if e.Chain != nil {
+			r.reroutes.started(pub.ID)
+		}
 	}
-	return supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: e.TID, RespondentID: a.RespondentID,
+	return supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: a.TID, RespondentID: a.RespondentID,
 		RetargetID: retarget, Answers: p.Answers}, route.BuyerSecret), nil
+}
+
+// resumeOffer finds the session in progress that the offer of claims admitted, if any, and
+// returns its supplier link (docs/rules.md §6: a link followed twice is one entry). It asks
+// the database, because the process that admitted the session may have died before telling
+// this one's engine; it runs only for entries the engine refused.
+func (r *Router) resumeOffer(ctx context.Context, claims *entrytoken.Claims, p *engine.Participant) (string, bool, error) {
+	a, found, err := r.db.OfferSession(ctx, p.ID, claims.CampaignID, int64(claims.Nonce))
+	if err != nil || !found {
+		return "", false, err
+	}
+	route, err := r.route(ctx, claims.CampaignID)
+	if err != nil {
+		return "", false, err
+	}
+	r.verdicts.resumed.Add(1)
+	loc, err := r.supplierLocation(ctx, route, p, a.TID, a.RespondentID)
+	return loc, err == nil, err
 }
 
 // newRespondentID is a fresh opaque {RESPONDENT_ID}: 20 random bytes as upper-case hex,

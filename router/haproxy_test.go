@@ -247,6 +247,21 @@ func TestHAProxyThreeProcessesKill9(t *testing.T) {
 	}
 	if inProgress > int64(excused) {
 		t.Errorf("in_progress %d, more than the %d respondents cut off at the kill", inProgress, excused)
+		rows, err := w.db.Pool.Query(ctx, `SELECT s.participant_id, s.tid, s.entered_at, coalesce(s.outcome, 'in progress'),
+			(SELECT count(*) FROM sessions o WHERE o.participant_id = s.participant_id AND o.campaign_id = s.campaign_id)
+			FROM sessions s WHERE s.campaign_id = $1 AND s.outcome IS NULL`, camp)
+		if err == nil {
+			for rows.Next() {
+				var pid, n int64
+				var tid, outcome string
+				var at time.Time
+				if rows.Scan(&pid, &tid, &at, &outcome, &n) == nil {
+					t.Logf("session %s of participant %d entered %s (kill %s): %s; sessions of the participant here: %d",
+						tid, pid, at.Format("15:04:05.000"), killAt.Format("15:04:05.000"), outcome, n)
+				}
+			}
+			rows.Close()
+		}
 	}
 	if n := w.survey.badHash.Load(); n != 0 {
 		t.Errorf("%d supplier links with a bad security_hash", n)

@@ -103,6 +103,7 @@ func (r *Router) rerouteRefused(ctx context.Context, claims *entrytoken.Claims, 
 	for _, c := range r.rerouteCandidates(ctx, p, pub, tried, now, link) {
 		tried = append(tried, c.entry.CampaignID)
 		c.entry.Chain.Tried = slices.Clone(tried)
+		c.entry.OfferNonce = int64(claims.Nonce) // the offer's link followed again resumes this hop
 		a, err := r.admit(ctx, c.entry)
 		if err != nil {
 			return "", err
@@ -112,10 +113,14 @@ func (r *Router) rerouteRefused(ctx context.Context, claims *entrytoken.Claims, 
 			r.notify.counts(c.entry.CampaignID)
 			continue
 		}
-		r.entered(c.entry.CampaignID, p.ID, a)
-		r.reroutes.started(pub.ID)
-		r.reroutes.hop(pub.ID)
-		return r.supplierLocation(ctx, c.route, p, c.entry.TID, a.RespondentID)
+		if a.Resumed {
+			r.verdicts.resumed.Add(1)
+		} else {
+			r.entered(c.entry.CampaignID, p.ID, a)
+			r.reroutes.started(pub.ID)
+			r.reroutes.hop(pub.ID)
+		}
+		return r.supplierLocation(ctx, c.route, p, a.TID, a.RespondentID)
 	}
 	return "", nil
 }

@@ -25,6 +25,7 @@ var databaseRefusals = [...]string{persistence.RefusedStatus, persistence.Refuse
 // through).
 type verdicts struct {
 	admitted         atomic.Uint64
+	resumed          atomic.Uint64 // an offer's session in progress answered again
 	unknown          atomic.Uint64 // participant or campaign not found
 	engine           atomic.Uint64
 	database         [len(databaseRefusals)]atomic.Uint64
@@ -55,10 +56,11 @@ func (r *Router) RegisterMetrics(m *httpio.Metrics) {
 	r.registerRerouteMetrics(m)
 	v := &r.verdicts
 	m.Gauge("switchboard_entries_total", "counter",
-		"Entries this process decided: admitted, or refused and by whom (router, engine mirror, database arbiter with its reason).",
+		"Entries this process decided: admitted, resumed (an offer link followed again while its session is in progress), or refused and by whom (router, engine mirror, database arbiter with its reason).",
 		func() []httpio.Sample {
 			out := []httpio.Sample{
 				{Labels: `verdict="admitted"`, Value: float64(v.admitted.Load())},
+				{Labels: `verdict="resumed"`, Value: float64(v.resumed.Load())},
 				{Labels: `verdict="refused",by="router",reason="unknown"`, Value: float64(v.unknown.Load())},
 				{Labels: `verdict="refused",by="engine",reason="not_eligible"`, Value: float64(v.engine.Load())},
 			}

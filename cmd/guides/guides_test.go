@@ -486,7 +486,9 @@ func TestGuides(t *testing.T) {
 	tid := q.Get("id")
 	r.learn(tid, "<tid>")
 	r.learn(q.Get("rid"), "<respondent_id>")
-	r.do("entry_refused", r.request("GET", entry, nil), nil, http.StatusFound)
+	if again := r.do("entry_again", r.request("GET", entry, nil), nil, http.StatusFound); again.Header.Get("Location") != surveyLink {
+		t.Fatalf("the offer link followed again went to %s, want the same session's %s", again.Header.Get("Location"), surveyLink)
+	}
 	r.learn("token=forged", "token=<forged>")
 	r.do("entry_forged", r.request("GET", "/supply_api/v4/entry?token=forged", nil), nil, http.StatusForbidden)
 
@@ -497,6 +499,7 @@ func TestGuides(t *testing.T) {
 	if !payout.VerifySech(u.RawQuery, pubSecret) {
 		t.Fatalf("partner redirect %s does not verify", back)
 	}
+	r.do("entry_refused", r.request("GET", entry, nil), nil, http.StatusFound)
 	r.do("callback_repeat", r.request("GET", callbackURI(buyer.CustomerID, "complete", tid, buyerSecret), nil), nil, http.StatusFound)
 	r.do("callback_conflict", r.request("GET", callbackURI(buyer.CustomerID, "over_quota", tid, buyerSecret), nil), nil, http.StatusConflict)
 	wrong := callbackURI(buyer.CustomerID, "complete", tid, "not-the-secret")
