@@ -232,15 +232,18 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 		if o.workload != "" && o.workload != wl {
 			continue
 		}
-		// Tokens prepared up front: the generator should cost as little as possible.
+		// Who enters what is drawn up front; each entry signs a token of its own (a fresh
+		// nonce), since following one offer's link again while its session is in progress
+		// resumes that session rather than admitting another (docs/rules.md §6).
 		rng := rand.New(rand.NewPCG(1, uint64(len(wl))))
-		urls := make([]string, 0, 8192)
-		for i := range cap(urls) {
+		type target struct{ p, c int64 }
+		targets := make([]target, 0, 8192)
+		for i := range cap(targets) {
 			camp := hot
 			if wl == "spread" {
 				camp = spread[rng.IntN(len(spread))]
 			}
-			urls = append(urls, w.entryURL("", ps[i%len(ps)], camp))
+			targets = append(targets, target{ps[i%len(ps)], camp})
 		}
 		// Admitted entries feed the callbacks: each callback completes the next stored tid.
 		var tidMu sync.Mutex
@@ -250,7 +253,8 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 		var seq atomic.Int64
 		enter := &bench.Scenario{Name: "entries", Ops: []string{"entry"},
 			Prepare: func(bw *bench.Worker) int {
-				bw.Req.SetRequestURI("http://" + addr + urls[int(seq.Add(1))%len(urls)])
+				tg := targets[int(seq.Add(1))%len(targets)]
+				bw.Req.SetRequestURI("http://" + addr + w.entryURL("", tg.p, tg.c))
 				return 0
 			},
 			Check: func(bw *bench.Worker, op int) (int, bool) {
