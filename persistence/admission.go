@@ -125,10 +125,14 @@ const admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_compl
 const admitRelatedSQL = `SELECT campaign_id, related_campaign_id FROM campaign_relationships
 	WHERE campaign_id = ANY($1::bigint[]) OR related_campaign_id = ANY($1::bigint[])`
 
+// admitIDsSQL draws session ids for a batch's entries ($1 of them), so that each admitted
+// session's tid can name its id's block (tid.go) before the session is stored.
+const admitIDsSQL = `SELECT nextval('sessions_id_seq') FROM generate_series(1, $1::int)`
+
 // admitWriteSQL stores the admitted entries of a batch: first respondent ids ($1–$3), the
 // quota counts ($4 quota ids, $5 entries each; the rows are locked already) and the sessions
-// ($6–$14; quota_ids as array literals, respondent "" = the one inserted here, offer nonce
-// 0 = none).
+// ($6–$15; quota_ids as array literals, respondent "" = the one inserted here, offer nonce
+// 0 = none, id 0 = drawn here).
 const admitWriteSQL = `WITH r AS (
 	INSERT INTO respondents (buyer_id, participant_id, respondent_id)
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])
@@ -139,11 +143,11 @@ const admitWriteSQL = `WITH r AS (
 	FROM unnest($4::bigint[], $5::int[]) AS d(id, n) WHERE cq.id = d.id
 	RETURNING cq.id
 )
-INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, participant_id, device_id, quota_ids, respondent_id, offer_nonce)
-SELECT e.tid, e.c, e.b, e.pub, e.p, e.dev, e.q::bigint[], CASE WHEN e.rid <> '' THEN e.rid
+INSERT INTO sessions (id, tid, campaign_id, buyer_id, publisher_id, participant_id, device_id, quota_ids, respondent_id, offer_nonce)
+SELECT COALESCE(NULLIF(e.id, 0), nextval('sessions_id_seq')), e.tid, e.c, e.b, e.pub, e.p, e.dev, e.q::bigint[], CASE WHEN e.rid <> '' THEN e.rid
 	ELSE COALESCE((SELECT r.respondent_id FROM r WHERE r.buyer_id = e.b AND r.participant_id = e.p), '') END, NULLIF(e.n, 0)
-FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::bigint[])
-	AS e(tid, c, b, pub, p, dev, q, rid, n)
+FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::bigint[])
+	AS e(tid, c, b, pub, p, dev, q, rid, n, id)
 RETURNING tid, entered_at, respondent_id`
 
 // admitQuota is a locked quota row as the batch's decisions move it.
@@ -182,6 +186,7 @@ type admitState struct {
 	camps   map[int64]*admitCampaign
 	facts   []admitFacts
 	related map[[2]int64]bool // {a, b}: a and b are related (both orders stored)
+	ids     []int64           // session ids drawn for the batch, taken in order by admitted entries
 }
 
 // admitWrite is what a batch stores.
@@ -193,12 +198,13 @@ type admitWrite struct {
 	tid                    []string
 	camp, buyer, pub, part []int64
 	dev, quotas, rid       []string
-	nonce                  []int64
+	nonce, id              []int64
 	index                  map[string]int // tid → entry
 }
 
 // decideBatch decides es in order against st (which it moves) and returns the verdicts
-// and what to store.
+// and what to store. An admitted entry takes the next of st.ids as its session's id, and
+// its TID becomes the tid naming that id (sessionTID).
 func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 	out := make([]Admission, len(es))
 	w := &admitWrite{index: map[string]int{}}
@@ -265,6 +271,11 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 			deltas[id]++
 		}
 		slices.Sort(counted)
+		var id int64
+		if len(st.ids) > 0 {
+			id, st.ids = st.ids[0], st.ids[1:]
+			e.TID = sessionTID(e.TID, id)
+		}
 		out[i].QuotaIDs, out[i].TID = counted, e.TID
 		entered[pc{e.ParticipantID, e.CampaignID}] = true
 		if e.OfferNonce != 0 {
@@ -287,7 +298,7 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 		w.tid, w.camp, w.buyer, w.pub, w.part = append(w.tid, e.TID), append(w.camp, e.CampaignID), append(w.buyer, c.buyerID),
 			append(w.pub, e.PublisherID), append(w.part, e.ParticipantID)
 		w.dev, w.quotas, w.rid = append(w.dev, e.DeviceID), append(w.quotas, int64sLiteral(counted)), append(w.rid, rid)
-		w.nonce = append(w.nonce, e.OfferNonce)
+		w.nonce, w.id = append(w.nonce, e.OfferNonce), append(w.id, id)
 	}
 	for id, n := range deltas {
 		w.qID, w.qN = append(w.qID, id), append(w.qN, n)
@@ -350,6 +361,11 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 	// for every batch would cost more than running them.
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	b.Queue(admitParticipantsSQL, parts)
+	b.Queue(admitIDsSQL, len(es)).Query(func(rows pgx.Rows) error {
+		var err error
+		st.ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		return err
+	})
 	b.Queue(admitChecksSQL, camps, parts, nonces).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var i int32
@@ -420,7 +436,7 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 		return out, err
 	}
 	b = &pgx.Batch{}
-	b.Queue(admitWriteSQL, w.rBuyer, w.rPart, w.rID, w.qID, w.qN, w.tid, w.camp, w.buyer, w.pub, w.part, w.dev, w.quotas, w.rid, w.nonce).
+	b.Queue(admitWriteSQL, w.rBuyer, w.rPart, w.rID, w.qID, w.qN, w.tid, w.camp, w.buyer, w.pub, w.part, w.dev, w.quotas, w.rid, w.nonce, w.id).
 		Query(func(rows pgx.Rows) error {
 			n := 0
 			for rows.Next() {

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,9 +75,24 @@ func scanSession(row pgx.Row) (Session, error) {
 	return s, err
 }
 
+// Lookups by tid: within the id block the tid names (tid.go), which PostgreSQL prunes to the
+// partitions holding it, and over every partition for a tid not found there.
+const (
+	sessionInBlockSQL   = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = $1 AND s.id >= $2 AND s.id < $3`
+	sessionAnywhereSQL  = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = $1`
+	sessionsInBlockSQL  = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = ANY($1) AND s.id >= $2 AND s.id < $3`
+	sessionsAnywhereSQL = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = ANY($1)`
+)
+
 // SessionByTID loads a session; an unknown tid is fault.NotFound.
 func (db *DB) SessionByTID(ctx context.Context, tid string) (Session, error) {
-	s, err := scanSession(db.Pool.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.tid = $1`, tid))
+	if lo, hi, ok := tidBlock(tid); ok {
+		s, err := scanSession(db.Pool.QueryRow(ctx, sessionInBlockSQL, tid, lo, hi))
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return s, classify(err)
+		}
+	}
+	s, err := scanSession(db.Pool.QueryRow(ctx, sessionAnywhereSQL, tid))
 	return s, classify(err)
 }
 
@@ -119,17 +135,8 @@ func (r *SessionReader) ByTID(ctx context.Context, tid string) (Session, error) 
 func (r *SessionReader) run(batch []*readJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tids := make([]string, len(batch))
-	for i, j := range batch {
-		tids[i] = j.tid
-	}
 	found := make(map[string]Session, len(batch))
-	err := func() error {
-		rows, err := r.db.Pool.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.tid = ANY($1)`, tids)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
+	collect := func(rows pgx.Rows) error {
 		for rows.Next() {
 			s, err := scanSession(rows)
 			if err != nil {
@@ -138,7 +145,40 @@ func (r *SessionReader) run(batch []*readJob) {
 			found[s.TID] = s
 		}
 		return rows.Err()
-	}()
+	}
+	// First each block's tids within their block (usually one block: the latest), in one
+	// round trip; then whatever was not found there, over every partition.
+	blocks := map[int64][]string{}
+	var rest []string
+	for _, j := range batch {
+		if lo, _, ok := tidBlock(j.tid); ok {
+			blocks[lo] = append(blocks[lo], j.tid)
+		} else {
+			rest = append(rest, j.tid)
+		}
+	}
+	b := &pgx.Batch{}
+	for lo, tids := range blocks {
+		b.Queue(sessionsInBlockSQL, tids, lo, lo+1<<tidBlockBits).Query(collect)
+	}
+	var err error
+	if b.Len() > 0 {
+		err = r.db.Pool.SendBatch(ctx, b).Close()
+	}
+	if err == nil {
+		for _, j := range batch {
+			if _, ok := found[j.tid]; !ok && len(j.tid) == tidLen {
+				rest = append(rest, j.tid)
+			}
+		}
+		if len(rest) > 0 {
+			var rows pgx.Rows
+			if rows, err = r.db.Pool.Query(ctx, sessionsAnywhereSQL, rest); err == nil {
+				err = collect(rows)
+				rows.Close()
+			}
+		}
+	}
 	for _, j := range batch {
 		if s, ok := found[j.tid]; ok {
 			j.s = s

@@ -221,7 +221,7 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 		next := cands[res.Next]
 		r.entered(next.entry.CampaignID, p.ID, res.Admission)
 		r.reroutes.hop(pub.ID)
-		loc, err := r.supplierLocation(ctx, next.route, &p, next.entry.TID, res.Admission.RespondentID)
+		loc, err := r.supplierLocation(ctx, next.route, &p, res.Admission.TID, res.Admission.RespondentID)
 		return loc, "", err
 	}
 	r.reroutes.ended(pub.ID, res.EndReason, named == outcome.Complete && s.ChainHop >= 2)

@@ -1,0 +1,152 @@
+package persistence_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+// TestSessionLookupByTID: an admitted session's tid names its id's block, and a callback's
+// lookup (alone, and coalesced) reads only the partitions of that block; a session whose tid
+// names no block or the wrong one (stored before tids carried blocks, a test session) is found
+// all the same, and an unknown tid is not found.
+func TestSessionLookupByTID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	buyer, _, err := db.CreateBuyer(ctx, "tids@example.test", "Tids", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins", ExchangeRate: 100,
+		RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
+	if err != nil {
+		t.Fatal(err)
+	}
+	camp := newCampaign(t, db, buyer.ID, "Tids")
+	num := 1000
+	q, err := db.CreateQuota(ctx, buyer.ID, camp, persistence.QuotaFields{NumRespondents: &num,
+		Qualifications: []persistence.QualificationInput{{QuestionID: 43, PreCodes: []persistence.PreCode{{Text: "1", Number: true}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = 0 WHERE id = $1`, camp); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: "tid-user", CountryID: 1,
+		Profile: []persistence.ProfileAnswer{{QuestionID: 43, Codes: []int32{1}}}}, "test", func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Partitions ahead of the sequence, so that a block's neighbours exist to be pruned.
+	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
+		t.Fatal(err)
+	}
+	randomTID := func() string {
+		b := make([]byte, 16)
+		rand.Read(b)
+		return hex.EncodeToString(b)
+	}
+	admit := func() string {
+		t.Helper()
+		a, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub.ID, ParticipantID: p.ID,
+			QuotaIDs: []int64{q.ID}, RespondentID: "R1"})
+		if err != nil || a.Refused != "" {
+			t.Fatalf("admit: %+v %v", a, err)
+		}
+		return a.TID
+	}
+	tid := admit()
+	var id int64
+	if err := db.Pool.QueryRow(ctx, `SELECT id FROM sessions WHERE tid = $1`, tid).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if tid[27:] != fmt.Sprintf("%05x", id>>20) {
+		t.Errorf("tid %s of session %d does not name its block %x", tid, id, id>>20)
+	}
+	// A session stored with a tid that names another block (as any random tid would).
+	legacy := randomTID()[:27] + "fffff"
+	if _, err := db.StartTestSession(ctx, legacy, camp); err != nil {
+		t.Fatal(err)
+	}
+	unknown := randomTID()
+
+	for _, want := range []string{tid, legacy} {
+		s, err := db.SessionByTID(ctx, want)
+		if err != nil || s.TID != want {
+			t.Errorf("SessionByTID(%s) = %q, %v", want, s.TID, err)
+		}
+	}
+	if _, err := db.SessionByTID(ctx, unknown); err == nil {
+		t.Errorf("SessionByTID(unknown) found a session")
+	}
+	r := db.NewSessionReader(2)
+	defer r.Close()
+	for _, want := range []string{tid, legacy, admit()} {
+		s, err := r.ByTID(ctx, want)
+		if err != nil || s.TID != want {
+			t.Errorf("reader ByTID(%s) = %q, %v", want, s.TID, err)
+		}
+	}
+	if _, err := r.ByTID(ctx, unknown); err == nil {
+		t.Errorf("reader ByTID(unknown) found a session")
+	}
+
+	// The lookups read only the partitions of the tid's block, planned once for every tid (a
+	// generic plan, pruned when it starts).
+	var parts int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'sessions'::regclass`).Scan(&parts); err != nil {
+		t.Fatal(err)
+	}
+	if parts < 3 {
+		t.Fatalf("%d partitions of sessions: the pruning is not tested", parts)
+	}
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, `RESET plan_cache_mode`)
+	lo, hi := (id>>20)<<20, ((id>>20)+1)<<20
+	for name, sql := range map[string]string{"alone": persistence.SessionInBlockSQL, "coalesced": persistence.SessionsInBlockSQL} {
+		arg := any(tid)
+		if name == "coalesced" {
+			arg = []string{tid}
+		}
+		var plan []string
+		rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) `+sql, arg, lo, hi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		rows.Close()
+		text := strings.Join(plan, "\n")
+		// A block lies in at most two partitions (their bounds are not the blocks').
+		if n := len(regexp.MustCompile(`on sessions_\w+ s`).FindAllString(text, -1)); n < 1 || n > 2 || n >= parts {
+			t.Errorf("%s: the lookup reads %d of %d partitions:\n%s", name, n, parts, text)
+		}
+	}
+}
