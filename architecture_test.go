@@ -1,5 +1,6 @@
 // Package switchboard holds the repository-wide tests: the import rules between the
-// project's packages (docs/architecture.md, "Packages") and the documents the code cites.
+// project's packages (docs/architecture.md, "Packages"), the documents the code cites, and that
+// no handler hands its *fasthttp.RequestCtx over as a context.Context (requestctx_test.go).
 package switchboard
 
 import (

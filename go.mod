@@ -17,6 +17,7 @@ require (
 	github.com/prometheus/common v0.70.1
 	github.com/valyala/fasthttp v1.74.0
 	go.uber.org/zap v1.28.0
+	golang.org/x/tools v0.52.0
 )
 
 require (
@@ -49,7 +50,6 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

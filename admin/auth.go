@@ -66,7 +66,7 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 		}
 		// The database gets a context of its own: a RequestCtx is recycled after the handler
 		// returns and its Done channel is swapped by Server.Shutdown, so it must not reach pgx.
-		dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		dbc, cancel := httpio.DBContext(requestTimeout)
 		defer cancel()
 		ctx.SetUserValue(dbContextKey, dbc)
 		if !known {

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"embed"
 	"encoding/hex"
@@ -203,7 +202,7 @@ type consoleHandler func(ctx *fasthttp.RequestCtx, s *consoleSession) error
 // value and come from this site (403 otherwise).
 func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		dbc, cancel := httpio.DBContext(requestTimeout)
 		defer cancel()
 		ctx.SetUserValue(dbContextKey, dbc)
 		id := string(ctx.Request.Header.Cookie(sessionCookie))
@@ -309,7 +308,7 @@ func (a *API) signIn(operator bool) fasthttp.RequestHandler {
 			a.consoleFail(ctx, "", err)
 			return
 		}
-		dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		dbc, cancel := httpio.DBContext(requestTimeout)
 		defer cancel()
 		email := strings.TrimSpace(string(ctx.PostArgs().Peek("email")))
 		token := strings.TrimSpace(string(ctx.PostArgs().Peek("token")))
@@ -366,7 +365,7 @@ func (a *API) signOut(ctx *fasthttp.RequestCtx) {
 		a.message(ctx, fasthttp.StatusForbidden, "This form has expired", "Go back, reload the page and try again.")
 		return
 	}
-	dbc, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	dbc, cancel := httpio.DBContext(requestTimeout)
 	defer cancel()
 	if err := a.d.DB.EndConsoleSession(dbc, id); err != nil {
 		a.consoleFail(ctx, "", err)

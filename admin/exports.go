@@ -60,7 +60,7 @@ func (a *API) streamCSV(ctx *fasthttp.RequestCtx, filename string, campaignID in
 		ctx.Response.Header.Set("Retry-After", "5")
 		return &fault.Error{Kind: fault.KindUnavailable, Message: "too many exports in progress; retry shortly"}
 	}
-	c, cancel := context.WithTimeout(context.Background(), exportMax)
+	c, cancel := httpio.DBContext(exportMax)
 	exp, err := open(c)
 	if err != nil {
 		cancel()

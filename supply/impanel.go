@@ -2,7 +2,6 @@ package supply
 
 import (
 	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -396,8 +395,7 @@ func (a *API) doImpanel(ctx *fasthttp.RequestCtx) error {
 // user's cached offers. POST /players/impanel and the hosted profiler both end here.
 func (a *API) storeImpanel(pub *publisher, user, device []byte, cc *countryCatalog, answers []persistence.ProfileAnswer, attrs map[string]any) error {
 	in := persistence.Impanel{PublisherID: pub.ID, User: string(user), CountryID: cc.id, Profile: answers, Attributes: attrs}
-	// Not the RequestCtx: pgx may watch its context after the handler has returned.
-	dbctx, cancel := context.WithTimeout(context.Background(), impanelTimeout)
+	dbctx, cancel := httpio.DBContext(impanelTimeout)
 	defer cancel()
 	stored, err := a.db.ImpanelParticipant(dbctx, in, a.origin, func() error { return cc.requiredMissing(answers) })
 	if err != nil {

@@ -1,7 +1,6 @@
 package supply
 
 import (
-	"context"
 	"fmt"
 	"net/mail"
 	"strconv"
@@ -67,7 +66,7 @@ func (a *API) supportLang(ctx *fasthttp.RequestCtx, c entrytoken.Claims, pub *pu
 	return pagekit.Negotiate(ctx)
 }
 
-func (a *API) newSupportPage(ctx context.Context, token string, c entrytoken.Claims, pub *publisher, lang string) (*supportPage, error) {
+func (a *API) newSupportPage(token string, c entrytoken.Claims, pub *publisher, lang string) (*supportPage, error) {
 	t := pagekit.Lookup(lang)
 	page := &supportPage{Base: pagekit.Base{Lang: lang, T: t, Title: t["support_title"]},
 		Action: "/support", Token: token, CSRF: pagekit.CSRF(a.key, pagekit.FormSupport, token)}
@@ -76,7 +75,7 @@ func (a *API) newSupportPage(ctx context.Context, token string, c entrytoken.Cla
 		return page, nil
 	}
 	page.About = fmt.Sprintf(t["support_survey"], pub.Name)
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pageDBTimeout)
+	dbctx, cancel := httpio.DBContext(pageDBTimeout)
 	defer cancel()
 	entries, err := a.db.RecentEntries(dbctx, pub.ID, c.ParticipantID, time.Unix(a.now(), 0).Add(-supportWindow), supportEntries)
 	if err != nil {
@@ -103,7 +102,7 @@ func (a *API) supportPageGet(ctx *fasthttp.RequestCtx) {
 	lang := a.supportLang(ctx, c, pub)
 	if sent := ctx.QueryArgs().Peek("sent"); len(sent) > 0 {
 		if id, err := strconv.ParseInt(string(sent), 10, 64); err == nil {
-			dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pageDBTimeout)
+			dbctx, cancel := httpio.DBContext(pageDBTimeout)
 			_, err := a.db.SupportRequestOf(dbctx, id, pub.ID, c.Nonce)
 			cancel()
 			if err == nil {
@@ -115,7 +114,7 @@ func (a *API) supportPageGet(ctx *fasthttp.RequestCtx) {
 			}
 		}
 	}
-	page, err := a.newSupportPage(ctx, token, c, pub, lang)
+	page, err := a.newSupportPage(token, c, pub, lang)
 	if err != nil {
 		pagekit.Failure(ctx, a.log, lang, err)
 		return
@@ -135,7 +134,7 @@ func (a *API) supportSubmit(ctx *fasthttp.RequestCtx) {
 		pagekit.FormExpired(ctx, a.log, lang)
 		return
 	}
-	page, err := a.newSupportPage(ctx, token, c, pub, lang)
+	page, err := a.newSupportPage(token, c, pub, lang)
 	if err != nil {
 		pagekit.Failure(ctx, a.log, lang, err)
 		return
@@ -185,7 +184,7 @@ func (a *API) supportSubmit(ctx *fasthttp.RequestCtx) {
 	if c.ParticipantID == 0 {
 		req.Kind = persistence.SupportProfile
 	}
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pageDBTimeout)
+	dbctx, cancel := httpio.DBContext(pageDBTimeout)
 	defer cancel()
 	id, err := a.db.CreateSupportRequest(dbctx, req)
 	if err != nil {

@@ -1,11 +1,11 @@
 package supply
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -16,6 +16,10 @@ import (
 
 // postbackListLimit is the default page size of GET /postbacks; 1,000 at most.
 const postbackListLimit = 100
+
+// postbackTestTimeout bounds a test postback's work that honours a context (the resolver's
+// look-ups of redirect hosts); each of its hops is bounded by the sender's own timeout.
+const postbackTestTimeout = time.Minute
 
 // postbackList is the answer of GET /postbacks.
 type postbackList struct {
@@ -52,7 +56,7 @@ func (a *API) postbacks(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	f.BeforeID = int64(before)
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pageDBTimeout)
+	dbctx, cancel := httpio.DBContext(pageDBTimeout)
 	defer cancel()
 	list, err := a.db.ListPostbacks(dbctx, f)
 	if err != nil {
@@ -131,7 +135,9 @@ func (a *API) postbackTest(ctx *fasthttp.RequestCtx) {
 		delete(a.testing, pub.ID)
 		a.testMu.Unlock()
 	}()
-	r, err := a.pbs.SendTest(ctx, pub.Publisher, body.UserIdentifier)
+	sctx, cancel := httpio.DBContext(postbackTestTimeout)
+	defer cancel()
+	r, err := a.pbs.SendTest(sctx, pub.Publisher, body.UserIdentifier)
 	if err != nil {
 		a.fail(ctx, err)
 		return

@@ -365,7 +365,7 @@ func (q *Quality) afterImpanel(pub int64, user, device []byte, participantID int
 			in.Gender = &v
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), impanelTimeout)
+	ctx, cancel := httpio.DBContext(impanelTimeout)
 	defer cancel()
 	out, err := q.db.RecordImpanelQuality(ctx, q.cfg.Policy, in)
 	if err != nil {

@@ -1,7 +1,6 @@
 package supply
 
 import (
-	"context"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -48,7 +47,7 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 		a.fail(ctx, fault.BadRequest("to must be at most 31 days after from"))
 		return
 	}
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pageDBTimeout)
+	dbctx, cancel := httpio.DBContext(pageDBTimeout)
 	defer cancel()
 	hours, err := a.db.PublisherHourlyStats(dbctx, pub.ID, from, to)
 	if err != nil {
