@@ -15,12 +15,13 @@ import (
 
 // requestCtxPackages are the handler packages whose request handlers must not hand a
 // *fasthttp.RequestCtx to anything that takes a context.Context (internal/httpio.DBContext).
-var requestCtxPackages = []string{"./admin/...", "./supply/...", "./internal/pagekit/...", "./internal/openapi/..."}
+var requestCtxPackages = []string{"./admin/...", "./supply/...", "./router/...", "./internal/pagekit/...", "./internal/openapi/..."}
 
 // TestNoRequestCtxAsContext fails when a handler passes a *fasthttp.RequestCtx where a
-// context.Context is expected (to persistence, pgx, or any function that may pass it on): pgx (and anything that may reach it) watches ctx.Done() from
-// its own goroutine, while fasthttp's Server.Shutdown writes the RequestCtx's done channel,
-// a data race under -race. Handlers take httpio.DBContext(ctx) for such calls.
+// context.Context is expected (to persistence, pgx, or any function that may pass it on):
+// pgx watches ctx.Done() from its own goroutine, while fasthttp's Server.Shutdown writes the
+// RequestCtx's done channel, a data race under -race. Handlers take httpio.DBContext for
+// such calls.
 func TestNoRequestCtxAsContext(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks the handler packages")

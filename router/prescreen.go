@@ -187,7 +187,7 @@ func (r *Router) prescreenSubmit(ctx *fasthttp.RequestCtx) {
 		pagekit.FormExpired(ctx, r.log, lang)
 		return
 	}
-	dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), prescreenDBTimeout)
+	dbctx, cancel := httpio.DBContext(prescreenDBTimeout)
 	defer cancel()
 	var respID int64
 	if scr != nil {
