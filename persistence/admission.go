@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -524,10 +525,14 @@ func (db *DB) fillRespondent(ctx context.Context, a Admission) (Admission, error
 	if a.Refused != "" || a.RespondentID != "" {
 		return a, nil
 	}
+	lo, hi, ok := tidBlock(a.TID)
+	if !ok {
+		lo, hi = 0, math.MaxInt64
+	}
 	err := db.Pool.QueryRow(ctx, `WITH r AS (SELECT r.respondent_id FROM respondents r JOIN sessions s
-			ON s.buyer_id = r.buyer_id AND s.participant_id = r.participant_id WHERE s.tid = $1)
-		UPDATE sessions SET respondent_id = (SELECT respondent_id FROM r) WHERE tid = $1 RETURNING respondent_id`, a.TID).
-		Scan(&a.RespondentID)
+			ON s.buyer_id = r.buyer_id AND s.participant_id = r.participant_id WHERE s.tid = $1 AND s.id >= $2 AND s.id < $3)
+		UPDATE sessions SET respondent_id = (SELECT respondent_id FROM r) WHERE tid = $1 AND id >= $2 AND id < $3
+		RETURNING respondent_id`, a.TID, lo, hi).Scan(&a.RespondentID)
 	return a, classify(err)
 }
 

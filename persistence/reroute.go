@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,16 +41,18 @@ type ChainLink struct {
 	Tried []int64
 }
 
-// newChainSQL starts a chain with the admitted session $1 as its hop 1.
+// newChainSQL starts a chain with the admitted session $1 as its hop 1 ($8, $9: the id
+// block its tid names, so that only the partitions holding it are read).
 const newChainSQL = `WITH c AS (
 	INSERT INTO reroute_chains (publisher_id, participant_id, device_type, device_id, reroutes, tried)
 	VALUES ($2, $3, $4, $5, $6, $7::bigint[]) RETURNING id
-) UPDATE sessions SET chain_id = (SELECT id FROM c), chain_hop = 1 WHERE tid = $1 RETURNING chain_id`
+) UPDATE sessions SET chain_id = (SELECT id FROM c), chain_hop = 1 WHERE tid = $1 AND id >= $8 AND id < $9 RETURNING chain_id`
 
-// nextHopSQL makes the admitted session $1 hop $4 of chain $2, one more continuation used.
+// nextHopSQL makes the admitted session $1 hop $4 of chain $2, one more continuation used
+// ($5, $6: the id block its tid names).
 const nextHopSQL = `WITH c AS (
 	UPDATE reroute_chains SET reroutes = reroutes + 1, tried = tried || $3::bigint[] WHERE id = $2 RETURNING id
-) UPDATE sessions SET chain_id = (SELECT id FROM c), chain_hop = $4 WHERE tid = $1 RETURNING chain_id`
+) UPDATE sessions SET chain_id = (SELECT id FROM c), chain_hop = $4 WHERE tid = $1 AND id >= $5 AND id < $6 RETURNING chain_id`
 
 // queueChains adds to b, inside the admission's transaction, the chain rows of the
 // admitted entries of es that are hops of a chain; nothing when none is.
@@ -68,10 +71,14 @@ func queueChains(b *pgx.Batch, es []Entry, out []Admission, w *admitWrite) {
 			tried = []int64{}
 		}
 		scan := func(row pgx.Row) error { return row.Scan(&a.ChainID) }
+		lo, hi, ok := tidBlock(e.TID)
+		if !ok {
+			lo, hi = 0, math.MaxInt64
+		}
 		if c.ID == 0 {
-			b.Queue(newChainSQL, e.TID, e.PublisherID, e.ParticipantID, int16(c.DeviceType), c.DeviceID, int16(c.Reroutes), tried).QueryRow(scan)
+			b.Queue(newChainSQL, e.TID, e.PublisherID, e.ParticipantID, int16(c.DeviceType), c.DeviceID, int16(c.Reroutes), tried, lo, hi).QueryRow(scan)
 		} else {
-			b.Queue(nextHopSQL, e.TID, c.ID, tried, int16(c.Hop)).QueryRow(scan)
+			b.Queue(nextHopSQL, e.TID, c.ID, tried, int16(c.Hop), lo, hi).QueryRow(scan)
 		}
 	}
 }
@@ -196,7 +203,8 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 		// wait, then find the outcome decided and answer as a replay.
 		o := st.Outcome
 		rows, err := c.Query(ctx, recordOutcomesSQL, []int64{st.Session.ID}, []string{o.Outcome}, []time.Time{o.At},
-			[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel)
+			[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel,
+			st.Session.ID, st.Session.ID)
 		if err != nil {
 			return err
 		}

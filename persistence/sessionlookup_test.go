@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
@@ -148,5 +149,34 @@ func TestSessionLookupByTID(t *testing.T) {
 		if n := len(regexp.MustCompile(`on sessions_\w+ s`).FindAllString(text, -1)); n < 1 || n > 2 || n >= parts {
 			t.Errorf("%s: the lookup reads %d of %d partitions:\n%s", name, n, parts, text)
 		}
+	}
+	// The callbacks' batch statement updates the session in its own partition only (run and
+	// rolled back).
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) `+persistence.RecordOutcomesSQL,
+		[]int64{id}, []string{"complete"}, []time.Time{time.Now()}, []int64{10000}, []int64{100}, []string{""}, []int64{0},
+		[]string{""}, []int64{0}, "tids_test", id, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	if n := len(regexp.MustCompile(`Scan[^\n]* on sessions_\w+ s`).FindAllString(text, -1)); n != 1 {
+		t.Errorf("the outcome batch reads %d of %d partitions of sessions:\n%s", n, parts, text)
 	}
 }

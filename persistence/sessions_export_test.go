@@ -5,3 +5,6 @@ const (
 	SessionInBlockSQL  = sessionInBlockSQL
 	SessionsInBlockSQL = sessionsInBlockSQL
 )
+
+// RecordOutcomesSQL is the callbacks' batch statement, for the test of its partition pruning.
+var RecordOutcomesSQL = recordOutcomesSQL
