@@ -5,7 +5,23 @@ import (
 	"testing"
 
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
 )
+
+// migratedDB opens a fresh database of the test cluster, migrated, closed when t ends.
+func migratedDB(t *testing.T) *persistence.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
 
 // newCampaign creates a campaign of buyer named name through the buyer API's write path
 // (valid required fields, status 5 Paused) and returns its id; tests set the state they need

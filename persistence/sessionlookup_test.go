@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
 // TestSessionLookupByTID: an admitted session's tid names its id's block, and a callback's
@@ -21,14 +22,7 @@ import (
 func TestSessionLookupByTID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedDB(t)
 	buyer, _, err := db.CreateBuyer(ctx, "tids@example.test", "Tids", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +50,22 @@ func TestSessionLookupByTID(t *testing.T) {
 	// Partitions ahead of the sequence, so that a block's neighbours exist to be pruned.
 	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		t.Fatal(err)
+	}
+	// explain runs sql (EXPLAIN ANALYZE, so a write is made: run it in a transaction rolled
+	// back) and returns its plan.
+	explain := func(q interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	}, sql string, args ...any) string {
+		t.Helper()
+		rows, err := q.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) `+sql, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(lines, "\n")
 	}
 	randomTID := func() string {
 		b := make([]byte, 16)
@@ -131,20 +141,7 @@ func TestSessionLookupByTID(t *testing.T) {
 		if name == "coalesced" {
 			arg = []string{tid}
 		}
-		var plan []string
-		rows, err := conn.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) `+sql, arg, lo, hi)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := explain(conn.Conn(), sql, arg, lo, hi)
 		// A block lies in at most two partitions (their bounds are not the blocks').
 		if n := len(regexp.MustCompile(`on sessions_\w+ s`).FindAllString(text, -1)); n < 1 || n > 2 || n >= parts {
 			t.Errorf("%s: the lookup reads %d of %d partitions:\n%s", name, n, parts, text)
@@ -157,25 +154,8 @@ func TestSessionLookupByTID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) `+persistence.RecordOutcomesSQL,
-		[]int64{id}, []string{"complete"}, []time.Time{time.Now()}, []int64{10000}, []int64{100}, []string{""}, []int64{0},
-		[]string{""}, []int64{0}, "tids_test", id, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(plan, "\n")
+	text := explain(tx, persistence.RecordOutcomesSQL, []int64{id}, []string{"complete"}, []time.Time{time.Now()},
+		[]int64{10000}, []int64{100}, []string{""}, []int64{0}, []string{""}, []int64{0}, "tids_test", id, id)
 	if n := len(regexp.MustCompile(`Scan[^\n]* on sessions_\w+ s`).FindAllString(text, -1)); n != 1 {
 		t.Errorf("the outcome batch reads %d of %d partitions of sessions:\n%s", n, parts, text)
 	}
