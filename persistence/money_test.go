@@ -9,7 +9,6 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
 // TestPublisherMoneyBounds: a publisher's exchange rate and revenue share are held to the
@@ -17,14 +16,7 @@ import (
 // stored and read back exactly.
 func TestPublisherMoneyBounds(t *testing.T) {
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedDB(t)
 	cases := []struct {
 		name        string
 		rate, share float64
@@ -75,14 +67,7 @@ func TestPublisherMoneyBounds(t *testing.T) {
 // 1e13 units and 10000.0000 USD.
 func TestLargestRewardFitsSessions(t *testing.T) {
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedDB(t)
 	usd := payout.CompletePayout(persistence.MaxCPICents, persistence.MaxRevenueShare)
 	reward := payout.Reward(usd, persistence.MaxExchangeRate)
 	if usd.String() != "10000.0000" || reward != 10_000_000_000_000 {
