@@ -97,6 +97,16 @@ const admitParticipantsSQL = `SELECT pg_advisory_xact_lock(730045103, k)
 const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_respondents, entries, completes, in_progress
 	FROM campaign_quotas WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`
 
+// offerSessionFloorSQL is the lowest id an offer's session in progress can have: the start
+// of the latest partition of sessions whose first session entered more than two hours ago.
+// Ids are drawn in the admitting transaction (at most 30 s after its entered_at), so every
+// session entered since then has a greater id; an offer's token lives 30 minutes, so its
+// session entered within them. The lookup of an offer's session then reads only the latest
+// partitions, not a year of them. A partition whose first entry is not recorded yet
+// (EnsureSessionPartitions records it) lowers the floor, never raises it.
+const offerSessionFloorSQL = `(SELECT COALESCE(max(p.id_from), 0) FROM session_partitions p
+	WHERE p.first_entered_at <= now() - interval '2 hours')`
+
 // admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
 // today's UTC completes) and what stored rows say: excluded, entered within
 // reentry_interval, entered a related campaign, and the participant's respondent id for the
@@ -119,6 +129,7 @@ const admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_compl
 	FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS e(c, p, n, i) JOIN campaigns c ON c.id = e.c
 	LEFT JOIN LATERAL (SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
 		WHERE e.n <> 0 AND s.participant_id = e.p AND s.campaign_id = c.id AND s.offer_nonce = e.n AND s.outcome IS NULL
+		AND s.id >= ` + offerSessionFloorSQL + `
 		LIMIT 1) o ON true`
 
 // admitRelatedSQL lists the relationships of the batch's campaigns, for entries of one
@@ -482,7 +493,8 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 
 // offerSessionSQL finds the session in progress of an offer (participant, campaign, nonce).
 const offerSessionSQL = `SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
-	WHERE s.participant_id = $1 AND s.campaign_id = $2 AND s.offer_nonce = $3 AND s.outcome IS NULL LIMIT 1`
+	WHERE s.participant_id = $1 AND s.campaign_id = $2 AND s.offer_nonce = $3 AND s.outcome IS NULL
+	AND s.id >= ` + offerSessionFloorSQL + ` LIMIT 1`
 
 // OfferSession returns the session in progress that an entry of the offer with nonce
 // admitted for participant into campaign, if any: following an offer link again resumes it

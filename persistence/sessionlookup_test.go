@@ -117,12 +117,52 @@ func TestSessionLookupByTID(t *testing.T) {
 		t.Errorf("reader ByTID(unknown) found a session")
 	}
 
-	// The lookups read only the partitions of the tid's block, planned once for every tid (a
-	// generic plan, pruned when it starts).
+	// An offer's session in progress is looked for only from the floor up: the latest
+	// partition whose first entry is older than any offer.
 	var parts int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_inherits WHERE inhparent = 'sessions'::regclass`).Scan(&parts); err != nil {
 		t.Fatal(err)
 	}
+	const nonce = 4242
+	offered, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub.ID, ParticipantID: p.ID,
+		QuotaIDs: []int64{q.ID}, RespondentID: "R1", OfferNonce: nonce})
+	if err != nil || offered.Refused != "" {
+		t.Fatalf("admit: %+v %v", offered, err)
+	}
+	resumable := func() bool {
+		t.Helper()
+		a, ok, err := db.OfferSession(ctx, p.ID, camp, nonce)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok && a.TID == offered.TID
+	}
+	ageFirstEntries := func(where string) {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, `UPDATE session_partitions SET first_entered_at = now() - interval '2 days' WHERE `+where,
+			offered.TID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !resumable() {
+		t.Fatal("the offer's session is not found")
+	}
+	ageFirstEntries(`id_from <= (SELECT id FROM sessions WHERE tid = $1)`) // its own partition's first entry is old
+	if !resumable() {
+		t.Error("the offer's session is not found once its partition's first entry is old")
+	}
+	// sessions_p0 lies below the floor: pruned when the floor is known (Append runs its
+	// partitions in order, so it would be read first).
+	if plan := explain(db.Pool, persistence.OfferSessionSQL, p.ID, camp, int64(nonce)); !regexp.MustCompile(`on sessions_p0 s\w* \(never executed\)`).MatchString(plan) {
+		t.Errorf("the offer's session lookup reads the partition below the floor:\n%s", plan)
+	}
+	ageFirstEntries(`$1 <> ''`) // every partition's (a floor above the session, which cannot happen): the floor applies
+	if resumable() {
+		t.Error("the offer's session is found above the floor")
+	}
+
+	// The lookups read only the partitions of the tid's block, planned once for every tid (a
+	// generic plan, pruned when it starts).
 	if parts < 3 {
 		t.Fatalf("%d partitions of sessions: the pruning is not tested", parts)
 	}

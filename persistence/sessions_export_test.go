@@ -8,3 +8,6 @@ const (
 
 // RecordOutcomesSQL is the callbacks' batch statement, for the test of its partition pruning.
 var RecordOutcomesSQL = recordOutcomesSQL
+
+// OfferSessionSQL is the lookup of an offer's session in progress, for the test of its floor.
+const OfferSessionSQL = offerSessionSQL
