@@ -98,14 +98,18 @@ const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_
 	FROM campaign_quotas WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`
 
 // offerSessionFloorSQL is the lowest id an offer's session in progress can have: the start
-// of the latest partition of sessions whose first session entered more than two hours ago.
+// of the latest partition of sessions whose first session entered more than OfferSessionAge ago.
 // Ids are drawn in the admitting transaction (at most 30 s after its entered_at), so every
 // session entered since then has a greater id; an offer's token lives 30 minutes, so its
 // session entered within them. The lookup of an offer's session then reads only the latest
 // partitions, not a year of them. A partition whose first entry is not recorded yet
 // (EnsureSessionPartitions records it) lowers the floor, never raises it.
-const offerSessionFloorSQL = `(SELECT COALESCE(max(p.id_from), 0) FROM session_partitions p
-	WHERE p.first_entered_at <= now() - interval '2 hours')`
+var offerSessionFloorSQL = `(SELECT COALESCE(max(p.id_from), 0) FROM session_partitions p
+	WHERE p.first_entered_at <= now() - interval '` + strconv.Itoa(int(OfferSessionAge/time.Second)) + ` seconds')`
+
+// OfferSessionAge is how long ago an offer's session may have been admitted and still be
+// resumed by following the offer's link again: longer than any offer token lives.
+const OfferSessionAge = 2 * time.Hour
 
 // admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
 // today's UTC completes) and what stored rows say: excluded, entered within
@@ -114,7 +118,7 @@ const offerSessionFloorSQL = `(SELECT COALESCE(max(p.id_from), 0) FROM session_p
 // any (tid "" when none). An entry whose campaign does not exist returns no row.
 // A relationship is looked up from each side by its own index (an OR of both columns made
 // every entry read the whole relationships table).
-const admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
+var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
 	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
 	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
 	c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
@@ -492,7 +496,7 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 }
 
 // offerSessionSQL finds the session in progress of an offer (participant, campaign, nonce).
-const offerSessionSQL = `SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
+var offerSessionSQL = `SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
 	WHERE s.participant_id = $1 AND s.campaign_id = $2 AND s.offer_nonce = $3 AND s.outcome IS NULL
 	AND s.id >= ` + offerSessionFloorSQL + ` LIMIT 1`
 

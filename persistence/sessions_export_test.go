@@ -10,4 +10,4 @@ const (
 var RecordOutcomesSQL = recordOutcomesSQL
 
 // OfferSessionSQL is the lookup of an offer's session in progress, for the test of its floor.
-const OfferSessionSQL = offerSessionSQL
+var OfferSessionSQL = offerSessionSQL

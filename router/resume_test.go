@@ -8,7 +8,18 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/persistence"
 )
+
+// TestOfferOutlivesNoResume: the database looks for an offer's session in progress only
+// among sessions admitted within persistence.OfferSessionAge, which must be longer than an
+// offer token lives (with room for a slow admission), or a link followed again late in its
+// life would be admitted twice.
+func TestOfferOutlivesNoResume(t *testing.T) {
+	if life := time.Duration(entrytoken.TTL) * time.Second; life+time.Minute >= persistence.OfferSessionAge {
+		t.Fatalf("an offer token lives %v, the database looks back %v for its session", life, persistence.OfferSessionAge)
+	}
+}
 
 // TestOfferLinkFollowedTwice: an offer link followed again while its session is in
 // progress (a browser resending a GET whose answer was lost, a double click) answers the
