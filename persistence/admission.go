@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -79,9 +78,10 @@ type Admission struct {
 // reentry_interval or related-campaign entry (stored, or admitted earlier in the batch)
 // forbids it. Before those rules, an entry whose offer (Entry.OfferNonce) already has a
 // session in progress in the campaign, stored or admitted earlier in the batch, resumes it:
-// the same session is answered and nothing is counted again (docs/rules.md §6). An admitted entry counts (entries and in_progress) on every quota it matched
-// (docs/rules.md §5: a complete counts toward every quota that matched the respondent at
-// entry), open or full, and its session's quota_ids are exactly those. Because the quota
+// the same session is answered and nothing is counted again (docs/rules.md §6). An admitted
+// entry counts (entries and in_progress) on every quota it matched (docs/rules.md §5: a
+// complete counts toward every quota that matched the respondent at entry), open or full,
+// and its session's quota_ids are exactly those. Because the quota
 // rows stay locked from the check to the commit, the quotas an entry was admitted through
 // never over-fill; a full quota it also matched counts the respondent as well, so its
 // completes can pass num_respondents, by respondents that another quota asked for.
@@ -148,7 +148,7 @@ const admitIDsSQL = `SELECT nextval('sessions_id_seq') FROM generate_series(1, $
 // admitWriteSQL stores the admitted entries of a batch: first respondent ids ($1–$3), the
 // quota counts ($4 quota ids, $5 entries each; the rows are locked already) and the sessions
 // ($6–$15; quota_ids as array literals, respondent "" = the one inserted here, offer nonce
-// 0 = none, id 0 = drawn here).
+// 0 = none, ids drawn by admitIDsSQL).
 const admitWriteSQL = `WITH r AS (
 	INSERT INTO respondents (buyer_id, participant_id, respondent_id)
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])
@@ -160,7 +160,7 @@ const admitWriteSQL = `WITH r AS (
 	RETURNING cq.id
 )
 INSERT INTO sessions (id, tid, campaign_id, buyer_id, publisher_id, participant_id, device_id, quota_ids, respondent_id, offer_nonce)
-SELECT COALESCE(NULLIF(e.id, 0), nextval('sessions_id_seq')), e.tid, e.c, e.b, e.pub, e.p, e.dev, e.q::bigint[], CASE WHEN e.rid <> '' THEN e.rid
+SELECT e.id, e.tid, e.c, e.b, e.pub, e.p, e.dev, e.q::bigint[], CASE WHEN e.rid <> '' THEN e.rid
 	ELSE COALESCE((SELECT r.respondent_id FROM r WHERE r.buyer_id = e.b AND r.participant_id = e.p), '') END, NULLIF(e.n, 0)
 FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::bigint[])
 	AS e(tid, c, b, pub, p, dev, q, rid, n, id)
@@ -541,10 +541,7 @@ func (db *DB) fillRespondent(ctx context.Context, a Admission) (Admission, error
 	if a.Refused != "" || a.RespondentID != "" {
 		return a, nil
 	}
-	lo, hi, ok := tidBlock(a.TID)
-	if !ok {
-		lo, hi = 0, math.MaxInt64
-	}
+	lo, hi := tidRange(a.TID)
 	err := db.Pool.QueryRow(ctx, `WITH r AS (SELECT r.respondent_id FROM respondents r JOIN sessions s
 			ON s.buyer_id = r.buyer_id AND s.participant_id = r.participant_id WHERE s.tid = $1 AND s.id >= $2 AND s.id < $3)
 		UPDATE sessions SET respondent_id = (SELECT respondent_id FROM r) WHERE tid = $1 AND id >= $2 AND id < $3

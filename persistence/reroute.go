@@ -3,7 +3,6 @@ package persistence
 import (
 	"context"
 	"errors"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -71,10 +70,7 @@ func queueChains(b *pgx.Batch, es []Entry, out []Admission, w *admitWrite) {
 			tried = []int64{}
 		}
 		scan := func(row pgx.Row) error { return row.Scan(&a.ChainID) }
-		lo, hi, ok := tidBlock(e.TID)
-		if !ok {
-			lo, hi = 0, math.MaxInt64
-		}
+		lo, hi := tidRange(e.TID)
 		if c.ID == 0 {
 			b.Queue(newChainSQL, e.TID, e.PublisherID, e.ParticipantID, int16(c.DeviceType), c.DeviceID, int16(c.Reroutes), tried, lo, hi).QueryRow(scan)
 		} else {

@@ -1,6 +1,9 @@
 package persistence
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // A session's transaction id (tid) is 32 lower-case hex digits: 27 random ones, then 5 that
 // name the block of 2^20 session ids its id falls in. Sessions are partitioned by id
@@ -45,4 +48,13 @@ func tidBlock(tid string) (lo, hi int64, ok bool) {
 	}
 	lo = int64(block) << tidBlockBits
 	return lo, lo + 1<<tidBlockBits, true
+}
+
+// tidRange is the id range to look tid's session up in when it must be there (a tid this
+// process just stored): its block, or every id for a tid without one.
+func tidRange(tid string) (lo, hi int64) {
+	if lo, hi, ok := tidBlock(tid); ok {
+		return lo, hi
+	}
+	return 0, math.MaxInt64
 }
