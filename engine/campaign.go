@@ -73,7 +73,7 @@ type Condition struct {
 	QuestionID int32
 	Codes      []int32
 	Texts      []string
-	packed     string // a snapshot's copy: Texts packed (conditiontexts.go), Texts nil
+	packed     string // Texts packed (conditiontexts.go), Texts nil: a snapshot's copy, or PackTexts
 }
 
 // Retarget is one campaign_retargets record. Kinds RetargetTransaction and

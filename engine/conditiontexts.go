@@ -41,18 +41,35 @@ func (c *Condition) textValues() iter.Seq[string] {
 func (c *Condition) hasTexts() bool { return len(c.Texts) > 0 || c.packed != "" }
 
 // packTexts returns the packed form of texts, normalized.
-func packTexts(texts []string) string {
+func packTexts[T string | []byte](texts []T) string {
 	n := 0
 	for _, t := range texts {
 		n += len(t) + binary.MaxVarintLen64
 	}
 	b := make([]byte, 0, n)
 	for _, t := range texts {
-		t = NormalizeText(t)
-		b = binary.AppendUvarint(b, uint64(len(t)))
-		b = append(b, t...)
+		if isNormalized(string(t)) { // no copy: the conversion does not escape
+			b = binary.AppendUvarint(b, uint64(len(t)))
+			b = append(b, t...)
+			continue
+		}
+		u := NormalizeText(string(t))
+		b = binary.AppendUvarint(b, uint64(len(u)))
+		b = append(b, u...)
 	}
 	return string(b)
+}
+
+// PackTexts sets the condition's text values to texts (normalized as by NormalizeText),
+// held packed as a snapshot holds them, with Texts nil. It is for a feed reading a whole
+// market: the values go from its read buffer to their packed form, without the string
+// header per value that Texts costs (at 100,000 campaigns about 9 million values, 140 MB
+// of headers alive while a load lasts). The condition reads as if Texts held them.
+func (c *Condition) PackTexts(texts [][]byte) {
+	c.Texts, c.packed = nil, ""
+	if len(texts) > 0 {
+		c.packed = packTexts(texts)
+	}
 }
 
 // ownCampaign returns the snapshot's copy of c: its quotas and conditions are its own when

@@ -45,3 +45,31 @@ func TestOwnCampaignPacksTexts(t *testing.T) {
 		t.Error("the quotas of a campaign without texts were copied")
 	}
 }
+
+// A condition a feed packs from raw bytes reads as the same condition with Texts, is held
+// as it is by the snapshot's copy.
+func TestPackTexts(t *testing.T) {
+	texts := []string{"10001", "", " paris ", strings.Repeat("é", 200), "99501"}
+	var raw [][]byte
+	for _, s := range texts {
+		raw = append(raw, []byte(s))
+	}
+	var cond Condition
+	cond.PackTexts(raw)
+	raw[0][0] = 'X' // the read buffer is reused for the next row
+	var want []string
+	for _, s := range texts {
+		want = append(want, NormalizeText(s))
+	}
+	if got := slices.Collect(cond.textValues()); cond.Texts != nil || !slices.Equal(got, want) {
+		t.Fatalf("packed %q (Texts %q), want %q", got, cond.Texts, want)
+	}
+	c := Campaign{ID: 1, Quotas: []Quota{{ID: 1, Conditions: []Condition{cond}}}}
+	if own := ownCampaign(&c); own.Quotas[0].Conditions[0].packed != cond.packed {
+		t.Error("the snapshot's copy changed a packed condition")
+	}
+	cond.PackTexts(nil)
+	if cond.hasTexts() {
+		t.Error("packing no texts left some")
+	}
+}

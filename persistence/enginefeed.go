@@ -3,7 +3,6 @@ package persistence
 import (
 	"context"
 	"encoding/binary"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -83,9 +82,8 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 	if err != nil {
 		return nil, err
 	}
-	var pool textPool
-	var texts []string // scanned into again for each row: pool.keep copies what it keeps
-	var raw [][]byte   // the texts of a row in the connection's buffer, when binary
+	var texts []string // scanned into again for each row, when not binary
+	var raw [][]byte   // the texts of a row in the connection's buffer
 	// No descriptions when the query failed on its way (a cancelled context): Next reports it.
 	fds := rows.FieldDescriptions()
 	binaryTexts := len(fds) > 7 && fds[7].Format == pgtype.BinaryFormatCode
@@ -108,21 +106,24 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 		if qid == nil {
 			continue
 		}
-		var kept []string
 		v := rows.RawValues()[7]
 		var ok bool
-		if raw, ok = appendTextArray(raw[:0], v); binaryTexts && ok {
-			kept = pool.keepBytes(raw)
-		} else {
+		if raw, ok = appendTextArray(raw[:0], v); !binaryTexts || !ok {
 			fd := rows.FieldDescriptions()[7]
 			if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &texts); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			kept = pool.keep(texts)
+			raw = raw[:0]
+			for _, t := range texts {
+				raw = append(raw, []byte(t))
+			}
 		}
+		// Packed straight from the read buffer, as the engine holds them: no string per value.
+		cond := engine.Condition{QuestionID: *qid, Codes: codes}
+		cond.PackTexts(raw)
 		q := &c.Quotas[len(c.Quotas)-1]
-		q.Conditions = append(q.Conditions, engine.Condition{QuestionID: *qid, Codes: codes, Texts: kept})
+		q.Conditions = append(q.Conditions, cond)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -229,65 +230,4 @@ func appendTextArray(dst [][]byte, b []byte) ([][]byte, bool) {
 		b = b[4+l:]
 	}
 	return dst, len(b) == 0 && n >= 0
-}
-
-// textPool keeps the text values of quota conditions compactly. Markets target the same
-// ZIP codes and cities in many quotas: at 100,000 campaigns, about 9 million text values of
-// which a few tens of thousands are distinct. Each distinct value is stored once, and the
-// conditions' lists are cut from shared slabs rather than allocated one by one (about
-// 60 MB less heap at that size, docs/performance.md).
-type textPool struct {
-	seen map[string]string
-	slab []string
-}
-
-// textSlab is how many list entries one slab holds.
-const textSlab = 1 << 16
-
-// keep returns a copy of texts whose strings are shared with every equal text kept before
-// (nil for none).
-func (p *textPool) keep(texts []string) []string {
-	if len(texts) == 0 {
-		return nil
-	}
-	start := p.room(len(texts))
-	for _, t := range texts {
-		v, ok := p.seen[t]
-		if !ok {
-			v = strings.Clone(t)
-			p.seen[v] = v
-		}
-		p.slab = append(p.slab, v)
-	}
-	return p.slab[start:len(p.slab):len(p.slab)]
-}
-
-// keepBytes is keep for texts still in the connection's buffer: a text seen before costs
-// a map lookup and no allocation.
-func (p *textPool) keepBytes(texts [][]byte) []string {
-	if len(texts) == 0 {
-		return nil
-	}
-	start := p.room(len(texts))
-	for _, t := range texts {
-		v, ok := p.seen[string(t)]
-		if !ok {
-			v = string(t)
-			p.seen[v] = v
-		}
-		p.slab = append(p.slab, v)
-	}
-	return p.slab[start:len(p.slab):len(p.slab)]
-}
-
-// room makes the pool ready to take n more list entries in its current slab and returns
-// where they will start.
-func (p *textPool) room(n int) int {
-	if p.seen == nil {
-		p.seen = make(map[string]string)
-	}
-	if n > cap(p.slab)-len(p.slab) {
-		p.slab = make([]string, 0, max(textSlab, n))
-	}
-	return len(p.slab)
 }
