@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,7 +25,14 @@ import (
 type DB struct {
 	Pool *pgxpool.Pool
 	log  *zap.Logger
+	// loadStreams caps the streams of a participant load (0: loadStreams()).
+	loadStreams atomic.Int32
 }
+
+// SetLoadStreams caps how many streams (connections) a participant load reads in; 0 lets
+// it take one per core (2 to 4). A process joining others that serve sets 1, so that its
+// start-up leaves the database's cores to their requests.
+func (db *DB) SetLoadStreams(n int) { db.loadStreams.Store(int32(max(n, 0))) }
 
 // Open connects a pool to url and checks that the server answers.
 func Open(ctx context.Context, url string, log *zap.Logger) (*DB, error) {

@@ -45,6 +45,9 @@ func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p
 		return classify(err)
 	}
 	streams := loadStreams()
+	if n := int(db.loadStreams.Load()); n > 0 {
+		streams = min(streams, n)
+	}
 	if pages < loadStreamPages {
 		streams = 1
 	}

@@ -112,6 +112,9 @@ type App struct {
 	admin   *httpio.Server // nil without Config.AdminAddr
 	stop    context.CancelFunc
 	sync    *engineSync
+	// Joining reports that other processes served the database when this one started, so
+	// that it loaded gently (join.go).
+	Joining bool
 	started time.Time // when the engine metrics were registered: the snapshot age before the first load
 	// processID names this process's heartbeat row (heartbeat.go); version is its binary's.
 	processID, version string
@@ -143,6 +146,14 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stop = stop
 	a.sync = newEngineSync(db, a.Engine, log.Named("engine"), cfg.RebuildEvery)
+	endJoin := a.joinGently(ctx)
+	a.Joining = endJoin != nil
+	built := false
+	defer func() {
+		if !built && endJoin != nil {
+			endJoin() // New failed: the loads will not come in
+		}
+	}()
 	go a.sync.run(bg)
 	a.registerEngineMetrics()
 
@@ -207,6 +218,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	buyerAPI.RegisterConsole(mux)
 	a.Payouts.RegisterMetrics(a.Metrics)
 	go a.Payouts.Run(bg)
+	if endJoin != nil {
+		go a.afterLoads(bg, endJoin)
+	}
 	deadline := time.After(10 * time.Second)
 waiting:
 	for _, l := range a.loads() {
@@ -230,6 +244,7 @@ waiting:
 	a.Metrics.Gauge("switchboard_http_refused_requests_total", "counter",
 		"Requests refused before reaching a handler: malformed, too slow, TLS on the plain port.",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.server.Refused())}} })
+	built = true
 	return a, nil
 }
 

@@ -1,0 +1,53 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+// A process that starts while another serves the same database joins gently, and gets
+// every core back once its loads are in; the first process, alone when it started, did not.
+func TestJoiningProcessLoadsGently(t *testing.T) {
+	url := pgtest.URL(t)
+	procs := runtime.GOMAXPROCS(0)
+	first := apptest.Start(t, apptest.Options{DatabaseURL: url})
+	if first.App.Joining {
+		t.Fatal("the first process joined: nobody served before it")
+	}
+	// Its heartbeat, with its engine loaded, is what the second one sees.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ps, _, err := first.DB.ServeProcesses(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) == 1 && !ps[0].SnapshotAt.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat of the first process: %+v", ps)
+		}
+	}
+	second := apptest.Start(t, apptest.Options{DatabaseURL: url})
+	if !second.App.Joining {
+		t.Fatal("the second process did not join gently beside a serving one")
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := second.Client.Get(second.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && runtime.GOMAXPROCS(0) == procs {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz %d, GOMAXPROCS %d (want %d) after the loads", resp.StatusCode, runtime.GOMAXPROCS(0), procs)
+		}
+	}
+}
