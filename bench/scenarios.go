@@ -49,7 +49,7 @@ type Target struct {
 }
 
 // deviceType is the supply device_type of a participant's device.
-func deviceType(p *engine.Participant) byte {
+func deviceType(p *Panelist) byte {
 	switch p.Device {
 	case engine.DeviceDesktop:
 		return '2'
@@ -60,7 +60,7 @@ func deviceType(p *engine.Participant) byte {
 }
 
 // setOffersRequest fills req with GET /campaigns for participant p.
-func (t *Target) setOffersRequest(req *fasthttp.Request, p *engine.Participant, buf []byte) []byte {
+func (t *Target) setOffersRequest(req *fasthttp.Request, p *Panelist, buf []byte) []byte {
 	buf = append(buf[:0], offersPath...)
 	buf = append(buf, "?user_ip=73."...)
 	buf = strconv.AppendInt(buf, (p.ID>>16)&255, 10)

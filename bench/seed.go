@@ -56,8 +56,14 @@ type Account struct {
 // Market is the synthetic market of one run: what engine/synth generated and the accounts
 // it was seeded under.
 type Market struct {
-	Campaigns    []engine.Campaign
-	Participants []engine.Participant
+	Campaigns []engine.Campaign
+	// Participants are the panel as the load sees it, filled by Seed as it writes them:
+	// ids and devices only, so that ten million fit (their profiles and histories are
+	// generated again from the seed while they are written).
+	Participants []Panelist
+	// panel is how many participants Seed writes, from synth.NewParticipantStream(panelSeed).
+	panel     int
+	panelSeed int64
 	// Buyers[i] is synth buyer id i+1.
 	Buyers    []Account
 	Publisher Account
@@ -71,9 +77,18 @@ type Market struct {
 	Room []int32
 }
 
-// GenerateMarket builds n campaigns and p participants (ids 1..n and 1..p) from seed.
+// Panelist is a seeded participant as the load needs it: who it is and what device it asks
+// from.
+type Panelist struct {
+	ID       int64
+	Device   uint8
+	DeviceID string
+}
+
+// GenerateMarket builds n campaigns and p participants (ids 1..n and 1..p) from seed; the
+// participants are generated as Seed writes them.
 func GenerateMarket(n, p int, seed int64) *Market {
-	m := &Market{Campaigns: synth.Market(n, seed), Participants: synth.Participants(p, seed+1, n)}
+	m := &Market{Campaigns: synth.Market(n, seed), panel: p, panelSeed: seed + 1}
 	for i := range m.Campaigns {
 		for j := range m.Campaigns[i].Quotas {
 			m.Campaigns[i].Quotas[j].NumRespondents *= QuotaScale
@@ -191,7 +206,7 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 	cs := m.Campaigns
 	m.Room = make([]int32, len(cs))
 	var projects, campaigns, quotas, quals, rels, rets, excl [][]any
-	np := int64(len(m.Participants))
+	np := int64(m.panel)
 	for i := range cs {
 		c := &cs[i]
 		b := buyer(c.BuyerID)
@@ -297,18 +312,20 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 	}
 	projects, campaigns, quotas, quals, rels, rets = nil, nil, nil, nil, nil, nil
 
-	// Participants and their history, streamed (CopyFromFunc) to bound memory at 1M
-	// participants and ~10M sessions.
-	ps := m.Participants
-	i := 0
+	// Participants and their history, generated as they are streamed (CopyFromFunc), so
+	// that ten million are never held: the history is generated again from the same seed.
+	stream := synth.NewParticipantStream(m.panelSeed, len(cs))
+	m.Participants = make([]Panelist, 0, m.panel)
+	entries := 0
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"participants"},
 		[]string{"id", "publisher_id", "user_identifier", "country_id", "profile", "last_active_at"},
 		pgx.CopyFromFunc(func() ([]any, error) {
-			if i >= len(ps) {
+			if len(m.Participants) >= m.panel {
 				return nil, nil
 			}
-			p := &ps[i]
-			i++
+			p := stream.Next()
+			m.Participants = append(m.Participants, Panelist{ID: p.ID, Device: p.Device, DeviceID: p.DeviceID})
+			entries += len(p.Entries)
 			return []any{p.ID, m.Publisher.ID, UserID(p.ID), int32(1), profileJSON(p.Answers), now}, nil
 		}))
 	rows["participants"] += n
@@ -324,25 +341,23 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		if err != nil {
 			return err
 		}
-		entries := 0
-		for i := range ps {
-			entries += len(ps[i].Entries)
-		}
 		if err := partitionSessions(ctx, tx, int64(entries)); err != nil {
 			return err
 		}
 		var tidBuf [12]byte
-		pi, ei := 0, 0
+		stream := synth.NewParticipantStream(m.panelSeed, len(cs))
+		var p engine.Participant
+		done, ei := 0, 0
 		n, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
 			[]string{"tid", "campaign_id", "buyer_id", "publisher_id", "participant_id", "entered_at", "outcome", "outcome_at"},
 			pgx.CopyFromFunc(func() ([]any, error) {
-				for pi < len(ps) && ei >= len(ps[pi].Entries) {
-					pi, ei = pi+1, 0
+				for ei >= len(p.Entries) {
+					if done >= m.panel {
+						return nil, nil
+					}
+					p, ei = stream.Next(), 0
+					done++
 				}
-				if pi >= len(ps) {
-					return nil, nil
-				}
-				p := &ps[pi]
 				e := p.Entries[ei]
 				ei++
 				c := &cs[e.CampaignID-1]

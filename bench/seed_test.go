@@ -2,10 +2,15 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/engine/synth"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
@@ -97,5 +102,70 @@ func TestSessionsSplit(t *testing.T) {
 	}
 	if len(seen) != 5 {
 		t.Fatalf("%d sessions handed out, want 5", len(seen))
+	}
+}
+
+// The seed writes the panel as it generates it: the participants, their profiles and their
+// histories are synth.Participants' for the market's seed, and the load's view of them
+// (Market.Participants) is theirs too.
+func TestSeedStreamsThePanel(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	m := GenerateMarket(40, 300, 5)
+	if _, err := Seed(ctx, url, m, true, time.Now(), zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	want := synth.Participants(300, 6, 40)
+	if len(m.Participants) != len(want) {
+		t.Fatalf("%d panelists, want %d", len(m.Participants), len(want))
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	sessions := map[[2]int64]int{}
+	rows, err := conn.Query(ctx, `SELECT participant_id, campaign_id FROM sessions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k [2]int64
+		if err := rows.Scan(&k[0], &k[1]); err != nil {
+			t.Fatal(err)
+		}
+		sessions[k]++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for i, p := range want {
+		if got := m.Participants[i]; got != (Panelist{ID: p.ID, Device: p.Device, DeviceID: p.DeviceID}) {
+			t.Fatalf("panelist %d: %+v, want participant %d device %d %q", i, got, p.ID, p.Device, p.DeviceID)
+		}
+		var profile []byte
+		if err := conn.QueryRow(ctx, `SELECT profile::text FROM participants WHERE id = $1`, p.ID).Scan(&profile); err != nil {
+			t.Fatal(err)
+		}
+		var got, exp map[string]any
+		if err := json.Unmarshal(profile, &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(profileJSON(p.Answers), &exp); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, exp) {
+			t.Fatalf("participant %d: profile %v, want %v", p.ID, got, exp)
+		}
+		for _, e := range p.Entries {
+			if sessions[[2]int64{p.ID, e.CampaignID}] != 1 {
+				t.Fatalf("participant %d campaign %d: %d sessions, want 1", p.ID, e.CampaignID, sessions[[2]int64{p.ID, e.CampaignID}])
+			}
+			total++
+		}
+	}
+	if total == 0 || len(sessions) != total {
+		t.Fatalf("%d (participant, campaign) pairs in sessions, want %d", len(sessions), total)
 	}
 }

@@ -251,75 +251,96 @@ func deviceID(r *rand.Rand) string {
 // answered, the rest 80% of the time), a device, often a device id, and up
 // to 20 entries into campaigns 1..campaigns within the 30 days before Now.
 func Participants(n int, seed int64, campaigns int) []engine.Participant {
-	r := rand.New(rand.NewPCG(uint64(seed), 0xbeef))
 	out := make([]engine.Participant, n)
-	devices := []uint8{engine.DeviceMobile, engine.DeviceMobile, engine.DeviceMobile, engine.DeviceDesktop, engine.DeviceDesktop, engine.DeviceTablet}
+	st := NewParticipantStream(seed, campaigns)
 	for i := range out {
-		p := engine.Participant{ID: int64(i + 1), CountryID: Country, Device: devices[r.IntN(len(devices))]}
-		if r.IntN(2) == 0 {
-			p.DeviceID = deviceID(r)
-			p.DeviceIDHash = engine.HashDeviceID(p.DeviceID)
-		}
-		zip := r.IntN(zipCount)
-		age := int32(18 + r.IntN(62))
-		if r.IntN(3) == 0 {
-			age = int32(25 + r.IntN(30))
-		}
-		add := func(q int32, codes ...int32) {
-			p.Answers = append(p.Answers, engine.Answer{QuestionID: q, Codes: codes})
-		}
-		maybe := func() bool { return r.Float64() < 0.8 }
-		add(engine.QuestionAge, age)
-		add(engine.QuestionGender, pick(r, []float64{48, 52}))
-		p.Answers = append(p.Answers, engine.Answer{QuestionID: engine.QuestionZip, Text: zipCode(zip)})
-		if maybe() {
-			add(engine.QuestionHispanic, pick(r, hispanicW))
-		}
-		if maybe() {
-			add(Income, pick(r, incomeW))
-		}
-		if maybe() {
-			add(Region, regionOfZip(zip))
-		}
-		if maybe() {
-			add(Ethnicity, pick(r, ethnicityW))
-		}
-		if maybe() {
-			add(Marital, pick(r, maritalW))
-		}
-		if maybe() {
-			add(Education, pick(r, educationW))
-		}
-		if maybe() {
-			add(Employment, pick(r, employmentW))
-		}
-		if maybe() {
-			if r.Float64() < 0.55 {
-				add(Children, 1)
-			} else {
-				a := 2 + r.Int32N(4)
-				if b := 2 + r.Int32N(4); b != a {
-					add(Children, min(a, b), max(a, b))
-				} else {
-					add(Children, a)
-				}
-			}
-		}
-		sortAnswers(p.Answers)
-		if campaigns > 0 {
-			seen := map[int64]bool{}
-			for range r.IntN(21) {
-				id := 1 + r.Int64N(int64(campaigns))
-				if !seen[id] {
-					seen[id] = true
-					p.Entries = append(p.Entries, engine.Entry{CampaignID: id, At: Now - r.Int64N(30*86400)})
-				}
-			}
-			sortEntries(p.Entries)
-		}
-		out[i] = p
+		out[i] = st.Next()
 	}
 	return out
+}
+
+// ParticipantStream generates the participants of Participants(n, seed, campaigns) one at
+// a time, in order, for any n: a panel of ten million need not be held to be written.
+type ParticipantStream struct {
+	r         *rand.Rand
+	campaigns int
+	next      int64
+}
+
+// NewParticipantStream starts the stream of Participants(_, seed, campaigns) at id 1.
+func NewParticipantStream(seed int64, campaigns int) *ParticipantStream {
+	return &ParticipantStream{r: rand.New(rand.NewPCG(uint64(seed), 0xbeef)), campaigns: campaigns, next: 1}
+}
+
+var devices = []uint8{engine.DeviceMobile, engine.DeviceMobile, engine.DeviceMobile, engine.DeviceDesktop, engine.DeviceDesktop, engine.DeviceTablet}
+
+// Next returns the stream's next participant.
+func (st *ParticipantStream) Next() engine.Participant {
+	r, campaigns := st.r, st.campaigns
+	p := engine.Participant{ID: st.next, CountryID: Country, Device: devices[r.IntN(len(devices))]}
+	st.next++
+	if r.IntN(2) == 0 {
+		p.DeviceID = deviceID(r)
+		p.DeviceIDHash = engine.HashDeviceID(p.DeviceID)
+	}
+	zip := r.IntN(zipCount)
+	age := int32(18 + r.IntN(62))
+	if r.IntN(3) == 0 {
+		age = int32(25 + r.IntN(30))
+	}
+	add := func(q int32, codes ...int32) {
+		p.Answers = append(p.Answers, engine.Answer{QuestionID: q, Codes: codes})
+	}
+	maybe := func() bool { return r.Float64() < 0.8 }
+	add(engine.QuestionAge, age)
+	add(engine.QuestionGender, pick(r, []float64{48, 52}))
+	p.Answers = append(p.Answers, engine.Answer{QuestionID: engine.QuestionZip, Text: zipCode(zip)})
+	if maybe() {
+		add(engine.QuestionHispanic, pick(r, hispanicW))
+	}
+	if maybe() {
+		add(Income, pick(r, incomeW))
+	}
+	if maybe() {
+		add(Region, regionOfZip(zip))
+	}
+	if maybe() {
+		add(Ethnicity, pick(r, ethnicityW))
+	}
+	if maybe() {
+		add(Marital, pick(r, maritalW))
+	}
+	if maybe() {
+		add(Education, pick(r, educationW))
+	}
+	if maybe() {
+		add(Employment, pick(r, employmentW))
+	}
+	if maybe() {
+		if r.Float64() < 0.55 {
+			add(Children, 1)
+		} else {
+			a := 2 + r.Int32N(4)
+			if b := 2 + r.Int32N(4); b != a {
+				add(Children, min(a, b), max(a, b))
+			} else {
+				add(Children, a)
+			}
+		}
+	}
+	sortAnswers(p.Answers)
+	if campaigns > 0 {
+		seen := map[int64]bool{}
+		for range r.IntN(21) {
+			id := 1 + r.Int64N(int64(campaigns))
+			if !seen[id] {
+				seen[id] = true
+				p.Entries = append(p.Entries, engine.Entry{CampaignID: id, At: Now - r.Int64N(30*86400)})
+			}
+		}
+		sortEntries(p.Entries)
+	}
+	return p
 }
 
 func sortAnswers(a []engine.Answer) {
