@@ -43,6 +43,10 @@ type Config struct {
 	// SweepEvery is the period of the sweeper: stale sessions, broken links, full campaigns,
 	// archiving (default 30 s).
 	SweepEvery time.Duration
+	// AnalyzeEvery is how often the process looks for routing tables that have about
+	// doubled since their last ANALYZE (default 5 s): a young marketplace's tables double
+	// within seconds under load, and plans made when they were empty read them whole.
+	AnalyzeEvery time.Duration
 	// ReconcileEvery is the period of the counters' safety reconciliation from the
 	// database (default 3 s): each period re-reads the next ReconcileSlice active campaigns,
 	// so a market of n campaigns is walked every n / ReconcileSlice periods.
@@ -75,6 +79,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SweepEvery <= 0 {
 		c.SweepEvery = 30 * time.Second
+	}
+	if c.AnalyzeEvery <= 0 {
+		c.AnalyzeEvery = 5 * time.Second
 	}
 	if c.ReconcileEvery <= 0 {
 		c.ReconcileEvery = 3 * time.Second
@@ -198,11 +205,12 @@ func (r *Router) Register(mux *httpio.Mux) {
 func (r *Router) Start(ctx context.Context) {
 	ctx, r.stop = context.WithCancel(ctx)
 	r.started = true
-	r.done.Add(4)
+	r.done.Add(5)
 	go func() { defer r.done.Done(); r.notify.run(ctx) }()
 	go func() { defer r.done.Done(); r.listenCounts(ctx) }()
 	go func() { defer r.done.Done(); r.listenEntries(ctx) }()
 	go func() { defer r.done.Done(); r.runSweeper(ctx) }()
+	go func() { defer r.done.Done(); r.runAnalyzer(ctx) }()
 }
 
 // Close stops the background work and the group-commit writer (after its queued entries).
