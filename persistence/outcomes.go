@@ -53,15 +53,16 @@ type OutcomeResult struct {
 // it decided: id, whether it still held its places, and its postback's outbox id (0: none)
 // and creation time; a session that had an outcome already, or whose campaign is closed
 // (reconciled or archived, Session.Closed: a reconcile that committed after the caller read
-// the session), returns no row. $11 and $12 are the least and greatest of the ids: the
-// partitions of sessions outside them are pruned when the (generic) plan starts, where the
-// join alone would probe every partition's primary key for every session.
+// the session), returns no row. Each session is found by its id's primary key probe, in its
+// own partition (pruned for each probe): a range of the batch's ids beside the join made
+// the generic plan read that whole range by the primary key (every session of a young
+// database, 29 ms for 8 sessions among 30,000).
 var recordOutcomesSQL = `WITH j AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
 		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)
 ), s AS (
 	UPDATE sessions s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward
-	FROM j WHERE s.id = j.id AND s.id BETWEEN $11 AND $12 AND s.outcome IS NULL
+	FROM j WHERE s.id = j.id AND s.outcome IS NULL
 	AND NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id = s.campaign_id AND c.status IN (4, 6))
 	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
 ), x AS (
@@ -121,7 +122,7 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
-	b.Queue(recordOutcomesSQL, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel, ids[0], ids[n-1]).Query(func(rows pgx.Rows) error {
+	b.Queue(recordOutcomesSQL, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var id, pbID, moved, notified int64
 			var held bool

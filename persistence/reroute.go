@@ -199,8 +199,7 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 		// wait, then find the outcome decided and answer as a replay.
 		o := st.Outcome
 		rows, err := c.Query(ctx, recordOutcomesSQL, []int64{st.Session.ID}, []string{o.Outcome}, []time.Time{o.At},
-			[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel,
-			st.Session.ID, st.Session.ID)
+			[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel)
 		if err != nil {
 			return err
 		}

@@ -11,3 +11,6 @@ var RecordOutcomesSQL = recordOutcomesSQL
 
 // OfferSessionSQL is the lookup of an offer's session in progress, for the test of its floor.
 var OfferSessionSQL = offerSessionSQL
+
+// SendBlockLookups is the coalesced reader's round trip, for the test of its plans.
+var SendBlockLookups = sendBlockLookups
