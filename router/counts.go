@@ -237,23 +237,10 @@ func (r *Router) recordEntries(payload string) {
 const outboxPurgeBatch = 5000
 
 // runSweeper periodically releases stale sessions, pauses campaigns with broken links,
-// keeps partitions of sessions ahead of the
-// id sequence, purges old delivered postbacks, completes full campaigns and archives
-// long-finished ones. Every process runs it; each step is idempotent. A failing sweep is
-// logged once until one succeeds again.
-func (r *Router) runSweeper(ctx context.Context) {
-	t := time.NewTicker(r.cfg.SweepEvery)
-	defer t.Stop()
-	outage := retry.NewOutage(r.log, "sweeper", retry.Default, nil)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			outage.Attempt(ctx, r.Sweep)
-		}
-	}
-}
+// keeps partitions of sessions ahead of the id sequence, purges old delivered postbacks,
+// completes full campaigns and archives long-finished ones. Every process runs it; each
+// step is idempotent.
+func (r *Router) runSweeper(ctx context.Context) { r.every(ctx, r.cfg.SweepEvery, "sweeper", r.Sweep) }
 
 // runAnalyzer refreshes the planner statistics of the routing tables that have about
 // doubled since their last ANALYZE, every AnalyzeEvery: the sweeper's period (30 s) let a
@@ -262,22 +249,27 @@ func (r *Router) runSweeper(ctx context.Context) {
 // PostgreSQL per callback instead of 0.14). The check is one catalog query; processes
 // sharing the database take turns.
 func (r *Router) runAnalyzer(ctx context.Context) {
-	t := time.NewTicker(r.cfg.AnalyzeEvery)
-	defer t.Stop()
-	outage := retry.NewOutage(r.log, "planner statistics", retry.Default, nil)
-	analyze := func(ctx context.Context) error {
+	r.every(ctx, r.cfg.AnalyzeEvery, "planner statistics", func(ctx context.Context) error {
 		tables, err := r.db.AnalyzeGrowingTables(ctx)
 		if err == nil && len(tables) > 0 {
 			r.log.Debug("analyzed growing tables", zap.Strings("tables", tables))
 		}
 		return err
-	}
+	})
+}
+
+// every runs f each period until ctx ends; a failing f is logged once (as what) until it
+// succeeds again.
+func (r *Router) every(ctx context.Context, period time.Duration, what string, f func(context.Context) error) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	outage := retry.NewOutage(r.log, what, retry.Default, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			outage.Attempt(ctx, analyze)
+			outage.Attempt(ctx, f)
 		}
 	}
 }
