@@ -184,7 +184,9 @@ func (w *world) checkFinalChain(p int64, final url.Values, want []int64, wantOut
 	if rs := w.redirectsOf(tids...); len(rs) != 1 {
 		w.t.Errorf("participant %d: %d partner redirects for the chain, want 1: %v", p, len(rs), rs)
 	}
-	waitFor(w.t, "the chain's postback", 20*time.Second, func() bool { return len(w.postbacksOf(tids...)) >= 1 })
+	// A postback a callback stored leased to a process killed before sending it waits out the
+	// lease (the worker's default, 30 s) before another process claims it.
+	waitFor(w.t, "the chain's postback", 45*time.Second, func() bool { return len(w.postbacksOf(tids...)) >= 1 })
 	time.Sleep(200 * time.Millisecond) // a second postback, were there one, would be due too
 	pbs := w.postbacksOf(tids...)
 	if len(pbs) != 1 {
