@@ -74,6 +74,16 @@ const (
 	// greedy ranking starves it; the root keeps the raise from costing the
 	// partners' revenue).
 	hardConversion, hardExp = 0.5, 0.6
+	// learnFloor is the least weight of a feasible campaign still learning
+	// its conversion (fewer than ExploreSessions sessions with an outcome)
+	// whose work ahead is large (completes still needed / conversion ≥
+	// ExploreSessions sessions): ranked as greedy would, not deferred. Its
+	// schedule (whether it can finish, when it may wait) rests on its
+	// conversion estimate, and it will take that many sessions anyway, so
+	// taking the first ones now costs little and puts the schedule on its
+	// real conversion; a campaign with little left finishes before its
+	// estimate matters.
+	learnFloor = 1.0
 	// Bounds of the weight.
 	weightMin, weightMax = 0.25, 4
 	// supplySample is how many active participants per country the supply
@@ -156,6 +166,11 @@ func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 			weight *= math.Pow(max(hardConversion/in.Conversion, 1), hardExp)
 		}
 		weight = clamp(weight, weightMin, weightMax)
+		if c := in.Conversion; c > 0 && in.Sessions < ExploreSessions && needed/c >= ExploreSessions {
+			// Still learning, with at least ExploreSessions sessions of work
+			// ahead: ranked at least as greedy would rank it (see learnFloor).
+			weight = max(weight, learnFloor)
+		}
 	}
 	if c := in.Conversion; c > 0 && c < 1 && in.Sessions < exploreUntil {
 		sd := math.Sqrt(c * (1 - c) / (float64(max(in.Sessions, 0)) + ConversionPriorWeight))

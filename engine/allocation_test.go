@@ -74,6 +74,15 @@ func TestAllocationWeight(t *testing.T) {
 		{"cannot finish, no sessions: no exploration", with(func(in *engine.AllocationInputs) { in.SupplyPerDay, in.Sessions = 1, 0 }), 1, 1, false},
 		{"can finish, 99 sessions: explores", with(func(in *engine.AllocationInputs) { in.Sessions = 99 }), 0, 0, true},
 		{"few sessions", with(func(in *engine.AllocationInputs) { in.Sessions = 3; in.Conversion = 0.6 }), 0, 0, true},
+		{"still learning, 200 sessions of work ahead: ranked as greedy would", with(func(in *engine.AllocationInputs) {
+			in.Needed, in.Open, in.Sessions, in.Conversion, in.SupplyPerDay = 40, 1, 10, 0.2, 100
+		}), 1, 1, true},
+		{"the same, learned (100 sessions): back to its schedule", with(func(in *engine.AllocationInputs) {
+			in.Needed, in.Open, in.Sessions, in.Conversion, in.SupplyPerDay = 40, 1, 100, 0.2, 100
+		}), -1, 0.25, false},
+		{"the same, 95 sessions of work ahead: its schedule", with(func(in *engine.AllocationInputs) {
+			in.Needed, in.Open, in.Sessions, in.Conversion, in.SupplyPerDay = 19, 1, 10, 0.2, 100
+		}), -1, math.Sqrt(4.0/20) * math.Pow(5, -0.5) * math.Pow(2.5, 0.6), true},
 		{"unknown supply counts as feasible", with(func(in *engine.AllocationInputs) { in.SupplyPerDay = -1 }), 0, 0, false},
 		{"unknown start: a full field period left", with(func(in *engine.AllocationInputs) { in.Elapsed = -1; in.SupplyPerDay = -1 }), -1, math.Sqrt(4.0/6) * math.Pow(10, -0.5), false},
 	} {
@@ -189,11 +198,13 @@ func refSupply(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 // all full weighs 0.25; one the panel cannot fill before
 // its deadline (completes needed > supply per day × days left × conversion)
 // weighs 1; a feasible one sqrt(4 / (needed per open quota + 1)) × (1 /
-// days left)^0.5 × max(0.5 / conversion, 1)^0.6, within [0.25, 4].
+// days left)^0.5 × max(0.5 / conversion, 1)^0.6, within [0.25, 4], and at
+// least 1 while it has fewer than 100 sessions and at least 100 sessions of
+// work ahead (needed / conversion): floored reports that the floor raised it.
 // Exploration is 2 standard errors of the conversion estimate relative to
 // it, at most 0.3, under 100 sessions (none for a campaign that cannot
 // finish).
-func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) (w, x float64) {
+func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, now int64) (w, x float64, floored bool) {
 	supply := refSupply(c, ctr, panel, now)
 	needed, open := 0.0, 0
 	for _, q := range c.Quotas {
@@ -242,11 +253,14 @@ func refWeight(c *engine.Campaign, ctr *engine.Counters, panel *engine.Panel, no
 			w *= math.Pow(0.5/conv, 0.6)
 		}
 		w = math.Min(math.Max(w, 0.25), 4)
+		if conv > 0 && k.Sessions < 100 && needed/conv >= 100 && w < 1 {
+			w, floored = 1, true
+		}
 	}
 	if conv > 0 && conv < 1 && k.Sessions < exploreUntil {
 		x = math.Min(2*math.Sqrt(conv*(1-conv)/(float64(max(k.Sessions, 0))+engine.ConversionPriorWeight))/conv, 0.3)
 	}
-	return w, x
+	return w, x, floored
 }
 
 // refBalanced ranks every eligible campaign by the balanced objective:
@@ -255,7 +269,7 @@ func refBalanced(cs []engine.Campaign, ctr *engine.Counters, panel *engine.Panel
 	out := refMatch(cs, ctr, p, share, now)
 	for i := range out {
 		c := &cs[slices.IndexFunc(cs, func(c engine.Campaign) bool { return c.ID == out[i].CampaignID })]
-		w, x := refWeight(c, ctr, panel, now)
+		w, x, _ := refWeight(c, ctr, panel, now)
 		s := out[i].EPC * w
 		if x > 0 {
 			s *= 1 + x*engine.ExplorationDraw(p.ID, c.ID)
@@ -307,7 +321,7 @@ func TestBalancedAgainstReference(t *testing.T) {
 	const markets, perMarket = 200, 12
 	r := rand.New(rand.NewPCG(21, 5))
 	var nextQuota int64
-	pairs := 0
+	pairs, floored := 0, 0
 	for m := range markets {
 		n := 3 + r.IntN(30)
 		firstID := int64(m*100 + 1)
@@ -316,6 +330,15 @@ func TestBalancedAgainstReference(t *testing.T) {
 			cs[i].DaysInField = 1 + r.IntN(14)
 			if r.IntN(5) > 0 {
 				cs[i].FieldStart = propNow - r.Int64N(int64(cs[i].DaysInField+2)*86400)
+			}
+		}
+		if m%4 == 2 { // large targets: campaigns still learning with much work ahead are floored
+			for i := range cs {
+				for j := range cs[i].Quotas {
+					if !cs[i].Quotas[j].Global {
+						cs[i].Quotas[j].NumRespondents *= 20 + r.IntN(40)
+					}
+				}
 			}
 		}
 		ctr := engine.NewCounters()
@@ -351,7 +374,10 @@ func TestBalancedAgainstReference(t *testing.T) {
 				continue
 			}
 			w, x, ok := e.Snapshot().Weight(cs[i].ID)
-			rw, rx := refWeight(&cs[i], ctr, panel, propNow)
+			rw, rx, fl := refWeight(&cs[i], ctr, panel, propNow)
+			if fl {
+				floored++
+			}
 			if !ok || math.Abs(w-rw) > 1e-9*rw || x != rx {
 				t.Fatalf("market %d campaign %d: weight %v/%v (indexed %v), reference %v/%v", m, cs[i].ID, w, x, ok, rw, rx)
 			}
@@ -375,7 +401,10 @@ func TestBalancedAgainstReference(t *testing.T) {
 			pairs++
 		}
 	}
-	t.Logf("%d pairs", pairs)
+	t.Logf("%d pairs; %d campaigns raised to the learning floor", pairs, floored)
+	if floored == 0 {
+		t.Error("no campaign raised to the learning floor: the markets do not exercise it")
+	}
 }
 
 func scores(os []engine.Offer) string {
