@@ -256,6 +256,22 @@ func (e *Engine) Allocation() Allocation {
 	return e.alloc.policy
 }
 
+// AllocationRefreshedAt returns when (unix seconds) the weights in use were
+// computed by RefreshAllocation: 0 before the first refresh and under
+// AllocationGreedy.
+func (e *Engine) AllocationRefreshedAt() int64 {
+	e.writeMu.Lock()
+	a := e.alloc
+	e.writeMu.Unlock()
+	if !a.balanced() {
+		return 0
+	}
+	if st := a.state.Load(); st != nil {
+		return st.at
+	}
+	return 0
+}
+
 // RefreshAllocation recomputes, off the request path, the panel supply of
 // every campaign and republishes the current campaigns ranked with weights
 // as of now (unix seconds): a new snapshot, so caches keyed on

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,10 +21,12 @@ func TestAllocationFlags(t *testing.T) {
 		every time.Duration
 		fails bool
 	}{
-		{"default", nil, "", engine.AllocationGreedy, 5 * time.Minute, false},
+		{"default", nil, "", engine.AllocationBalanced, 5 * time.Minute, false},
+		{"greedy", []string{"--allocation", "greedy"}, "", engine.AllocationGreedy, 5 * time.Minute, false},
 		{"flag", []string{"--allocation", "balanced", "--allocation-every", "1m"}, "", engine.AllocationBalanced, time.Minute, false},
 		{"environment", nil, "balanced", engine.AllocationBalanced, 5 * time.Minute, false},
 		{"flag over environment", []string{"--allocation=greedy"}, "balanced", engine.AllocationGreedy, 5 * time.Minute, false},
+		{"environment greedy", nil, "greedy", engine.AllocationGreedy, 5 * time.Minute, false},
 		{"unknown policy", []string{"--allocation", "fair"}, "", 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +62,13 @@ func TestServeBalancedAllocation(t *testing.T) {
 	}})
 	if got := s.App.Engine.Allocation(); got != engine.AllocationBalanced {
 		t.Fatalf("engine allocation %v", got)
+	}
+	// Ready means weighted: the first refresh is one of the loads /readyz waits for.
+	if s.App.Engine.AllocationRefreshedAt() == 0 {
+		t.Fatal("ready before the allocation's first refresh")
+	}
+	if r := s.Send(t, s.NewRequest(t, "GET", "/readyz", nil)); r.Status != 200 || !strings.Contains(string(r.Body), `"allocation":"ok"`) {
+		t.Fatalf("/readyz: %d %s", r.Status, r.Body)
 	}
 	v := s.App.Engine.Snapshot().Version()
 	deadline := time.Now().Add(10 * time.Second)

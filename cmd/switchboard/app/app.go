@@ -112,6 +112,9 @@ type App struct {
 	admin   *httpio.Server // nil without Config.AdminAddr
 	stop    context.CancelFunc
 	sync    *engineSync
+	// weighted is closed once the allocation's first weights are in (at once under greedy):
+	// until then a balanced process would rank with weights computed without the panel.
+	weighted chan struct{}
 	// Joining reports that other processes served the database when this one started, so
 	// that it loaded gently (join.go).
 	Joining bool
@@ -171,6 +174,10 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Panel = engine.NewPanel()
 	reservePanel(ctx, db, a.Panel, log)
 	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
+	a.weighted = make(chan struct{})
+	if cfg.Allocation != engine.AllocationBalanced {
+		close(a.weighted)
+	}
 	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
 	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
 		Log: log.Named("supply"), Config: scfg, AuthFailures: fails, Postbacks: a.Payouts}); err != nil {
@@ -221,6 +228,19 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if endJoin != nil {
 		go a.afterLoads(bg, endJoin)
 	}
+	if cfg.Allocation == engine.AllocationBalanced {
+		go func() {
+			// The weights are computed from the campaigns, the panel and the counters.
+			for _, l := range a.dataLoads() {
+				select {
+				case <-l.loaded:
+				case <-bg.Done():
+					return
+				}
+			}
+			refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"), func() { close(a.weighted) })
+		}()
+	}
 	deadline := time.After(10 * time.Second)
 waiting:
 	for _, l := range a.loads() {
@@ -233,9 +253,6 @@ waiting:
 	}
 	go trimPanel(bg, a.Supply.Loaded(), a.Panel)
 	go a.runHeartbeat(bg)
-	if cfg.Allocation == engine.AllocationBalanced {
-		go refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"))
-	}
 
 	a.server = httpio.NewServer(mux.Handler, cfg.HTTP, log.Named("http"))
 	if cfg.AdminAddr != "" {
@@ -288,10 +305,18 @@ type load struct {
 
 // loads are what ready means: every answer is the one a loaded process gives. The
 // campaigns; the panel (else known participants get the profile survey); the counters
-// (else full quotas look open).
-func (a *App) loads() []load {
+// (else full quotas look open); the allocation's first weights (else offers are ranked
+// otherwise than by the processes beside it).
+func (a *App) loads() []load { return append(a.dataLoads(), load{"allocation", a.weighted}) }
+
+// dataLoads are the loads of what the process reads from the database.
+func (a *App) dataLoads() []load {
 	return []load{{"engine", a.sync.loaded}, {"panel", a.Supply.Loaded()}, {"counters", a.Router.CountsLoaded()}}
 }
+
+// Weighted is closed once the process ranks offers with its allocation's first weights:
+// at once under greedy, after the first refresh under balanced.
+func (a *App) Weighted() <-chan struct{} { return a.weighted }
 
 func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Second)

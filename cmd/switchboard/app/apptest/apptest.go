@@ -118,12 +118,13 @@ func Start(tb testing.TB, o Options) *Server {
 			tb.Errorf("apptest: serve: %v", err)
 		}
 	})
-	// Tests start from a ready process (what /readyz reports): panel and counters loaded.
-	for _, loaded := range []<-chan struct{}{a.Supply.Loaded(), a.Router.CountsLoaded()} {
+	// Tests start from a ready process (what /readyz reports): panel and counters loaded,
+	// the allocation's first weights in.
+	for _, loaded := range []<-chan struct{}{a.Supply.Loaded(), a.Router.CountsLoaded(), a.Weighted()} {
 		select {
 		case <-loaded:
 		case <-time.After(30 * time.Second):
-			tb.Fatal("apptest: panel or counters not loaded after 30s")
+			tb.Fatal("apptest: panel, counters or allocation weights not loaded after 30s")
 		}
 	}
 	return s
