@@ -291,9 +291,49 @@ func (e *Engine) RefreshAllocation(now int64) {
 	a.state.Store(st)
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
-	if e.alloc == a {
-		e.snap.Store(build(e.snap.Load().campaigns(), e.counters, a))
+	if e.alloc != a {
+		return
 	}
+	if cur := e.snap.Load(); cur.alloc == a {
+		e.snap.Store(cur.reweighed(st))
+	} else {
+		e.snap.Store(build(cur.campaigns(), e.counters, a))
+	}
+}
+
+// reweighed returns s ranked under the weights of st as a new snapshot (a
+// new version, so that answer caches drop the lists ranked under the old
+// weights). A country whose campaigns changed since it was built (a delta,
+// dead slots) is rebuilt whole, as a refresh always did; the index of every
+// other country is kept and only its order is recomputed: a refresh of an
+// unchanged market of 100k campaigns costs a sort, not an index build.
+func (s *Snapshot) reweighed(st *allocState) *Snapshot {
+	n := &Snapshot{counters: s.counters, alloc: s.alloc, parts: make(map[int32]*country, len(s.parts)), version: snapshotVersions.Add(1)}
+	for id, c := range s.parts {
+		if c.delta != nil || c.ndead > 0 {
+			n.parts[id] = &country{base: buildPartition(c.defs(nil), s.counters, s.alloc)}
+			continue
+		}
+		c.base.reweigh(st)
+		n.parts[id] = c
+	}
+	return n
+}
+
+// reweigh publishes an order of the partition's campaigns ranked under the
+// weights of st and the counters now.
+func (p *partition) reweigh(st *allocState) {
+	p.ordMu.Lock()
+	defer p.ordMu.Unlock()
+	seq := p.ctr.raises.Load() // before reading any bound
+	n := len(p.camps)
+	w, x := make([]float64, n), make([]float64, n)
+	for slot := range p.camps {
+		cm := &p.camps[slot]
+		w[slot], x[slot] = st.weigh(p.cold[slot].def, cm.counter, p.quotas[cm.q0:cm.g0])
+	}
+	p.sinceFull = 0
+	p.ord.Store(p.order(seq, w, x))
 }
 
 // Weight returns the balanced weight and exploration cap the snapshot's
@@ -345,15 +385,26 @@ func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
 		for _, part := range parts {
 			sums := make([]float64, len(part.camps))
 			if sm != nil {
-				sc := new(scratch)
-				for i, p := range sm.ps {
-					sc.begin(part)
-					part.compileParticipant(sc, p)
-					for slot := range part.camps {
-						if part.couldFill(sc, int32(slot), p) {
-							sums[slot] += sm.rates[i]
+				// Which quotas are full is read once per scan, not once per participant, and
+				// only the campaigns with an open non-global quota are scanned.
+				full := make([]bool, len(part.quotas))
+				for q := range part.quotas {
+					qm := &part.quotas[q]
+					full[q] = qm.counter.full(qm.num, qm.clickBalanced)
+				}
+				open := make([]int32, 0, len(part.camps))
+				for slot := range part.camps {
+					cm := &part.camps[slot]
+					for q := cm.q0; q < cm.g0; q++ {
+						if !full[q] {
+							open = append(open, int32(slot))
+							break
 						}
 					}
+				}
+				scan := newSupplyScan(part, sm.ps, sm.rates)
+				for _, slot := range open {
+					sums[slot] = scan.campaign(slot, full, sm.ps)
 				}
 			}
 			scale := 0.0
@@ -441,31 +492,6 @@ func (sm *supplySampler) finish() {
 		sm.rates = append(sm.rates, e.rate)
 	}
 	sm.heap = nil
-}
-
-// couldFill reports whether the participant compiled in sc passes the
-// campaign's device rule, matches an open non-global quota and no full
-// global one.
-func (part *partition) couldFill(sc *scratch, c int32, p *Participant) bool {
-	cm := &part.camps[c]
-	if cm.devices != 0 && cm.devices&p.Device == 0 {
-		return false
-	}
-	open := false
-	for q := cm.q0; q < cm.g0 && !open; q++ {
-		qm := &part.quotas[q]
-		open = part.quotaMatches(sc, qm) && !qm.counter.full(qm.num, qm.clickBalanced)
-	}
-	if !open {
-		return false
-	}
-	for q := cm.g0; q < cm.q1; q++ {
-		qm := &part.quotas[q]
-		if part.quotaMatches(sc, qm) && qm.counter.full(qm.num, qm.clickBalanced) {
-			return false
-		}
-	}
-	return true
 }
 
 // weigh returns the balanced weight and exploration cap of campaign def with

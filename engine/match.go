@@ -234,6 +234,13 @@ func (part *partition) markEntries(sc *scratch, p *Participant, now int64) {
 // question and marks the conditions its texts (and codes outside the mask
 // range) satisfy through the postings.
 func (part *partition) compileParticipant(sc *scratch, p *Participant) {
+	part.compileAnswers(sc.pm, p, func(sp span) { part.hit(sc, sp) })
+}
+
+// compileAnswers sets in pm the participant's codes 0..127 per question slot
+// and calls hit with the postings span of each of its other codes and texts
+// that some condition names.
+func (part *partition) compileAnswers(pm [][2]uint64, p *Participant, hit func(span)) {
 	for i := range p.Answers {
 		a := &p.Answers[i]
 		qs := part.qslot(a.QuestionID)
@@ -242,9 +249,9 @@ func (part *partition) compileParticipant(sc *scratch, p *Participant) {
 		}
 		for _, code := range a.Codes {
 			if uint32(code) < maskCodes {
-				sc.pm[qs][code>>6] |= 1 << (code & 63)
+				pm[qs][code>>6] |= 1 << (code & 63)
 			} else if i := part.codes.get(codeKey(a.QuestionID, code)); i >= 0 {
-				part.hit(sc, part.spans[i])
+				hit(part.spans[i])
 			}
 		}
 		if a.Text == "" {
@@ -252,10 +259,10 @@ func (part *partition) compileParticipant(sc *scratch, p *Participant) {
 		}
 		if k, short := shortKey(part.textQ(a.QuestionID), a.Text); short {
 			if i := part.shorts.get(k); i >= 0 {
-				part.hit(sc, part.spans[i])
+				hit(part.spans[i])
 			}
 		} else if sp, ok := part.texts[textKey{a.QuestionID, a.Text}]; ok {
-			part.hit(sc, sp)
+			hit(sp)
 		}
 	}
 }

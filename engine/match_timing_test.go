@@ -168,12 +168,17 @@ func BenchmarkMatchBalanced(b *testing.B) {
 }
 
 // BenchmarkRefreshAllocation measures the off-path recomputation of the
-// balanced weights (panel supply scan and re-sorting) at 10k campaigns.
+// balanced weights (panel supply scan and re-sorting) at 10k and 100k campaigns.
 func BenchmarkRefreshAllocation(b *testing.B) {
-	e, _, ps := benchMarket(10_000)
-	e.SetAllocation(engine.AllocationBalanced, benchPanel(ps))
-	for b.Loop() {
-		e.RefreshAllocation(synth.Now)
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
+			e, _, ps := benchMarket(n)
+			e.SetAllocation(engine.AllocationBalanced, benchPanel(ps))
+			b.ReportAllocs()
+			for b.Loop() {
+				e.RefreshAllocation(synth.Now)
+			}
+		})
 	}
 }
 
