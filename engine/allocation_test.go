@@ -326,12 +326,7 @@ func TestBalancedAgainstReference(t *testing.T) {
 		n := 3 + r.IntN(30)
 		firstID := int64(m*100 + 1)
 		cs := propMarket(r, firstID, n, &nextQuota)
-		for i := range cs {
-			cs[i].DaysInField = 1 + r.IntN(14)
-			if r.IntN(5) > 0 {
-				cs[i].FieldStart = propNow - r.Int64N(int64(cs[i].DaysInField+2)*86400)
-			}
-		}
+		propFieldPeriods(r, cs, 5)
 		if m%4 == 2 { // large targets: campaigns still learning with much work ahead are floored
 			for i := range cs {
 				for j := range cs[i].Quotas {
@@ -350,16 +345,7 @@ func TestBalancedAgainstReference(t *testing.T) {
 		if m%2 == 0 {
 			size, days = 150+r.IntN(150), 20
 		}
-		panel := engine.NewPanel()
-		for i := range size {
-			p := propParticipant(r, firstID, n)
-			p.ID = int64(i + 1)
-			for range 1 + r.IntN(days) {
-				if _, err := panel.Upsert(1, fmt.Sprint(p.ID), *p, propNow-r.Int64N(40)*86400); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		panel := propPanel(t, r, firstID, n, size, days, 40)
 		e := engine.New(ctr)
 		e.Load(cs)
 		e.SetAllocation(engine.AllocationBalanced, panel)
@@ -405,6 +391,35 @@ func TestBalancedAgainstReference(t *testing.T) {
 	if floored == 0 {
 		t.Error("no campaign raised to the learning floor: the markets do not exercise it")
 	}
+}
+
+// propFieldPeriods gives every campaign a field period of 1-14 days and,
+// except one in unknown on average, a field start up to its period plus two
+// days before propNow.
+func propFieldPeriods(r *rand.Rand, cs []engine.Campaign, unknown int) {
+	for i := range cs {
+		cs[i].DaysInField = 1 + r.IntN(14)
+		if r.IntN(unknown) > 0 {
+			cs[i].FieldStart = propNow - r.Int64N(int64(cs[i].DaysInField+2)*86400)
+		}
+	}
+}
+
+// propPanel impanels size random participants (ids 1..size) of a market of n
+// campaigns from firstID, each active on 1..days of the last within days.
+func propPanel(t *testing.T, r *rand.Rand, firstID int64, n, size, days, within int) *engine.Panel {
+	t.Helper()
+	panel := engine.NewPanel()
+	for i := range size {
+		p := propParticipant(r, firstID, n)
+		p.ID = int64(i + 1)
+		for range 1 + r.IntN(days) {
+			if _, err := panel.Upsert(1, fmt.Sprint(p.ID), *p, propNow-r.Int64N(int64(within))*86400); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return panel
 }
 
 func scores(os []engine.Offer) string {

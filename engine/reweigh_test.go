@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -22,20 +21,10 @@ func TestReweighedRanksAsRebuilt(t *testing.T) {
 		n := 5 + r.IntN(40)
 		firstID := int64(m*100 + 1)
 		cs := propMarket(r, firstID, n, &nextQuota)
-		for i := range cs {
-			cs[i].DaysInField = 1 + r.IntN(14)
-			cs[i].FieldStart = propNow - r.Int64N(int64(cs[i].DaysInField+2)*86400)
-		}
+		propFieldPeriods(r, cs, 5)
 		ctr := engine.NewCounters()
 		propCounters(r, ctr, cs)
-		panel := engine.NewPanel()
-		for i := range 100 + r.IntN(200) {
-			p := propParticipant(r, firstID, n)
-			p.ID = int64(i + 1)
-			if _, err := panel.Upsert(1, fmt.Sprint(p.ID), *p, propNow-r.Int64N(20)*86400); err != nil {
-				t.Fatal(err)
-			}
-		}
+		panel := propPanel(t, r, firstID, n, 100+r.IntN(200), 20, 20)
 		e := engine.New(ctr)
 		e.Load(cs)
 		e.SetAllocation(engine.AllocationBalanced, panel)
