@@ -21,8 +21,7 @@ func TestAllocationFlags(t *testing.T) {
 		every time.Duration
 		fails bool
 	}{
-		{"default", nil, "", engine.AllocationBalanced, 5 * time.Minute, false},
-		{"greedy", []string{"--allocation", "greedy"}, "", engine.AllocationGreedy, 5 * time.Minute, false},
+		{"default", nil, "", engine.AllocationGreedy, 5 * time.Minute, false},
 		{"flag", []string{"--allocation", "balanced", "--allocation-every", "1m"}, "", engine.AllocationBalanced, time.Minute, false},
 		{"environment", nil, "balanced", engine.AllocationBalanced, 5 * time.Minute, false},
 		{"flag over environment", []string{"--allocation=greedy"}, "balanced", engine.AllocationGreedy, 5 * time.Minute, false},

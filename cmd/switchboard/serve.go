@@ -132,8 +132,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 
 // allocationFlags declares the allocation policy's settings (docs/allocation.md).
 func allocationFlags(f flags, cfg *app.Config) {
-	cfg.Allocation = engine.AllocationBalanced
-	f.Func("allocation", "offer ranking policy: balanced (EPC × a deadline schedule of the quotas that can still finish, exploration; docs/allocation.md) or greedy (EPC alone) (default balanced)",
+	f.Func("allocation", "offer ranking policy: greedy (EPC) or balanced (EPC × a deadline schedule of the quotas that can still finish, exploration; docs/allocation.md) (default greedy)",
 		func(v string) (err error) {
 			cfg.Allocation, err = engine.ParseAllocation(v)
 			return err
