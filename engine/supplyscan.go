@@ -85,7 +85,7 @@ func (s *supplyScan) quota(dst []uint64, q int32) bool {
 	for c := qm.c0; c < qm.c0+qm.nc; c++ {
 		cm := &s.part.conds[c]
 		post := s.post[c]
-		any := uint64(0)
+		left := uint64(0)
 		for w := range dst {
 			if dst[w] == 0 {
 				continue
@@ -103,9 +103,9 @@ func (s *supplyScan) quota(dst []uint64, q int32) bool {
 				}
 			}
 			dst[w] &= m
-			any |= dst[w]
+			left |= dst[w]
 		}
-		if any == 0 {
+		if left == 0 {
 			return false
 		}
 	}
