@@ -404,7 +404,7 @@ func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
 				}
 				scan := newSupplyScan(part, sm.ps, sm.rates)
 				for _, slot := range open {
-					sums[slot] = scan.campaign(slot, full, sm.ps)
+					sums[slot] = scan.campaign(slot, full)
 				}
 			}
 			scale := 0.0

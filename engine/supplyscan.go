@@ -18,13 +18,14 @@ type supplyScan struct {
 	dev   map[uint8][]uint64 // by device mask: participants with one of its devices
 	all   []uint64           // every sampled participant
 	tmp   [3][]uint64        // quota, open, blocked sets of the campaign at hand
-	rates []float64
+	ps    []*Participant     // the sample, by bit
+	rates []float64          // their daily rates, by bit
 }
 
 func newSupplyScan(part *partition, ps []*Participant, rates []float64) *supplyScan {
 	w := (len(ps) + 63) / 64
 	s := &supplyScan{part: part, words: w, codes: make([][]uint64, len(part.qids)*maskCodes),
-		post: make(map[uint32][]uint64), dev: make(map[uint8][]uint64), all: make([]uint64, w), rates: rates}
+		post: make(map[uint32][]uint64), dev: make(map[uint8][]uint64), all: make([]uint64, w), ps: ps, rates: rates}
 	for i := range s.tmp {
 		s.tmp[i] = make([]uint64, w)
 	}
@@ -60,7 +61,7 @@ func newSupplyScan(part *partition, ps []*Participant, rates []float64) *supplyS
 
 // devices returns the set of sampled participants with one of the devices
 // of mask (0: any device).
-func (s *supplyScan) devices(mask uint8, ps []*Participant) []uint64 {
+func (s *supplyScan) devices(mask uint8) []uint64 {
 	if mask == 0 {
 		return s.all
 	}
@@ -68,7 +69,7 @@ func (s *supplyScan) devices(mask uint8, ps []*Participant) []uint64 {
 		return set
 	}
 	set := make([]uint64, s.words)
-	for i, p := range ps {
+	for i, p := range s.ps {
 		if p.Device&mask != 0 {
 			set[i/64] |= 1 << (i % 64)
 		}
@@ -115,7 +116,7 @@ func (s *supplyScan) quota(dst []uint64, q int32) bool {
 // campaign returns the summed daily rates of the sampled participants who
 // pass slot c's device rule, meet one of its open non-global quotas and
 // none of its full global ones (full tells which quota slots are full).
-func (s *supplyScan) campaign(c int32, full []bool, ps []*Participant) float64 {
+func (s *supplyScan) campaign(c int32, full []bool) float64 {
 	cm := &s.part.camps[c]
 	q, open, blocked := s.tmp[0], s.tmp[1], s.tmp[2]
 	clear(open)
@@ -139,7 +140,7 @@ func (s *supplyScan) campaign(c int32, full []bool, ps []*Participant) float64 {
 			}
 		}
 	}
-	dev := s.devices(cm.devices, ps)
+	dev := s.devices(cm.devices)
 	sum := 0.0
 	for w := range open {
 		for m := open[w] & dev[w] &^ blocked[w]; m != 0; m &= m - 1 {
