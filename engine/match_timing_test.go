@@ -115,7 +115,8 @@ func BenchmarkMatchBalanced(b *testing.B) {
 // campaigns unable to finish by their deadline (weight 1, no exploration), so
 // there the balanced walk is close to greedy's; a marketplace's panel makes
 // most campaigns feasible, their weights spread over [0.25, 4] and the walk
-// longer.
+// longer. Each runs with warm caches and cold (timeMatchesCold), the latter
+// closer to a server, whose other work per request evicts the market.
 func BenchmarkMatchSupplyRich(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		for _, alloc := range []engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced} {
@@ -131,7 +132,8 @@ func BenchmarkMatchSupplyRich(b *testing.B) {
 				}
 				e.SetAllocation(alloc, pl)
 				e.RefreshAllocation(synth.Now)
-				timeMatches(b, e, ps)
+				b.Run("cache=warm", func(b *testing.B) { timeMatches(b, e, ps) })
+				b.Run("cache=cold", func(b *testing.B) { timeMatchesCold(b, e, ps) })
 			})
 		}
 	}
@@ -141,6 +143,24 @@ func BenchmarkMatchSupplyRich(b *testing.B) {
 // one warm-up pass (the scratch pool), reporting the median and 99th
 // percentile of individually timed calls and the offers returned per call.
 func timeMatches(b *testing.B, e *engine.Engine, ps []engine.Participant) {
+	timeMatchesBetween(b, e, ps, func() {})
+}
+
+// timeMatchesCold is timeMatches with the core's caches overwritten before
+// every call (untimed), as a server's other work per request does: what a
+// match costs when the market's arrays must come from memory or L3.
+func timeMatchesCold(b *testing.B, e *engine.Engine, ps []engine.Participant) {
+	junk := make([]uint64, 4<<20/8) // 4 MiB: four times L2 here
+	timeMatchesBetween(b, e, ps, func() {
+		for i := 0; i < len(junk); i += 8 {
+			junk[i]++
+		}
+	})
+}
+
+// timeMatchesBetween times matches as timeMatches does, calling between
+// before each timed call.
+func timeMatchesBetween(b *testing.B, e *engine.Engine, ps []engine.Participant, between func()) {
 	dst := make([]engine.Offer, 0, 30)
 	for i := range ps {
 		dst = e.Match(&ps[i], 0.6, synth.Now, 30, dst)
@@ -151,6 +171,7 @@ func timeMatches(b *testing.B, e *engine.Engine, ps []engine.Participant) {
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
+		between()
 		t0 := time.Now()
 		dst = e.Match(&ps[i%len(ps)], 0.6, synth.Now, 30, dst)
 		if len(lat) < cap(lat) {
