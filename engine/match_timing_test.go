@@ -147,8 +147,9 @@ func timeMatches(b *testing.B, e *engine.Engine, ps []engine.Participant) {
 }
 
 // timeMatchesCold is timeMatches with the core's caches overwritten before
-// every call (untimed), as a server's other work per request does: what a
-// match costs when the market's arrays must come from memory or L3.
+// every call, as a server's other work per request does: what a match costs
+// when the market's arrays must come from memory or L3. The overwrite is
+// outside each call's own timing (p50-ns, p99-ns) but inside ns/op.
 func timeMatchesCold(b *testing.B, e *engine.Engine, ps []engine.Participant) {
 	junk := make([]uint64, 4<<20/8) // 4 MiB: four times L2 here
 	timeMatchesBetween(b, e, ps, func() {
