@@ -324,6 +324,9 @@ func TestBalancedAgainstReference(t *testing.T) {
 	pairs, floored := 0, 0
 	for m := range markets {
 		n := 3 + r.IntN(30)
+		if m%5 == 3 { // enough exploring campaigns that the walk skips many by the draw
+			n = 60 + r.IntN(39)
+		}
 		firstID := int64(m*100 + 1)
 		cs := propMarket(r, firstID, n, &nextQuota)
 		propFieldPeriods(r, cs, 5)
@@ -342,7 +345,7 @@ func TestBalancedAgainstReference(t *testing.T) {
 		// finish by their deadline: only those explore, so only they exercise the walk's
 		// skip of exploring campaigns a participant's own draw cannot lift.
 		size, days := 5+r.IntN(20), 4
-		if m%2 == 0 {
+		if m%2 == 0 || n >= 60 {
 			size, days = 150+r.IntN(150), 20
 		}
 		panel := propPanel(t, r, firstID, n, size, days, 40)
