@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/valyala/fasthttp"
 )
 
@@ -28,6 +29,7 @@ func ServeFloor(ln net.Listener, body []byte) error {
 		ReadTimeout:          30 * time.Second,
 		WriteTimeout:         30 * time.Second,
 		NoDefaultContentType: true,
+		WriteBufferSize:      httpio.WriteBufferSize, // as serve's: the floor must not write more often
 	}
 	return s.Serve(ln)
 }

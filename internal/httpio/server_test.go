@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,5 +202,71 @@ func TestReduceError(t *testing.T) {
 		if got := reduceError(fmt.Errorf("%s", tc.in)); got != tc.want {
 			t.Errorf("reduceError(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// writeCounter counts the writes on the connections it accepts.
+type writeCounter struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *writeCounter) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	l *writeCounter
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	c.l.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// An answer the size of an offers answer (30 offers, about 12 KB) leaves in one write: each
+// write is a trip through the kernel's TCP stack.
+func TestAnswerInOneWrite(t *testing.T) {
+	body := strings.Repeat("x", 12_000)
+	s := NewServer(func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(body) }, ServerConfig{}, zap.NewNop())
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &writeCounter{Listener: inner}
+	done := make(chan struct{})
+	go func() { defer close(done); s.Serve(ln) }() //nolint:errcheck
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx) //nolint:errcheck
+		<-done
+	})
+	c, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	const requests = 5
+	for i := range requests {
+		if _, err := io.WriteString(c, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		var resp fasthttp.Response
+		if err := resp.Read(r); err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Body()) != len(body) {
+			t.Fatalf("request %d: body of %d bytes, want %d", i, len(resp.Body()), len(body))
+		}
+	}
+	if got := ln.writes.Load(); got != requests {
+		t.Errorf("%d responses of %d bytes took %d writes, want one each", requests, len(body), got)
 	}
 }
