@@ -212,7 +212,7 @@ func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Parti
 		// The same rounding the payout of a complete uses, so the offer promises what is paid.
 		b = strconv.AppendInt(b, payout.Reward(payout.CompletePayout(o.CPICents, pub.RevenueShare), pub.ExchangeRate), 10)
 		b = append(b, `,"epc":`...)
-		b = strconv.AppendFloat(b, math.Round(o.EPC*1e4)/1e4, 'f', -1, 64)
+		b = appendEPC(b, o.EPC)
 		b = append(b, `,"currency_name":`...)
 		b = append(b, pub.currency...)
 		b = append(b, `,"offer_entry_url":`...)
@@ -383,6 +383,40 @@ func (ac *answerCache) dropUser(pub int64, user, device []byte) {
 			ac.c.Del(ac.key(pub, user, dt, device))
 		}
 	}
+}
+
+// appendEPC appends an offer's epc rounded to 4 decimals, the shortest way (1.2, not
+// 1.2000): what strconv.AppendFloat(b, math.Round(epc*1e4)/1e4, 'f', -1, 64) writes, from
+// integers instead of the shortest-float search, which cost 3% of an offers request's CPU.
+func appendEPC(b []byte, epc float64) []byte {
+	r := math.Round(epc * 1e4)
+	if !(math.Abs(r) < 1<<53) { // NaN, infinities and figures no offer has
+		return strconv.AppendFloat(b, r/1e4, 'f', -1, 64)
+	}
+	if math.Signbit(r) { // -0 included, as AppendFloat writes it
+		b = append(b, '-')
+		r = -r
+	}
+	n := int64(r)
+	b = strconv.AppendInt(b, n/1e4, 10)
+	frac := n % 1e4
+	if frac == 0 {
+		return b
+	}
+	digits := 4
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
+	}
+	b = append(b, '.')
+	for p := digits - 1; p >= 0; p-- {
+		d := frac
+		for range p {
+			d /= 10
+		}
+		b = append(b, byte('0'+d%10))
+	}
+	return b
 }
 
 // appendJSONString appends s as a JSON string literal.

@@ -3,6 +3,8 @@ package supply
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 	"time"
@@ -181,6 +183,31 @@ func BenchmarkCampaigns(b *testing.B) {
 		for b.Loop() {
 			benchRequest(&ctx, "nobody")
 			a.campaigns(&ctx)
+		}
+	})
+}
+
+// BenchmarkAppendEPC compares the epc field written from integers with the shortest float
+// formatting it replaced (the same text, TestAppendEPC).
+func BenchmarkAppendEPC(b *testing.B) {
+	epcs := make([]float64, 1024)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range epcs {
+		epcs[i] = r.Float64() * 4
+	}
+	buf := make([]byte, 0, 64)
+	b.Run("integers", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			buf = appendEPC(buf[:0], epcs[i&1023])
+			i++
+		}
+	})
+	b.Run("shortest-float", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			buf = strconv.AppendFloat(buf[:0], math.Round(epcs[i&1023]*1e4)/1e4, 'f', -1, 64)
+			i++
 		}
 	})
 }
