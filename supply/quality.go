@@ -2,6 +2,7 @@ package supply
 
 import (
 	"context"
+	"encoding/binary"
 	"hash/maphash"
 	"net/netip"
 	"strconv"
@@ -92,7 +93,7 @@ func newQuality(cfg QualityConfig, db *persistence.DB, log *zap.Logger, now func
 		countryISO: map[int32]string{}, blockedBodies: map[string][]byte{}}
 	q.blocks.Store(emptyBlocks)
 	for i := range q.sightings {
-		q.sightings[i].seen = map[sightKey]int64{}
+		q.sightings[i].seen = map[uint64]int64{}
 	}
 	for _, c := range countries {
 		q.countryISO[c.ID] = c.ISOCode
@@ -379,19 +380,21 @@ func (q *Quality) afterImpanel(pub int64, user, device []byte, participantID int
 
 const (
 	sightShards  = 32
-	sightRefresh = 3600  // seconds: a known sighting is written again at most this often
-	sightForget  = 86400 // seconds: sightings older than this are dropped from memory
+	sightRefresh = 3600 // seconds: a known sighting is written again at most this often
 	maxPending   = 100_000
+	// maxSeen bounds the sightings remembered (about 20 bytes each) so that a process's
+	// memory does not grow with its traffic: past it a new sighting is still written, but
+	// not remembered, so its repeats within the hour are written again (the write is an
+	// upsert).
+	maxSeen = 1 << 20
 )
 
-type sightKey struct {
-	publisher    int64
-	device, user string
-}
-
 type sightShard struct {
-	mu      sync.Mutex
-	seen    map[sightKey]int64 // unix seconds of the last sighting queued
+	mu sync.Mutex
+	// seen holds, by a 64-bit hash of (publisher, device, user), the unix seconds of each
+	// sighting queued within the last sightRefresh: only those spare a write. (A collision
+	// spares one write of a sighting in 2^64.)
+	seen    map[uint64]int64
 	pending []persistence.DeviceSighting
 }
 
@@ -402,7 +405,7 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 		return
 	}
 	sh := &q.sightings[maphash.Bytes(q.seed, device)%sightShards]
-	k := sightKey{pub, bytesString(device), bytesString(user)}
+	k := q.sightHash(pub, device, user)
 	sh.mu.Lock()
 	if at, ok := sh.seen[k]; ok && now-at < sightRefresh {
 		sh.mu.Unlock()
@@ -412,10 +415,24 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 		sh.mu.Unlock()
 		return
 	}
-	k.device, k.user = string(device), string(user)
-	sh.seen[k] = now
-	sh.pending = append(sh.pending, persistence.DeviceSighting{PublisherID: pub, DeviceID: k.device, User: k.user, At: now})
+	if _, ok := sh.seen[k]; ok || len(sh.seen) < maxSeen/sightShards {
+		sh.seen[k] = now
+	}
+	sh.pending = append(sh.pending, persistence.DeviceSighting{PublisherID: pub, DeviceID: string(device), User: string(user), At: now})
 	sh.mu.Unlock()
+}
+
+// sightHash is the key of a sighting in sightShard.seen.
+func (q *Quality) sightHash(pub int64, device, user []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(q.seed)
+	var head [10]byte
+	binary.LittleEndian.PutUint64(head[:8], uint64(pub))
+	binary.LittleEndian.PutUint16(head[8:], uint16(len(device))) // (device, user) splits one way
+	h.Write(head[:])
+	h.Write(device)
+	h.Write(user)
+	return h.Sum64()
 }
 
 func (q *Quality) runFlush(ctx context.Context) {
@@ -445,9 +462,9 @@ func (q *Quality) FlushSightings(ctx context.Context) error {
 		sh.mu.Lock()
 		batch = append(batch, sh.pending...)
 		sh.pending = sh.pending[:0]
-		if len(sh.seen) > 10_000 {
+		if len(sh.seen) > 1_000 {
 			for k, at := range sh.seen {
-				if now-at >= sightForget {
+				if now-at >= sightRefresh { // spares no write any more
 					delete(sh.seen, k)
 				}
 			}

@@ -1,0 +1,76 @@
+package supply
+
+import (
+	"strconv"
+	"testing"
+
+	"go.uber.org/zap"
+)
+
+// A sighting is queued for writing once per (publisher, device, user) per sightRefresh, and
+// what is remembered to spare the repeats stays under maxSeen whatever the traffic.
+func TestSightingsRemembered(t *testing.T) {
+	now := int64(1_700_000_000)
+	q, err := newQuality(QualityConfig{}, nil, zap.NewNop(), func() int64 { return now }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := func() int {
+		n := 0
+		for i := range q.sightings {
+			n += len(q.sightings[i].pending)
+		}
+		return n
+	}
+	remembered := func() int {
+		n := 0
+		for i := range q.sightings {
+			n += len(q.sightings[i].seen)
+		}
+		return n
+	}
+	dev, u1, u2 := []byte("DEV-1"), []byte("user-1"), []byte("user-2")
+	for _, step := range []struct {
+		pub        int64
+		device     []byte
+		user       []byte
+		at         int64
+		wantQueued int
+	}{
+		{1, dev, u1, now, 1},
+		{1, dev, u1, now + 10, 1},                           // a repeat within the hour
+		{1, dev, u2, now + 10, 2},                           // another user of the device
+		{2, dev, u1, now + 10, 3},                           // another publisher
+		{1, []byte("DEV-1u"), []byte("ser-1"), now + 10, 4}, // the same bytes split otherwise
+		{1, dev, u1, now + sightRefresh - 1, 4},
+		{1, dev, u1, now + sightRefresh, 5}, // an hour on: written again
+	} {
+		q.sight(step.pub, step.device, step.user, step.at)
+		if got := queued(); got != step.wantQueued {
+			t.Fatalf("after %d/%s/%s at +%d: %d sightings queued, want %d", step.pub, step.device, step.user, step.at-now, got, step.wantQueued)
+		}
+	}
+
+	drain := func() {
+		for i := range q.sightings {
+			q.sightings[i].pending = q.sightings[i].pending[:0]
+		}
+	}
+	const n = maxSeen + maxSeen/4
+	b := make([]byte, 0, 16)
+	for i := range n {
+		if i%(maxPending/2) == 0 {
+			drain()
+		}
+		b = strconv.AppendInt(append(b[:0], "D-"...), int64(i), 10)
+		q.sight(1, b, u1, now)
+	}
+	if got := remembered(); got > maxSeen || got < maxSeen*9/10 {
+		t.Fatalf("%d sightings remembered after %d distinct ones, want at most %d (and near it)", got, n, maxSeen)
+	}
+	drain()
+	q.sight(1, []byte("D-"+strconv.Itoa(n-1)), u1, now+1) // not remembered: written again
+	if queued() != 1 {
+		t.Fatalf("a sighting past the bound was not queued again (%d queued)", queued())
+	}
+}
