@@ -1,7 +1,6 @@
 package httpio
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -31,14 +30,7 @@ func accessServer(t *testing.T, sample float64) (string, *observer.ObservedLogs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(ln) }() //nolint:errcheck
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx) //nolint:errcheck
-		<-done
-	})
+	serveUntilCleanup(t, s, ln)
 	return ln.Addr().String(), logs
 }
 

@@ -36,6 +36,13 @@ func startServer(t *testing.T, cfg ServerConfig) (string, *observer.ObservedLogs
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveUntilCleanup(t, s, ln)
+	return ln.Addr().String(), logs, s
+}
+
+// serveUntilCleanup serves s on ln until the test ends.
+func serveUntilCleanup(t *testing.T, s *Server, ln net.Listener) {
+	t.Helper()
 	done := make(chan struct{})
 	go func() { defer close(done); s.Serve(ln) }() //nolint:errcheck
 	t.Cleanup(func() {
@@ -44,7 +51,6 @@ func startServer(t *testing.T, cfg ServerConfig) (string, *observer.ObservedLogs
 		s.Shutdown(ctx) //nolint:errcheck
 		<-done
 	})
-	return ln.Addr().String(), logs, s
 }
 
 // exchange writes raw on a fresh connection and reads until the server closes it. It
@@ -239,14 +245,7 @@ func TestAnswerInOneWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln := &writeCounter{Listener: inner}
-	done := make(chan struct{})
-	go func() { defer close(done); s.Serve(ln) }() //nolint:errcheck
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx) //nolint:errcheck
-		<-done
-	})
+	serveUntilCleanup(t, s, ln)
 	c, err := net.Dial("tcp", inner.Addr().String())
 	if err != nil {
 		t.Fatal(err)
