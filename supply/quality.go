@@ -463,7 +463,7 @@ func (q *Quality) FlushSightings(ctx context.Context) error {
 		sh.mu.Lock()
 		batch = append(batch, sh.pending...)
 		sh.pending = sh.pending[:0]
-		if len(sh.seen) > 1_000 {
+		if len(sh.seen) >= maxSeen/sightShards/2 { // stale entries cost nothing until the bound nears
 			for k, at := range sh.seen {
 				if now-at >= sightRefresh { // spares no write any more
 					delete(sh.seen, k)
