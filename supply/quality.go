@@ -423,6 +423,20 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 	sh.mu.Unlock()
 }
 
+// forget drops the sightings that spare no write any more (older than sightRefresh) once
+// the shard is half full: until the bound nears they cost nothing, and a purge holds the
+// shard's lock. The caller holds it.
+func (sh *sightShard) forget(now int64) {
+	if len(sh.seen) < maxSeen/sightShards/2 {
+		return
+	}
+	for k, at := range sh.seen {
+		if now-at >= sightRefresh {
+			delete(sh.seen, k)
+		}
+	}
+}
+
 // sightHash is the key of a sighting in sightShard.seen.
 func (q *Quality) sightHash(pub int64, device, user []byte) uint64 {
 	var h maphash.Hash
@@ -463,13 +477,7 @@ func (q *Quality) FlushSightings(ctx context.Context) error {
 		sh.mu.Lock()
 		batch = append(batch, sh.pending...)
 		sh.pending = sh.pending[:0]
-		if len(sh.seen) >= maxSeen/sightShards/2 { // stale entries cost nothing until the bound nears
-			for k, at := range sh.seen {
-				if now-at >= sightRefresh { // spares no write any more
-					delete(sh.seen, k)
-				}
-			}
-		}
+		sh.forget(now)
 		sh.mu.Unlock()
 	}
 	if len(batch) == 0 {

@@ -73,4 +73,18 @@ func TestSightingsRemembered(t *testing.T) {
 	if queued() != 1 {
 		t.Fatalf("a sighting past the bound was not queued again (%d queued)", queued())
 	}
+
+	// An hour on, the flush's purge empties the full shards; a fresh sighting is remembered.
+	for i := range q.sightings {
+		q.sightings[i].forget(now + sightRefresh - 1)
+	}
+	if got := remembered(); got < maxSeen*9/10 {
+		t.Fatalf("%d sightings remembered after a purge within the hour, want them all kept", got)
+	}
+	for i := range q.sightings {
+		q.sightings[i].forget(now + sightRefresh + 1)
+	}
+	if got := remembered(); got > 5 { // the first steps' sightings, from +10 on, are within the hour
+		t.Fatalf("%d sightings remembered after the hour's purge, want those of the last hour only", got)
+	}
 }
