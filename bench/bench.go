@@ -386,9 +386,14 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		// Harvest offer entry URLs for the entry phases, each to be used once: enough for the
 		// entry phases at up to 8,000/s (a phase that runs out ends early, and says so).
 		entryWindow := (o.Duration + o.Warmup).Seconds() * 2.5
-		want := int(min(float64(entryPerParticipant*len(t.Market.Participants)), max(2000, 8000*entryWindow)))
+		want := max(2000, int(8000*entryWindow))
+		// A small panel gives more URLs per participant (up to maxEntryPerParticipant) so
+		// that the entry phases do not run out on a fast machine.
+		n := max(len(t.Market.Participants), 1)
+		per := min(max(entryPerParticipant, (want+n-1)/n), maxEntryPerParticipant)
+		want = min(want, per*n)
 		o.progress("harvesting up to %d offer entry URLs", want)
-		rep.Harvest = t.HarvestEntries(client, o.Connections, want, entryPerParticipant, max(20*time.Second, 2*o.Duration), uint64(o.Seed))
+		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 2*o.Duration), uint64(o.Seed))
 		o.progress("harvested %d entry URLs for %d participants and %d campaigns from %d answers in %s (median answer %d bytes, %.1f offers each, %.0f%% eligible)",
 			len(rep.Harvest.Entries), rep.Harvest.Participants, rep.Harvest.Campaigns, rep.Harvest.Requests,
 			rep.Harvest.Took.Round(time.Millisecond), rep.Harvest.MedianBytes, rep.Harvest.MeanOffers, 100*rep.Harvest.EligibleShare)
@@ -423,7 +428,11 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		if len(rep.Harvest.Entries) == 0 {
 			rep.note("no offers were harvested (no participant matched any campaign): entries and mix skipped")
 		} else {
-			entries := NewEntries(rep.Harvest.Entries)
+			// The joining phases' URLs are set aside first: on a fast machine the phases
+			// before them would use up the harvest and leave them nothing to measure.
+			all := rep.Harvest.Entries
+			reserve := min(len(all)/2, int(JoinRate*(o.Warmup+4*o.Duration).Seconds()))
+			entries, joining := NewEntries(all[:len(all)-reserve]), NewEntries(all[len(all)-reserve:])
 			ep := profiled(ScEntries, func() *Phase {
 				return phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
 			})
@@ -434,14 +443,14 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			if r := roundRate(mp.Throughput / 2); r > 0 {
 				phase("switchboard", srv.pid(), open(r), t.MixScenario(ScMix, o.Mix[0], o.Mix[1], o.Mix[2], entries, sessions))
 			}
-			rep.EntriesUsed = entries.Used()
 			if entries.Left() == 0 {
-				rep.note("the %d harvested entry URLs ran out (each is used once): a phase that ran out ended early and its rates are over the time it ran; the mix sent offers requests in place of its entries after that",
-					len(rep.Harvest.Entries))
+				rep.note("the %d harvested entry URLs for the entries and mix phases ran out (each is used once; %d more were set aside for the joining phases): a phase that ran out ended early and its rates are over the time it ran; the mix sent offers requests in place of its entries after that",
+					len(all)-reserve, reserve)
 			}
-			if entries.Left() > 0 {
-				joinPhases(ctx, o, rep, t, srv, ep, entries, sessions, func(l Load, s *Scenario) { phase("switchboard", srv.pid(), l, s) })
+			if joining.Left() > 0 {
+				joinPhases(ctx, o, rep, t, srv, ep, joining, sessions, func(l Load, s *Scenario) { phase("switchboard", srv.pid(), l, s) })
 			}
+			rep.EntriesUsed = entries.Used() + joining.Used()
 			if sessions.Len() == 0 {
 				rep.note("no admitted session was left for the callbacks phase")
 			} else {
@@ -540,8 +549,8 @@ func targetOrHalf(max, target float64) float64 {
 }
 
 // entryPerParticipant is how many offer entry URLs the harvest keeps of one participant's
-// offers answer.
-const entryPerParticipant = 4
+// offers answer when the panel is large enough; maxEntryPerParticipant when it is not.
+const entryPerParticipant, maxEntryPerParticipant = 4, 16
 
 // scrapeVerdicts reads switchboard_entries_total from the server's /metrics, keyed by its
 // labels; nil when it cannot.

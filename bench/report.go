@@ -360,7 +360,7 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		w("**Offers answers:** median %d bytes, %.1f surveys each, %.0f%% of participants eligible for at least one (from %d answers harvested for %d entry URLs).\n\n",
 			h.MedianBytes, h.MeanOffers, 100*h.EligibleShare, h.Requests, len(h.Entries))
 		w("**Entry URLs:** %d fresh offer tokens for %d distinct participants (up to %d each, never two related campaigns) and %d campaigns (never more than a campaign's seeded room), each followed once: %d were followed.\n\n",
-			len(h.Entries), h.Participants, entryPerParticipant, h.Campaigns, r.EntriesUsed)
+			len(h.Entries), h.Participants, h.PerParticipant, h.Campaigns, r.EntriesUsed)
 	}
 	w("Phases: %s measured after %s of warm-up; closed loop with %d connections, open loop with up to %d.\n\n",
 		o.Duration, o.Warmup, o.Connections, o.OpenConnections)

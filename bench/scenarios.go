@@ -125,16 +125,17 @@ type EntryURL struct {
 
 // Harvest is what the harvest step collected from offers answers.
 type Harvest struct {
-	Entries       []EntryURL
-	Requests      int
-	Failed        int
-	Participants  int // distinct participants the URLs are for
-	Campaigns     int // distinct campaigns the URLs are for
-	Statuses      map[int]int
-	MedianBytes   int
-	MeanOffers    float64 // surveys per answer
-	EligibleShare float64 // answers with at least one survey
-	Took          time.Duration
+	Entries        []EntryURL
+	Requests       int
+	Failed         int
+	Participants   int // distinct participants the URLs are for
+	Campaigns      int // distinct campaigns the URLs are for
+	PerParticipant int // the most URLs kept of one participant's answer
+	Statuses       map[int]int
+	MedianBytes    int
+	MeanOffers     float64 // surveys per answer
+	EligibleShare  float64 // answers with at least one survey
+	Took           time.Duration
 }
 
 type offersAnswer struct {
@@ -155,7 +156,7 @@ func (t *Target) HarvestEntries(c *fasthttp.HostClient, conns, want, perParticip
 	deadline := start.Add(limit)
 	ps := t.Market.Participants
 	order := newWorker(0, seed, 0).Rand.Perm(len(ps))
-	h := &Harvest{Statuses: map[int]int{}}
+	h := &Harvest{Statuses: map[int]int{}, PerParticipant: perParticipant}
 	var mu sync.Mutex
 	var next atomic.Int64
 	var sizes []int
