@@ -3,6 +3,7 @@ package supply
 import (
 	"bytes"
 	"crypto/sha1"
+	"encoding/binary"
 	"encoding/hex"
 	"hash/maphash"
 	"math"
@@ -331,17 +332,21 @@ func (ac *answerCache) admit(key uint64, now int64) bool {
 }
 
 func (ac *answerCache) key(pub int64, user []byte, devType uint8, device []byte) uint64 {
+	return identityHash(ac.seed, pub, devType, user, device)
+}
+
+// identityHash hashes a publisher's identifiers (user, device; each at most maxIdentifier
+// bytes, so the length of the first makes the pair split one way) and a tag, for the
+// in-memory keys of one process (the answer cache, the sightings).
+func identityHash(seed maphash.Seed, pub int64, tag uint8, first, second []byte) uint64 {
 	var h maphash.Hash
-	h.SetSeed(ac.seed)
-	var head [9]byte
-	for i := range 8 {
-		head[i] = byte(pub >> (8 * i))
-	}
-	head[8] = devType
+	h.SetSeed(seed)
+	var head [10]byte
+	binary.LittleEndian.PutUint64(head[:8], uint64(pub))
+	head[8], head[9] = tag, byte(len(first))
 	h.Write(head[:])
-	h.WriteByte(byte(len(user)))
-	h.Write(user)
-	h.Write(device)
+	h.Write(first)
+	h.Write(second)
 	return h.Sum64()
 }
 
@@ -403,20 +408,16 @@ func appendEPC(b []byte, epc float64) []byte {
 	if frac == 0 {
 		return b
 	}
-	digits := 4
-	for frac%10 == 0 {
+	var digits [4]byte
+	for i := 3; i >= 0; i-- {
+		digits[i] = byte('0' + frac%10)
 		frac /= 10
-		digits--
 	}
-	b = append(b, '.')
-	for p := digits - 1; p >= 0; p-- {
-		d := frac
-		for range p {
-			d /= 10
-		}
-		b = append(b, byte('0'+d%10))
+	last := 3
+	for digits[last] == '0' {
+		last--
 	}
-	return b
+	return append(append(b, '.'), digits[:last+1]...)
 }
 
 // appendJSONString appends s as a JSON string literal.

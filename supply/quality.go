@@ -2,7 +2,6 @@ package supply
 
 import (
 	"context"
-	"encoding/binary"
 	"hash/maphash"
 	"net/netip"
 	"strconv"
@@ -392,7 +391,7 @@ const (
 
 type sightShard struct {
 	mu sync.Mutex
-	// seen holds, by a 64-bit hash of (publisher, device, user), the unix seconds of each
+	// seen holds, by identityHash of (publisher, device, user), the unix seconds of each
 	// sighting queued within the last sightRefresh: only those spare a write. (A collision
 	// spares one write of a sighting in 2^64.)
 	seen    map[uint64]int64
@@ -406,9 +405,10 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 		return
 	}
 	sh := &q.sightings[maphash.Bytes(q.seed, device)%sightShards]
-	k := q.sightHash(pub, device, user)
+	k := identityHash(q.seed, pub, 0, device, user)
 	sh.mu.Lock()
-	if at, ok := sh.seen[k]; ok && now-at < sightRefresh {
+	at, known := sh.seen[k]
+	if known && now-at < sightRefresh {
 		sh.mu.Unlock()
 		return
 	}
@@ -416,7 +416,7 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 		sh.mu.Unlock()
 		return
 	}
-	if _, ok := sh.seen[k]; ok || len(sh.seen) < maxSeen/sightShards {
+	if known || len(sh.seen) < maxSeen/sightShards {
 		sh.seen[k] = now
 	}
 	sh.pending = append(sh.pending, persistence.DeviceSighting{PublisherID: pub, DeviceID: string(device), User: string(user), At: now})
@@ -435,19 +435,6 @@ func (sh *sightShard) forget(now int64) {
 			delete(sh.seen, k)
 		}
 	}
-}
-
-// sightHash is the key of a sighting in sightShard.seen.
-func (q *Quality) sightHash(pub int64, device, user []byte) uint64 {
-	var h maphash.Hash
-	h.SetSeed(q.seed)
-	var head [10]byte
-	binary.LittleEndian.PutUint64(head[:8], uint64(pub))
-	binary.LittleEndian.PutUint16(head[8:], uint16(len(device))) // (device, user) splits one way
-	h.Write(head[:])
-	h.Write(device)
-	h.Write(user)
-	return h.Sum64()
 }
 
 func (q *Quality) runFlush(ctx context.Context) {
