@@ -46,6 +46,10 @@ type Options struct {
 	Out string
 	// History seeds the participants' past sessions (up to 20 each) as well.
 	History bool
+	// PastSessions seeds that many sessions of closed campaigns over the eleven months
+	// before the history (Market.PastSessions), and the report times the sweeper, exports
+	// and insights on them.
+	PastSessions int64
 	// EngineSizes are the market sizes of the in-process match benchmark (none: skipped).
 	EngineSizes        []int
 	EngineParticipants int
@@ -180,6 +184,9 @@ type Report struct {
 	JoinReady time.Duration
 	// ProfilePhase is the scenario whose closed-loop phase the profile covers.
 	ProfilePhase string
+	// Year are the sweeper steps, exports and insights reads timed after the load on a
+	// database seeded with Options.PastSessions (nil: none seeded).
+	Year []YearOp
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -254,6 +261,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	o.progress("generating %d campaigns and %d participants", o.Campaigns, o.Participants)
 	m := GenerateMarket(o.Campaigns, o.Participants, o.Seed)
+	m.PastSessions = o.PastSessions
 	o.progress("seeding with COPY")
 	if rep.Seed, err = Seed(ctx, dbURL, m, o.History, time.Now(), o.Log.Named("seed")); err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
@@ -289,6 +297,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	pgPID := PostmasterPID(pg.DataDir())
 	if err := runLoad(ctx, o, rep, t, srv, pgPID, profile, stmts); err != nil {
 		return rep, err
+	}
+	if o.PastSessions > 0 {
+		o.progress("timing the sweeper, exports and insights on a year of sessions")
+		rep.Year = measureYear(ctx, dbURL, t, o.Log.Named("year"))
 	}
 	if st := ReadProc(srv.pid()); st.Valid {
 		rep.ServerHWM = st.HWM

@@ -40,8 +40,9 @@ func TestQuickRun(t *testing.T) {
 	}
 
 	out := filepath.Join(dir, "docs")
-	// The profile covers the callbacks phase: the write path's profile is taken too.
-	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--profile-phase", "callbacks", "--out", out)
+	// The profile covers the callbacks phase: the write path's profile is taken too. A
+	// small year of past sessions has the sweeper, exports and insights timed on it.
+	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--profile-phase", "callbacks", "--past-sessions", "30000", "--out", out)
 	run.Env = append(os.Environ(), "SWITCHBOARD_LOG_LEVEL=error")
 	var logs strings.Builder
 	run.Stdout, run.Stderr = &logs, &logs
@@ -61,6 +62,14 @@ func TestQuickRun(t *testing.T) {
 	for _, n := range s.Notes {
 		if strings.Contains(n, "not usable at this commit") {
 			t.Skipf("the supply API is not served yet: %s", n)
+		}
+	}
+	if len(s.Year) < 10 {
+		t.Errorf("%d operations timed on the past sessions, want the sweeper's steps, exports and insights reads", len(s.Year))
+	}
+	for _, op := range s.Year {
+		if op.Err != "" || (op.Unit == "bytes" && op.Size == 0) {
+			t.Errorf("year: %s: %d %s, error %q", op.Name, op.Size, op.Unit, op.Err)
 		}
 	}
 	seen := map[string]PhaseSummary{}

@@ -77,6 +77,8 @@ type Summary struct {
 	// ReadySeconds is the server's time from start to ready; JoinReadySeconds a second
 	// process's beside it (0: not measured).
 	ReadySeconds, JoinReadySeconds float64
+	// Year are the operations timed on a year of sessions (bench --past-sessions).
+	Year []YearOp `json:",omitempty"`
 }
 
 // TargetCheck is one target, met or not.
@@ -292,7 +294,7 @@ func WriteReport(out string, r *Report) error {
 	}
 	sum := Summary{Started: r.Started, Command: r.Options.Command, Machine: r.Machine, Campaigns: r.Options.Campaigns,
 		Participants: r.Options.Participants, Duration: r.Options.Duration.String(), Engine: r.Engine,
-		Targets: r.Targets(), Notes: r.Notes, ReadySeconds: r.Load.Seconds(), JoinReadySeconds: r.JoinReady.Seconds()}
+		Targets: r.Targets(), Notes: r.Notes, ReadySeconds: r.Load.Seconds(), JoinReadySeconds: r.JoinReady.Seconds(), Year: r.Year}
 	for _, p := range r.Phases {
 		sum.Phases = append(sum.Phases, summarize(p))
 	}
@@ -505,6 +507,19 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		w("The same figures as Go benchmarks: `go test -run '^$' -bench . ./engine/` (compare commits with benchstat).\n\n")
 	}
 
+	if len(r.Year) > 0 {
+		w("### A year of sessions\n\n")
+		w("The database also held %d sessions of %d closed campaigns over the eleven months before the market's own month (`--past-sessions`). After the load, each step of the sweeper and a buyer's reads, once each:\n\n", o.PastSessions, (o.PastSessions+pastPerCampaign-1)/pastPerCampaign)
+		w("| Operation | time | returned |\n|---|---:|---|\n")
+		for _, op := range r.Year {
+			got := fmt.Sprintf("%d %s", op.Size, op.Unit)
+			if op.Err != "" {
+				got = "error: " + op.Err
+			}
+			w("| %s | %s | %s |\n", op.Name, fmtDur(op.Took), got)
+		}
+		w("\n")
+	}
 	w("### CPU profile\n\n")
 	if r.Profile != "" {
 		w("The server's CPU profile during the %s maximum-throughput phase: `%s` (view with `go tool pprof -top bin/switchboard %s`). It is taken by running the server as `switchboard bench _serve -- serve …`, which is `serve` with pprof started and stopped by SIGUSR1/SIGUSR2 from the bench (serve itself exposes no pprof).\n\n",

@@ -48,6 +48,7 @@ func refQuestion(q int32) int32 {
 // Account is a seeded buyer or publisher with the credentials the bench signs with.
 type Account struct {
 	ID         int64
+	Email      string // buyers: the e-mail of their Basic credentials
 	CustomerID string // buyers
 	Token      string
 	Secret     string
@@ -75,7 +76,32 @@ type Market struct {
 	// quota fills before the campaign has admitted Room[i] entries. The bench hands out no
 	// more entry URLs of a campaign than its room, so that entries measure admissions.
 	Room []int32
+	// PastSessions is how many sessions of closed campaigns Seed writes before the market's
+	// own month of history: the eleven months before it, as a marketplace's routing tables
+	// hold them after a year (issue 14 item 6). They go to PastCampaigns() campaigns, ids
+	// after the active ones, archived or reconciled.
+	PastSessions int64
 }
+
+// pastPerCampaign is how many of the past sessions each closed campaign holds.
+const pastPerCampaign = 1000
+
+// PastCampaigns is how many closed campaigns hold the past sessions: ids len(Campaigns)+1
+// onwards.
+func (m *Market) PastCampaigns() int64 {
+	return (m.PastSessions + pastPerCampaign - 1) / pastPerCampaign
+}
+
+// BuyerOf is the seeded buyer that owns campaign id (an active or a closed one).
+func (m *Market) BuyerOf(id int64) Account {
+	if id <= int64(len(m.Campaigns)) {
+		return m.buyer(m.Campaigns[id-1].BuyerID)
+	}
+	return m.buyer(id)
+}
+
+// buyer is the seeded buyer of synth buyer id synthID (closed campaigns: their own id).
+func (m *Market) buyer(synthID int64) Account { return m.Buyers[(synthID-1)%benchBuyerCount] }
 
 // Panelist is a seeded participant as the load needs it: who it is and what device it asks
 // from.
@@ -147,13 +173,14 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 	m.Buyers = make([]Account, benchBuyerCount)
 	for i := range m.Buyers {
 		tok, sec := fmt.Sprintf("bench-buyer-token-%02d", i+1), fmt.Sprintf("bench-buyer-secret-%02d", i+1)
-		b, _, err := db.CreateBuyerWith(ctx, fmt.Sprintf("buyer%02d@bench.test", i+1), fmt.Sprintf("Bench Buyer %d", i+1),
+		email := fmt.Sprintf("buyer%02d@bench.test", i+1)
+		b, _, err := db.CreateBuyerWith(ctx, email, fmt.Sprintf("Bench Buyer %d", i+1),
 			persistence.EnvStaging, tok, sec)
 		if err != nil {
 			db.Close()
 			return st, fmt.Errorf("create buyer: %w", err)
 		}
-		m.Buyers[i] = Account{ID: b.ID, CustomerID: b.CustomerID, Token: tok, Secret: sec}
+		m.Buyers[i] = Account{ID: b.ID, Email: email, CustomerID: b.CustomerID, Token: tok, Secret: sec}
 	}
 	pub, _, err := db.CreatePublisherWith(ctx, persistence.NewPublisher{Name: benchPublisherNm, CurrencyName: "Coins",
 		ExchangeRate: benchExchange, RevenueShare: benchRevShare, RedirectURL: PublisherReturn, Environment: persistence.EnvStaging},
@@ -187,7 +214,7 @@ func shift(now time.Time, at int64) time.Time {
 
 func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now time.Time, rows map[string]int64) error {
 	r := rand.New(rand.NewPCG(42, 43))
-	buyer := func(synthID int64) int64 { return m.Buyers[(synthID-1)%benchBuyerCount].ID }
+	buyer := func(synthID int64) int64 { return m.buyer(synthID).ID }
 	cp := func(table string, cols []string, src [][]any) error {
 		n, err := tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(src))
 		rows[table] += n
@@ -201,6 +228,11 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 	// triggers of their own, so this switches off exactly the foreign-key checks, for this
 	// transaction only (the bench is the cluster's superuser).
 	if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+		return err
+	}
+	// The secondary indexes of sessions are built after the copy: sorted in memory, not
+	// spilled, at a hundred million rows.
+	if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '1GB'`); err != nil {
 		return err
 	}
 	cs := m.Campaigns
@@ -332,7 +364,7 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 	if err != nil {
 		return fmt.Errorf("copy participants: %w", err)
 	}
-	if history {
+	if history || m.PastSessions > 0 {
 		// Building the secondary indexes once after the load is several times faster than
 		// maintaining them row by row; the definitions are read back from the catalog, so the
 		// schema ends up exactly as migrated. Constraint indexes (primary key, unique tid)
@@ -341,36 +373,13 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		if err != nil {
 			return err
 		}
-		if err := partitionSessions(ctx, tx, int64(entries)); err != nil {
+		if err := copyPastSessions(ctx, tx, m, now, rows); err != nil {
 			return err
 		}
-		var tidBuf [12]byte
-		stream := synth.NewParticipantStream(m.panelSeed, len(cs))
-		var p engine.Participant
-		done, ei := 0, 0
-		n, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
-			[]string{"tid", "campaign_id", "buyer_id", "publisher_id", "participant_id", "entered_at", "outcome", "outcome_at"},
-			pgx.CopyFromFunc(func() ([]any, error) {
-				for ei >= len(p.Entries) {
-					if done >= m.panel {
-						return nil, nil
-					}
-					p, ei = stream.Next(), 0
-					done++
-				}
-				e := p.Entries[ei]
-				ei++
-				c := &cs[e.CampaignID-1]
-				at := shift(now, e.At)
-				for j := range tidBuf {
-					tidBuf[j] = byte(r.Uint32())
-				}
-				return []any{hex.EncodeToString(tidBuf[:]), c.ID, buyer(c.BuyerID), m.Publisher.ID, p.ID,
-					at, outcomes[r.IntN(len(outcomes))], at.Add(time.Duration(c.LOI) * time.Minute)}, nil
-			}))
-		rows["sessions"] += n
-		if err != nil {
-			return fmt.Errorf("copy sessions: %w", err)
+		if history {
+			if err := copyHistory(ctx, tx, m, now, r, entries, rows); err != nil {
+				return err
+			}
 		}
 		for _, d := range defs {
 			if _, err := tx.Exec(ctx, d); err != nil {
@@ -385,6 +394,45 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		if _, err := tx.Exec(ctx, fmt.Sprintf(`SELECT setval(pg_get_serial_sequence('%s', 'id'), GREATEST((SELECT max(id) FROM %s), 1))`, s, s)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// copyHistory writes the market's own month of sessions: the entries synth gave each
+// participant, generated again from the panel's seed.
+func copyHistory(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, r *rand.Rand, entries int, rows map[string]int64) error {
+	cs := m.Campaigns
+	buyer := func(synthID int64) int64 { return m.buyer(synthID).ID }
+	if err := partitionSessions(ctx, tx, int64(entries), seedPartitionIDs); err != nil {
+		return err
+	}
+	var tidBuf [12]byte
+	stream := synth.NewParticipantStream(m.panelSeed, len(cs))
+	var p engine.Participant
+	done, ei := 0, 0
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
+		[]string{"tid", "campaign_id", "buyer_id", "publisher_id", "participant_id", "entered_at", "outcome", "outcome_at"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			for ei >= len(p.Entries) {
+				if done >= m.panel {
+					return nil, nil
+				}
+				p, ei = stream.Next(), 0
+				done++
+			}
+			e := p.Entries[ei]
+			ei++
+			c := &cs[e.CampaignID-1]
+			at := shift(now, e.At)
+			for j := range tidBuf {
+				tidBuf[j] = byte(r.Uint32())
+			}
+			return []any{hex.EncodeToString(tidBuf[:]), c.ID, buyer(c.BuyerID), m.Publisher.ID, p.ID,
+				at, outcomes[r.IntN(len(outcomes))], at.Add(time.Duration(c.LOI) * time.Minute)}, nil
+		}))
+	rows["sessions"] += n
+	if err != nil {
+		return fmt.Errorf("copy sessions: %w", err)
 	}
 	return nil
 }
@@ -415,16 +463,16 @@ func profileJSON(answers []engine.Answer) []byte {
 const seedPartitionIDs = 1_000_000
 
 // partitionSessions adds partitions of sessions (partitioned by ranges of id, migration 0036)
-// until the ids the next n rows will take have one: an insert whose id has no partition
+// of span ids each until the ids the next n rows will take have one: an insert whose id has no partition
 // fails, and the serve sweeper keeps only a few partitions ahead of the sequence.
-func partitionSessions(ctx context.Context, tx pgx.Tx, n int64) error {
+func partitionSessions(ctx context.Context, tx pgx.Tx, n, span int64) error {
 	var next, top int64
 	if err := tx.QueryRow(ctx, `SELECT (SELECT last_value + 1 FROM sessions_id_seq),
 		(SELECT coalesce(max(id_to), 1) FROM session_partitions)`).Scan(&next, &top); err != nil {
 		return fmt.Errorf("session partitions: %w", err)
 	}
-	for ; top <= next+n; top += seedPartitionIDs {
-		if _, err := tx.Exec(ctx, `SELECT switchboard_add_session_partition($1, $2)`, top, top+seedPartitionIDs); err != nil {
+	for ; top <= next+n; top += span {
+		if _, err := tx.Exec(ctx, `SELECT switchboard_add_session_partition($1, $2)`, top, top+span); err != nil {
 			return fmt.Errorf("add session partition: %w", err)
 		}
 	}
@@ -460,4 +508,98 @@ func dropIndexes(ctx context.Context, tx pgx.Tx, table string) ([]string, error)
 		}
 	}
 	return defs, nil
+}
+
+// pastSpan is the time the past sessions cover: the eleven months before the market's own
+// month of history (synth draws entries over the last 30 days).
+const (
+	pastSpan   = 335 * 24 * time.Hour
+	pastLatest = 30 * 24 * time.Hour
+	// pastOpen is how many closed campaigns were in field at once: a past session goes to
+	// one of the pastOpen campaigns around its time, so each campaign is in field for about a
+	// week at a hundred thousand closed campaigns.
+	pastOpen = 2000
+)
+
+// copyPastSessions writes m.PastSessions sessions of closed campaigns spread evenly over the
+// eleven months before the market's history, oldest first with ids 1..PastSessions (ids
+// grow with time, as the id sequence makes them), each with a tid that names its id block
+// as serve's tids do; and the closed campaigns (and their projects) they belong to. The
+// partitions are sized as serve's sweeper sizes them: a month of sessions each at this rate.
+func copyPastSessions(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, rows map[string]int64) error {
+	n := m.PastSessions
+	if n <= 0 {
+		return nil
+	}
+	r := rand.New(rand.NewPCG(uint64(m.panelSeed), 11))
+	first := int64(len(m.Campaigns)) + 1
+	k := m.PastCampaigns()
+	start := now.Add(-pastLatest - pastSpan)
+	step := pastSpan / time.Duration(n)
+	open := min(pastOpen, k)
+	// Campaign first+i is in field while the window of pastOpen campaigns the sessions go
+	// to covers it.
+	at := func(i int64) time.Time {
+		return start.Add(time.Duration(float64(pastSpan) * float64(min(max(i, 0), k)) / float64(k)))
+	}
+	link := SurveyHost + "/s/closed?tid={ID}"
+	var projects, campaigns [][]any
+	for c := first; c < first+k; c++ {
+		b, name := m.BuyerOf(c).ID, fmt.Sprintf("Bench closed study %d", c)
+		status := int16(4) // archived
+		if c%10 == 0 {
+			status = 6 // reconciled
+		}
+		i := c - first
+		projects = append(projects, []any{c, b, name, at(i - open/2)})
+		campaigns = append(campaigns, []any{c, b, c, name, int32(150), int32(150), int32(10), int32(40), status, int32(15),
+			link, int32(1), []int16{0, 1, 2}, at(i - open/2), at(i + open/2)})
+	}
+	for _, t := range []struct {
+		table string
+		cols  []string
+		rows  [][]any
+	}{
+		{"projects", []string{"id", "buyer_id", "name", "created_at"}, projects},
+		{"campaigns", []string{"id", "buyer_id", "project_id", "name", "cpi_cents", "cpi_bid_cents", "days_in_field",
+			"incidence", "status", "length_of_interview", "supplier_link", "country_language_id", "supported_devices",
+			"created_at", "status_changed_at"}, campaigns},
+	} {
+		c, err := tx.CopyFrom(ctx, pgx.Identifier{t.table}, t.cols, pgx.CopyFromRows(t.rows))
+		rows[t.table] += c
+		if err != nil {
+			return fmt.Errorf("copy closed %s: %w", t.table, err)
+		}
+	}
+	// A month of sessions per partition at the past rate, as serve's sweeper sizes them.
+	if err := partitionSessions(ctx, tx, n, max(n*30/335, seedPartitionIDs)); err != nil {
+		return err
+	}
+	var random [16]byte
+	np := int64(m.panel)
+	id := int64(0)
+	c, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
+		[]string{"id", "tid", "campaign_id", "buyer_id", "publisher_id", "participant_id", "entered_at", "outcome", "outcome_at"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if id >= n {
+				return nil, nil
+			}
+			id++
+			// Campaigns in field around this session's time: a window of pastOpen that moves
+			// through the closed campaigns as time goes on.
+			camp := first + min(max((id-1)*k/n+r.Int64N(open)-open/2, 0), k-1)
+			for i := range random {
+				random[i] = byte(r.Uint32())
+			}
+			tid := persistence.SessionTID(hex.EncodeToString(random[:]), id)
+			at := start.Add(time.Duration(id) * step)
+			return []any{id, tid, camp, m.BuyerOf(camp).ID, m.Publisher.ID, r.Int64N(max(np, 1)) + 1,
+				at, outcomes[r.IntN(len(outcomes))], at.Add(15 * time.Minute)}, nil
+		}))
+	rows["sessions"] += c
+	if err != nil {
+		return fmt.Errorf("copy past sessions: %w", err)
+	}
+	_, err = tx.Exec(ctx, `SELECT setval('sessions_id_seq', $1)`, n)
+	return err
 }

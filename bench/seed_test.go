@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine/synth"
+	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
@@ -36,7 +37,7 @@ func TestPartitionSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := partitionSessions(ctx, tx, n); err != nil {
+		if err := partitionSessions(ctx, tx, n, seedPartitionIDs); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(ctx); err != nil {
@@ -167,5 +168,85 @@ func TestSeedStreamsThePanel(t *testing.T) {
 	}
 	if total == 0 || len(sessions) != total {
 		t.Fatalf("%d (participant, campaign) pairs in sessions, want %d", len(sessions), total)
+	}
+}
+
+// The past sessions are the months before the market's own history: ids 1..PastSessions in
+// time order over the eleven months before the last thirty days, in closed campaigns only,
+// each tid naming its id as serve's do (a callback's lookup finds it in its block), and the
+// market's history after them.
+func TestSeedPastSessions(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	m := GenerateMarket(40, 300, 5)
+	m.PastSessions = 4500
+	now := time.Now()
+	if _, err := Seed(ctx, url, m, true, now, zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var past, minID, maxID, closedIn, disordered, history, historyMin int64
+	var oldest, newest time.Time
+	if err := conn.QueryRow(ctx, `SELECT count(*), min(id), max(id), count(DISTINCT campaign_id), min(entered_at), max(entered_at),
+		count(*) FILTER (WHERE entered_at < lag) FROM (
+		  SELECT id, campaign_id, entered_at, lag(entered_at) OVER (ORDER BY id) FROM sessions WHERE campaign_id > 40) s`).
+		Scan(&past, &minID, &maxID, &closedIn, &oldest, &newest, &disordered); err != nil {
+		t.Fatal(err)
+	}
+	if past != 4500 || minID != 1 || maxID != 4500 || disordered != 0 {
+		t.Fatalf("past sessions: %d with ids %d..%d, %d out of time order; want 4500 with ids 1..4500 in time order", past, minID, maxID, disordered)
+	}
+	if oldest.Before(now.Add(-366*24*time.Hour)) || newest.After(now.Add(-30*24*time.Hour)) {
+		t.Fatalf("past sessions entered %v..%v, want within the eleven months before the last thirty days", oldest, newest)
+	}
+	if closedIn != m.PastCampaigns() {
+		t.Fatalf("past sessions in %d campaigns, want %d", closedIn, m.PastCampaigns())
+	}
+	var closed int64
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM campaigns WHERE id > 40 AND status IN (4, 6) AND status_changed_at < now() - interval '30 days'`).
+		Scan(&closed); err != nil {
+		t.Fatal(err)
+	}
+	if closed != m.PastCampaigns() {
+		t.Fatalf("%d closed campaigns, want %d archived or reconciled", closed, m.PastCampaigns())
+	}
+	var foreign int64
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM sessions s JOIN campaigns c ON c.id = s.campaign_id WHERE s.buyer_id <> c.buyer_id`).
+		Scan(&foreign); err != nil || foreign != 0 {
+		t.Fatalf("%d sessions name another buyer than their campaign's (%v)", foreign, err)
+	}
+	for _, id := range []int64{1, 40, 41, 45} {
+		var owner int64
+		if err := conn.QueryRow(ctx, `SELECT buyer_id FROM campaigns WHERE id = $1`, id).Scan(&owner); err != nil || owner != m.BuyerOf(id).ID {
+			t.Fatalf("campaign %d: buyer %d, BuyerOf says %d (%v)", id, owner, m.BuyerOf(id).ID, err)
+		}
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*), min(id) FROM sessions WHERE campaign_id <= 40`).Scan(&history, &historyMin); err != nil {
+		t.Fatal(err)
+	}
+	if history == 0 || historyMin <= 4500 {
+		t.Fatalf("market history: %d sessions from id %d, want some after the past ones", history, historyMin)
+	}
+	db, err := persistence.Open(ctx, url, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, id := range []int64{1, 2250, 4500} {
+		var tid string
+		if err := conn.QueryRow(ctx, `SELECT tid FROM sessions WHERE id = $1`, id).Scan(&tid); err != nil {
+			t.Fatal(err)
+		}
+		if want := persistence.SessionTID(tid, id); tid != want {
+			t.Fatalf("session %d: tid %s does not name its block (%s)", id, tid, want)
+		}
+		s, err := db.SessionByTID(ctx, tid)
+		if err != nil || s.ID != id {
+			t.Fatalf("session %d by tid %s: %+v, %v", id, tid, s, err)
+		}
 	}
 }

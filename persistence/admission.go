@@ -220,7 +220,7 @@ type admitWrite struct {
 
 // decideBatch decides es in order against st (which it moves) and returns the verdicts
 // and what to store. An admitted entry takes the next of st.ids as its session's id, and
-// its TID becomes the tid naming that id (sessionTID).
+// its TID becomes the tid naming that id (SessionTID).
 func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 	out := make([]Admission, len(es))
 	w := &admitWrite{index: map[string]int{}}
@@ -290,7 +290,7 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 		var id int64
 		if len(st.ids) > 0 {
 			id, st.ids = st.ids[0], st.ids[1:]
-			e.TID = sessionTID(e.TID, id)
+			e.TID = SessionTID(e.TID, id)
 		}
 		out[i].QuotaIDs, out[i].TID = counted, e.TID
 		entered[pc{e.ParticipantID, e.CampaignID}] = true

@@ -19,9 +19,10 @@ const (
 	tidBlockBits = 20 // ids per block: 2^20
 )
 
-// sessionTID is the tid of the session id whose random part is random (a random tid of
-// tidLen hex digits, whose last tidBlockLen are replaced).
-func sessionTID(random string, id int64) string {
+// SessionTID is the tid of the session id whose random part is random (a random tid of
+// 32 hex digits, whose last 5 are replaced by id's block): what an entry stores, and what
+// the bench's seed gives the sessions it writes with their ids.
+func SessionTID(random string, id int64) string {
 	if len(random) != tidLen {
 		return random
 	}

@@ -11,7 +11,7 @@ import (
 func TestSessionTID(t *testing.T) {
 	random := strings.Repeat("ab", 16)
 	for _, id := range []int64{1, 1<<20 - 1, 1 << 20, 123456789, 1<<40 - 1} {
-		tid := sessionTID(random, id)
+		tid := SessionTID(random, id)
 		if len(tid) != tidLen || tid[:tidLen-tidBlockLen] != random[:tidLen-tidBlockLen] {
 			t.Errorf("id %d: tid %q does not keep the random part of %q", id, tid, random)
 		}
@@ -20,7 +20,7 @@ func TestSessionTID(t *testing.T) {
 			t.Errorf("id %d: tid %q names [%d, %d) %v", id, tid, lo, hi, ok)
 		}
 	}
-	if tid := sessionTID(random, 1<<40); tid != random {
+	if tid := SessionTID(random, 1<<40); tid != random {
 		t.Errorf("id 2^40: tid %q, want the random tid unchanged", tid)
 	}
 	for _, tid := range []string{"", "short", random + "0", strings.Repeat("z", 32), strings.Repeat("a", 27) + "-1234"} {

@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// Paths of the buyer interfaces the year's reads use (the bench drives the server over
+// HTTP only; it imports no handler package).
+const (
+	apiPrefix      = "/api/v1"
+	insightsPrefix = "/insights_api"
+)
+
+// YearOp is one operation timed on a database that holds a year of sessions
+// (Options.PastSessions): a sweeper step, an export or an insights read. None of them may
+// grow with the sessions of other campaigns or of past months.
+type YearOp struct {
+	Name string
+	Took time.Duration
+	// Size is what it returned: rows for a sweeper step, bytes for a read.
+	Size int64
+	Unit string
+	Err  string
+}
+
+// measureYear times, once each and one after another, the sweeper's steps (called as the
+// serve sweeper calls them) and a buyer's reads of a closed campaign of the past months and
+// of the active campaign with the most sessions, through the running server.
+func measureYear(ctx context.Context, dbURL string, t *Target, log *zap.Logger) []YearOp {
+	var ops []YearOp
+	run := func(name, unit string, f func() (int64, error)) {
+		start := time.Now()
+		n, err := f()
+		op := YearOp{Name: name, Took: time.Since(start), Size: n, Unit: unit}
+		if err != nil {
+			op.Err = err.Error()
+		}
+		ops = append(ops, op)
+	}
+	db, err := persistence.Open(ctx, dbURL, log)
+	if err != nil {
+		return []YearOp{{Name: "open the database", Err: err.Error()}}
+	}
+	defer db.Close()
+	count := func(ids []int64, err error) (int64, error) { return int64(len(ids)), err }
+	run("sweeper: release stale sessions (a batch of 5,000)", "sessions", func() (int64, error) {
+		return count(db.ReleaseStaleSessions(ctx, 5000))
+	})
+	run("sweeper: pause campaigns whose link looks broken", "campaigns", func() (int64, error) {
+		return count(db.PauseBrokenLinks(ctx, 50))
+	})
+	run("sweeper: complete full campaigns", "campaigns", func() (int64, error) {
+		return count(db.CompleteFullCampaigns(ctx, nil))
+	})
+	run("sweeper: partitions of sessions (ranges recorded, ahead of the sequence)", "partitions created", func() (int64, error) {
+		made, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{})
+		return int64(len(made)), err
+	})
+	run("sweeper: purge delivered postbacks (a batch of 5,000)", "rows", func() (int64, error) {
+		return db.PurgeDeliveredOutbox(ctx, 90*24*time.Hour, 5000)
+	})
+	run("sweeper: archive finished campaigns", "campaigns", func() (int64, error) {
+		return count(db.ArchiveStaleCampaigns(ctx, 90*24*time.Hour))
+	})
+	run("sweeper: analyze growing tables", "tables", func() (int64, error) {
+		names, err := db.AnalyzeGrowingTables(ctx)
+		return int64(len(names)), err
+	})
+
+	m := t.Market
+	busiest := int64(1)
+	if conn, err := pgx.Connect(ctx, dbURL); err != nil {
+		log.Warn("busiest campaign not found", zap.Error(err))
+	} else if err := conn.QueryRow(ctx, `SELECT campaign_id FROM sessions WHERE campaign_id <= $1
+		GROUP BY campaign_id ORDER BY count(*) DESC LIMIT 1`, len(m.Campaigns)).Scan(&busiest); err != nil {
+		log.Warn("busiest campaign not found", zap.Error(err))
+	} else {
+		conn.Close(ctx)
+	}
+	closed := int64(len(m.Campaigns)) + m.PastCampaigns()/2
+	client := &http.Client{Timeout: 5 * time.Minute}
+	read := func(method, path, body string, buyer Account) (int64, error) {
+		req, err := http.NewRequestWithContext(ctx, method, t.PublicURL+path, strings.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.SetBasicAuth(buyer.Email, buyer.Token)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s %s: status %d", method, path, resp.StatusCode)
+		}
+		return n, err
+	}
+	for _, c := range []struct {
+		what string
+		id   int64
+	}{{"a closed campaign of the past months", closed}, {"the active campaign with the most sessions", busiest}} {
+		b := m.BuyerOf(c.id)
+		run(fmt.Sprintf("insights: results of %s (campaign %d)", c.what, c.id), "bytes", func() (int64, error) {
+			return read("GET", fmt.Sprintf("%s/projects/%d/campaigns/%d", insightsPrefix, c.id, c.id), "", b)
+		})
+		run("insights: its project", "bytes", func() (int64, error) {
+			return read("GET", fmt.Sprintf("%s/projects/%d", insightsPrefix, c.id), "", b)
+		})
+		run(fmt.Sprintf("export: demographics of %s", c.what), "bytes", func() (int64, error) {
+			return read("POST", fmt.Sprintf("%s/campaigns/%d/export_demographics", apiPrefix, c.id), "{}", b)
+		})
+	}
+	run("insights: the buyer's projects (first page)", "bytes", func() (int64, error) {
+		return read("GET", insightsPrefix+"/projects", "", m.BuyerOf(closed))
+	})
+	return ops
+}
