@@ -117,17 +117,21 @@ const OfferSessionAge = 2 * time.Hour
 // campaign's buyer ("" when none yet), and the session in progress of the entry's offer, if
 // any (tid "" when none). An entry whose campaign does not exist returns no row.
 // A relationship is looked up from each side by its own index (an OR of both columns made
-// every entry read the whole relationships table).
+// every entry read the whole relationships table). A campaign's sessions are looked for
+// above its floor (sessionFloorSQL), so that an entry reads the partitions of the months
+// the campaign has been in field, not a year of them.
 var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
 	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
 	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
 	c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
-		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test
+		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test AND s.id >= ` + sessionFloorSQL("c.created_at") + `
 		AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))),
-	EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.campaign_id = c.id
-		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = r.related_campaign_id))
-	OR EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.related_campaign_id = c.id
-		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = r.campaign_id)),
+	EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.related_campaign_id WHERE r.campaign_id = c.id
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = rc.id
+			AND s.id >= ` + sessionFloorSQL("rc.created_at") + `))
+	OR EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.campaign_id WHERE r.related_campaign_id = c.id
+		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = rc.id
+			AND s.id >= ` + sessionFloorSQL("rc.created_at") + `)),
 	COALESCE((SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p), ''),
 	COALESCE(o.tid, ''), COALESCE(o.respondent_id, ''), o.entered_at, COALESCE(o.quota_ids, '{}')
 	FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS e(c, p, n, i) JOIN campaigns c ON c.id = e.c

@@ -334,7 +334,8 @@ const historyCampaignsSQL = `SELECT id FROM campaigns WHERE status NOT IN (4, 6)
 // loadEntryHistory hands entry every entry (not a test one) into a campaign that can still
 // block an offer (historyCampaignsSQL), and every entry of the last engine.ActivityDays days
 // whatever its campaign (entries are activity too: Panel.RecordEntry). Entries into the
-// other campaigns, the bulk of a year of sessions, are left out. The scan names the smaller
+// other campaigns, the bulk of a year of sessions, are left out, and the partitions that
+// hold only those are not read. The scan names the smaller
 // of the two lists, the campaigns kept or those left out (none: no list at all), so that
 // checking each of millions of rows against it stays cheap.
 //
@@ -373,6 +374,15 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 		default:
 			where, args = `(campaign_id = ANY($1) OR entered_at >= $2)`, []any{keep, since}
 		}
+		// Neither kind of entry is older than the oldest kept campaign or the activity
+		// window: the partitions of sessions before both are not read (sessionFloorSQL).
+		var floor int64
+		if err := tx.QueryRow(ctx, `SELECT `+sessionFloorSQL(`LEAST($1::timestamptz, (SELECT min(created_at) FROM campaigns WHERE id = ANY($2)))`),
+			since, keep).Scan(&floor); err != nil {
+			return err
+		}
+		where = `id >= $` + strconv.Itoa(len(args)+1) + ` AND (` + where + `)`
+		args = append(args, floor)
 		if only != nil {
 			// A reload after a lost connection: a few recently active participants, read
 			// through their index rather than every session.

@@ -348,3 +348,105 @@ func TestAnalyzeGrowingSessionPartition(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestCampaignSessionFloor: an entry's reentry and relationship checks read a campaign's
+// sessions from the partition that held the sessions of an hour before the campaign was
+// created (sessionFloorSQL), not a year of partitions before it; and an id drawn a little
+// before a newer partition's first entry is still read.
+func TestCampaignSessionFloor(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := migratedDB(t)
+	b, _, err := db.CreateBuyer(ctx, "floor@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	campaign := func(name string) (id int64, created time.Time) {
+		t.Helper()
+		id = newCampaign(t, db, b.ID, name)
+		if err := db.Pool.QueryRow(ctx, `UPDATE campaigns SET status = 2, reentry_interval = NULL WHERE id = $1
+			RETURNING created_at`, id).Scan(&created); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO campaign_quotas (campaign_id, name, num_respondents) VALUES ($1, 'all', 100)`, id); err != nil {
+			t.Fatal(err)
+		}
+		return id, created
+	}
+	var quota = func(c int64) []int64 {
+		var q int64
+		if err := db.Pool.QueryRow(ctx, `SELECT id FROM campaign_quotas WHERE campaign_id = $1`, c).Scan(&q); err != nil {
+			t.Fatal(err)
+		}
+		return []int64{q}
+	}
+	// Three partitions above the first: sessions go where the sequence is set.
+	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 3, MinIDs: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := db.SessionPartitions(ctx)
+	if err != nil || len(ps) < 4 {
+		t.Fatalf("partitions %+v (%v), want 4", ps, err)
+	}
+	p1, p2, p3 := ps[len(ps)-3], ps[len(ps)-2], ps[len(ps)-1]
+	firstEntry := func(p persistence.SessionPartition, at time.Time) {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, `UPDATE session_partitions SET first_entered_at = $2 WHERE name = $1`, p.Name, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := func(c, participant, id int64) { // a session of c with that id
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO sessions (id, tid, campaign_id, buyer_id, participant_id)
+			VALUES ($1, md5(random()::text), $2, $3, $4)`, id, c, b.ID, participant); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admit := func(c, participant int64) string {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, `SELECT setval('sessions_id_seq', $1)`, p3.IDFrom+participant%100*10); err != nil {
+			t.Fatal(err)
+		}
+		a, err := db.Admit(ctx, persistence.Entry{TID: fmt.Sprintf("%027x00000", participant), CampaignID: c, PublisherID: 1,
+			ParticipantID: participant, QuotaIDs: quota(c), RespondentID: fmt.Sprint("R", participant)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Refused
+	}
+
+	// A campaign created after p2's first entry (more than an hour before): its floor is p2's
+	// start. A session stored below it (in p1) is not read; one in p2 is.
+	old, created := campaign("created after p2 began")
+	firstEntry(p1, created.Add(-30*24*time.Hour))
+	firstEntry(p2, created.Add(-2*time.Hour))
+	store(old, 101, p1.IDFrom+1)
+	store(old, 102, p2.IDFrom+1)
+	if got := admit(old, 101); got != "" {
+		t.Errorf("participant with a session of the campaign below its floor: refused %q, want admitted (p1 not read)", got)
+	}
+	if got := admit(old, 102); got != persistence.RefusedReentry {
+		t.Errorf("participant with a session of the campaign in p2: %q, want %q", got, persistence.RefusedReentry)
+	}
+	related, _ := campaign("related")
+	if _, err := db.CreateRelationship(ctx, b.ID, related, old); err != nil {
+		t.Fatal(err)
+	}
+	store(old, 103, p1.IDFrom+2)
+	store(old, 104, p2.IDFrom+2)
+	if got := admit(related, 103); got != "" {
+		t.Errorf("related: a session of the other campaign below its floor: %q, want admitted", got)
+	}
+	if got := admit(related, 104); got != persistence.RefusedRelated {
+		t.Errorf("related: a session of the other campaign in p2: %q, want %q", got, persistence.RefusedRelated)
+	}
+
+	// p3's first entry came 30 s before a campaign was created, but a session of the campaign
+	// can have an id drawn before it (in p2): the floor keeps an hour's margin and reads p2.
+	late, created := campaign("created as p3 began")
+	firstEntry(p3, created.Add(-30*time.Second))
+	store(late, 105, p2.IDFrom+3)
+	if got := admit(late, 105); got != persistence.RefusedReentry {
+		t.Errorf("session drawn just before p3 began: %q, want %q (read within the margin)", got, persistence.RefusedReentry)
+	}
+}

@@ -108,12 +108,13 @@ func (db *DB) PauseBrokenLinks(ctx context.Context, n int) ([]int64, error) {
 				SELECT count(*) AS n, min(x.entered_at) AS first FROM (
 					SELECT s.entered_at FROM sessions s
 					WHERE s.campaign_id = c2.id AND NOT s.is_test AND s.entered_at > c2.status_changed_at
+					AND s.id >= `+sessionFloorSQL("c2.status_changed_at")+`
 					AND s.entered_at < now() - make_interval(mins => 2 * c2.length_of_interview + 10)
 					ORDER BY s.entered_at DESC LIMIT $1) x
 			) w
 			WHERE c2.status = 2 AND w.n >= $1
 			AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.campaign_id = c2.id AND NOT s.is_test
-				AND s.entered_at >= w.first AND s.outcome IS NOT NULL)
+				AND s.entered_at >= w.first AND s.outcome IS NOT NULL AND s.id >= `+sessionFloorSQL("w.first")+`)
 		) broken
 		WHERE c.id = broken.id AND c.status = 2
 		RETURNING c.id, 2`, n)
