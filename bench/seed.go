@@ -200,6 +200,14 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 	if err != nil {
 		return st, err
 	}
+	if m.PastSessions > 0 {
+		// A year-old table has been vacuumed as it grew: its pages all-visible, their hint
+		// bits set. Left as copied, autovacuum and the first reads would write it all over
+		// again during the measured phases.
+		if _, err := conn.Exec(ctx, `VACUUM sessions`); err != nil {
+			return st, err
+		}
+	}
 	if _, err := conn.Exec(ctx, `ANALYZE`); err != nil {
 		return st, err
 	}
@@ -237,6 +245,9 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 	}
 	cs := m.Campaigns
 	m.Room = make([]int32, len(cs))
+	// The active campaigns were created before their month of history (synth draws entries
+	// over the last 30 days): a campaign's sessions never precede it.
+	created := now.Add(-31 * 24 * time.Hour)
 	var projects, campaigns, quotas, quals, rels, rets, excl [][]any
 	np := int64(m.panel)
 	for i := range cs {
@@ -262,7 +273,7 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		}
 		campaigns = append(campaigns, []any{c.ID, b, c.ID, name, int32(c.CPICents), int32(c.CPICents), int32(5 + r.IntN(25)),
 			int32(c.Incidence), int16(engine.StatusActive), int32(c.LOI), m.Links[i], daily, reentry, int32(1),
-			len(c.Retargets) > 0, devices})
+			len(c.Retargets) > 0, devices, created})
 		room := int32(-1)
 		for _, q := range c.Quotas {
 			completes := 0
@@ -326,7 +337,7 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 	}
 	if err := cp("campaigns", []string{"id", "buyer_id", "project_id", "name", "cpi_cents", "cpi_bid_cents", "days_in_field",
 		"incidence", "status", "length_of_interview", "supplier_link", "max_daily_completes", "reentry_interval",
-		"country_language_id", "is_retarget", "supported_devices"}, campaigns); err != nil {
+		"country_language_id", "is_retarget", "supported_devices", "created_at"}, campaigns); err != nil {
 		return err
 	}
 	if err := cp("campaign_quotas", []string{"id", "campaign_id", "name", "num_respondents", "is_click_balanced", "is_global",
@@ -385,6 +396,11 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 			if _, err := tx.Exec(ctx, d); err != nil {
 				return fmt.Errorf("recreate index: %w", err)
 			}
+		}
+		// The time range of each partition, as serve's sweeper records it: what lets a
+		// campaign's reads skip the partitions before it.
+		if _, err := tx.Exec(ctx, `SELECT count(*) FROM switchboard_ensure_session_partitions('30 days', 2, $1)`, seedPartitionIDs); err != nil {
+			return fmt.Errorf("record the partitions' time ranges: %w", err)
 		}
 	}
 	if err := cp("campaign_exclusions", []string{"campaign_id", "participant_id"}, excl); err != nil {

@@ -219,6 +219,12 @@ func TestSeedPastSessions(t *testing.T) {
 		Scan(&foreign); err != nil || foreign != 0 {
 		t.Fatalf("%d sessions name another buyer than their campaign's (%v)", foreign, err)
 	}
+	var early, unrecorded int64
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM sessions s JOIN campaigns c ON c.id = s.campaign_id WHERE s.entered_at < c.created_at),
+		(SELECT count(*) FROM session_partitions WHERE id_from <= (SELECT last_value FROM sessions_id_seq) AND first_entered_at IS NULL)`).
+		Scan(&early, &unrecorded); err != nil || early != 0 || unrecorded != 0 {
+		t.Fatalf("%d sessions entered before their campaign was created, %d partitions holding sessions without a time range (%v)", early, unrecorded, err)
+	}
 	for _, id := range []int64{1, 40, 41, 45} {
 		var owner int64
 		if err := conn.QueryRow(ctx, `SELECT buyer_id FROM campaigns WHERE id = $1`, id).Scan(&owner); err != nil || owner != m.BuyerOf(id).ID {
