@@ -422,31 +422,31 @@ func TestCampaignSessionFloor(t *testing.T) {
 	firstEntry(p2, created.Add(-2*time.Hour))
 	store(old, 101, p1.IDFrom+1)
 	store(old, 102, p2.IDFrom+1)
-	if got := admit(old, 101); got != "" {
-		t.Errorf("participant with a session of the campaign below its floor: refused %q, want admitted (p1 not read)", got)
-	}
-	if got := admit(old, 102); got != persistence.RefusedReentry {
-		t.Errorf("participant with a session of the campaign in p2: %q, want %q", got, persistence.RefusedReentry)
-	}
 	related, _ := campaign("related")
 	if _, err := db.CreateRelationship(ctx, b.ID, related, old); err != nil {
 		t.Fatal(err)
 	}
 	store(old, 103, p1.IDFrom+2)
 	store(old, 104, p2.IDFrom+2)
-	if got := admit(related, 103); got != "" {
-		t.Errorf("related: a session of the other campaign below its floor: %q, want admitted", got)
-	}
-	if got := admit(related, 104); got != persistence.RefusedRelated {
-		t.Errorf("related: a session of the other campaign in p2: %q, want %q", got, persistence.RefusedRelated)
-	}
-
 	// p3's first entry came 30 s before a campaign was created, but a session of the campaign
 	// can have an id drawn before it (in p2): the floor keeps an hour's margin and reads p2.
 	late, created := campaign("created as p3 began")
 	firstEntry(p3, created.Add(-30*time.Second))
 	store(late, 105, p2.IDFrom+3)
-	if got := admit(late, 105); got != persistence.RefusedReentry {
-		t.Errorf("session drawn just before p3 began: %q, want %q (read within the margin)", got, persistence.RefusedReentry)
+
+	for _, c := range []struct {
+		name                  string
+		campaign, participant int64
+		want                  string
+	}{
+		{"a session of the campaign below its floor (p1 not read)", old, 101, ""},
+		{"a session of the campaign in p2", old, 102, persistence.RefusedReentry},
+		{"a session of the related campaign below its floor", related, 103, ""},
+		{"a session of the related campaign in p2", related, 104, persistence.RefusedRelated},
+		{"a session drawn just before p3 began (read within the margin)", late, 105, persistence.RefusedReentry},
+	} {
+		if got := admit(c.campaign, c.participant); got != c.want {
+			t.Errorf("%s: refused %q, want %q", c.name, got, c.want)
+		}
 	}
 }
