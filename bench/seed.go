@@ -425,7 +425,7 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 func copyHistory(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, r *rand.Rand, entries int, rows map[string]int64) error {
 	cs := m.Campaigns
 	buyer := func(synthID int64) int64 { return m.buyer(synthID).ID }
-	if err := partitionSessions(ctx, tx, int64(entries), seedPartitionIDs); err != nil {
+	if err := partitionSessions(ctx, tx, int64(entries), m.partitionIDs()); err != nil {
 		return err
 	}
 	var tidBuf [12]byte
@@ -478,6 +478,13 @@ func profileJSON(answers []engine.Answer) []byte {
 	}
 	b, _ := json.Marshal(m)
 	return b
+}
+
+// partitionIDs is the span of each partition of sessions the seed adds: after a year of
+// sessions (PastSessions), a month of them at the past rate, as serve's sweeper sizes them
+// (PartitionPolicy.Period); else seedPartitionIDs.
+func (m *Market) partitionIDs() int64 {
+	return max(m.PastSessions*int64(30*24*time.Hour/time.Hour)/int64(pastSpan/time.Hour), seedPartitionIDs)
 }
 
 // seedPartitionIDs is the span of each partition of sessions the seed adds: the serve
@@ -593,8 +600,7 @@ func copyPastSessions(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, 
 			return fmt.Errorf("copy closed %s: %w", t.table, err)
 		}
 	}
-	// A month of sessions per partition at the past rate, as serve's sweeper sizes them.
-	if err := partitionSessions(ctx, tx, n, max(n*30/335, seedPartitionIDs)); err != nil {
+	if err := partitionSessions(ctx, tx, n, m.partitionIDs()); err != nil {
 		return err
 	}
 	var random [16]byte
