@@ -78,11 +78,12 @@ func measureYear(ctx context.Context, dbURL string, t *Target, log *zap.Logger) 
 	})
 
 	m := t.Market
-	busiest := int64(1)
+	busiest := int64(1) // of the market's own month: the sessions after the past ones
+
 	if conn, err := pgx.Connect(ctx, dbURL); err != nil {
 		log.Warn("busiest campaign not found", zap.Error(err))
-	} else if err := conn.QueryRow(ctx, `SELECT campaign_id FROM sessions WHERE campaign_id <= $1
-		GROUP BY campaign_id ORDER BY count(*) DESC LIMIT 1`, len(m.Campaigns)).Scan(&busiest); err != nil {
+	} else if err := conn.QueryRow(ctx, `SELECT campaign_id FROM sessions WHERE id > $2 AND campaign_id <= $1
+		GROUP BY campaign_id ORDER BY count(*) DESC LIMIT 1`, len(m.Campaigns), m.PastSessions).Scan(&busiest); err != nil {
 		log.Warn("busiest campaign not found", zap.Error(err))
 	} else {
 		conn.Close(ctx)
