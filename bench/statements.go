@@ -16,6 +16,7 @@ func pgSettings(o Options) map[string]string {
 	if o.Statements {
 		s["shared_preload_libraries"] = "pg_stat_statements"
 		s["pg_stat_statements.track"] = "all"
+		s["pg_stat_statements.track_planning"] = "on"
 	}
 	return s
 }
@@ -57,8 +58,8 @@ func (s *statements) top(ctx context.Context, requests uint64) []string {
 	if s == nil {
 		return nil
 	}
-	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 100)
-		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 10`)
+	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, total_plan_time, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 100)
+		FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 10`)
 	if err != nil {
 		return []string{"pg_stat_statements: " + err.Error()}
 	}
@@ -66,13 +67,14 @@ func (s *statements) top(ctx context.Context, requests uint64) []string {
 	var out []string
 	for rows.Next() {
 		var calls, n int64
-		var ms float64
+		var ms, plan float64
 		var q string
-		if err := rows.Scan(&calls, &ms, &n, &q); err != nil {
+		if err := rows.Scan(&calls, &ms, &plan, &n, &q); err != nil {
 			return append(out, "pg_stat_statements: "+err.Error())
 		}
-		out = append(out, fmt.Sprintf("%8d calls %9.1f µs/req %7.1f rows/call  %s", calls,
-			ms*1000/float64(max(requests, 1)), float64(n)/float64(max(calls, 1)), strings.TrimSpace(q)))
+		perReq := func(ms float64) float64 { return ms * 1000 / float64(max(requests, 1)) }
+		out = append(out, fmt.Sprintf("%8d calls %9.1f µs/req (planning %7.1f) %7.1f rows/call  %s", calls,
+			perReq(ms), perReq(plan), float64(n)/float64(max(calls, 1)), strings.TrimSpace(q)))
 	}
 	return out
 }
