@@ -335,9 +335,9 @@ const historyCampaignsSQL = `SELECT id FROM campaigns WHERE status NOT IN (4, 6)
 // block an offer (historyCampaignsSQL), and every entry of the last engine.ActivityDays days
 // whatever its campaign (entries are activity too: Panel.RecordEntry). Entries into the
 // other campaigns, the bulk of a year of sessions, are left out, and the partitions that
-// hold only those are not read. The scan names the smaller
-// of the two lists, the campaigns kept or those left out (none: no list at all), so that
-// checking each of millions of rows against it stays cheap.
+// hold only those are not read. The scan names the smaller of the two lists, the campaigns
+// kept or those left out (none: no list at all), so that checking each of millions of rows
+// against it stays cheap.
 //
 // The rows are read as stored, not grouped by participant and campaign (the receiver keeps
 // the latest: Panel.RecordEntry): grouping ten million rows in PostgreSQL sorted them on

@@ -17,13 +17,14 @@ import (
 
 // sessionFloorSQL is an SQL expression for the lowest id a session entered after the time
 // at (an SQL expression) can have: the start of the latest partition of sessions whose first
-// session entered more than sessionIDLag before at. Ids only grow, and a session's id is drawn
-// in the transaction that stores it, within seconds of its entered_at (that transaction's
-// start); so every session entered after at has a greater id than that first one. Compared with a campaign's created_at (which
-// never changes, and precedes every session of the campaign), it lets PostgreSQL skip at run
-// time the partitions of the months before the campaign existed: a year of them, on every
-// entry's reentry and relationship checks. A partition whose first entry is not recorded yet
-// (EnsureSessionPartitions records it) lowers the floor, never raises it.
+// session entered more than sessionIDLag before at. Ids only grow, and a session's id is
+// drawn in the transaction that stores it, within seconds of its entered_at (that
+// transaction's start); so every session entered after at has a greater id than that first
+// one. Compared with a campaign's created_at (which never changes, and precedes every
+// session of the campaign), it lets PostgreSQL skip at run time the partitions of the months
+// before the campaign existed: a year of them, on every entry's reentry and relationship
+// checks. A partition whose first entry is not recorded yet (EnsureSessionPartitions
+// records it) lowers the floor, never raises it.
 func sessionFloorSQL(at string) string {
 	return `(SELECT COALESCE(max(p.id_from), 0) FROM session_partitions p WHERE p.first_entered_at <= ` + at +
 		` - interval '` + strconv.Itoa(int(sessionIDLag/time.Second)) + ` seconds')`
