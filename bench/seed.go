@@ -484,7 +484,8 @@ func profileJSON(answers []engine.Answer) []byte {
 // sessions (PastSessions), a month of them at the past rate, as serve's sweeper sizes them
 // (PartitionPolicy.Period); else seedPartitionIDs.
 func (m *Market) partitionIDs() int64 {
-	return max(m.PastSessions*int64(30*24*time.Hour/time.Hour)/int64(pastSpan/time.Hour), seedPartitionIDs)
+	month := int64(float64(m.PastSessions) * float64(30*24*time.Hour) / float64(pastSpan))
+	return max(month, seedPartitionIDs)
 }
 
 // seedPartitionIDs is the span of each partition of sessions the seed adds: the serve
@@ -492,8 +493,9 @@ func (m *Market) partitionIDs() int64 {
 const seedPartitionIDs = 1_000_000
 
 // partitionSessions adds partitions of sessions (partitioned by ranges of id, migration 0036)
-// of span ids each until the ids the next n rows will take have one: an insert whose id has no partition
-// fails, and the serve sweeper keeps only a few partitions ahead of the sequence.
+// of span ids each until the ids the next n rows will take have one: an insert whose id has
+// no partition fails, and the serve sweeper keeps only a few partitions ahead of the
+// sequence.
 func partitionSessions(ctx context.Context, tx pgx.Tx, n, span int64) error {
 	var next, top int64
 	if err := tx.QueryRow(ctx, `SELECT (SELECT last_value + 1 FROM sessions_id_seq),

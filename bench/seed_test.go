@@ -256,3 +256,13 @@ func TestSeedPastSessions(t *testing.T) {
 		}
 	}
 }
+
+// After a year of past sessions the seed cuts partitions of a month of them (as serve's
+// sweeper would at that rate); a new marketplace's are the sweeper's smallest.
+func TestPartitionIDs(t *testing.T) {
+	for _, c := range []struct{ past, want int64 }{{0, seedPartitionIDs}, {4500, seedPartitionIDs}, {100_000_000, 8_955_223}} {
+		if got := (&Market{PastSessions: c.past}).partitionIDs(); got != c.want {
+			t.Errorf("%d past sessions: partitions of %d ids, want %d", c.past, got, c.want)
+		}
+	}
+}
