@@ -71,7 +71,10 @@ type Options struct {
 	// Statements loads pg_stat_statements and writes each phase's costliest statements to
 	// the progress output (a diagnosis aid; not in the report).
 	Statements bool
-	Seed       int64
+	// SharedBuffers is the bench cluster's shared_buffers ("": 256MB, enough for a month of
+	// sessions; a year of them wants a production server's quarter of memory).
+	SharedBuffers string
+	Seed          int64
 	// Command is the command line, for the report.
 	Command string
 	// Quick marks a tiny run (tests); the report says so.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -11,7 +12,7 @@ import (
 // pgSettings are the bench cluster's settings: room for the server's pools, WAL and
 // checkpoints that stay out of the way of 10 s phases, and pg_stat_statements on request.
 func pgSettings(o Options) map[string]string {
-	s := map[string]string{"max_connections": "200", "shared_buffers": "256MB", "max_wal_size": "4GB",
+	s := map[string]string{"max_connections": "200", "shared_buffers": cmp.Or(o.SharedBuffers, "256MB"), "max_wal_size": "4GB",
 		"checkpoint_timeout": "30min"}
 	if o.Statements {
 		s["shared_preload_libraries"] = "pg_stat_statements"
