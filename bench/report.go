@@ -509,7 +509,7 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 
 	if len(r.Year) > 0 {
 		w("### A year of sessions\n\n")
-		w("The database also held %d sessions of %d closed campaigns over the eleven months before the market's own month (`--past-sessions`). After the load, each step of the sweeper and a buyer's reads, once each:\n\n", o.PastSessions, (o.PastSessions+pastPerCampaign-1)/pastPerCampaign)
+		w("The database also held %d sessions of %d closed campaigns over the eleven months before the market's own month (`--past-sessions`). After the load, each step of the sweeper and a buyer's reads, once each:\n\n", o.PastSessions, (&Market{PastSessions: o.PastSessions}).PastCampaigns())
 		w("| Operation | time | returned |\n|---|---:|---|\n")
 		for _, op := range r.Year {
 			got := fmt.Sprintf("%d %s", op.Size, op.Unit)

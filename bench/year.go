@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/persistence"
@@ -78,15 +77,12 @@ func measureYear(ctx context.Context, dbURL string, t *Target, log *zap.Logger) 
 	})
 
 	m := t.Market
-	busiest := int64(1) // of the market's own month: the sessions after the past ones
-
-	if conn, err := pgx.Connect(ctx, dbURL); err != nil {
-		log.Warn("busiest campaign not found", zap.Error(err))
-	} else if err := conn.QueryRow(ctx, `SELECT campaign_id FROM sessions WHERE id > $2 AND campaign_id <= $1
+	// The active campaign with the most sessions in the market's own month (the sessions
+	// after the past ones); campaign 1 if the look-up fails.
+	busiest := int64(1)
+	if err := db.Pool.QueryRow(ctx, `SELECT campaign_id FROM sessions WHERE id > $2 AND campaign_id <= $1
 		GROUP BY campaign_id ORDER BY count(*) DESC LIMIT 1`, len(m.Campaigns), m.PastSessions).Scan(&busiest); err != nil {
 		log.Warn("busiest campaign not found", zap.Error(err))
-	} else {
-		conn.Close(ctx)
 	}
 	closed := int64(len(m.Campaigns)) + m.PastCampaigns()/2
 	client := &http.Client{Timeout: 5 * time.Minute}
@@ -114,7 +110,7 @@ func measureYear(ctx context.Context, dbURL string, t *Target, log *zap.Logger) 
 		what string
 		id   int64
 	}{{"a closed campaign of the past months", closed}, {"the active campaign with the most sessions", busiest}} {
-		b := m.BuyerOf(c.id)
+		b := m.BuyerOf(c.id) // each seeded campaign has a project of its own id
 		run(fmt.Sprintf("insights: results of %s (campaign %d)", c.what, c.id), "bytes", func() (int64, error) {
 			return read("GET", fmt.Sprintf("%s/projects/%d/campaigns/%d", insightsPrefix, c.id, c.id), "", b)
 		})
