@@ -424,7 +424,6 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 // participant, generated again from the panel's seed.
 func copyHistory(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, r *rand.Rand, entries int, rows map[string]int64) error {
 	cs := m.Campaigns
-	buyer := func(synthID int64) int64 { return m.buyer(synthID).ID }
 	if err := partitionSessions(ctx, tx, int64(entries), m.partitionIDs()); err != nil {
 		return err
 	}
@@ -449,7 +448,7 @@ func copyHistory(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, r *ra
 			for j := range tidBuf {
 				tidBuf[j] = byte(r.Uint32())
 			}
-			return []any{hex.EncodeToString(tidBuf[:]), c.ID, buyer(c.BuyerID), m.Publisher.ID, p.ID,
+			return []any{hex.EncodeToString(tidBuf[:]), c.ID, m.buyer(c.BuyerID).ID, m.Publisher.ID, p.ID,
 				at, outcomes[r.IntN(len(outcomes))], at.Add(time.Duration(c.LOI) * time.Minute)}, nil
 		}))
 	rows["sessions"] += n

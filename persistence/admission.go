@@ -97,15 +97,11 @@ const admitParticipantsSQL = `SELECT pg_advisory_xact_lock(730045103, k)
 const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_respondents, entries, completes, in_progress
 	FROM campaign_quotas WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`
 
-// offerSessionFloorSQL is the lowest id an offer's session in progress can have: the start
-// of the latest partition of sessions whose first session entered more than OfferSessionAge ago.
-// Ids are drawn in the admitting transaction (at most 30 s after its entered_at), so every
-// session entered since then has a greater id; an offer's token lives 30 minutes, so its
-// session entered within them. The lookup of an offer's session then reads only the latest
-// partitions, not a year of them. A partition whose first entry is not recorded yet
-// (EnsureSessionPartitions records it) lowers the floor, never raises it.
-var offerSessionFloorSQL = `(SELECT COALESCE(max(p.id_from), 0) FROM session_partitions p
-	WHERE p.first_entered_at <= now() - interval '` + strconv.Itoa(int(OfferSessionAge/time.Second)) + ` seconds')`
+// offerSessionFloorSQL is the lowest id an offer's session in progress can have: that of
+// a session entered within OfferSessionAge (sessionFloorSQL). An offer's token lives 30
+// minutes, so its session entered within them; the lookup of an offer's session then reads
+// only the latest partitions, not a year of them.
+var offerSessionFloorSQL = sessionFloorSQL(`now() - interval '` + strconv.Itoa(int(OfferSessionAge/time.Second)) + ` seconds'`)
 
 // OfferSessionAge is how long ago an offer's session may have been admitted and still be
 // resumed by following the offer's link again: longer than any offer token lives.
