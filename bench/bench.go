@@ -60,6 +60,10 @@ type Options struct {
 	// Allocation is the serve child's --allocation ("": serve's default), so that the
 	// policies' offer throughput can be compared on the same market.
 	Allocation string
+	// CompareAllocation is the number of rounds of the paired comparison of the allocation
+	// policies (0: none): after the other phases, the offers closed loop against a serve
+	// child of each policy on the same market, alternately (see compareAllocation).
+	CompareAllocation int
 	// Binary is the switchboard binary to run `serve` from (default os.Executable()).
 	Binary string
 	// Profile runs the server through `switchboard bench _serve`, which is `serve` with a
@@ -190,6 +194,9 @@ type Report struct {
 	// Year are the sweeper steps, exports and insights reads timed after the load on a
 	// database seeded with Options.PastSessions (nil: none seeded).
 	Year []YearOp
+	// Allocation are the rounds of the paired comparison of the allocation policies
+	// (Options.CompareAllocation; nil: not run).
+	Allocation []AllocationRound
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -305,7 +312,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.progress("timing the sweeper, exports and insights on a year of sessions")
 		rep.Year = measureYear(ctx, dbURL, t, o.Log.Named("year"))
 	}
-	if st := ReadProc(srv.pid()); st.Valid {
+	if o.CompareAllocation > 0 {
+		// The first child's background work (sweeper, refreshes) goes on beside the two
+		// compared ones; it is stopped so that it weighs on neither.
+		if st := ReadProc(srv.pid()); st.Valid {
+			rep.ServerHWM = st.HWM
+		}
+		srv.stop()
+		o.progress("comparing the allocation policies' offers in %d rounds", o.CompareAllocation)
+		if err := compareAllocation(ctx, o, rep, m, dbURL, tmp, pgPID); err != nil {
+			return rep, err
+		}
+	}
+	if st := ReadProc(srv.pid()); st.Valid && rep.ServerHWM == 0 {
 		rep.ServerHWM = st.HWM
 	}
 	srv.stop()
@@ -340,30 +359,14 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			l.Duration, l.Warmup = o.Duration, o.Warmup
 		}
 		l.Client, l.Seed = client, uint64(o.Seed)+uint64(len(rep.Phases))
+		c := client
 		if target == "floor" {
-			l.Client = srv.floorClient
+			l.Client, c = srv.floorClient, nil
 		}
 		stmts.reset(ctx)
-		var verdicts map[string]float64
-		if target != "floor" {
-			verdicts = scrapeVerdicts(client, t.Addr)
-		}
-		before, pgBefore, selfBefore, t0 := ReadProc(pid), TreeCPU(pgPID), SelfCPU(), time.Now()
-		r := Drive(l, s)
-		after := ReadProc(pid)
-		p := &Phase{Result: r, Target: target, ServerCPU: after.CPU - before.CPU, BenchCPU: SelfCPU() - selfBefore,
-			Elapsed: time.Since(t0), RSS: after.RSS, HWM: after.HWM}
-		if target != "floor" {
-			p.PostgresCPU = max(0, TreeCPU(pgPID)-pgBefore)
-			if after := scrapeVerdicts(client, t.Addr); after != nil && verdicts != nil {
-				p.Verdicts = map[string]float64{}
-				for k, v := range after {
-					if d := v - verdicts[k]; d > 0 {
-						p.Verdicts[k] = d
-					}
-				}
-			}
-		}
+		p := measure(c, t.Addr, pid, pgPID, l, s)
+		p.Target = target
+		r := p.Result
 		rep.Phases = append(rep.Phases, p)
 		rate := "max"
 		if r.Mode == "open" {
@@ -504,6 +507,35 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 	}
 	srv.stopFloor()
 	return ctx.Err()
+}
+
+// measure drives scenario s with load l against process pid and reads the process figures
+// around it: CPU and memory of pid, CPU of PostgreSQL (pgPID and its backends) and of this
+// process, and the entry verdicts the server at addr counted (client nil: pid is not a
+// serve process, neither PostgreSQL nor verdicts are read).
+func measure(client *fasthttp.HostClient, addr string, pid, pgPID int, l Load, s *Scenario) *Phase {
+	var verdicts map[string]float64
+	if client != nil {
+		verdicts = scrapeVerdicts(client, addr)
+	}
+	before, pgBefore, selfBefore, t0 := ReadProc(pid), TreeCPU(pgPID), SelfCPU(), time.Now()
+	r := Drive(l, s)
+	after := ReadProc(pid)
+	p := &Phase{Result: r, ServerCPU: after.CPU - before.CPU, BenchCPU: SelfCPU() - selfBefore,
+		Elapsed: time.Since(t0), RSS: after.RSS, HWM: after.HWM}
+	if client == nil {
+		return p
+	}
+	p.PostgresCPU = max(0, TreeCPU(pgPID)-pgBefore)
+	if after := scrapeVerdicts(client, addr); after != nil && verdicts != nil {
+		p.Verdicts = map[string]float64{}
+		for k, v := range after {
+			if d := v - verdicts[k]; d > 0 {
+				p.Verdicts[k] = d
+			}
+		}
+	}
+	return p
 }
 
 // JoinRate is the most entries/s the joining phases offer: they must last through a second

@@ -41,8 +41,10 @@ func TestQuickRun(t *testing.T) {
 
 	out := filepath.Join(dir, "docs")
 	// The profile covers the callbacks phase: the write path's profile is taken too. A
-	// small year of past sessions has the sweeper, exports and insights timed on it.
-	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--profile-phase", "callbacks", "--past-sessions", "30000", "--out", out)
+	// small year of past sessions has the sweeper, exports and insights timed on it; two
+	// rounds compare the allocation policies' offers.
+	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--profile-phase", "callbacks", "--past-sessions", "30000",
+		"--compare-allocation", "2", "--out", out)
 	run.Env = append(os.Environ(), "SWITCHBOARD_LOG_LEVEL=error")
 	var logs strings.Builder
 	run.Stdout, run.Stderr = &logs, &logs
@@ -70,6 +72,19 @@ func TestQuickRun(t *testing.T) {
 	for _, op := range s.Year {
 		if op.Err != "" || (op.Unit == "bytes" && op.Size == 0) {
 			t.Errorf("year: %s: %d %s, error %q", op.Name, op.Size, op.Unit, op.Err)
+		}
+	}
+	if len(s.Allocation) != 2 {
+		t.Errorf("%d rounds of the allocation comparison, want 2", len(s.Allocation))
+	}
+	for _, a := range s.Allocation {
+		for _, p := range []PhaseSummary{a.Greedy, a.Balanced} {
+			if p.Requests == 0 || p.Errors > 0 || p.ServerCPU <= 0 {
+				t.Errorf("allocation round %d: %d requests, %d errors, server CPU %.3f s", a.Round, p.Requests, p.Errors, p.ServerCPU)
+			}
+		}
+		if a.Throughput <= 0 || a.CPU <= 0 {
+			t.Errorf("allocation round %d: ratios %.3f, %.3f", a.Round, a.Throughput, a.CPU)
 		}
 	}
 	seen := map[string]PhaseSummary{}
@@ -103,7 +118,7 @@ func TestQuickRun(t *testing.T) {
 	if s.ReadySeconds <= 0 || s.JoinReadySeconds <= 0 {
 		t.Errorf("ready times missing: first process %.1f s, second %.1f s; notes %q", s.ReadySeconds, s.JoinReadySeconds, s.Notes)
 	}
-	if len(s.Targets) < 12 {
+	if len(s.Targets) < 13 {
 		t.Errorf("%d targets checked, want every target of docs/performance.md: %+v", len(s.Targets), s.Targets)
 	}
 	if len(s.Engine) == 0 || s.Engine[0].P50 <= 0 {
@@ -115,6 +130,9 @@ func TestQuickRun(t *testing.T) {
 	}
 	if !strings.Contains(string(md), MarkerStart) || !strings.Contains(string(md), MarkerEnd) || !strings.Contains(string(md), "Quick run") {
 		t.Errorf("performance.md lacks the markers or the quick-run warning:\n%s", md)
+	}
+	if !strings.Contains(string(md), "### Allocation policies, paired") {
+		t.Errorf("performance.md lacks the allocation comparison:\n%s", md)
 	}
 	if !strings.Contains(string(md), "CPU profile during the callbacks maximum-throughput phase") {
 		t.Errorf("performance.md does not give the callbacks phase's profile:\n%s", md)

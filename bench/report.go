@@ -41,6 +41,9 @@ const (
 	TargetRSSHuge = 5 << 29
 	// TargetReady bounds the time from start to ready (engine, panel and counters loaded).
 	TargetReady = 30 * time.Second
+	// TargetBalancedOffers is the least share of greedy's offers throughput the balanced
+	// allocation keeps (the median of the paired rounds, --compare-allocation).
+	TargetBalancedOffers = 0.95
 )
 
 // PhaseSummary is one phase in results.json.
@@ -79,6 +82,17 @@ type Summary struct {
 	ReadySeconds, JoinReadySeconds float64
 	// Year are the operations timed on a year of sessions (bench --past-sessions).
 	Year []YearOp `json:",omitempty"`
+	// Allocation are the rounds of the paired comparison of the allocation policies (bench
+	// --compare-allocation).
+	Allocation []AllocationSummary `json:",omitempty"`
+}
+
+// AllocationSummary is one round of the paired comparison of the allocation policies in
+// results.json.
+type AllocationSummary struct {
+	Round            int
+	Greedy, Balanced PhaseSummary
+	Throughput, CPU  float64 // balanced / greedy
 }
 
 // TargetCheck is one target, met or not.
@@ -203,6 +217,12 @@ func (r *Report) Targets() []TargetCheck {
 	default:
 		out = append(out, TargetCheck{Name: name, Measured: hwm + " (not this size: run `switchboard bench --campaigns 100000 --participants 1000000`)"})
 	}
+	if len(r.Allocation) > 0 {
+		ratio, cpu := r.AllocationRatios()
+		check(fmt.Sprintf("balanced allocation's offers throughput ≥ %.0f%% of greedy's (median of paired rounds)", 100*TargetBalancedOffers),
+			fmt.Sprintf("%.1f%% over %d rounds (server CPU per request %.1f%%)", 100*ratio, len(r.Allocation), 100*cpu),
+			ratio >= TargetBalancedOffers)
+	}
 	name = fmt.Sprintf("ready (engine, panel, counters loaded) ≤ %s", TargetReady)
 	if r.Load > 0 {
 		check(name, fmt.Sprintf("%s at %d campaigns / %d participants", r.Load.Round(100*time.Millisecond), r.Options.Campaigns, r.Options.Participants),
@@ -297,6 +317,10 @@ func WriteReport(out string, r *Report) error {
 		Targets: r.Targets(), Notes: r.Notes, ReadySeconds: r.Load.Seconds(), JoinReadySeconds: r.JoinReady.Seconds(), Year: r.Year}
 	for _, p := range r.Phases {
 		sum.Phases = append(sum.Phases, summarize(p))
+	}
+	for i, a := range r.Allocation {
+		sum.Allocation = append(sum.Allocation, AllocationSummary{Round: i + 1, Greedy: summarize(a.Greedy),
+			Balanced: summarize(a.Balanced), Throughput: a.Ratio(), CPU: a.CPURatio()})
 	}
 	js, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
@@ -517,6 +541,19 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 				got = "error: " + op.Err
 			}
 			w("| %s | %s | %s |\n", op.Name, fmtDur(op.Took), got)
+		}
+		w("\n")
+	}
+	if len(r.Allocation) > 0 {
+		ratio, cpu := r.AllocationRatios()
+		w("### Allocation policies, paired\n\n")
+		w("After the phases above, a serve child of each policy (`--allocation greedy` and `--allocation balanced`) on the same database, the offers closed loop (random participants) against each in turn, %d rounds, greedy first in odd rounds and second in even ones. Medians of the rounds' ratios, balanced / greedy: throughput **%.3f**, server CPU per request **%.3f**.\n\n",
+			len(r.Allocation), ratio, cpu)
+		w("| Round | greedy req/s | balanced req/s | balanced / greedy | greedy p50 / p99 ms | balanced p50 / p99 ms | server CPU s / 1k req: greedy / balanced |\n|---|--:|--:|--:|--:|--:|--:|\n")
+		for i, a := range r.Allocation {
+			w("| %d | %.0f | %.0f | %.3f | %s / %s | %s / %s | %.3f / %.3f |\n", i+1, a.Greedy.Throughput, a.Balanced.Throughput, a.Ratio(),
+				fmtMS(a.Greedy.Hist.Quantile(0.5)), fmtMS(a.Greedy.Hist.Quantile(0.99)),
+				fmtMS(a.Balanced.Hist.Quantile(0.5)), fmtMS(a.Balanced.Hist.Quantile(0.99)), a.Greedy.CPUPer1k(), a.Balanced.CPUPer1k())
 		}
 		w("\n")
 	}

@@ -56,6 +56,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.StringVar(&o.Binary, "binary", "", "switchboard binary to run serve from (default: this one)")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "", "--memory-limit of the serve child, e.g. 3GiB or off (default: serve's own, 80% of the cgroup's or machine's memory)")
 	f.StringVar(&o.Allocation, "allocation", "", "--allocation of the serve child: greedy or balanced (default: serve's own)")
+	f.IntVar(&o.CompareAllocation, "compare-allocation", 0, "after the other phases, rounds of offers against a greedy and a balanced serve child on the same market, alternately (0: none)")
 	mix := f.String("mix", "100:5:4", "offers:entries:callbacks proportion of the mix scenario")
 	f.Int64Var(&o.Seed, "seed", o.Seed, "seed of the synthetic market and the load")
 	if err := f.parse(args); err != nil {
@@ -110,6 +111,9 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		if _, err := engine.ParseAllocation(o.Allocation); err != nil {
 			return fmt.Errorf("--allocation: %w", err)
 		}
+	}
+	if o.CompareAllocation < 0 {
+		return errors.New("--compare-allocation must be a number of rounds, 0 or more")
 	}
 	parts := strings.Split(*mix, ":")
 	if len(parts) != 3 {
