@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/switchboard/switchboard/engine"
 )
@@ -68,10 +70,24 @@ func (r *Report) AllocationRatios() (throughput, cpu float64) {
 // the offers closed loop (random participants) against them in o.CompareAllocation rounds,
 // the first policy first in odd rounds and second in even ones (greedy, balanced,
 // balanced, greedy, …), so that a drift of the machine's load falls on both. Both
-// children are loaded before the first round and stopped after the last.
+// children are loaded before the first round and stopped after the last. With o.Profile
+// each child's CPU profile of the last round is written to
+// Out/bench/server-cpu-<policy>.pprof.
 func compareAllocation(ctx context.Context, o Options, rep *Report, m *Market, dbURL, tmp string, pgPID int) error {
 	var servers [2]*server
 	var targets [2]*Target
+	var profiles [2]string
+	defer func() {
+		for i, path := range profiles {
+			if path == "" || servers[i] == nil {
+				continue
+			}
+			servers[i].stop() // flushes the profile
+			if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+				_ = copyFile(path, filepath.Join(o.Out, "bench", "server-cpu-"+Policies[i]+".pprof"))
+			}
+		}
+	}()
 	for i, policy := range Policies {
 		addr, err := freeAddr()
 		if err != nil {
@@ -79,7 +95,10 @@ func compareAllocation(ctx context.Context, o Options, rep *Report, m *Market, d
 		}
 		po := o
 		po.Allocation = policy
-		srv, err := startServer(ctx, po, addr, dbURL, "", filepath.Join(tmp, "server-"+policy+".log"))
+		if o.Profile {
+			profiles[i] = filepath.Join(tmp, "server-cpu-"+policy+".pprof")
+		}
+		srv, err := startServer(ctx, po, addr, dbURL, profiles[i], filepath.Join(tmp, "server-"+policy+".log"))
 		if err != nil {
 			return fmt.Errorf("%s serve child: %w", policy, err)
 		}
@@ -100,7 +119,14 @@ func compareAllocation(ctx context.Context, o Options, rep *Report, m *Market, d
 			client := NewClient(targets[i].Addr, o.Connections)
 			l := Load{Workers: o.Connections, Duration: o.Duration, Warmup: o.Warmup, Client: client,
 				Seed: uint64(o.Seed) + uint64(round)}
+			last := round == o.CompareAllocation-1 && profiles[i] != ""
+			if last {
+				servers[i].signal(syscall.SIGUSR1)
+			}
 			p := measure(client, targets[i].Addr, servers[i].pid(), pgPID, l, targets[i].OffersScenario(ScOffers))
+			if last {
+				servers[i].signal(syscall.SIGUSR2)
+			}
 			p.Target = Policies[i]
 			if i == 0 {
 				a.Greedy = p
