@@ -543,6 +543,5 @@ func (part *partition) order(seq uint64, w, x []float64) *rankOrder {
 	for i, s := range ord.slots {
 		ord.keys[i] = keys[s]
 	}
-	ord.indexExplore(part.cold)
 	return ord
 }

@@ -62,29 +62,6 @@ type rankOrder struct {
 	slots []int32
 	keys  []float64
 	w, x  []float64
-	// ex is, by position, what the walk's exploration skip reads (nil under
-	// greedy): kept in walk order, the skip reads memory in sequence where
-	// x and the campaign ids by slot would cost a cache miss per position.
-	ex []walkExplore
-}
-
-// walkExplore is a campaign's exploration cap and id at its position in a
-// rank order.
-type walkExplore struct {
-	x  float64
-	id int64
-}
-
-// indexExplore fills o.ex from the order's slots (a no-op under greedy);
-// every constructor of a weighted order calls it once the order is final.
-func (o *rankOrder) indexExplore(cold []campCold) {
-	if o.x == nil {
-		return
-	}
-	o.ex = make([]walkExplore, len(o.slots))
-	for i, s := range o.slots {
-		o.ex[i] = walkExplore{x: o.x[s], id: cold[s].id}
-	}
 }
 
 type span struct{ off, n uint32 }
@@ -138,15 +115,8 @@ type campMeta struct {
 	q0, g0, q1 int32 // quotas [q0,g0) non-global, [g0,q1) global
 	maxDaily   int32
 	inc        int32
-	// gateQS is a question slot every non-global quota conditions by codes
-	// 0..127 alone, gate the union of those conditions' masks (gateQS -1:
-	// none). A participant with none of the gate's codes matches no
-	// non-global quota, so evaluate refuses the campaign from this struct
-	// alone, without reading its quotas and conditions.
-	gateQS     int32
 	devices    uint8 // 0 all
 	restricted bool  // cold.restriction != nil
-	gate       [2]uint64
 }
 
 // campCold is the rest of a campaign: read for offers and entry rules.
@@ -309,11 +279,9 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 			}
 		}
 		m.q1 = int32(len(p.quotas))
-		m.gateQS, m.gate = p.gateOf(m)
 	}
 	p.codes, p.shorts, p.texts, p.spans, p.posts = pb.layout()
 	p.indexRelations()
-	ord.indexExplore(p.cold)
 	p.ord.Store(ord)
 	return p
 }
@@ -485,7 +453,6 @@ func (p *partition) reorder(old *rankOrder, seq uint64, ids []int64) *rankOrder 
 		slots[k], keys[k] = ms[j].slot, ms[j].key
 		k++
 	}
-	ord.indexExplore(p.cold)
 	return ord
 }
 
@@ -500,7 +467,7 @@ func (p *partition) bytes() int {
 		cap(p.posts)*4 + cap(p.spans)*int(unsafe.Sizeof(span{})) + cap(p.blocks)*4 +
 		p.codes.bytes() + p.shorts.bytes()
 	if o := p.ord.Load(); o != nil {
-		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8 + cap(o.ex)*int(unsafe.Sizeof(walkExplore{}))
+		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8
 	}
 	for k := range p.texts {
 		n += int(unsafe.Sizeof(k)+unsafe.Sizeof(span{})) + mapEntryOverhead + len(k.text)

@@ -155,14 +155,12 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		}
 		full := bounded && len(dst) == k
 		if fromDelta {
-			// The skip by the participant's draw reads the order in sequence; the
-			// flags, at random, only for the campaigns it leaves.
-			if c := do.slots[j]; !(full && do.ex != nil && do.outdrawn(j, p.ID, dst[0].Score, share)) && dc.sc.flags(c) == 0 {
+			if c := do.slots[j]; dc.sc.flags(c) == 0 && !(full && do.x != nil && ctry.delta.outdrawn(do, j, c, p.ID, dst[0].Score, share)) {
 				dst = ctry.delta.evaluate(&dc, c, dst)
 			}
 			j++
 		} else {
-			if c := bo.slots[i]; !(full && bo.ex != nil && bo.outdrawn(i, p.ID, dst[0].Score, share)) && sc.flags(c) == 0 {
+			if c := bo.slots[i]; sc.flags(c) == 0 && !(full && bo.x != nil && base.outdrawn(bo, i, c, p.ID, dst[0].Score, share)) {
 				dst = base.evaluate(&ec, c, dst)
 			}
 			i++
@@ -172,19 +170,19 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 	return dst
 }
 
-// outdrawn reports whether the campaign at position i of the order,
+// outdrawn reports whether the campaign at position i of ord (slot c),
 // exploring, cannot beat the worst score kept with this participant's own
 // exploration draw: its key bounds the score/share with the largest draw,
 // so the bound with the participant's draw is the key scaled by
 // (1 + x·draw) / (1 + x). Skipping it saves evaluating every exploring
-// campaign whose key passes the walk's stop only by the bonus. The order
-// carries weights (the caller checks o.ex, so the greedy walk pays nothing).
-func (o *rankOrder) outdrawn(i int, participantID int64, worst, share float64) bool {
-	e := &o.ex[i]
-	if e.x <= 0 {
+// campaign whose key passes the walk's stop only by the bonus. ord carries
+// weights (the caller checks ord.x, so the greedy walk pays nothing).
+func (part *partition) outdrawn(ord *rankOrder, i int, c int32, participantID int64, worst, share float64) bool {
+	x := ord.x[c]
+	if x <= 0 {
 		return false
 	}
-	return o.keys[i]/(1+e.x)*(1+e.x*ExplorationDraw(participantID, e.id))*share < worst
+	return ord.keys[i]/(1+x)*(1+x*ExplorationDraw(participantID, part.cold[c].id))*share < worst
 }
 
 // evaluateRaised evaluates first the campaigns whose bound rose since the
@@ -295,11 +293,6 @@ func (part *partition) evaluate(ec *evalCtx, c int32, dst []Offer) []Offer {
 	p := ec.p
 	if cm.devices != 0 && cm.devices&p.Device == 0 {
 		return dst
-	}
-	if cm.gateQS >= 0 {
-		if pm := &ec.sc.pm[cm.gateQS]; pm[0]&cm.gate[0]|pm[1]&cm.gate[1] == 0 {
-			return dst
-		}
 	}
 	open := false
 	for q := cm.q0; q < cm.g0; q++ {
