@@ -54,12 +54,15 @@ func (s *statements) reset(ctx context.Context) {
 }
 
 // top describes the ten statements that took the most execution time since reset, per
-// request of the phase.
+// request of the phase, with the WAL each call wrote: bytes, and full-page images (a page's
+// first change after a checkpoint logs the whole 8 kB page, what inserts at random leaves
+// of large indexes pay).
 func (s *statements) top(ctx context.Context, requests uint64) []string {
 	if s == nil {
 		return nil
 	}
-	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, total_plan_time, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 100)
+	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, total_plan_time, rows, wal_bytes, wal_fpi,
+		left(regexp_replace(query, '\s+', ' ', 'g'), 100)
 		FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 10`)
 	if err != nil {
 		return []string{"pg_stat_statements: " + err.Error()}
@@ -67,15 +70,16 @@ func (s *statements) top(ctx context.Context, requests uint64) []string {
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var calls, n int64
-		var ms, plan float64
+		var calls, n, fpi int64
+		var ms, plan, wal float64
 		var q string
-		if err := rows.Scan(&calls, &ms, &plan, &n, &q); err != nil {
+		if err := rows.Scan(&calls, &ms, &plan, &n, &wal, &fpi, &q); err != nil {
 			return append(out, "pg_stat_statements: "+err.Error())
 		}
 		perReq := func(ms float64) float64 { return ms * 1000 / float64(max(requests, 1)) }
-		out = append(out, fmt.Sprintf("%8d calls %9.1f µs/req (planning %7.1f) %7.1f rows/call  %s", calls,
-			perReq(ms), perReq(plan), float64(n)/float64(max(calls, 1)), strings.TrimSpace(q)))
+		perCall := func(x float64) float64 { return x / float64(max(calls, 1)) }
+		out = append(out, fmt.Sprintf("%8d calls %9.1f µs/req (planning %7.1f) %7.1f rows/call  WAL %7.0f B/call, %5.2f full pages/call  %s", calls,
+			perReq(ms), perReq(plan), perCall(float64(n)), perCall(wal), perCall(float64(fpi)), strings.TrimSpace(q)))
 	}
 	return out
 }
