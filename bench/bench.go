@@ -78,7 +78,10 @@ type Options struct {
 	// SharedBuffers is the bench cluster's shared_buffers ("": 256MB, enough for a month of
 	// sessions; a year of them wants a production server's quarter of memory).
 	SharedBuffers string
-	Seed          int64
+	// WALCompression is the bench cluster's wal_compression ("": PostgreSQL's default, off;
+	// lz4 or zstd compress the full-page images an insert at a clean index leaf logs).
+	WALCompression string
+	Seed           int64
 	// Command is the command line, for the report.
 	Command string
 	// Quick marks a tiny run (tests); the report says so.

@@ -14,6 +14,9 @@ import (
 func pgSettings(o Options) map[string]string {
 	s := map[string]string{"max_connections": "200", "shared_buffers": cmp.Or(o.SharedBuffers, "256MB"), "max_wal_size": "4GB",
 		"checkpoint_timeout": "30min"}
+	if o.WALCompression != "" {
+		s["wal_compression"] = o.WALCompression
+	}
 	if o.Statements {
 		s["shared_preload_libraries"] = "pg_stat_statements"
 		s["pg_stat_statements.track"] = "all"
@@ -26,6 +29,9 @@ func pgSettings(o Options) map[string]string {
 // *statements does nothing.
 type statements struct {
 	conn *pgx.Conn
+	// checkpoints is pg_stat_bgwriter's count of checkpoints (timed and requested) at reset:
+	// a checkpoint within a phase makes every page's next change log a full-page image.
+	checkpoints int64
 }
 
 func openStatements(ctx context.Context, url string) (*statements, error) {
@@ -50,7 +56,17 @@ func (s *statements) close() {
 func (s *statements) reset(ctx context.Context) {
 	if s != nil {
 		_, _ = s.conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
+		s.checkpoints = s.checkpointCount(ctx)
 	}
+}
+
+// checkpointCount is the cluster's checkpoints so far (-1: unreadable).
+func (s *statements) checkpointCount(ctx context.Context) int64 {
+	var n int64
+	if err := s.conn.QueryRow(ctx, "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter").Scan(&n); err != nil {
+		return -1
+	}
+	return n
 }
 
 // top describes the ten statements that took the most execution time since reset, per
@@ -61,14 +77,14 @@ func (s *statements) top(ctx context.Context, requests uint64) []string {
 	if s == nil {
 		return nil
 	}
+	out := []string{fmt.Sprintf("checkpoints during the phase: %d", s.checkpointCount(ctx)-s.checkpoints)}
 	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, total_plan_time, rows, wal_bytes, wal_fpi,
 		left(regexp_replace(query, '\s+', ' ', 'g'), 100)
 		FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 10`)
 	if err != nil {
-		return []string{"pg_stat_statements: " + err.Error()}
+		return append(out, "pg_stat_statements: "+err.Error())
 	}
 	defer rows.Close()
-	var out []string
 	for rows.Next() {
 		var calls, n, fpi int64
 		var ms, plan, wal float64

@@ -52,6 +52,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
 	f.StringVar(&o.ProfilePhase, "profile-phase", "offers", "the closed-loop phase --profile covers: offers, entries or callbacks")
 	f.StringVar(&o.SharedBuffers, "shared-buffers", "256MB", "shared_buffers of the bench's PostgreSQL cluster (e.g. 6GB: a quarter of this machine's memory, as a production server would have)")
+	f.StringVar(&o.WALCompression, "wal-compression", "", "wal_compression of the bench's PostgreSQL cluster (e.g. lz4; default PostgreSQL's, off)")
 	f.BoolVar(&o.Statements, "statements", false, "log each phase's costliest PostgreSQL statements (pg_stat_statements)")
 	f.StringVar(&o.Binary, "binary", "", "switchboard binary to run serve from (default: this one)")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "", "--memory-limit of the serve child, e.g. 3GiB or off (default: serve's own, 80% of the cgroup's or machine's memory)")
