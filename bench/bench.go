@@ -50,6 +50,9 @@ type Options struct {
 	// before the history (Market.PastSessions), and the report times the sweeper, exports
 	// and insights on them.
 	PastSessions int64
+	// PartitionDays is the period of the sessions' partitions the seed lays out under a
+	// year of sessions (0: 30 days, serve's default).
+	PartitionDays int
 	// EngineSizes are the market sizes of the in-process match benchmark (none: skipped).
 	EngineSizes        []int
 	EngineParticipants int
@@ -274,7 +277,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	o.progress("generating %d campaigns and %d participants", o.Campaigns, o.Participants)
 	m := GenerateMarket(o.Campaigns, o.Participants, o.Seed)
-	m.PastSessions = o.PastSessions
+	m.PastSessions, m.PartitionDays = o.PastSessions, o.PartitionDays
 	o.progress("seeding with COPY")
 	if rep.Seed, err = Seed(ctx, dbURL, m, o.History, time.Now(), o.Log.Named("seed")); err != nil {
 		return nil, fmt.Errorf("seed: %w", err)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -81,6 +82,9 @@ type Market struct {
 	// hold them after a year (issue 14 item 6). They go to PastCampaigns() campaigns, ids
 	// after the active ones, archived or reconciled.
 	PastSessions int64
+	// PartitionDays is the period of the sessions' partitions after a year of them (0: 30,
+	// a month, as serve's sweeper sizes them by default).
+	PartitionDays int
 }
 
 // pastPerCampaign is how many of the past sessions each closed campaign holds.
@@ -480,11 +484,12 @@ func profileJSON(answers []engine.Answer) []byte {
 }
 
 // partitionIDs is the span of each partition of sessions the seed adds: after a year of
-// sessions (PastSessions), a month of them at the past rate, as serve's sweeper sizes them
-// (PartitionPolicy.Period); else seedPartitionIDs.
+// sessions (PastSessions), PartitionDays of them at the past rate, as serve's sweeper sizes
+// them (PartitionPolicy.Period); else seedPartitionIDs.
 func (m *Market) partitionIDs() int64 {
-	month := int64(float64(m.PastSessions) * float64(30*24*time.Hour) / float64(pastSpan))
-	return max(month, seedPartitionIDs)
+	days := cmp.Or(m.PartitionDays, 30)
+	period := int64(float64(m.PastSessions) * float64(time.Duration(days)*24*time.Hour) / float64(pastSpan))
+	return max(period, seedPartitionIDs)
 }
 
 // seedPartitionIDs is the span of each partition of sessions the seed adds: the serve

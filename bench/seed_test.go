@@ -258,11 +258,17 @@ func TestSeedPastSessions(t *testing.T) {
 }
 
 // After a year of past sessions the seed cuts partitions of a month of them (as serve's
-// sweeper would at that rate); a new marketplace's are the sweeper's smallest.
+// sweeper would at that rate), or of PartitionDays; a new marketplace's are the sweeper's
+// smallest.
 func TestPartitionIDs(t *testing.T) {
-	for _, c := range []struct{ past, want int64 }{{0, seedPartitionIDs}, {4500, seedPartitionIDs}, {100_000_000, 8_955_223}} {
-		if got := (&Market{PastSessions: c.past}).partitionIDs(); got != c.want {
-			t.Errorf("%d past sessions: partitions of %d ids, want %d", c.past, got, c.want)
+	for _, c := range []struct {
+		past int64
+		days int
+		want int64
+	}{{0, 0, seedPartitionIDs}, {4500, 0, seedPartitionIDs}, {100_000_000, 0, 8_955_223}, {100_000_000, 30, 8_955_223},
+		{100_000_000, 7, 2_089_552}, {4500, 7, seedPartitionIDs}} {
+		if got := (&Market{PastSessions: c.past, PartitionDays: c.days}).partitionIDs(); got != c.want {
+			t.Errorf("%d past sessions, %d days: partitions of %d ids, want %d", c.past, c.days, got, c.want)
 		}
 	}
 }

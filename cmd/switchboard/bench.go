@@ -48,6 +48,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	quick := f.Bool("quick", false, "a tiny run for tests: 200 campaigns, 2,000 participants, 1 s phases")
 	f.BoolVar(&o.History, "history", o.History, "seed the participants' past sessions too")
 	f.Int64Var(&o.PastSessions, "past-sessions", 0, "also seed this many sessions of closed campaigns over the eleven months before the history (e.g. 100000000: a year of a marketplace), and time the sweeper, exports and insights on them")
+	f.IntVar(&o.PartitionDays, "partition-days", 30, "with --past-sessions, the period of the sessions' partitions in days (serve's --session-partition-period sizes them; a month by default)")
 	engineSizes := f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
 	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
 	f.StringVar(&o.ProfilePhase, "profile-phase", "offers", "the closed-loop phase --profile covers: offers, entries or callbacks")
@@ -112,6 +113,9 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		if _, err := engine.ParseAllocation(o.Allocation); err != nil {
 			return fmt.Errorf("--allocation: %w", err)
 		}
+	}
+	if o.PartitionDays <= 0 {
+		return errors.New("--partition-days must be a positive number of days")
 	}
 	if o.CompareAllocation < 0 {
 		return errors.New("--compare-allocation must be a number of rounds, 0 or more")
