@@ -38,8 +38,9 @@ func (a AllocationRound) CPURatio() float64 {
 	return a.Balanced.CPUPer1k() / a.Greedy.CPUPer1k()
 }
 
-// median is the median of xs (0 when empty); xs is sorted in place.
-func median(xs []float64) float64 {
+// Median is the median of xs (0 when empty); xs is sorted in place. The paired comparisons
+// and the market simulator report medians over rounds and seeds.
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -63,7 +64,7 @@ func (r *Report) AllocationRatios() (throughput, cpu float64) {
 			cs = append(cs, x)
 		}
 	}
-	return median(ts), median(cs)
+	return Median(ts), Median(cs)
 }
 
 // compareAllocation starts a serve child of each policy on the seeded database and runs

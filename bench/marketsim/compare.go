@@ -125,25 +125,12 @@ func notReached(v float64) float64 {
 	return v
 }
 
-// median of xs (xs is reordered).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
 func (c *Comparison) med(a Variant, f func(Result) float64) float64 {
 	xs := make([]float64, 0, len(c.Seeds))
 	for _, r := range c.Runs[a] {
 		xs = append(xs, f(r))
 	}
-	return median(xs)
+	return bench.Median(xs)
 }
 
 // baseline is what variant v is compared with: the first variant's policy
@@ -264,7 +251,7 @@ func (c *Comparison) daily(a Variant, of func(Result) []float64) bench.Series {
 				xs = append(xs, 100*v[d])
 			}
 		}
-		s.Points = append(s.Points, bench.Point{X: float64(d + 1), Y: median(xs)})
+		s.Points = append(s.Points, bench.Point{X: float64(d + 1), Y: bench.Median(xs)})
 	}
 	return s
 }
