@@ -318,22 +318,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.progress("timing the sweeper, exports and insights on a year of sessions")
 		rep.Year = measureYear(ctx, dbURL, t, o.Log.Named("year"))
 	}
+	if st := ReadProc(srv.pid()); st.Valid {
+		rep.ServerHWM = st.HWM
+	}
+	// Stopped before the comparison, so that its background work (sweeper, refreshes) weighs
+	// on neither of the compared children.
+	srv.stop()
 	if o.CompareAllocation > 0 {
-		// The first child's background work (sweeper, refreshes) goes on beside the two
-		// compared ones; it is stopped so that it weighs on neither.
-		if st := ReadProc(srv.pid()); st.Valid {
-			rep.ServerHWM = st.HWM
-		}
-		srv.stop()
 		o.progress("comparing the allocation policies' offers in %d rounds", o.CompareAllocation)
 		if err := compareAllocation(ctx, o, rep, m, dbURL, tmp, pgPID); err != nil {
 			return rep, err
 		}
 	}
-	if st := ReadProc(srv.pid()); st.Valid && rep.ServerHWM == 0 {
-		rep.ServerHWM = st.HWM
-	}
-	srv.stop()
 	if profile != "" {
 		if fi, err := os.Stat(profile); err == nil && fi.Size() > 0 {
 			dst := filepath.Join(o.Out, "bench", "server-cpu.pprof")

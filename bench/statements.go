@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -77,7 +78,11 @@ func (s *statements) top(ctx context.Context, requests uint64) []string {
 	if s == nil {
 		return nil
 	}
-	out := []string{fmt.Sprintf("checkpoints during the phase: %d", s.checkpointCount(ctx)-s.checkpoints)}
+	checkpoints := "unknown"
+	if n := s.checkpointCount(ctx); n >= 0 && s.checkpoints >= 0 {
+		checkpoints = strconv.FormatInt(n-s.checkpoints, 10)
+	}
+	out := []string{"checkpoints during the phase: " + checkpoints}
 	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, total_plan_time, rows, wal_bytes, wal_fpi,
 		left(regexp_replace(query, '\s+', ' ', 'g'), 100)
 		FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 10`)
