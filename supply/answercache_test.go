@@ -14,24 +14,27 @@ import (
 // the TTL; a key of another fingerprint in the same slot, or a miss older than the TTL, does
 // not admit.
 func TestAnswerCacheAdmission(t *testing.T) {
-	ac, err := newAnswerCache(15*time.Second, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := newAnswerCache(15*time.Second, 1<<20)
 	user, dev := []byte("u1"), []byte("d1")
 	p, snap := &engine.Participant{ID: 1}, engine.New(nil).Snapshot().Version()
 	key := ac.key(1, user, 1, dev)
 	const now = 1_800_000_000
 	set := func(at int64, body string) {
 		ac.set(key, 1, user, 1, dev, p, snap, at, []byte(body))
-		ac.c.Wait()
+	}
+	get := func(at int64, snap uint64) []byte {
+		_, b, ok := ac.get(nil, key, 1, user, 1, dev, p, snap, at)
+		if ok != (b != nil) {
+			t.Fatalf("ok %v with body %q", ok, b)
+		}
+		return b
 	}
 	set(now, "first")
-	if b := ac.get(key, 1, user, 1, dev, p, snap); b != nil {
+	if b := get(now+30, snap); b != nil {
 		t.Fatalf("first miss cached: %q", b)
 	}
 	set(now+20, "late") // older than the TTL: noted again, not cached
-	if b := ac.get(key, 1, user, 1, dev, p, snap); b != nil {
+	if b := get(now+30, snap); b != nil {
 		t.Fatalf("miss after the TTL cached: %q", b)
 	}
 	// Another key in the same slot replaces the note.
@@ -40,16 +43,36 @@ func TestAnswerCacheAdmission(t *testing.T) {
 		t.Fatal("other key admitted")
 	}
 	set(now+22, "evicted note")
-	if b := ac.get(key, 1, user, 1, dev, p, snap); b != nil {
+	if b := get(now+30, snap); b != nil {
 		t.Fatalf("cached after its note was replaced: %q", b)
 	}
 	set(now+30, "second")
-	if b := ac.get(key, 1, user, 1, dev, p, snap); string(b) != "second" {
+	if b := get(now+30, snap); string(b) != "second" {
 		t.Fatalf("second miss within the TTL: cached %q", b)
 	}
 	// An answer computed from an older snapshot is never served.
-	if b := ac.get(key, 1, user, 1, dev, p, snap+1); b != nil {
+	if b := get(now+30, snap+1); b != nil {
 		t.Fatalf("answer of a replaced snapshot served: %q", b)
+	}
+	// Nor past its TTL, nor to another identity or participant version under the same key.
+	if b := get(now+44, snap); string(b) != "second" {
+		t.Fatalf("within the TTL: %q", b)
+	}
+	if b := get(now+45, snap); b != nil {
+		t.Fatalf("served at its TTL: %q", b)
+	}
+	for _, c := range []struct {
+		pub       int64
+		user, dev string
+		devType   uint8
+		p         *engine.Participant
+	}{
+		{2, "u1", "d1", 1, p}, {1, "u2", "d1", 1, p}, {1, "u1", "d2", 1, p}, {1, "u1", "", 1, p}, {1, "u1", "d1", 2, p},
+		{1, "u1", "d1", 1, &engine.Participant{ID: 1, Version: 1}}, {1, "u1", "d1", 1, nil},
+	} {
+		if _, b, ok := ac.get(nil, key, c.pub, []byte(c.user), c.devType, []byte(c.dev), c.p, snap, now+31); ok {
+			t.Fatalf("%+v: served %q", c, b)
+		}
 	}
 	// A clock that goes back admits nothing.
 	if ac.admit(other, now+40) || ac.admit(other, now+39) {
@@ -89,7 +112,6 @@ func TestCampaignsMissAllocs(t *testing.T) {
 		benchRequest(&ctx, users[0])
 		a.campaigns(&ctx)
 		bodies = append(bodies, string(ctx.Response.Body()))
-		a.cache.c.Wait()
 	}
 	if bodies[0] == bodies[1] || bodies[1] != bodies[2] || bodies[2] != bodies[3] {
 		t.Fatal("want the second answer cached and served to the third and fourth requests")

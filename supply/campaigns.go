@@ -1,21 +1,15 @@
 package supply
 
 import (
-	"bytes"
 	"crypto/sha1"
-	"encoding/binary"
 	"encoding/hex"
-	"hash/maphash"
 	"math"
 	"net/netip"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/dgraph-io/ristretto/v2"
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/engine"
@@ -126,7 +120,9 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 	}
 	snap := a.eng.Snapshot().Version() // before matching: a newer snapshot only makes the entry stale
 	key := a.cache.key(pub.ID, user, devType, device)
-	if body := a.cache.get(key, pub.ID, user, devType, device, p, snap); body != nil {
+	hit, body, ok := a.cache.get(sc.buf, key, pub.ID, user, devType, device, p, snap, now)
+	sc.buf = hit[:0]
+	if ok {
 		writeRaw(ctx, body)
 		if profiled {
 			a.panel.Touch(p.ID, now)
@@ -249,145 +245,6 @@ func (a *API) appendProfileAnswer(sc *reqScratch, pub *publisher, user []byte, d
 	c.Kind, c.Nonce = entrytoken.KindSupport, entrytoken.NewNonce()
 	b = a.key.AppendToken(b, c)
 	return append(b, `"}],"player_eligibility":{"is_eligible":true,"reason":0,"comment":"profile survey"}}`...)
-}
-
-// answerCache keeps recent answers of GET /campaigns per (publisher, user, device type,
-// device id). An entry is used only while the participant and the campaign snapshot it was
-// computed from are still current, so an impanel, a recorded entry or a buyer change
-// retires it at once; otherwise it lives for the TTL. A dropped Set only costs a recompute.
-//
-// Admission: most keys are asked for once, and caching their answer would only copy ~11 KiB
-// per miss into the heap for nothing (allocation rate, hence GC work, of the hot path). An
-// answer is therefore cached only when its key missed before within the TTL: seen, a
-// direct-mapped table of (key fingerprint, unix second of the last miss), remembers the
-// misses. A participant's second request in the TTL is computed and cached, the third on are
-// hits; a first request allocates nothing. Collisions only make the filter forget a key (one
-// more miss) or, with a matching 32-bit fingerprint, admit one early: never a wrong answer,
-// which get rules out by comparing the full key.
-type answerCache struct {
-	c    *ristretto.Cache[uint64, *cachedAnswer]
-	ttl  time.Duration
-	seed maphash.Seed
-	seen []atomic.Uint64 // fingerprint<<32 | unix second; indexed by the low bits of the key
-	// hits and misses count get's answers (an entry found but no longer current is a miss),
-	// for /metrics.
-	hits, misses atomic.Uint64
-}
-
-type cachedAnswer struct {
-	publisher int64
-	user      string
-	devType   uint8
-	device    string
-	// participant and version name the panel's participant as the answer saw it (0, 0:
-	// not profiled); any change of the participant changes its version.
-	participant int64
-	version     uint32
-	snap        uint64 // engine.Snapshot.Version the answer was computed from
-	body        []byte
-}
-
-// participantVersion returns the id and panel version of p, or 0, 0 for nil.
-func participantVersion(p *engine.Participant) (int64, uint32) {
-	if p == nil {
-		return 0, 0
-	}
-	return p.ID, p.Version
-}
-
-func newAnswerCache(ttl time.Duration, maxBytes int64) (*answerCache, error) {
-	ac := &answerCache{ttl: ttl, seed: maphash.MakeSeed()}
-	if ttl <= 0 {
-		return ac, nil
-	}
-	c, err := ristretto.NewCache(&ristretto.Config[uint64, *cachedAnswer]{
-		NumCounters: max(maxBytes/256, 1000), // ~10× the entries expected (answers of ~2.5 KiB)
-		MaxCost:     maxBytes,
-		BufferItems: 64,
-		Metrics:     true, // evictions and size on /metrics (striped counters, no allocation)
-	})
-	if err != nil {
-		return nil, err
-	}
-	ac.c = c
-	// About the number of counters: a slot per ~256 bytes of budget, 8 bytes each and no
-	// pointers (the GC does not scan it). 64 MiB → 262,144 slots, 2 MiB.
-	slots := 1 << 12
-	for slots < 1<<22 && int64(slots) < maxBytes/256 {
-		slots <<= 1
-	}
-	ac.seen = make([]atomic.Uint64, slots)
-	return ac, nil
-}
-
-// admit reports whether the answer of key, which just missed at now (unix seconds), should
-// be cached: whether key missed before within the TTL. It notes the miss either way.
-func (ac *answerCache) admit(key uint64, now int64) bool {
-	slot := &ac.seen[key&uint64(len(ac.seen)-1)]
-	fp := key >> 32
-	v := slot.Load()
-	slot.Store(fp<<32 | uint64(uint32(now)))
-	age := uint32(now) - uint32(v) // wraps: a clock that went back admits nothing
-	return v != 0 && v>>32 == fp && age <= uint32(ac.ttl/time.Second)+1
-}
-
-func (ac *answerCache) key(pub int64, user []byte, devType uint8, device []byte) uint64 {
-	return identityHash(ac.seed, pub, devType, user, device)
-}
-
-// identityHash hashes a publisher's identifiers (user, device; each at most maxIdentifier
-// bytes, so the length of the first makes the pair split one way) and a tag, for the
-// in-memory keys of one process (the answer cache, the sightings).
-func identityHash(seed maphash.Seed, pub int64, tag uint8, first, second []byte) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	var head [10]byte
-	binary.LittleEndian.PutUint64(head[:8], uint64(pub))
-	head[8], head[9] = tag, byte(len(first))
-	h.Write(head[:])
-	h.Write(first)
-	h.Write(second)
-	return h.Sum64()
-}
-
-func (ac *answerCache) get(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap uint64) []byte {
-	if ac.c == nil {
-		return nil
-	}
-	e, ok := ac.c.Get(key)
-	id, version := participantVersion(p)
-	if !ok || e.participant != id || e.version != version || e.snap != snap || e.publisher != pub || e.devType != devType ||
-		e.user != bytesString(user) || e.device != bytesString(device) {
-		ac.misses.Add(1)
-		return nil
-	}
-	ac.hits.Add(1)
-	return e.body
-}
-
-func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant, snap uint64, now int64, body []byte) {
-	if ac.c == nil || !ac.admit(key, now) {
-		return
-	}
-	id, version := participantVersion(p)
-	e := &cachedAnswer{publisher: pub, user: string(user), devType: devType, device: string(device),
-		participant: id, version: version, snap: snap, body: bytes.Clone(body)}
-	ac.c.SetWithTTL(key, e, int64(len(body)+len(user)+len(device)+96), ac.ttl)
-}
-
-// dropUser forgets the cached answers of a user for every device type, with the device id of
-// the impanel and without one. (Answers under other device ids are retired anyway: they
-// were computed from the participant as it was before.)
-func (ac *answerCache) dropUser(pub int64, user, device []byte) {
-	if ac.c == nil {
-		return
-	}
-	for dt := uint8(1); dt <= 3; dt++ {
-		ac.c.Del(ac.key(pub, user, dt, nil))
-		if len(device) > 0 {
-			ac.c.Del(ac.key(pub, user, dt, device))
-		}
-	}
 }
 
 // appendEPC appends an offer's epc rounded to 4 decimals, the shortest way (1.2, not

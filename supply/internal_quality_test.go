@@ -80,8 +80,7 @@ func BenchmarkCampaignsQuality(b *testing.B) {
 					a.campaigns(&ctx)
 				}
 				if hit {
-					a.cache.c.Wait()
-				}
+						}
 				b.ReportAllocs()
 				b.ResetTimer()
 				i := 0

@@ -14,19 +14,19 @@ func (a *API) RegisterMetrics(m *httpio.Metrics) {
 		"GET /campaigns answers computed because the cache held no current answer (absent, or its participant or campaigns changed).",
 		func() []httpio.Sample { return one(float64(ac.misses.Load())) })
 	m.Gauge("switchboard_offers_cache_evictions_total", "counter",
-		"Answers that left the cache: evicted for room, expired, or dropped when their participant changed.",
+		"Answers that left the cache: written over for room, or dropped when their participant changed.",
 		func() []httpio.Sample {
-			if ac.c == nil {
+			if ac.ring == nil {
 				return one(0)
 			}
-			return one(float64(ac.c.Metrics.KeysEvicted()))
+			return one(float64(ac.ring.Stats().Evictions))
 		})
 	m.Gauge("switchboard_offers_cache_size_bytes", "gauge",
-		"Approximate bytes of the answers in the cache (their cost: body, user and device ids, overhead).",
+		"Bytes of the cache's rings in use (answers current, expired and written over alike; at most the cache budget).",
 		func() []httpio.Sample {
-			if ac.c == nil {
+			if ac.ring == nil {
 				return one(0)
 			}
-			return one(float64(ac.c.Metrics.CostAdded() - ac.c.Metrics.CostEvicted()))
+			return one(float64(ac.ring.Stats().Bytes))
 		})
 }

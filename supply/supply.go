@@ -199,9 +199,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	if err := a.pubs.refresh(ctx); err != nil {
 		return nil, err
 	}
-	if a.cache, err = newAnswerCache(cfg.CacheTTL, cfg.CacheMaxBytes); err != nil {
-		return nil, err
-	}
+	a.cache = newAnswerCache(cfg.CacheTTL, cfg.CacheMaxBytes)
 	a.hot = newHotTiles()
 	// Opening quote and escaped prefix; the token and the closing quote follow.
 	a.urlEntry = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/entry?token=")

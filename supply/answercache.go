@@ -1,0 +1,177 @@
+package supply
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/ringcache"
+)
+
+// answerCache keeps recent answers of GET /campaigns per (publisher, user, device type,
+// device id). An entry is used only while the participant and the campaign snapshot it was
+// computed from are still current, so an impanel, a recorded entry or a buyer change
+// retires it at once; otherwise it lives for the TTL. A dropped entry only costs a recompute.
+//
+// The answers are kept in rings of bytes (internal/ringcache), each with a head naming what
+// it was computed for: caching an answer allocates nothing, so a high rate of answers does
+// not make the garbage collector run (it did, every few seconds, with a heap object per
+// answer, and the requests that met a collection made the offers' tail latency).
+//
+// Admission: most keys are asked for once, and caching their answer would only write ~12 KiB
+// per miss over answers that are asked for again. An answer is therefore cached only when
+// its key missed before within the TTL: seen, a direct-mapped table of (key fingerprint, unix
+// second of the last miss), remembers the misses. A participant's second request in the TTL
+// is computed and cached, the third on are hits. Collisions only make the filter forget a
+// key (one more miss) or, with a matching 32-bit fingerprint, admit one early: never a wrong
+// answer, which get rules out by comparing the head's full identity.
+type answerCache struct {
+	ring *ringcache.Cache // nil: no cache
+	ttl  time.Duration
+	seed maphash.Seed
+	seen []atomic.Uint64 // fingerprint<<32 | unix second; indexed by the low bits of the key
+	// hits and misses count get's answers (an entry found but no longer current is a miss),
+	// for /metrics.
+	hits, misses atomic.Uint64
+}
+
+// The head of a cached answer: what it was computed for, then the user and device ids.
+const (
+	headExpires     = 0  // unix nanoseconds after which it is not served
+	headPublisher   = 8  // publisher id
+	headParticipant = 16 // the panel's participant id, 0: not profiled
+	headSnap        = 24 // engine.Snapshot.Version the answer was computed from
+	headVersion     = 32 // the participant's panel version
+	headDevType     = 36
+	headUserLen     = 37
+	headDeviceLen   = 38
+	headFixed       = 39
+	answerHeadMax   = headFixed + 2*maxIdentifier
+)
+
+func newAnswerCache(ttl time.Duration, maxBytes int64) *answerCache {
+	ac := &answerCache{ttl: ttl, seed: maphash.MakeSeed()}
+	if ttl <= 0 {
+		return ac
+	}
+	ac.ring = ringcache.New(maxBytes)
+	// About the number of admission slots: one per ~256 bytes of budget, 8 bytes each and no
+	// pointers (the GC does not scan it). 64 MiB → 262,144 slots, 2 MiB.
+	slots := 1 << 12
+	for slots < 1<<22 && int64(slots) < maxBytes/256 {
+		slots <<= 1
+	}
+	ac.seen = make([]atomic.Uint64, slots)
+	return ac
+}
+
+// admit reports whether the answer of key, which just missed at now (unix seconds), should
+// be cached: whether key missed before within the TTL. It notes the miss either way.
+func (ac *answerCache) admit(key uint64, now int64) bool {
+	slot := &ac.seen[key&uint64(len(ac.seen)-1)]
+	fp := key >> 32
+	v := slot.Load()
+	slot.Store(fp<<32 | uint64(uint32(now)))
+	age := uint32(now) - uint32(v) // wraps: a clock that went back admits nothing
+	return v != 0 && v>>32 == fp && age <= uint32(ac.ttl/time.Second)+1
+}
+
+func (ac *answerCache) key(pub int64, user []byte, devType uint8, device []byte) uint64 {
+	return identityHash(ac.seed, pub, devType, user, device)
+}
+
+// identityHash hashes a publisher's identifiers (user, device; each at most maxIdentifier
+// bytes, so the length of the first makes the pair split one way) and a tag, for the
+// in-memory keys of one process (the answer cache, the sightings).
+func identityHash(seed maphash.Seed, pub int64, tag uint8, first, second []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var head [10]byte
+	binary.LittleEndian.PutUint64(head[:8], uint64(pub))
+	head[8], head[9] = tag, byte(len(first))
+	h.Write(head[:])
+	h.Write(first)
+	h.Write(second)
+	return h.Sum64()
+}
+
+// get looks up key's answer at now (unix seconds): the cached value is appended to buf (its
+// capacity reused), and body, within it, is the answer when ok, that is when the answer was
+// computed for this very identity, participant version and snapshot within the TTL.
+func (ac *answerCache) get(buf []byte, key uint64, pub int64, user []byte, devType uint8, device []byte,
+	p *engine.Participant, snap uint64, now int64) (_ []byte, body []byte, ok bool) {
+	if ac.ring == nil {
+		return buf, nil, false
+	}
+	v, found := ac.ring.Get(buf[:0], key)
+	if !found || !ac.current(v, pub, user, devType, device, p, snap, now) {
+		ac.misses.Add(1)
+		return v, nil, false
+	}
+	ac.hits.Add(1)
+	return v, v[headFixed+int(v[headUserLen])+int(v[headDeviceLen]):], true
+}
+
+// current reports whether cached value v is an answer for this identity, participant and
+// snapshot, not expired at now (unix seconds).
+func (ac *answerCache) current(v []byte, pub int64, user []byte, devType uint8, device []byte,
+	p *engine.Participant, snap uint64, now int64) bool {
+	if len(v) < headFixed {
+		return false
+	}
+	nu, nd := int(v[headUserLen]), int(v[headDeviceLen])
+	if len(v) < headFixed+nu+nd || nu != len(user) || nd != len(device) {
+		return false
+	}
+	id, version := participantVersion(p)
+	le := binary.LittleEndian
+	return now*int64(time.Second) < int64(le.Uint64(v[headExpires:])) &&
+		int64(le.Uint64(v[headPublisher:])) == pub && int64(le.Uint64(v[headParticipant:])) == id &&
+		le.Uint64(v[headSnap:]) == snap && le.Uint32(v[headVersion:]) == version && v[headDevType] == devType &&
+		string(v[headFixed:headFixed+nu]) == string(user) && string(v[headFixed+nu:headFixed+nu+nd]) == string(device)
+}
+
+// set caches body as key's answer at now (unix seconds), when admit lets it.
+func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, device []byte, p *engine.Participant,
+	snap uint64, now int64, body []byte) {
+	if ac.ring == nil || !ac.admit(key, now) || len(user) > maxIdentifier || len(device) > maxIdentifier {
+		return
+	}
+	var head [answerHeadMax]byte
+	le := binary.LittleEndian
+	id, version := participantVersion(p)
+	le.PutUint64(head[headExpires:], uint64(now*int64(time.Second)+int64(ac.ttl)))
+	le.PutUint64(head[headPublisher:], uint64(pub))
+	le.PutUint64(head[headParticipant:], uint64(id))
+	le.PutUint64(head[headSnap:], snap)
+	le.PutUint32(head[headVersion:], version)
+	head[headDevType], head[headUserLen], head[headDeviceLen] = devType, byte(len(user)), byte(len(device))
+	n := headFixed + copy(head[headFixed:], user)
+	n += copy(head[n:], device)
+	ac.ring.Set(key, head[:n], body)
+}
+
+// participantVersion returns the id and panel version of p, or 0, 0 for nil.
+func participantVersion(p *engine.Participant) (int64, uint32) {
+	if p == nil {
+		return 0, 0
+	}
+	return p.ID, p.Version
+}
+
+// dropUser forgets the cached answers of a user for every device type, with the device id of
+// the impanel and without one. (Answers under other device ids are retired anyway: they
+// were computed from the participant as it was before.)
+func (ac *answerCache) dropUser(pub int64, user, device []byte) {
+	if ac.ring == nil {
+		return
+	}
+	for dt := uint8(1); dt <= 3; dt++ {
+		ac.ring.Del(ac.key(pub, user, dt, nil))
+		if len(device) > 0 {
+			ac.ring.Del(ac.key(pub, user, dt, device))
+		}
+	}
+}
