@@ -72,12 +72,18 @@ func (db *DB) counts(ctx context.Context, filter string, args ...any) ([]QuotaCo
 		if err != nil {
 			return err
 		}
-		qs, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (QuotaCount, error) {
+		m := db.meter() // the whole market's counts are a load of their own at start-up
+		for rows.Next() {
+			m.row(ctx)
 			var q QuotaCount
-			err := r.Scan(&q.QuotaID, &q.CampaignID, &q.Completes, &q.InProgress, &q.Entries)
-			return q, err
-		})
-		if err != nil {
+			if err := rows.Scan(&q.QuotaID, &q.CampaignID, &q.Completes, &q.InProgress, &q.Entries); err != nil {
+				rows.Close()
+				return err
+			}
+			qs = append(qs, q)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return err
 		}
 		rows, err = tx.Query(ctx, `SELECT campaign_id, (now() AT TIME ZONE 'UTC')::date,

@@ -27,6 +27,7 @@ type DB struct {
 	log  *zap.Logger
 	// loadStreams caps the streams of a participant load (0: loadStreams()).
 	loadStreams atomic.Int32
+	pace        loadPacer // paces bulk loads while the process joins others (loadpace.go)
 }
 
 // SetLoadStreams caps how many streams (connections) a participant load reads in; 0 lets

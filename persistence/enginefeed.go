@@ -18,13 +18,19 @@ func (db *DB) EngineCampaigns(ctx context.Context, ids []int64) ([]engine.Campai
 	var out []engine.Campaign
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
-		out, err = loadEngineCampaigns(ctx, tx, ids)
+		m := db.meter()
+		out, err = loadEngineCampaigns(ctx, tx, ids, &m)
 		return err
 	})
 	return out, classify(err)
 }
 
-func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.Campaign, error) {
+func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMeter) ([]engine.Campaign, error) {
+	// No parallel workers: a load runs beside serving processes' requests, and a slice of
+	// campaigns is small (a worker per slice took two more of the database's cores at once).
+	if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
+		return nil, err
+	}
 	filter, args := `c.status = 2`, []any{}
 	if ids != nil {
 		filter, args = `c.id = ANY($1)`, []any{ids}
@@ -41,6 +47,7 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 	var out []engine.Campaign
 	index := map[int64]int{}
 	for rows.Next() {
+		m.row(ctx)
 		var c engine.Campaign
 		var devices []int16
 		var status int16
@@ -74,60 +81,14 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 		campIDs[i] = out[i].ID
 	}
 
-	// Quotas with their conditions, in id order.
-	rows, err = tx.Query(ctx, `SELECT q.campaign_id, q.id, q.num_respondents, q.is_click_balanced, q.is_global,
-		qq.question_id, qq.pre_codes, qq.text_values
-		FROM campaign_quotas q LEFT JOIN quota_qualifications qq ON qq.quota_id = q.id
-		WHERE q.campaign_id = ANY($1) ORDER BY q.campaign_id, q.id, qq.id`, campIDs)
-	if err != nil {
-		return nil, err
-	}
-	var texts []string // scanned into again for each row, when not binary
-	var raw [][]byte   // the texts of a row in the connection's buffer
-	// No descriptions when the query failed on its way (a cancelled context): Next reports it.
-	fds := rows.FieldDescriptions()
-	binaryTexts := len(fds) > 7 && fds[7].Format == pgtype.BinaryFormatCode
-	for rows.Next() {
-		var campID, quotaID int64
-		var num int
-		var click, global bool
-		var qid *int32
-		var codes []int32
-		// text_values is decoded in place (below): at 100,000 campaigns about 9 million
-		// values, nearly all repeats, which Scan would allocate one string each.
-		if err := rows.Scan(&campID, &quotaID, &num, &click, &global, &qid, &codes, nil); err != nil {
-			rows.Close()
+	// Quotas with their conditions, in id order, a slice of campaigns at a time: each query
+	// sorts its slice in memory (the whole market's sort spilled to disk, a burst of
+	// PostgreSQL's CPU before the first row that no pacing of the reads could spread).
+	var qs quotaScratch
+	for lo := 0; lo < len(campIDs); lo += feedSlice {
+		if err := qs.read(ctx, tx, campIDs[lo:min(lo+feedSlice, len(campIDs))], out, index, m); err != nil {
 			return nil, err
 		}
-		c := &out[index[campID]]
-		if n := len(c.Quotas); n == 0 || c.Quotas[n-1].ID != quotaID {
-			c.Quotas = append(c.Quotas, engine.Quota{ID: quotaID, NumRespondents: num, ClickBalanced: click, Global: global})
-		}
-		if qid == nil {
-			continue
-		}
-		v := rows.RawValues()[7]
-		var ok bool
-		if raw, ok = appendTextArray(raw[:0], v); !binaryTexts || !ok {
-			fd := rows.FieldDescriptions()[7]
-			if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &texts); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			raw = raw[:0]
-			for _, t := range texts {
-				raw = append(raw, []byte(t))
-			}
-		}
-		// Packed straight from the read buffer, as the engine holds them: no string per value.
-		cond := engine.Condition{QuestionID: *qid, Codes: codes}
-		cond.PackTexts(raw)
-		q := &c.Quotas[len(c.Quotas)-1]
-		q.Conditions = append(q.Conditions, cond)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 
 	// Relationships, both directions.
@@ -137,6 +98,7 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 		return nil, err
 	}
 	for rows.Next() {
+		m.row(ctx)
 		var a, b int64
 		if err := rows.Scan(&a, &b); err != nil {
 			rows.Close()
@@ -161,6 +123,7 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 		return nil, err
 	}
 	for rows.Next() {
+		m.row(ctx)
 		var campID, pid int64
 		var kind int16
 		var ident string
@@ -187,6 +150,7 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64) ([]engine.
 		return nil, err
 	}
 	for rows.Next() {
+		m.row(ctx)
 		var campID, pid int64
 		if err := rows.Scan(&campID, &pid); err != nil {
 			rows.Close()
@@ -230,4 +194,72 @@ func appendTextArray(dst [][]byte, b []byte) ([][]byte, bool) {
 		b = b[4+l:]
 	}
 	return dst, len(b) == 0 && n >= 0
+}
+
+// feedSlice is how many campaigns one query of the engine feed's quotas covers (a variable
+// for tests).
+var feedSlice = 2048
+
+// quotaScratch is what reading the quotas of successive slices of campaigns reuses.
+type quotaScratch struct {
+	texts []string // scanned into again for each row, when not binary
+	raw   [][]byte // the texts of a row in the connection's buffer
+}
+
+// read appends to out (whose campaign ids index maps to their position) the quotas of the
+// campaigns ids, with their conditions, in id order, paced by m.
+func (qs *quotaScratch) read(ctx context.Context, tx pgx.Tx, ids []int64, out []engine.Campaign, index map[int64]int, m *loadMeter) error {
+	rows, err := tx.Query(ctx, `SELECT q.campaign_id, q.id, q.num_respondents, q.is_click_balanced, q.is_global,
+		qq.question_id, qq.pre_codes, qq.text_values
+		FROM campaign_quotas q LEFT JOIN quota_qualifications qq ON qq.quota_id = q.id
+		WHERE q.campaign_id = ANY($1) ORDER BY q.campaign_id, q.id, qq.id`, ids)
+	if err != nil {
+		return err
+	}
+	texts, raw := qs.texts, qs.raw
+	defer func() { qs.texts, qs.raw = texts, raw }()
+	// No descriptions when the query failed on its way (a cancelled context): Next reports it.
+	fds := rows.FieldDescriptions()
+	binaryTexts := len(fds) > 7 && fds[7].Format == pgtype.BinaryFormatCode
+	for rows.Next() {
+		m.row(ctx)
+		var campID, quotaID int64
+		var num int
+		var click, global bool
+		var qid *int32
+		var codes []int32
+		// text_values is decoded in place (below): at 100,000 campaigns about 9 million
+		// values, nearly all repeats, which Scan would allocate one string each.
+		if err := rows.Scan(&campID, &quotaID, &num, &click, &global, &qid, &codes, nil); err != nil {
+			rows.Close()
+			return err
+		}
+		c := &out[index[campID]]
+		if n := len(c.Quotas); n == 0 || c.Quotas[n-1].ID != quotaID {
+			c.Quotas = append(c.Quotas, engine.Quota{ID: quotaID, NumRespondents: num, ClickBalanced: click, Global: global})
+		}
+		if qid == nil {
+			continue
+		}
+		v := rows.RawValues()[7]
+		var ok bool
+		if raw, ok = appendTextArray(raw[:0], v); !binaryTexts || !ok {
+			fd := rows.FieldDescriptions()[7]
+			if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &texts); err != nil {
+				rows.Close()
+				return err
+			}
+			raw = raw[:0]
+			for _, t := range texts {
+				raw = append(raw, []byte(t))
+			}
+		}
+		// Packed straight from the read buffer, as the engine holds them: no string per value.
+		cond := engine.Condition{QuestionID: *qid, Codes: codes}
+		cond.PackTexts(raw)
+		q := &c.Quotas[len(c.Quotas)-1]
+		q.Conditions = append(q.Conditions, cond)
+	}
+	rows.Close()
+	return rows.Err()
 }

@@ -2,6 +2,8 @@ package persistence_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -39,5 +41,56 @@ func TestEngineCampaignsCarryFieldPeriod(t *testing.T) {
 	}
 	if cs[0].DaysInField != 12 || cs[0].FieldStart != start.Unix() {
 		t.Errorf("days in field %d, field start %d; want 12, %d", cs[0].DaysInField, cs[0].FieldStart, start.Unix())
+	}
+}
+
+// TestEngineCampaignsInSlices: the feed read a slice of campaigns per quota query gives the
+// same campaigns, quotas and conditions as in one query, whatever the slice.
+func TestEngineCampaignsInSlices(t *testing.T) {
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	buyer, _, err := db.CreateBuyer(ctx, "slices@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 7 {
+		id := newCampaign(t, db, buyer.ID, fmt.Sprintf("slice %d", i))
+		for j := range i % 3 { // 0, 1 or 2 quotas, of 1 or 2 conditions
+			num := 10 + j
+			quals := []persistence.QualificationInput{{QuestionID: 43, PreCodes: []persistence.PreCode{{Text: fmt.Sprint(1 + j), Number: true}}}}
+			if j == 1 {
+				quals = append(quals, persistence.QualificationInput{QuestionID: 45, PreCodes: []persistence.PreCode{{Text: "02139"}, {Text: "10001"}}})
+			}
+			if _, err := db.CreateQuota(ctx, buyer.ID, id, persistence.QuotaFields{NumRespondents: &num, Qualifications: quals}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids = append(ids, id)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2 WHERE id = ANY($1)`, ids); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := db.EngineCampaigns(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(whole); n != 7 || len(whole[2].Quotas) != 2 || len(whole[2].Quotas[1].Conditions) != 2 {
+		t.Fatalf("feed of %d campaigns: %+v", n, whole)
+	}
+	for _, slice := range []int{1, 2, 3} {
+		restore := persistence.SetFeedSlice(slice)
+		got, err := db.EngineCampaigns(ctx, ids)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, whole) {
+			t.Fatalf("slices of %d: %+v, want %+v", slice, got, whole)
+		}
 	}
 }

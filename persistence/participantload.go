@@ -77,7 +77,8 @@ func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p
 			if beforeStream != nil {
 				beforeStream(i, len(txs))
 			}
-			errs[i] = readParticipants(ctx, tx, since, lo, hi, i == len(txs)-1, fn)
+			m := db.meter()
+			errs[i] = readParticipants(ctx, tx, since, lo, hi, i == len(txs)-1, &m, fn)
 			if errs[i] != nil {
 				cancel()
 			}
@@ -99,8 +100,8 @@ func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p
 }
 
 // readParticipants reads the participants active since `since` in pages [lo, hi) of the
-// table (hi unbounded when last) and hands each to fn.
-func readParticipants(ctx context.Context, tx pgx.Tx, since time.Time, lo, hi int64, last bool,
+// table (hi unbounded when last) and hands each to fn, paced by m.
+func readParticipants(ctx context.Context, tx pgx.Tx, since time.Time, lo, hi int64, last bool, m *loadMeter,
 	fn func(p PanelParticipant) error) error {
 	q := `SELECT ` + participantColumns + ` FROM participants WHERE last_active_at >= $1 AND ctid >= $2::tid`
 	args := []any{since, fmt.Sprintf("(%d,0)", lo)}
@@ -116,6 +117,7 @@ func readParticipants(ctx context.Context, tx pgx.Tx, since time.Time, lo, hi in
 	var sc profileScratch
 	var formats []int16
 	for rows.Next() {
+		m.row(ctx)
 		if formats == nil {
 			for _, fd := range rows.FieldDescriptions() {
 				formats = append(formats, fd.Format)

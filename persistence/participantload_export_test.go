@@ -21,3 +21,10 @@ func SetFewParticipants(n int64) (restore func()) {
 	fewParticipants = n
 	return func() { fewParticipants = old }
 }
+
+// SetFeedSlice sets how many campaigns one query of the engine feed's quotas covers.
+func SetFeedSlice(n int) (restore func()) {
+	old := feedSlice
+	feedSlice = n
+	return func() { feedSlice = old }
+}

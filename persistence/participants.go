@@ -390,7 +390,8 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 				strconv.Itoa(len(args)+1) + `)`
 			args = append(args, *only)
 		}
-		st.Rows, err = readEntries(ctx, tx, where, entry, args...)
+		m := db.meter()
+		st.Rows, err = readEntries(ctx, tx, where, &m, entry, args...)
 		return err
 	})
 	return st, classify(err)
@@ -403,7 +404,8 @@ func (db *DB) LoadEntriesOf(ctx context.Context, campaignIDs []int64, entry func
 	var n int64
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
-		n, err = readEntries(ctx, tx, `campaign_id = ANY($1)`, entry, campaignIDs)
+		m := db.meter()
+		n, err = readEntries(ctx, tx, `campaign_id = ANY($1)`, &m, entry, campaignIDs)
 		return err
 	})
 	return n, classify(err)
@@ -413,8 +415,9 @@ func (db *DB) LoadEntriesOf(ctx context.Context, campaignIDs []int64, entry func
 const pgEpoch = 946_684_800
 
 // readEntries streams (participant, campaign, entered_at) of the sessions matching where
-// (and not test ones) to entry, decoding the binary row in place, and returns how many.
-func readEntries(ctx context.Context, tx pgx.Tx, where string, entry func(participantID, campaignID, at int64), args ...any) (int64, error) {
+// (and not test ones) to entry, decoding the binary row in place, paced by m, and returns
+// how many.
+func readEntries(ctx context.Context, tx pgx.Tx, where string, m *loadMeter, entry func(participantID, campaignID, at int64), args ...any) (int64, error) {
 	if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off`); err != nil {
 		return 0, err
 	}
@@ -430,6 +433,7 @@ func readEntries(ctx context.Context, tx pgx.Tx, where string, entry func(partic
 	}
 	var n int64
 	for rows.Next() {
+		m.row(ctx)
 		var pid, cid, at int64
 		if v := rows.RawValues(); raw && len(v) == 3 && len(v[0]) == 8 && len(v[1]) == 8 && len(v[2]) == 8 {
 			pid = int64(binary.BigEndian.Uint64(v[0]))

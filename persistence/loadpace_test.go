@@ -1,0 +1,67 @@
+package persistence
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestLoadPacerSpend: unpaced, nothing sleeps; paced, work beyond the burst and the tokens
+// accrued since is slept off at 1/duty, and a long pause accrues no more than the burst.
+func TestLoadPacerSpend(t *testing.T) {
+	var db DB
+	t0 := time.Now()
+	if d := db.pace.spend(time.Second, t0); d != 0 {
+		t.Fatalf("unpaced: sleep %v", d)
+	}
+	db.SetLoadDuty(0.25)
+	p := &db.pace
+	p.last = t0
+	for _, c := range []struct {
+		at, worked, sleep time.Duration
+	}{
+		{0, time.Millisecond, 0},                                  // within the burst: 1 ms left
+		{0, 5 * time.Millisecond, 16 * time.Millisecond},          // 4 ms short: 16 ms at a quarter
+		{16 * time.Millisecond, 0, 0},                             // slept: back to zero
+		{time.Hour, 10 * time.Millisecond, 32 * time.Millisecond}, // an hour accrues the burst only
+	} {
+		if d := p.spend(c.worked, t0.Add(c.at)); d != c.sleep {
+			t.Fatalf("at %v worked %v: sleep %v, want %v", c.at, c.worked, d, c.sleep)
+		}
+	}
+	db.SetLoadDuty(1)
+	if d := p.spend(time.Second, t0.Add(2*time.Hour)); d != 0 {
+		t.Fatalf("lifted: sleep %v", d)
+	}
+}
+
+// TestLoadMeterPaces: a stream of rows that works all the time takes about 1/duty of its
+// unpaced time when paced, and no longer than that; ctx's end cuts a sleep short.
+func TestLoadMeterPaces(t *testing.T) {
+	busy := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); {
+		}
+	}
+	run := func(db *DB, ctx context.Context) time.Duration {
+		m := db.meter()
+		start := time.Now()
+		for range 2000 { // 2000 rows of 25 µs: 50 ms of work
+			busy(25 * time.Microsecond)
+			m.row(ctx)
+		}
+		return time.Since(start)
+	}
+	var db DB
+	plain := run(&db, context.Background())
+	db.SetLoadDuty(0.5)
+	paced := run(&db, context.Background())
+	if r := float64(paced) / float64(plain); r < 1.4 || r > 4 {
+		t.Fatalf("paced at 0.5: %v against %v unpaced (%.2f×), want about 2×", paced, plain, r)
+	}
+	db.SetLoadDuty(0.01)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if d := run(&db, ctx); d > 20*plain {
+		t.Fatalf("paced with its context ended: %v against %v unpaced", d, plain)
+	}
+}
