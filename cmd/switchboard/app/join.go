@@ -14,9 +14,16 @@ import (
 // A process that starts while others serve the same database is joining a fleet: its
 // start-up (the engine, the panel in several streams, the entry history) would take every
 // core of the machine and of the database for seconds, and the serving processes' entries
-// would wait behind it. A joining process loads gently instead: one participant stream and
-// one core of Go until every load is in; it is ready later, the fleet keeps its latency. A
-// process that starts alone loads with everything it has.
+// would wait behind it. A joining process loads gently instead until every load is in: one
+// participant stream, one core of Go, and its loads paced to work a quarter of the time
+// (joinLoadDuty); it is ready later, the fleet keeps its latency. A process that starts
+// alone loads with everything it has.
+
+// joinLoadDuty is the share of wall-clock time a joining process's loads may work, together
+// (persistence.DB.SetLoadDuty): one stream and one core still took most of a two-core
+// machine's time (about 0.9 core of Go and 0.7 of PostgreSQL), and the serving processes'
+// entries queued behind them.
+const joinLoadDuty = 0.25
 
 // servingFresh is how recent a heartbeat must be for its process to count as serving:
 // three heartbeats.
@@ -47,12 +54,16 @@ func (a *App) joinGently(ctx context.Context) (end func()) {
 	if n == 0 {
 		return nil
 	}
-	a.log.Info("joining serving processes: loading with one stream and one core", zap.Int("serving", n))
+	a.log.Info("joining serving processes: loading with one stream and one core, paced", zap.Int("serving", n),
+		zap.Float64("duty", joinLoadDuty))
 	a.DB.SetLoadStreams(1)
+	a.DB.SetLoadDuty(joinLoadDuty)
 	restore := throttleProcs()
 	return func() {
 		a.DB.SetLoadStreams(0)
+		a.DB.SetLoadDuty(0)
 		restore()
+		a.log.Info("joined: loads in, every core in use again")
 	}
 }
 
