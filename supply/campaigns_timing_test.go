@@ -154,14 +154,7 @@ func BenchmarkCampaigns(b *testing.B) {
 	// the cache. Each new device's sighting (quality.go) accounts for 2 allocations.
 	b.Run("miss-cached", func(b *testing.B) {
 		a, users := benchAPI(b, time.Minute)
-		var ctx fasthttp.RequestCtx
-		dev := make([]byte, 0, 32)
-		req := func(i int) {
-			benchRequest(&ctx, users[i%len(users)])
-			dev = strconv.AppendInt(append(dev[:0], "DEV-"...), int64(i), 10)
-			ctx.Request.Header.SetBytesV("X-Device-Identifier", dev)
-			a.campaigns(&ctx)
-		}
+		req := deviceRequests(a, users)
 		for i := range 100 { // warm the pools
 			req(1_000_000 + i)
 		}
@@ -178,14 +171,7 @@ func BenchmarkCampaigns(b *testing.B) {
 	b.Run("miss-stored", func(b *testing.B) {
 		a, users := benchAPI(b, time.Minute)
 		a.quality = nil // no sightings: what is measured is the answer and its storing
-		var ctx fasthttp.RequestCtx
-		dev := make([]byte, 0, 32)
-		req := func(i int) {
-			benchRequest(&ctx, users[i%len(users)])
-			dev = strconv.AppendInt(append(dev[:0], "DEV-"...), int64(i), 10)
-			ctx.Request.Header.SetBytesV("X-Device-Identifier", dev)
-			a.campaigns(&ctx)
-		}
+		req := deviceRequests(a, users)
 		for i := range 20000 { // warm the pools and the cache's index
 			req(1_000_000 + i/2)
 		}
@@ -231,4 +217,17 @@ func BenchmarkAppendEPC(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// deviceRequests returns a function that sends GET /campaigns for user i (of users, in
+// turn) from device "DEV-i": a key of the answer cache per i.
+func deviceRequests(a *API, users []string) func(i int) {
+	var ctx fasthttp.RequestCtx
+	dev := make([]byte, 0, 32)
+	return func(i int) {
+		benchRequest(&ctx, users[i%len(users)])
+		dev = strconv.AppendInt(append(dev[:0], "DEV-"...), int64(i), 10)
+		ctx.Request.Header.SetBytesV("X-Device-Identifier", dev)
+		a.campaigns(&ctx)
+	}
 }
