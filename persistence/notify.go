@@ -17,7 +17,13 @@ func NotifyCampaigns(ctx context.Context, tx pgx.Tx, ids ...int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT nextval('engine_epoch_seq')`); err != nil {
+	// One epoch for the change, recorded on each campaign (CampaignsChangedSince), their rows
+	// locked in id order (two changes of the same campaigns never deadlock); the CTE that
+	// updates runs even when no campaign of ids exists any more.
+	if _, err := tx.Exec(ctx, `WITH e AS MATERIALIZED (SELECT nextval('engine_epoch_seq') AS v),
+		l AS (SELECT id FROM campaigns WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE),
+		u AS (UPDATE campaigns c SET engine_epoch = (SELECT v FROM e) FROM l WHERE c.id = l.id)
+		SELECT v FROM e`, ids); err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -34,4 +40,16 @@ func (db *DB) CampaignEpoch(ctx context.Context) (int64, error) {
 	var n int64
 	err := db.Pool.QueryRow(ctx, `SELECT last_value + CASE WHEN is_called THEN 1 ELSE 0 END FROM engine_epoch_seq`).Scan(&n)
 	return n, classify(err)
+}
+
+// CampaignsChangedSince returns the ids of the campaigns that changed (NotifyCampaigns) at
+// or after epoch, a reading of CampaignEpoch: what a process whose engine was current at
+// that reading must re-read, whatever their status now.
+func (db *DB) CampaignsChangedSince(ctx context.Context, epoch int64) ([]int64, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT id FROM campaigns WHERE engine_epoch >= $1 ORDER BY id`, epoch)
+	if err != nil {
+		return nil, classify(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, classify(err)
 }

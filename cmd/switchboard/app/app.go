@@ -43,8 +43,9 @@ type Config struct {
 	AuthFailBurst int
 	// HTTP bounds the server's read and write times and body size (httpio.ServerConfig).
 	HTTP httpio.ServerConfig
-	// RebuildEvery is the period of the engine's full rebuild from the database, the safety
-	// net under NOTIFY (default 60 s).
+	// RebuildEvery is the period of the engine's safety check under NOTIFY (default 60 s):
+	// it re-reads the campaigns changed since the last one, and is a full rebuild from the
+	// database at least every 30 minutes while campaigns change (enginesync.go).
 	RebuildEvery time.Duration
 	// Supply tunes /supply_api/v4 (top k, answer cache, ...); its PublicURL and Environment
 	// are taken from the fields above.

@@ -16,8 +16,8 @@ import (
 )
 
 // engineSync keeps this process's engine snapshot equal to the database: a full load when the
-// LISTEN connection is (re)established and every RebuildEvery, and between those the
-// campaigns that NOTIFY names, in small batches.
+// LISTEN connection is (re)established, the campaigns that NOTIFY names in small batches, and
+// every RebuildEvery a safety check that re-reads the campaigns changed since the last one.
 type engineSync struct {
 	db     *persistence.DB
 	eng    *engine.Engine
@@ -25,8 +25,11 @@ type engineSync struct {
 	every  time.Duration
 	loaded chan struct{} // closed after the first full load
 	once   sync.Once
-	// epoch is the campaign epoch of the last full load (-1: unknown).
+	// epoch is the campaign epoch the snapshot is known current at: read before the last
+	// full load or safety check (-1: unknown).
 	epoch atomic.Int64
+	// fullAt is when the last full load started (unix nanoseconds).
+	fullAt atomic.Int64
 	// changed, once set, hears of every applied change: the ids, or nil after a full load.
 	changed atomic.Pointer[func(ids []int64)]
 	// current is when the snapshot was last known equal to the database (unix nanoseconds,
@@ -64,6 +67,7 @@ func (s *engineSync) full(ctx context.Context) error {
 	}
 	s.eng.Load(cs)
 	s.current.Store(start.UnixNano()) // changes committed during the load are NOTIFYed
+	s.fullAt.Store(start.UnixNano())
 	if epochErr == nil {
 		s.epoch.Store(epoch)
 	} else {
@@ -77,15 +81,42 @@ func (s *engineSync) full(ctx context.Context) error {
 	return nil
 }
 
-// safetyRebuild is the periodic full load, skipped when no campaign changed since the last
-// one: at 100k campaigns a load costs seconds of CPU and a second index in memory.
+// fullEvery is how often at least the safety check is a full load (when any campaign
+// changed): the net under a change that reached the database without NotifyCampaigns.
+const fullEvery = 30 * time.Minute
+
+// safetyRebuild is the periodic safety check. When no campaign changed since the last look
+// it does nothing; else it re-reads the campaigns changed since (their engine_epoch), as a
+// notification would have. A full load, at 100k campaigns seconds of CPU and a second index
+// in memory for a moment, is left for a reconnect, an unknown epoch, a change of more than
+// an eighth of the market, and fullEvery.
 func (s *engineSync) safetyRebuild(ctx context.Context) error {
 	checked := time.Now()
-	if epoch, err := s.db.CampaignEpoch(ctx); err == nil && epoch == s.epoch.Load() {
+	epoch, err := s.db.CampaignEpoch(ctx)
+	if err != nil {
+		return err
+	}
+	last := s.epoch.Load()
+	if epoch == last {
 		s.current.Store(checked.UnixNano())
 		return nil
 	}
-	return s.full(ctx)
+	if last < 0 || checked.Sub(time.Unix(0, s.fullAt.Load())) >= fullEvery {
+		return s.full(ctx)
+	}
+	ids, err := s.db.CampaignsChangedSince(ctx, last)
+	if err != nil {
+		return err
+	}
+	if len(ids) > s.eng.Snapshot().Len()/8+64 {
+		return s.full(ctx)
+	}
+	if err := s.apply(ctx, ids); err != nil {
+		return err
+	}
+	s.epoch.Store(epoch)
+	s.current.Store(checked.UnixNano())
+	return nil
 }
 
 // apply loads the campaigns that notifications named (those no longer active leave the
