@@ -413,7 +413,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		per := min(max(entryPerParticipant, (want+n-1)/n), maxEntryPerParticipant)
 		want = min(want, per*n)
 		o.progress("harvesting up to %d offer entry URLs", want)
-		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 2*o.Duration), uint64(o.Seed))
+		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration), uint64(o.Seed))
 		o.progress("harvested %d entry URLs for %d participants and %d campaigns from %d answers in %s (median answer %d bytes, %.1f offers each, %.0f%% eligible)",
 			len(rep.Harvest.Entries), rep.Harvest.Participants, rep.Harvest.Campaigns, rep.Harvest.Requests,
 			rep.Harvest.Took.Round(time.Millisecond), rep.Harvest.MedianBytes, rep.Harvest.MeanOffers, 100*rep.Harvest.EligibleShare)
