@@ -204,11 +204,15 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 	if err != nil {
 		return st, err
 	}
-	// A serving database's tables have been vacuumed as they grew: their pages all-visible,
-	// their hint bits set. Left as copied, autovacuum (its insert threshold) and the first
-	// reads would write them all over again during the measured phases, on the cores the
-	// server measured needs (the participants, the quotas and the sessions alike).
-	if _, err := conn.Exec(ctx, `VACUUM (ANALYZE)`); err != nil {
+	if m.PastSessions > 0 {
+		// A year-old table has been vacuumed as it grew: its pages all-visible, their hint
+		// bits set. Left as copied, autovacuum and the first reads would write it all over
+		// again during the measured phases.
+		if _, err := conn.Exec(ctx, `VACUUM sessions`); err != nil {
+			return st, err
+		}
+	}
+	if _, err := conn.Exec(ctx, `ANALYZE`); err != nil {
 		return st, err
 	}
 	// The copy left gigabytes of WAL and dirty pages behind; a checkpoint spreading their
