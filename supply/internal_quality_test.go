@@ -79,8 +79,6 @@ func BenchmarkCampaignsQuality(b *testing.B) {
 					benchRequest(&ctx, users[i%len(users)])
 					a.campaigns(&ctx)
 				}
-				if hit {
-						}
 				b.ReportAllocs()
 				b.ResetTimer()
 				i := 0
