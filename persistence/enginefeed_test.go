@@ -48,25 +48,18 @@ func TestEngineCampaignsCarryFieldPeriod(t *testing.T) {
 // same campaigns, quotas and conditions as in one query, whatever the slice.
 func TestEngineCampaignsInSlices(t *testing.T) {
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	buyer, _, err := db.CreateBuyer(ctx, "slices@example.test", "Buyer", persistence.EnvStaging)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := migratedDB(t)
+	buyer := newBuyer(t, db, "slices@example.test")
 	var ids []int64
 	for i := range 7 {
-		id := newCampaign(t, db, buyer.ID, fmt.Sprintf("slice %d", i))
+		id := newCampaign(t, db, buyer, fmt.Sprintf("slice %d", i))
 		for j := range i % 3 { // 0, 1 or 2 quotas, of 1 or 2 conditions
 			num := 10 + j
 			quals := []persistence.QualificationInput{{QuestionID: 43, PreCodes: []persistence.PreCode{{Text: fmt.Sprint(1 + j), Number: true}}}}
 			if j == 1 {
 				quals = append(quals, persistence.QualificationInput{QuestionID: 45, PreCodes: []persistence.PreCode{{Text: "02139"}, {Text: "10001"}}})
 			}
-			if _, err := db.CreateQuota(ctx, buyer.ID, id, persistence.QuotaFields{NumRespondents: &num, Qualifications: quals}); err != nil {
+			if _, err := db.CreateQuota(ctx, buyer, id, persistence.QuotaFields{NumRespondents: &num, Qualifications: quals}); err != nil {
 				t.Fatal(err)
 			}
 		}

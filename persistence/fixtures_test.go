@@ -36,3 +36,13 @@ func newCampaign(t *testing.T, db *persistence.DB, buyerID int64, name string) i
 	}
 	return c.ID
 }
+
+// newBuyer creates a staging buyer with the given email and returns its id.
+func newBuyer(t *testing.T, db *persistence.DB, email string) int64 {
+	t.Helper()
+	b, _, err := db.CreateBuyer(context.Background(), email, "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.ID
+}

@@ -57,16 +57,9 @@ func TestCampaignEpochAdvancesWithNotifications(t *testing.T) {
 func TestCampaignsChangedSince(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	buyer, _, err := db.CreateBuyer(ctx, "epochs@example.test", "Buyer", persistence.EnvStaging)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b, c := newCampaign(t, db, buyer.ID, "a"), newCampaign(t, db, buyer.ID, "b"), newCampaign(t, db, buyer.ID, "c")
+	db := migratedDB(t)
+	buyer := newBuyer(t, db, "epochs@example.test")
+	a, b, c := newCampaign(t, db, buyer, "a"), newCampaign(t, db, buyer, "b"), newCampaign(t, db, buyer, "c")
 	notify := func(ids ...int64) {
 		if err := db.Tx(ctx, func(tx pgx.Tx) error { return persistence.NotifyCampaigns(ctx, tx, ids...) }); err != nil {
 			t.Fatal(err)
