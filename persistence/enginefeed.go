@@ -26,14 +26,14 @@ func (db *DB) EngineCampaigns(ctx context.Context, ids []int64) ([]engine.Campai
 }
 
 func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMeter) ([]engine.Campaign, error) {
-	// No parallel workers: a load runs beside serving processes' requests, and a slice of
-	// campaigns is small (a worker per slice took two more of the database's cores at once).
-	if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
-		return nil, err
-	}
 	filter, args := `c.status = 2`, []any{}
 	if ids != nil {
 		filter, args = `c.id = ANY($1)`, []any{ids}
+	} else if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0`); err != nil {
+		// The whole market, without parallel workers: a load runs beside serving processes'
+		// requests, and a slice of campaigns is small (a worker per slice took two more of
+		// the database's cores at once). A notified few never get a parallel plan.
+		return nil, err
 	}
 	// The field period starts when an active campaign last went active (status_changed_at).
 	rows, err := tx.Query(ctx, `SELECT c.id, c.buyer_id, cl.country_id, c.status, c.cpi_cents,
@@ -216,8 +216,6 @@ func (qs *quotaScratch) read(ctx context.Context, tx pgx.Tx, ids []int64, out []
 	if err != nil {
 		return err
 	}
-	texts, raw := qs.texts, qs.raw
-	defer func() { qs.texts, qs.raw = texts, raw }()
 	// No descriptions when the query failed on its way (a cancelled context): Next reports it.
 	fds := rows.FieldDescriptions()
 	binaryTexts := len(fds) > 7 && fds[7].Format == pgtype.BinaryFormatCode
@@ -243,20 +241,20 @@ func (qs *quotaScratch) read(ctx context.Context, tx pgx.Tx, ids []int64, out []
 		}
 		v := rows.RawValues()[7]
 		var ok bool
-		if raw, ok = appendTextArray(raw[:0], v); !binaryTexts || !ok {
+		if qs.raw, ok = appendTextArray(qs.raw[:0], v); !binaryTexts || !ok {
 			fd := rows.FieldDescriptions()[7]
-			if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &texts); err != nil {
+			if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &qs.texts); err != nil {
 				rows.Close()
 				return err
 			}
-			raw = raw[:0]
-			for _, t := range texts {
-				raw = append(raw, []byte(t))
+			qs.raw = qs.raw[:0]
+			for _, t := range qs.texts {
+				qs.raw = append(qs.raw, []byte(t))
 			}
 		}
 		// Packed straight from the read buffer, as the engine holds them: no string per value.
 		cond := engine.Condition{QuestionID: *qid, Codes: codes}
-		cond.PackTexts(raw)
+		cond.PackTexts(qs.raw)
 		q := &c.Quotas[len(c.Quotas)-1]
 		q.Conditions = append(q.Conditions, cond)
 	}
