@@ -252,6 +252,10 @@ func TestWebhookRetries(t *testing.T) {
 	if n := rcv.attempts.Load(); n != 4 {
 		t.Errorf("%d attempts, want 3 failures then a delivery", n)
 	}
+	// The worker records the delivery after the receiver has answered: wait for it.
+	waitFor(t, "the delivery recorded", 10*time.Second, func() bool {
+		return w.count(`SELECT count(*) FROM postback_outbox WHERE tid = $1 AND delivered_at IS NOT NULL`, e.EventID) == 1
+	})
 	if n := w.count(`SELECT attempts FROM postback_outbox WHERE tid = $1 AND delivered_at IS NOT NULL`, e.EventID); n != 4 {
 		t.Errorf("stored attempts %d, want 4", n)
 	}
