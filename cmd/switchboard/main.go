@@ -60,6 +60,9 @@ func commands() []command {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// The first signal asks the command to stop in order (a server drains, a bench removes its
+	// cluster); a second one ends the process at once.
+	context.AfterFunc(ctx, stop)
 	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
 		os.Exit(1)
