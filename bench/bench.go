@@ -357,6 +357,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server, pgPID int, profile string, stmts *statements) error {
 	client := NewClient(t.Addr, max(o.Connections, o.OpenConnections))
 	phase := func(target string, pid int, l Load, s *Scenario) *Phase {
+		if ctx.Err() != nil { // stopped: the phase running finishes, no other starts
+			return &Phase{Result: &Result{Scenario: s.Name}, Target: target}
+		}
 		if l.Duration == 0 { // else the caller chose the window and its warm-up
 			l.Duration, l.Warmup = o.Duration, o.Warmup
 		}
@@ -414,6 +417,9 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		want = min(want, per*n)
 		o.progress("harvesting up to %d offer entry URLs", want)
 		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration), uint64(o.Seed))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		o.progress("harvested %d entry URLs for %d participants and %d campaigns from %d answers in %s (median answer %d bytes, %.1f offers each, %.0f%% eligible)",
 			len(rep.Harvest.Entries), rep.Harvest.Participants, rep.Harvest.Campaigns, rep.Harvest.Requests,
 			rep.Harvest.Took.Round(time.Millisecond), rep.Harvest.MedianBytes, rep.Harvest.MeanOffers, 100*rep.Harvest.EligibleShare)
@@ -467,7 +473,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 				rep.note("the %d harvested entry URLs for the entries and mix phases ran out (each is used once; %d more were set aside for the joining phases): a phase that ran out ended early and its rates are over the time it ran; the mix sent offers requests in place of its entries after that",
 					len(all)-reserve, reserve)
 			}
-			if joining.Left() > 0 {
+			if joining.Left() > 0 && ctx.Err() == nil {
 				joinPhases(ctx, o, rep, t, srv, ep, joining, sessions, func(l Load, s *Scenario) { phase("switchboard", srv.pid(), l, s) })
 			}
 			rep.EntriesUsed = entries.Used() + joining.Used()
@@ -487,6 +493,9 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		}
 	}
 
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	// The floor: same client, same requests, a fixed body of the offers answer's size.
 	rep.FloorSize = 2500
 	if rep.Harvest != nil && rep.Harvest.MedianBytes > 0 {

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,21 +25,8 @@ func TestQuickRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	if _, err := cluster.FindBinaries(ctx, nil); err != nil {
-		t.Skipf("no PostgreSQL server binaries: %v", err)
-	}
+	bin := buildSwitchboard(ctx, t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "switchboard")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Skipf("switchboard does not build at this commit, skipping the end-to-end run:\n%s", out)
-	}
-	vet := exec.CommandContext(ctx, "go", "build", "./supply/...", "./router/...")
-	vet.Dir = ".."
-	if out, err := vet.CombinedOutput(); err != nil {
-		t.Skipf("the supply API does not build yet:\n%s", out)
-	}
 
 	out := filepath.Join(dir, "docs")
 	// The profile covers the callbacks phase: the write path's profile is taken too. A
@@ -147,6 +136,92 @@ func TestQuickRun(t *testing.T) {
 		}
 		wellFormed(t, f, svg)
 	}
+}
+
+// buildSwitchboard builds bin/switchboard into a temporary directory, skipping the test when
+// the server does not build yet or no PostgreSQL server binaries exist.
+func buildSwitchboard(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	if _, err := cluster.FindBinaries(ctx, nil); err != nil {
+		t.Skipf("no PostgreSQL server binaries: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "switchboard")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("switchboard does not build at this commit, skipping the end-to-end run:\n%s", out)
+	}
+	vet := exec.CommandContext(ctx, "go", "build", "./supply/...", "./router/...")
+	vet.Dir = ".."
+	if out, err := vet.CombinedOutput(); err != nil {
+		t.Skipf("the supply API does not build yet:\n%s", out)
+	}
+	return bin
+}
+
+// TestInterruptedRun stops `switchboard bench` with SIGINT once its first load phase has
+// started: the phase running finishes, no other starts, and the run removes its PostgreSQL
+// cluster and temporary directory before it exits with an error.
+func TestInterruptedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end bench run; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	bin := buildSwitchboard(ctx, t)
+	tmp := t.TempDir()
+	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--engine-sizes", "", "--out", filepath.Join(tmp, "docs"))
+	run.Env = append(os.Environ(), "SWITCHBOARD_LOG_LEVEL=error", "TMPDIR="+tmp)
+	pr, pw := io.Pipe()
+	run.Stdout, run.Stderr = pw, pw
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- run.Wait(); pw.Close() }()
+	var logs strings.Builder
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		logs.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "offers   closed") {
+			break
+		}
+	}
+	if err := run.Process.Signal(os.Interrupt); err != nil {
+		t.Fatalf("signal: %v\n%s", err, logs.String())
+	}
+	sent := time.Now()
+	after := make(chan []string, 1)
+	go func() {
+		var phases []string // phase lines printed after the signal
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), " req/s ") {
+				phases = append(phases, sc.Text())
+			}
+		}
+		after <- phases
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("an interrupted bench exited 0")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the bench ran on 30 s after SIGINT:\n%s", logs.String())
+	}
+	took := time.Since(sent)
+	if phases := <-after; len(phases) > 1 {
+		t.Errorf("%d phases ran after SIGINT, want the one running at most:\n%s", len(phases), strings.Join(phases, "\n"))
+	}
+	left, err := filepath.Glob(filepath.Join(tmp, "switchboard-bench-*"))
+	if err != nil || len(left) > 0 {
+		t.Errorf("the interrupted bench left %v behind (%v)", left, err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "docs", "performance.md")); err == nil {
+		t.Errorf("an interrupted bench wrote a report")
+	}
+	t.Logf("stopped %s after SIGINT", took.Round(time.Millisecond))
 }
 
 func keys(m map[string]PhaseSummary) []string {
