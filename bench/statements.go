@@ -22,6 +22,7 @@ func pgSettings(o Options) map[string]string {
 		s["shared_preload_libraries"] = "pg_stat_statements"
 		s["pg_stat_statements.track"] = "all"
 		s["pg_stat_statements.track_planning"] = "on"
+		s["track_io_timing"] = "on"
 	}
 	return s
 }
@@ -73,7 +74,9 @@ func (s *statements) checkpointCount(ctx context.Context) int64 {
 // top describes the ten statements that took the most execution time since reset, per
 // request of the phase, with the WAL each call wrote: bytes, and full-page images (a page's
 // first change after a checkpoint logs the whole 8 kB page, what inserts at random leaves
-// of large indexes pay).
+// of large indexes pay); and the shared buffers each call found, read in (from the
+// operating system: the time it waited for them) and wrote out (a dirty buffer evicted
+// to make room is written by the backend that needs the room).
 func (s *statements) top(ctx context.Context, requests uint64) []string {
 	if s == nil {
 		return nil
@@ -84,6 +87,7 @@ func (s *statements) top(ctx context.Context, requests uint64) []string {
 	}
 	out := []string{"checkpoints during the phase: " + checkpoints}
 	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, total_plan_time, rows, wal_bytes, wal_fpi,
+		shared_blks_hit, shared_blks_read, blk_read_time, shared_blks_written,
 		left(regexp_replace(query, '\s+', ' ', 'g'), 100)
 		FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 10`)
 	if err != nil {
@@ -91,16 +95,18 @@ func (s *statements) top(ctx context.Context, requests uint64) []string {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var calls, n, fpi int64
-		var ms, plan, wal float64
+		var calls, n, fpi, hit, read, written int64
+		var ms, plan, wal, readMS float64
 		var q string
-		if err := rows.Scan(&calls, &ms, &plan, &n, &wal, &fpi, &q); err != nil {
+		if err := rows.Scan(&calls, &ms, &plan, &n, &wal, &fpi, &hit, &read, &readMS, &written, &q); err != nil {
 			return append(out, "pg_stat_statements: "+err.Error())
 		}
 		perReq := func(ms float64) float64 { return ms * 1000 / float64(max(requests, 1)) }
 		perCall := func(x float64) float64 { return x / float64(max(calls, 1)) }
-		out = append(out, fmt.Sprintf("%8d calls %9.1f µs/req (planning %7.1f) %7.1f rows/call  WAL %7.0f B/call, %5.2f full pages/call  %s", calls,
-			perReq(ms), perReq(plan), perCall(float64(n)), perCall(wal), perCall(float64(fpi)), strings.TrimSpace(q)))
+		out = append(out, fmt.Sprintf("%8d calls %9.1f µs/req (planning %7.1f) %7.1f rows/call  WAL %7.0f B/call, %5.2f full pages/call  "+
+			"buffers/call %.0f hit, %.1f read (%.1f µs/req waited), %.1f written  %s", calls,
+			perReq(ms), perReq(plan), perCall(float64(n)), perCall(wal), perCall(float64(fpi)),
+			perCall(float64(hit)), perCall(float64(read)), perReq(readMS), perCall(float64(written)), strings.TrimSpace(q)))
 	}
 	return out
 }
