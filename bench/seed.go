@@ -204,10 +204,11 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 	if err != nil {
 		return st, err
 	}
-	if m.PastSessions > 0 {
-		// A year-old table has been vacuumed as it grew: its pages all-visible, their hint
-		// bits set. Left as copied, autovacuum and the first reads would write it all over
-		// again during the measured phases.
+	if history || m.PastSessions > 0 {
+		// A serving table of sessions has been vacuumed as it grew: its pages all-visible,
+		// their hint bits set. Left as copied, autovacuum (its insert threshold) would
+		// vacuum every copied partition during the measured phases, dirtying and logging
+		// each page on the cores the server measured needs.
 		if _, err := conn.Exec(ctx, `VACUUM sessions`); err != nil {
 			return st, err
 		}
