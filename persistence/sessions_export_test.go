@@ -14,3 +14,11 @@ var OfferSessionSQL = offerSessionSQL
 
 // SendBlockLookups is the coalesced reader's round trip, for the test of its plans.
 var SendBlockLookups = sendBlockLookups
+
+// The admission's plan settings and its checks, for the test of the checks' plans.
+const (
+	AdmitSettingsSQL = admitSettingsSQL
+)
+
+// AdmitChecksSQL is the admission's read of stored facts, for the test of its plans.
+var AdmitChecksSQL = admitChecksSQL
