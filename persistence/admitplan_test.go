@@ -2,6 +2,7 @@ package persistence_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,11 +15,27 @@ import (
 // generic plan), read every table by key even when the plan is made while respondents and
 // the partition of sessions being filled are empty and analyzed so, as on a fresh database:
 // such a plan is kept while those tables grow by thousands of rows a second, and a
-// sequential scan in it read them whole for every entry.
+// sequential scan in it read them whole for every entry. And it is not compiled (JIT) when
+// it runs: seconds per call.
 func TestAdmitChecksPlanReadsByKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migratedDB(t)
+	b, _, err := db.CreateBuyer(ctx, "plans@example.test", "Plans", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins", ExchangeRate: 100,
+		RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
+	if err != nil {
+		t.Fatal(err)
+	}
+	camp := newCampaign(t, db, b.ID, "Plans")
+	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: "plan-user", CountryID: 1},
+		"test", func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +55,8 @@ func TestAdmitChecksPlanReadsByKey(t *testing.T) {
 		if _, err := tx.Exec(ctx, `PREPARE admit_checks(bigint[], bigint[], bigint[]) AS `+persistence.AdmitChecksSQL); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE admit_checks('{1}', '{1}', '{7}')`, pgx.QueryExecModeSimpleProtocol)
+		rows, err := tx.Query(ctx, fmt.Sprintf(`EXPLAIN (ANALYZE, TIMING OFF) EXECUTE admit_checks('{%d}', '{%d}', '{7}')`, camp, p.ID),
+			pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
 			return err
 		}
@@ -55,6 +73,9 @@ func TestAdmitChecksPlanReadsByKey(t *testing.T) {
 	text := strings.Join(plan, "\n")
 	if !strings.Contains(text, "$") { // a generic plan keeps its parameters
 		t.Fatalf("not a generic plan:\n%s", text)
+	}
+	if strings.Contains(text, "JIT:") { // shown only with costs
+		t.Errorf("the checks are compiled when they run:\n%s", text)
 	}
 	// session_partitions is a catalog of a dozen rows, read whole by design.
 	for _, m := range regexp.MustCompile(`Seq Scan on (\w+)`).FindAllStringSubmatch(text, -1) {
