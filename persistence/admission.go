@@ -109,17 +109,12 @@ const OfferSessionAge = 2 * time.Hour
 
 // admitSettingsSQL sets the plans of an admission's statements, for its transaction:
 // generic ones, since they run with arrays of any length and planning them per batch would
-// cost more than running them; and never a sequential scan, since every row they read is
-// read by key. A generic plan is made once per connection from the statistics of that
-// moment and kept until an analyze: one made while respondents or the partition of sessions
-// being filled was nearly empty scanned it whole for every entry as it grew (2,000–3,000
-// admitted entries/s against 5,700–7,400/s at 100k campaigns, 1,965 buffers per batch's
-// checks against about 800). No JIT compilation either: it never pays for itself on
-// lookups by key, and the cost a disabled sequential scan adds to a plan (the dozen rows of
-// session_partitions are read whole) would cross jit_above_cost, seconds of compiling per
-// call.
-const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true),
-	set_config('jit', 'off', true)`
+// cost more than running them; and no JIT compilation, which never pays for itself on
+// lookups by key and costs a second or more per call once statistics gone stale put a
+// plan past jit_above_cost. (Disabling sequential scans here, against plans made while a
+// table was empty, made them worse: full scans of the wrong index; the analyzer replaces
+// such plans within a second or two instead, router.Config.AnalyzeEvery.)
+const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`
 
 // admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
 // today's UTC completes) and what stored rows say: excluded, entered within

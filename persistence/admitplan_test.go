@@ -3,7 +3,6 @@ package persistence_test
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -11,13 +10,10 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// TestAdmitChecksPlanReadsByKey: the admission's checks, planned once per connection (a
-// generic plan), read every table by key even when the plan is made while respondents and
-// the partition of sessions being filled are empty and analyzed so, as on a fresh database:
-// such a plan is kept while those tables grow by thousands of rows a second, and a
-// sequential scan in it read them whole for every entry. And it is not compiled (JIT) when
-// it runs: seconds per call.
-func TestAdmitChecksPlanReadsByKey(t *testing.T) {
+// TestAdmitChecksNotCompiled: the admission's checks, planned once per connection (a
+// generic plan), are not compiled when they run even when their plan's cost crosses
+// jit_above_cost (here set to 0; in a bench run, stale statistics): seconds per call.
+func TestAdmitChecksNotCompiled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migratedDB(t)
@@ -39,9 +35,6 @@ func TestAdmitChecksPlanReadsByKey(t *testing.T) {
 	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Pool.Exec(ctx, `ANALYZE`); err != nil { // every table known empty
-		t.Fatal(err)
-	}
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +42,9 @@ func TestAdmitChecksPlanReadsByKey(t *testing.T) {
 	defer conn.Release()
 	var plan []string
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL jit_above_cost = 0`); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, persistence.AdmitSettingsSQL); err != nil {
 			return err
 		}
@@ -76,11 +72,5 @@ func TestAdmitChecksPlanReadsByKey(t *testing.T) {
 	}
 	if strings.Contains(text, "JIT:") { // shown only with costs
 		t.Errorf("the checks are compiled when they run:\n%s", text)
-	}
-	// session_partitions is a catalog of a dozen rows, read whole by design.
-	for _, m := range regexp.MustCompile(`Seq Scan on (\w+)`).FindAllStringSubmatch(text, -1) {
-		if m[1] != "session_partitions" {
-			t.Errorf("the checks' generic plan scans %s whole:\n%s", m[1], text)
-		}
 	}
 }

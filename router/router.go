@@ -44,8 +44,9 @@ type Config struct {
 	// archiving (default 30 s).
 	SweepEvery time.Duration
 	// AnalyzeEvery is how often the process looks for routing tables that have about
-	// doubled since their last ANALYZE (default 5 s): a young marketplace's tables double
-	// within seconds under load, and plans made when they were empty read them whole.
+	// doubled since their last ANALYZE (default 1 s): a young marketplace's tables (and
+	// each new partition of sessions) double within seconds under load, and the plans made
+	// when they were empty, kept until an analyze, read them whole.
 	AnalyzeEvery time.Duration
 	// ReconcileEvery is the period of the counters' safety reconciliation from the
 	// database (default 3 s): each period re-reads the next ReconcileSlice active campaigns,
@@ -81,7 +82,7 @@ func (c Config) withDefaults() Config {
 		c.SweepEvery = 30 * time.Second
 	}
 	if c.AnalyzeEvery <= 0 {
-		c.AnalyzeEvery = 5 * time.Second
+		c.AnalyzeEvery = time.Second
 	}
 	if c.ReconcileEvery <= 0 {
 		c.ReconcileEvery = 3 * time.Second
