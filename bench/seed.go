@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -437,7 +438,7 @@ func copyHistory(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, r *ra
 	var p engine.Participant
 	done, ei := 0, 0
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
-		[]string{"tid", "campaign_id", "buyer_id", "publisher_id", "participant_id", "entered_at", "outcome", "outcome_at"},
+		[]string{"tid", "campaign_id", "buyer_id", "publisher_id", "participant_id", "entered_at", "outcome", "outcome_at", "respondent_id"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			for ei >= len(p.Entries) {
 				if done >= m.panel {
@@ -453,14 +454,56 @@ func copyHistory(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, r *ra
 			for j := range tidBuf {
 				tidBuf[j] = byte(r.Uint32())
 			}
-			return []any{hex.EncodeToString(tidBuf[:]), c.ID, m.buyer(c.BuyerID).ID, m.Publisher.ID, p.ID,
-				at, outcomes[r.IntN(len(outcomes))], at.Add(time.Duration(c.LOI) * time.Minute)}, nil
+			b := m.buyer(c.BuyerID).ID
+			return []any{hex.EncodeToString(tidBuf[:]), c.ID, b, m.Publisher.ID, p.ID,
+				at, outcomes[r.IntN(len(outcomes))], at.Add(time.Duration(c.LOI) * time.Minute), seedRespondentID(b, p.ID)}, nil
 		}))
 	rows["sessions"] += n
 	if err != nil {
 		return fmt.Errorf("copy sessions: %w", err)
 	}
+	return copyRespondents(ctx, tx, m, rows)
+}
+
+// copyRespondents writes the respondent id each buyer knows each participant by, for every
+// buyer whose campaign a participant entered in the market's month of history: what those
+// entries left in respondents, which every entry reads and the first entry to a buyer
+// writes.
+func copyRespondents(ctx context.Context, tx pgx.Tx, m *Market, rows map[string]int64) error {
+	stream := synth.NewParticipantStream(m.panelSeed, len(m.Campaigns))
+	var p engine.Participant
+	var buyers []int64 // of the participant, distinct
+	done := 0
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"respondents"}, []string{"buyer_id", "participant_id", "respondent_id"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			for len(buyers) == 0 {
+				if done >= m.panel {
+					return nil, nil
+				}
+				p = stream.Next()
+				done++
+				for _, e := range p.Entries {
+					if b := m.buyer(m.Campaigns[e.CampaignID-1].BuyerID).ID; !slices.Contains(buyers, b) {
+						buyers = append(buyers, b)
+					}
+				}
+			}
+			b := buyers[len(buyers)-1]
+			buyers = buyers[:len(buyers)-1]
+			return []any{b, p.ID, seedRespondentID(b, p.ID)}, nil
+		}))
+	rows["respondents"] += n
+	if err != nil {
+		return fmt.Errorf("copy respondents: %w", err)
+	}
 	return nil
+}
+
+// seedRespondentID is the respondent id of a seeded participant for a buyer: 20 hex digits
+// as serve draws them, but growing with the participant within each buyer, so that the copy
+// appends to the unique index on (buyer_id, respondent_id) rather than writing it at random.
+func seedRespondentID(buyerID, participantID int64) string {
+	return fmt.Sprintf("%06X%014X", buyerID&0xFFFFFF, participantID)
 }
 
 // outcomes of seeded past sessions, in rough marketplace proportions.

@@ -169,6 +169,19 @@ func TestSeedStreamsThePanel(t *testing.T) {
 	if total == 0 || len(sessions) != total {
 		t.Fatalf("%d (participant, campaign) pairs in sessions, want %d", len(sessions), total)
 	}
+	// Each buyer a participant entered knows them by one respondent id, in respondents and
+	// on every session of theirs, and by no other.
+	var pairs, respondents, mismatched int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(DISTINCT (buyer_id, participant_id)) FROM sessions),
+		(SELECT count(*) FROM respondents),
+		(SELECT count(*) FROM sessions s LEFT JOIN respondents r USING (buyer_id, participant_id)
+			WHERE r.respondent_id IS DISTINCT FROM s.respondent_id)`).Scan(&pairs, &respondents, &mismatched); err != nil {
+		t.Fatal(err)
+	}
+	if pairs == 0 || respondents != pairs || mismatched != 0 {
+		t.Fatalf("%d respondents for %d (buyer, participant) pairs in sessions; %d sessions without their respondent id",
+			respondents, pairs, mismatched)
+	}
 }
 
 // The past sessions are the months before the market's own history: ids 1..PastSessions in
