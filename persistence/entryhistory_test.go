@@ -141,9 +141,13 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 		}
 	}
 	var st persistence.EntryHistoryStats
-	got := map[int64]int64{}            // the latest entry per campaign, as Panel.RecordEntry keeps it
-	for _, few := range []int64{0, 1} { // every session that matters; participant by participant
+	got := map[int64]int64{} // the latest entry per campaign, as Panel.RecordEntry keeps it
+	// Every session that matters, in one range of ids and in ranges of two; participant by
+	// participant.
+	for _, load := range []struct{ few, chunk int64 }{{0, 1 << 16}, {0, 2}, {1, 1 << 16}} {
+		few := load.few
 		clear(got)
+		restoreChunk := persistence.SetHistoryChunk(load.chunk)
 		restore := persistence.SetFewParticipants(few)
 		st, err = db.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
 			func(participant, campaign, at int64) {
@@ -156,8 +160,12 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 				}
 			})
 		restore()
+		restoreChunk()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if want := 2*len(camps) + 1 - 2*3; few == 0 && st.Rows != int64(want) {
+			t.Errorf("chunk %d: %d rows read, want %d", load.chunk, st.Rows, want)
 		}
 		check(t, got, st)
 	}

@@ -28,3 +28,10 @@ func SetFeedSlice(n int) (restore func()) {
 	feedSlice = n
 	return func() { feedSlice = old }
 }
+
+// SetHistoryChunk sets how many session ids one transaction of the entry-history load reads.
+func SetHistoryChunk(n int64) (restore func()) {
+	old := historyChunk
+	historyChunk = n
+	return func() { historyChunk = old }
+}

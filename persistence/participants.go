@@ -344,8 +344,18 @@ const historyCampaignsSQL = `SELECT id FROM campaigns WHERE status NOT IN (4, 6)
 // disk in parallel workers for half a minute, on every core the processes already serving
 // share. For the same reason the query runs without parallel workers and without JIT
 // compilation (seconds of compiling for one scan).
+//
+// The sessions are read historyChunk ids at a time, each range in a transaction of its own:
+// one snapshot held through a paced read of ten million rows (half a minute) kept every
+// version of the rows the serving processes update on each entry (quota counts), and their
+// entries slowed while this one joined (the quota lock read 7× the buffers). An entry
+// committed in a range already read is not lost: its process announces it
+// (EntriesChannel), which this one listens to from its start.
 func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Time, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
 	var st EntryHistoryStats
+	since := now.Add(-time.Duration(engine.ActivityDays) * 24 * time.Hour)
+	where, args := `true`, []any{}
+	var first, last int64 // the ids to read
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, historyCampaignsSQL)
 		if err != nil {
@@ -355,7 +365,8 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 		if err != nil {
 			return err
 		}
-		// The same snapshot: a campaign created since is in neither list, and has no entries.
+		// The same snapshot: a campaign created since is in neither list, and its entries
+		// are read (none of the lists excludes it).
 		rows, err = tx.Query(ctx, `SELECT id FROM campaigns WHERE NOT (id = ANY($1))`, keep)
 		if err != nil {
 			return err
@@ -365,8 +376,6 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 			return err
 		}
 		st.Campaigns, st.LeftOut = len(keep), drop
-		since := now.Add(-time.Duration(engine.ActivityDays) * 24 * time.Hour)
-		where, args := `true`, []any{}
 		switch {
 		case len(drop) == 0:
 		case len(drop) < len(keep): // every session's campaign exists (a foreign key)
@@ -376,26 +385,39 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 		}
 		// Neither kind of entry is older than the oldest kept campaign or the activity
 		// window: the partitions of sessions before both are not read (sessionFloorSQL).
-		var floor int64
-		if err := tx.QueryRow(ctx, `SELECT `+sessionFloorSQL(`LEAST($1::timestamptz, (SELECT min(created_at) FROM campaigns WHERE id = ANY($2)))`),
-			since, keep).Scan(&floor); err != nil {
-			return err
-		}
-		where = `id >= $` + strconv.Itoa(len(args)+1) + ` AND (` + where + `)`
-		args = append(args, floor)
-		if only != nil {
-			// A reload after a lost connection: a few recently active participants, read
-			// through their index rather than every session.
-			where += ` AND participant_id IN (SELECT id FROM participants WHERE last_active_at >= $` +
-				strconv.Itoa(len(args)+1) + `)`
-			args = append(args, *only)
-		}
-		m := db.meter()
-		st.Rows, err = readEntries(ctx, tx, where, &m, entry, args...)
-		return err
+		return tx.QueryRow(ctx, `SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM sessions WHERE id >= `+
+			sessionFloorSQL(`LEAST($1::timestamptz, (SELECT min(created_at) FROM campaigns WHERE id = ANY($2)))`),
+			since, keep).Scan(&first, &last)
 	})
+	if err != nil {
+		return st, classify(err)
+	}
+	m := db.meter()
+	read := func(where string, args ...any) error {
+		return pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+			n, err := readEntries(ctx, tx, where, &m, entry, args...)
+			st.Rows += n
+			return err
+		})
+	}
+	if only != nil {
+		// A reload after a lost connection: a few recently active participants, read
+		// through their index rather than every session.
+		err = read(`id >= $`+strconv.Itoa(len(args)+1)+` AND id <= $`+strconv.Itoa(len(args)+2)+` AND `+where+
+			` AND participant_id IN (SELECT id FROM participants WHERE last_active_at >= $`+strconv.Itoa(len(args)+3)+`)`,
+			append(args, first, last, *only)...)
+		return st, classify(err)
+	}
+	where = `id >= $` + strconv.Itoa(len(args)+1) + ` AND id < $` + strconv.Itoa(len(args)+2) + ` AND ` + where
+	for lo := first; lo <= last && err == nil; lo += historyChunk {
+		err = read(where, append(args, lo, lo+historyChunk)...)
+	}
 	return st, classify(err)
 }
+
+// historyChunk is how many session ids one transaction of the entry-history load covers:
+// a few hundred milliseconds of reading, paced.
+var historyChunk int64 = 1 << 16
 
 // LoadEntriesOf hands entry every entry (not a test one) into the given campaigns: the
 // history a relationship created after the start-up load needs when it names a campaign
