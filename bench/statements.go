@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,9 @@ type statements struct {
 	// checkpoints is pg_stat_bgwriter's count of checkpoints (timed and requested) at reset:
 	// a checkpoint within a phase makes every page's next change log a full-page image.
 	checkpoints int64
+	// reads is each relation's blocks read into shared buffers (pg_statio_user_tables and
+	// _indexes) at reset: which tables and indexes a phase had to fetch.
+	reads map[string]int64
 }
 
 func openStatements(ctx context.Context, url string) (*statements, error) {
@@ -59,7 +63,63 @@ func (s *statements) reset(ctx context.Context) {
 	if s != nil {
 		_, _ = s.conn.Exec(ctx, "SELECT pg_stat_statements_reset()")
 		s.checkpoints = s.checkpointCount(ctx)
+		s.reads = s.blocksRead(ctx)
 	}
+}
+
+// blocksReadSQL is each table's and index's blocks read into shared buffers so far.
+const blocksReadSQL = `SELECT relname, coalesce(heap_blks_read, 0) FROM pg_statio_user_tables
+	UNION ALL SELECT indexrelname, coalesce(idx_blks_read, 0) FROM pg_statio_user_indexes`
+
+// blocksRead is blocksReadSQL's answer by relation (nil: unreadable).
+func (s *statements) blocksRead(ctx context.Context) map[string]int64 {
+	rows, err := s.conn.Query(ctx, blocksReadSQL)
+	if err != nil {
+		return nil
+	}
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var n int64
+		if rows.Scan(&name, &n) == nil {
+			out[name] += n
+		}
+	}
+	rows.Close()
+	if rows.Err() != nil {
+		return nil
+	}
+	return out
+}
+
+// mostRead names the five relations that read the most blocks since reset, with how many.
+func (s *statements) mostRead(ctx context.Context) string {
+	now := s.blocksRead(ctx)
+	if now == nil || s.reads == nil {
+		return "unknown"
+	}
+	type rel struct {
+		name string
+		n    int64
+	}
+	var rs []rel
+	for name, n := range now {
+		if d := n - s.reads[name]; d > 0 {
+			rs = append(rs, rel{name, d})
+		}
+	}
+	slices.SortFunc(rs, func(a, b rel) int { return cmp.Compare(b.n, a.n) })
+	var b strings.Builder
+	for i, r := range rs[:min(5, len(rs))] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", r.name, r.n)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
 }
 
 // checkpointCount is the cluster's checkpoints so far (-1: unreadable).
@@ -85,7 +145,7 @@ func (s *statements) top(ctx context.Context, requests uint64) []string {
 	if n := s.checkpointCount(ctx); n >= 0 && s.checkpoints >= 0 {
 		checkpoints = strconv.FormatInt(n-s.checkpoints, 10)
 	}
-	out := []string{"checkpoints during the phase: " + checkpoints}
+	out := []string{"checkpoints during the phase: " + checkpoints, "blocks read into shared buffers: " + s.mostRead(ctx)}
 	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, total_plan_time, rows, wal_bytes, wal_fpi,
 		shared_blks_hit, shared_blks_read, blk_read_time, shared_blks_written,
 		left(regexp_replace(query, '\s+', ' ', 'g'), 100)
