@@ -37,11 +37,7 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins", ExchangeRate: 100,
-		RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := newPublisher(t, db)
 	// campaign creates an active campaign with one large quota; reentry_interval is null:
 	// nobody enters it twice.
 	campaign := func(name string) (id, quota int64) {
@@ -70,7 +66,7 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 		t.Helper()
 		ids := make([]int64, pairs)
 		for i := range ids {
-			p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: fmt.Sprintf("%s-%d", prefix, i), CountryID: 1,
+			p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: fmt.Sprintf("%s-%d", prefix, i), CountryID: 1,
 				Profile: []persistence.ProfileAnswer{{QuestionID: 43, Codes: []int32{1}}}}, "test", func() error { return nil })
 			if err != nil {
 				t.Fatal(err)
@@ -97,7 +93,7 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 					defer pairWG.Done()
 					<-start
 					tid := fmt.Sprintf("%d-%d-%d", camps[k], i, k)
-					a, err := dbs[k].Admit(ctx, persistence.Entry{TID: tid, CampaignID: camps[k], PublisherID: pub.ID,
+					a, err := dbs[k].Admit(ctx, persistence.Entry{TID: tid, CampaignID: camps[k], PublisherID: pub,
 						ParticipantID: p, QuotaIDs: []int64{quotas[k]}, RespondentID: fmt.Sprintf("R%dx%dx%d", camps[k], i, k)})
 					if err != nil {
 						t.Error(err)

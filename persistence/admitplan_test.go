@@ -17,17 +17,9 @@ func TestAdmitChecksNotCompiled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migratedDB(t)
-	b, _, err := db.CreateBuyer(ctx, "plans@example.test", "Plans", persistence.EnvStaging)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins", ExchangeRate: 100,
-		RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
-	if err != nil {
-		t.Fatal(err)
-	}
-	camp := newCampaign(t, db, b.ID, "Plans")
-	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: "plan-user", CountryID: 1},
+	pub := newPublisher(t, db)
+	camp := newCampaign(t, db, newBuyer(t, db, "plans@example.test"), "Plans")
+	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "plan-user", CountryID: 1},
 		"test", func() error { return nil })
 	if err != nil {
 		t.Fatal(err)

@@ -46,3 +46,15 @@ func newBuyer(t *testing.T, db *persistence.DB, email string) int64 {
 	}
 	return b.ID
 }
+
+// newPublisher creates a staging publisher (a supply partner paying 100 coins a dollar,
+// half the revenue) and returns its id.
+func newPublisher(t *testing.T, db *persistence.DB) int64 {
+	t.Helper()
+	pub, _, err := db.CreatePublisher(context.Background(), persistence.NewPublisher{Name: "Partner", CurrencyName: "coins",
+		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub.ID
+}

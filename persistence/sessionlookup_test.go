@@ -27,11 +27,7 @@ func TestSessionLookupByTID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins", ExchangeRate: 100,
-		RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := newPublisher(t, db)
 	camp := newCampaign(t, db, buyer.ID, "Tids")
 	num := 1000
 	q, err := db.CreateQuota(ctx, buyer.ID, camp, persistence.QuotaFields{NumRespondents: &num,
@@ -42,7 +38,7 @@ func TestSessionLookupByTID(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = 0 WHERE id = $1`, camp); err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: "tid-user", CountryID: 1,
+	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "tid-user", CountryID: 1,
 		Profile: []persistence.ProfileAnswer{{QuestionID: 43, Codes: []int32{1}}}}, "test", func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +70,7 @@ func TestSessionLookupByTID(t *testing.T) {
 	}
 	admit := func() string {
 		t.Helper()
-		a, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub.ID, ParticipantID: p.ID,
+		a, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
 			QuotaIDs: []int64{q.ID}, RespondentID: "R1"})
 		if err != nil || a.Refused != "" {
 			t.Fatalf("admit: %+v %v", a, err)
@@ -124,7 +120,7 @@ func TestSessionLookupByTID(t *testing.T) {
 		t.Fatal(err)
 	}
 	const nonce = 4242
-	offered, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub.ID, ParticipantID: p.ID,
+	offered, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
 		QuotaIDs: []int64{q.ID}, RespondentID: "R1", OfferNonce: nonce})
 	if err != nil || offered.Refused != "" {
 		t.Fatalf("admit: %+v %v", offered, err)
@@ -190,7 +186,7 @@ func TestSessionLookupByTID(t *testing.T) {
 	// A block as a busy marketplace fills it: tens of thousands of sessions (at its top, clear
 	// of the sequence), analyzed.
 	if _, err := conn.Exec(ctx, `INSERT INTO sessions (id, tid, campaign_id, buyer_id, publisher_id, participant_id)
-		SELECT $1::bigint - i, 'fill-' || i, $2, $3, $4, $5 FROM generate_series(1, 20000) i`, hi, camp, buyer.ID, pub.ID, p.ID); err != nil {
+		SELECT $1::bigint - i, 'fill-' || i, $2, $3, $4, $5 FROM generate_series(1, 20000) i`, hi, camp, buyer.ID, pub, p.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := conn.Exec(ctx, `ANALYZE sessions`); err != nil {
