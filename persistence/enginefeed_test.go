@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,6 +66,9 @@ func TestEngineCampaignsInSlices(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
+	if _, err := db.CreateRelationship(ctx, buyer, ids[0], ids[5]); err != nil { // across slices and chunks
+		t.Fatal(err)
+	}
 	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2 WHERE id = ANY($1)`, ids); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +88,21 @@ func TestEngineCampaignsInSlices(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, whole) {
 			t.Fatalf("slices of %d: %+v, want %+v", slice, got, whole)
+		}
+	}
+	if !slices.Equal(whole[0].Related, []int64{ids[5]}) || !slices.Equal(whole[5].Related, []int64{ids[0]}) {
+		t.Fatalf("related: %v and %v", whole[0].Related, whole[5].Related)
+	}
+	// The whole market, in transactions of a few campaigns: the same definitions.
+	for _, chunk := range []int{1, 2, 3, 8192} {
+		restore := persistence.SetFeedChunk(chunk)
+		got, err := db.EngineCampaigns(ctx, nil)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, whole) {
+			t.Fatalf("the market in chunks of %d: %+v, want %+v", chunk, got, whole)
 		}
 	}
 }

@@ -35,3 +35,10 @@ func SetHistoryChunk(n int64) (restore func()) {
 	historyChunk = n
 	return func() { historyChunk = old }
 }
+
+// SetFeedChunk sets how many campaigns one transaction of the whole market's engine feed reads.
+func SetFeedChunk(n int) (restore func()) {
+	old := feedChunk
+	feedChunk = n
+	return func() { feedChunk = old }
+}
