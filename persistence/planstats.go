@@ -39,7 +39,7 @@ const sessionsParentDueSQL = `SELECT 'sessions'::text FROM pg_class c,
 //
 // Sessions is partitioned: a partition that doubled is analyzed alone, and the partitioned
 // table (whose own statistics autovacuum never gathers) by the same rule over all its rows
-// (sessionsParent). Analyzing the partitioned table samples every partition again, so it
+// (sessionsParentDueSQL). Analyzing the partitioned table samples every partition again, so it
 // followed each young partition's doublings only while the table was young: on ten
 // million seeded sessions one such ANALYZE read for 13 s beside the entries it slowed.
 func (db *DB) AnalyzeGrowingTables(ctx context.Context) ([]string, error) {
