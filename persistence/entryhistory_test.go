@@ -2,8 +2,10 @@ package persistence_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,5 +189,57 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 	}
 	if want := map[int64]int64{ids[7]: storedAt[ids[7]]}; n != 2 || !maps.Equal(late, want) {
 		t.Errorf("LoadEntriesOf: %d rows, %v; want 2 rows, %v", n, late, want)
+	}
+}
+
+// TestEntryHistoryCustomPlans: the entry history, read in many ranges of ids, is planned for
+// each range's values: a generic plan tests each session against the campaign list one
+// element at a time instead of hashing it (15 s instead of 40 ms per range at 100,000
+// campaigns).
+func TestEntryHistoryCustomPlans(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	db, err := persistence.Open(ctx, url+sep+"pool_max_conns=1", nil) // every range on one connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	buyer := newBuyer(t, db, "plans@example.test")
+	var camps []int64
+	for i := range 3 {
+		camps = append(camps, newCampaign(t, db, buyer, fmt.Sprintf("history %d", i)))
+	}
+	// One closed: the load names a list of campaigns.
+	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = CASE WHEN id = $1 THEN 4 ELSE 2 END WHERE id = ANY($2)`,
+		camps[0], camps); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: newPublisher(t, db), User: "history-user", CountryID: 1},
+		"test", func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, participant_id, entered_at)
+		SELECT 'h' || g, ($1::bigint[])[1 + g % 3], $2, $3, now() - interval '30 days' FROM generate_series(1, 40) g`,
+		camps, buyer, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	defer persistence.SetHistoryChunk(2)()
+	defer persistence.SetFewParticipants(0)()
+	if _, err := db.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
+		func(int64, int64, int64) {}); err != nil {
+		t.Fatal(err)
+	}
+	var generic, custom int64
+	if err := db.Pool.QueryRow(ctx, `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0) FROM pg_prepared_statements
+		WHERE statement LIKE 'SELECT participant_id, campaign_id, entered_at FROM sessions%'`).Scan(&generic, &custom); err != nil {
+		t.Fatal(err)
+	}
+	if generic != 0 || custom < 10 {
+		t.Errorf("the history's ranges ran %d generic and %d custom plans, want custom plans only", generic, custom)
 	}
 }

@@ -416,8 +416,8 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 }
 
 // historyChunk is how many session ids one transaction of the entry-history load covers:
-// a few hundred milliseconds of reading, paced.
-var historyChunk int64 = 1 << 16
+// about a second of reading, paced, and one plan made for the campaign list per range.
+var historyChunk int64 = 1 << 18
 
 // LoadEntriesOf hands entry every entry (not a test one) into the given campaigns: the
 // history a relationship created after the start-up load needs when it names a campaign
@@ -440,7 +440,11 @@ const pgEpoch = 946_684_800
 // (and not test ones) to entry, decoding the binary row in place, paced by m, and returns
 // how many.
 func readEntries(ctx context.Context, tx pgx.Tx, where string, m *loadMeter, entry func(participantID, campaignID, at int64), args ...any) (int64, error) {
-	if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off`); err != nil {
+	// Custom plans: a generic one tests each row against the campaign list parameter one
+	// element at a time, where a plan made for the list hashes it (100,000 campaigns: 15 s
+	// instead of 40 ms for 65,536 sessions), and the history is read in many ranges.
+	if _, err := tx.Exec(ctx, `SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off;
+		SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
 		return 0, err
 	}
 	rows, err := tx.Query(ctx, `SELECT participant_id, campaign_id, entered_at FROM sessions
