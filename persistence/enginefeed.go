@@ -72,13 +72,12 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMet
 			return nil, err
 		}
 	}
-	filter, args := `c.id = ANY($1)`, []any{ids}
 	// The field period starts when an active campaign last went active (status_changed_at).
 	rows, err := tx.Query(ctx, `SELECT c.id, c.buyer_id, cl.country_id, c.status, c.cpi_cents,
 		c.length_of_interview, c.incidence, c.supported_devices, COALESCE(c.max_daily_completes, 0),
 		COALESCE(c.reentry_interval, -1), c.days_in_field, extract(epoch FROM c.status_changed_at)::bigint
 		FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id
-		WHERE `+filter+` ORDER BY c.id`, args...)
+		WHERE c.id = ANY($1) ORDER BY c.id`, ids)
 	if err != nil {
 		return nil, err
 	}

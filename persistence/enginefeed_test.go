@@ -79,30 +79,30 @@ func TestEngineCampaignsInSlices(t *testing.T) {
 	if n := len(whole); n != 7 || len(whole[2].Quotas) != 2 || len(whole[2].Quotas[1].Conditions) != 2 {
 		t.Fatalf("feed of %d campaigns: %+v", n, whole)
 	}
-	for _, slice := range []int{1, 2, 3} {
-		restore := persistence.SetFeedSlice(slice)
-		got, err := db.EngineCampaigns(ctx, ids)
-		restore()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, whole) {
-			t.Fatalf("slices of %d: %+v, want %+v", slice, got, whole)
-		}
-	}
 	if !slices.Equal(whole[0].Related, []int64{ids[5]}) || !slices.Equal(whole[5].Related, []int64{ids[0]}) {
 		t.Fatalf("related: %v and %v", whole[0].Related, whole[5].Related)
 	}
-	// The whole market, in transactions of a few campaigns: the same definitions.
-	for _, chunk := range []int{1, 2, 3, 8192} {
-		restore := persistence.SetFeedChunk(chunk)
-		got, err := db.EngineCampaigns(ctx, nil)
-		restore()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, whole) {
-			t.Fatalf("the market in chunks of %d: %+v, want %+v", chunk, got, whole)
+	// The same definitions from quota queries of a few campaigns, and from the whole market
+	// read a few campaigns per transaction.
+	for _, tc := range []struct {
+		name string
+		set  func(int) func()
+		ids  []int64
+		ns   []int
+	}{
+		{"quota slices", persistence.SetFeedSlice, ids, []int{1, 2, 3}},
+		{"market chunks", persistence.SetFeedChunk, nil, []int{1, 2, 3, 8192}},
+	} {
+		for _, n := range tc.ns {
+			restore := tc.set(n)
+			got, err := db.EngineCampaigns(ctx, tc.ids)
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, whole) {
+				t.Fatalf("%s of %d: %+v, want %+v", tc.name, n, got, whole)
+			}
 		}
 	}
 }

@@ -1,44 +1,28 @@
 package persistence
 
-// SetLoadStreamPages lowers the table size from which LoadActiveParticipants reads in
-// several streams, so that a test table of a few pages is read that way.
-func SetLoadStreamPages(n int64) (restore func()) {
-	old := loadStreamPages
-	loadStreamPages = n
-	return func() { loadStreamPages = old }
+// swap sets *p to v and returns what restores its value before.
+func swap[T any](p *T, v T) (restore func()) {
+	old := *p
+	*p = v
+	return func() { *p = old }
 }
 
+// SetLoadStreamPages lowers the table size from which LoadActiveParticipants reads in
+// several streams, so that a test table of a few pages is read that way.
+func SetLoadStreamPages(n int64) (restore func()) { return swap(&loadStreamPages, n) }
+
 // SetBeforeStream runs f in each stream of LoadActiveParticipants before its query.
-func SetBeforeStream(f func(i, n int)) (restore func()) {
-	beforeStream = f
-	return func() { beforeStream = nil }
-}
+func SetBeforeStream(f func(i, n int)) (restore func()) { return swap(&beforeStream, f) }
 
 // SetFewParticipants sets how many participants a load may have for it to read their
 // entry history participant by participant.
-func SetFewParticipants(n int64) (restore func()) {
-	old := fewParticipants
-	fewParticipants = n
-	return func() { fewParticipants = old }
-}
+func SetFewParticipants(n int64) (restore func()) { return swap(&fewParticipants, n) }
 
 // SetFeedSlice sets how many campaigns one query of the engine feed's quotas covers.
-func SetFeedSlice(n int) (restore func()) {
-	old := feedSlice
-	feedSlice = n
-	return func() { feedSlice = old }
-}
+func SetFeedSlice(n int) (restore func()) { return swap(&feedSlice, n) }
 
 // SetHistoryChunk sets how many session ids one transaction of the entry-history load reads.
-func SetHistoryChunk(n int64) (restore func()) {
-	old := historyChunk
-	historyChunk = n
-	return func() { historyChunk = old }
-}
+func SetHistoryChunk(n int64) (restore func()) { return swap(&historyChunk, n) }
 
 // SetFeedChunk sets how many campaigns one transaction of the whole market's engine feed reads.
-func SetFeedChunk(n int) (restore func()) {
-	old := feedChunk
-	feedChunk = n
-	return func() { feedChunk = old }
-}
+func SetFeedChunk(n int) (restore func()) { return swap(&feedChunk, n) }
