@@ -3,20 +3,25 @@ package persistence
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // loadStreamPages is the table size (8 KiB pages) below which the start-up load reads
 // participants in one stream: about 100,000 participants of a typical profile.
 var loadStreamPages int64 = 2048
 
-// beforeStream, when set (by tests), runs in stream i of n before its query.
+// loadChunk is how many participant ids one statement of the load reads. Each statement is
+// its own snapshot, held only while it runs: a load paced over many seconds (a joining
+// process) must not keep the row versions that every other process's entries leave behind
+// (quota counters above all) alive for its whole length, which slows those entries.
+var loadChunk int64 = 1 << 15
+
+// beforeStream, when set (by tests), runs before the query of chunk i of n.
 var beforeStream func(i, n int)
 
 // loadStreams is how many streams read a large participants table: one per core, at least
@@ -25,25 +30,23 @@ var beforeStream func(i, n int)
 func loadStreams() int { return min(4, max(2, runtime.NumCPU())) }
 
 // streamParticipants reads every participant active since `since` and hands each to fn
-// (which must be safe for concurrent use) from one stream per page range, see
-// LoadActiveParticipants.
+// (which must be safe for concurrent use) from one stream per connection, see
+// LoadActiveParticipants. The streams share the table's id range in chunks of loadChunk ids,
+// each read by one statement: a participant's id never changes, so a row an update moves
+// during the load is still read once, by the one statement whose range holds its id.
 func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p PanelParticipant) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lead, err := db.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	var lo, hi, pages int64
+	err := db.Pool.QueryRow(ctx, `SELECT coalesce(min(id), 0), coalesce(max(id), -1),
+		pg_relation_size('participants') / current_setting('block_size')::bigint FROM participants`).Scan(&lo, &hi, &pages)
 	if err != nil {
 		return classify(err)
 	}
-	defer lead.Rollback(context.WithoutCancel(ctx))
-	var snapshot string
-	var pages int64
-	// The snapshot is taken by the first statement; the size read after it covers every row
-	// the snapshot sees.
-	err = lead.QueryRow(ctx, `SELECT pg_export_snapshot(),
-		pg_relation_size('participants') / current_setting('block_size')::bigint`).Scan(&snapshot, &pages)
-	if err != nil {
-		return classify(err)
+	if hi < lo {
+		return nil // no participants
 	}
+	chunks := (hi-lo)/loadChunk + 1
 	streams := loadStreams()
 	if n := int(db.loadStreams.Load()); n > 0 {
 		streams = min(streams, n)
@@ -51,34 +54,13 @@ func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p
 	if pages < loadStreamPages {
 		streams = 1
 	}
-	if strings.Trim(snapshot, "0123456789ABCDEFabcdef-") != "" {
-		return fmt.Errorf("participant load: unexpected snapshot id %q", snapshot)
-	}
-	txs := []pgx.Tx{lead}
-	for range streams - 1 {
-		tx, err := db.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-		if err == nil {
-			if _, err = tx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+snapshot+`'`); err != nil {
-				tx.Rollback(context.WithoutCancel(ctx))
-			}
-		}
-		if err != nil {
-			break // fewer streams: the pool is short of connections
-		}
-		defer tx.Rollback(context.WithoutCancel(ctx))
-		txs = append(txs, tx)
-	}
-	errs := make([]error, len(txs))
+	streams = int(min(int64(streams), chunks))
+	var next atomic.Int64
+	errs := make([]error, streams)
 	var wg sync.WaitGroup
-	for i, tx := range txs {
-		// Stream i reads pages [lo, hi); the last one has no upper bound.
-		lo, hi := pages*int64(i)/int64(len(txs)), pages*int64(i+1)/int64(len(txs))
+	for i := range streams {
 		wg.Go(func() {
-			if beforeStream != nil {
-				beforeStream(i, len(txs))
-			}
-			m := db.meter()
-			errs[i] = readParticipants(ctx, tx, since, lo, hi, i == len(txs)-1, &m, fn)
+			errs[i] = db.readChunks(ctx, since, lo, chunks, &next, fn)
 			if errs[i] != nil {
 				cancel()
 			}
@@ -99,22 +81,42 @@ func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p
 	return first
 }
 
-// readParticipants reads the participants active since `since` in pages [lo, hi) of the
-// table (hi unbounded when last) and hands each to fn, paced by m.
-func readParticipants(ctx context.Context, tx pgx.Tx, since time.Time, lo, hi int64, last bool, m *loadMeter,
+// readChunks is one stream of streamParticipants: on one connection, it reads the chunks
+// next hands out (chunk c covers ids from lo + c·loadChunk) until there are none left.
+func (db *DB) readChunks(ctx context.Context, since time.Time, lo, chunks int64, next *atomic.Int64,
 	fn func(p PanelParticipant) error) error {
-	q := `SELECT ` + participantColumns + ` FROM participants WHERE last_active_at >= $1 AND ctid >= $2::tid`
-	args := []any{since, fmt.Sprintf("(%d,0)", lo)}
-	if !last {
-		q += ` AND ctid < $3::tid`
-		args = append(args, fmt.Sprintf("(%d,0)", hi))
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		return classify(err)
 	}
-	rows, err := tx.Query(ctx, q, args...)
+	defer conn.Release()
+	m := db.meter()
+	var sc profileScratch
+	for {
+		c := next.Add(1) - 1
+		if c >= chunks {
+			return nil
+		}
+		if beforeStream != nil {
+			beforeStream(int(c), int(chunks))
+		}
+		from := lo + c*loadChunk
+		if err := readParticipants(ctx, conn, since, from, from+loadChunk, &m, &sc, fn); err != nil {
+			return err
+		}
+	}
+}
+
+// readParticipants reads the participants active since `since` with ids in [from, to) and
+// hands each to fn, paced by m, decoding rows in sc.
+func readParticipants(ctx context.Context, conn *pgxpool.Conn, since time.Time, from, to int64, m *loadMeter,
+	sc *profileScratch, fn func(p PanelParticipant) error) error {
+	rows, err := conn.Query(ctx, `SELECT `+participantColumns+` FROM participants
+		WHERE id >= $1 AND id < $2 AND last_active_at >= $3`, from, to, since)
 	if err != nil {
 		return classify(err)
 	}
 	defer rows.Close()
-	var sc profileScratch
 	var formats []int16
 	for rows.Next() {
 		m.row(ctx)

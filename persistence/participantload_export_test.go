@@ -11,7 +11,10 @@ func swap[T any](p *T, v T) (restore func()) {
 // several streams, so that a test table of a few pages is read that way.
 func SetLoadStreamPages(n int64) (restore func()) { return swap(&loadStreamPages, n) }
 
-// SetBeforeStream runs f in each stream of LoadActiveParticipants before its query.
+// SetLoadChunk sets how many participant ids one statement of LoadActiveParticipants reads.
+func SetLoadChunk(n int64) (restore func()) { return swap(&loadChunk, n) }
+
+// SetBeforeStream runs f before the query of each chunk of LoadActiveParticipants.
 func SetBeforeStream(f func(i, n int)) (restore func()) { return swap(&beforeStream, f) }
 
 // SetFewParticipants sets how many participants a load may have for it to read their

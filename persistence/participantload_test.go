@@ -71,9 +71,10 @@ func TestLoadActiveParticipantsStreams(t *testing.T) {
 			got := map[int64]int{}
 			var moved sync.Once
 			done := make(chan struct{})
-			// The last stream (the one reading to the end of the table) starts its query
-			// only after the update: it must still read the rows as the load's snapshot
-			// has them.
+			// The last chunk (the one reading to the end of the table) starts its query
+			// only after the update has moved every row: it must still read each of its
+			// rows once, and none of the earlier chunks' rows.
+			defer persistence.SetLoadChunk(700)()
 			defer persistence.SetBeforeStream(func(i, n int) {
 				if n > 1 && i == n-1 {
 					<-done

@@ -241,8 +241,9 @@ func (db *DB) loadParticipant(ctx context.Context, where string, args ...any) (P
 // several per participant and campaign, the latest of which counts).
 //
 // To load millions quickly, a large table is read in several streams at once (one
-// connection each, over consecutive ranges of its pages, all in one snapshot so that a row
-// an update moves during the load is read once) and each row is decoded in place: fn is
+// connection each, sharing the id range in chunks, one statement and snapshot per chunk, so
+// that a row an update moves during the load is read once and no snapshot outlives its
+// chunk) and each row is decoded in place: fn is
 // called from several goroutines, one call at a time; p's User and answer texts point into
 // a connection's read buffer and its answers into buffers reused for the next row, so they
 // are valid only while fn runs and fn must copy what it keeps (Panel.Put does).
