@@ -73,8 +73,26 @@ var zero16 [16]byte
 // that is on the heap already (the spare capacity of the token's destination) rather than a
 // stack array that would be moved to the heap on every call.
 func (m *cmac) sum(tag *[16]byte, x []byte, msg []byte) {
+	clear(x[:16])
+	m.finish(tag, x, msg)
+}
+
+// absorb runs the whole 16-byte blocks of msg through the chaining value x (16 bytes, see
+// sum), as CMAC does with every block but the last: the caller guarantees that more of the
+// message follows msg. What is left over (len(msg) % 16 bytes) is not absorbed.
+func (m *cmac) absorb(x []byte, msg []byte) {
 	x = x[:16]
-	clear(x)
+	for len(msg) >= 16 {
+		xor16(x, msg[:16], &zero16)
+		m.block.Encrypt(x, x)
+		msg = msg[16:]
+	}
+}
+
+// finish ends the CMAC whose chaining value x (16 bytes, see sum) covers the message before
+// msg, the rest of the message, and writes the tag.
+func (m *cmac) finish(tag *[16]byte, x []byte, msg []byte) {
+	x = x[:16]
 	for len(msg) > 16 {
 		xor16(x, msg[:16], &zero16)
 		m.block.Encrypt(x, x)

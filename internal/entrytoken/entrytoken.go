@@ -6,27 +6,33 @@
 // that is sound; version 1 tokens, tagged with HMAC-SHA256, are no longer accepted). The
 // payload is binary:
 //
-//	version   1 byte (3)
+//	version   1 byte (4)
 //	kind      1 byte (KindOffer, KindProfile, KindSupport)
 //	key id    4 bytes, big endian (KeyID of the service key that signed it)
 //	publisher uvarint
 //	participant uvarint (0: not impaneled yet)
-//	campaign  uvarint (0 for profile and response-wide support tokens)
 //	device    1 byte (supply device_type 1 mobile, 2 desktop, 3 tablet)
 //	expires   uvarint (unix seconds)
 //	nonce     8 bytes
 //	device id 1 byte length + bytes (at most MaxString)
 //	user id   1 byte length + bytes (at most MaxString; set on profile tokens, whose
 //	          participant has no id yet)
+//	campaign  uvarint (0 for profile and response-wide support tokens)
+//
+// The campaign comes last so that the offer tokens of one answer, which differ only in it,
+// share the rest: an Offers signer encodes and MACs that shared start once, and each token
+// then costs the one or two CMAC blocks its campaign id ends (the tokens of one answer share
+// their nonce too; the campaign keeps each one distinct).
 //
 // A Key holds the current service key, which signs, and the previous ones still within the
 // tokens' lifetime after a rotation (SetKeys), which verify until they are retired; a token
 // naming any other key id is refused as a forged one is.
 //
-// Version 2 tokens are version 3 without the key id. Processes before the key id issued
-// them, and during a rolling upgrade their links are still in flight, so they keep
-// verifying for their normal lifetime (Expires) under any key of the ring that is not
-// retired; they are tried in turn, each with a constant-time compare. Only version 3 is
+// Version 3 tokens have the campaign after the participant instead of last; version 2 ones
+// are version 3 without the key id. Processes of earlier releases issued them, and during a
+// rolling upgrade their links are still in flight, so they keep verifying for their normal
+// lifetime (Expires): version 3 under the key it names, version 2 under any key of the ring
+// that is not retired, tried in turn, each with a constant-time compare. Only version 4 is
 // issued.
 //
 // Signing allocates only the returned string (AppendToken allocates nothing when dst has
@@ -56,7 +62,10 @@ const (
 )
 
 const (
-	version = 3
+	version = 4
+	// versionCampaignFirst is the format with the campaign after the participant
+	// (accepted, never issued).
+	versionCampaignFirst = 3
 	// headerLen is the fixed start of a payload: version, kind, key id.
 	headerLen = 2 + 4
 	// versionNoKeyID is the format before the key id (accepted, never issued).
@@ -257,11 +266,15 @@ func appendString(b []byte, s string) []byte {
 }
 
 func appendPayload(b []byte, id uint32, c *Claims) []byte {
+	return binary.AppendUvarint(appendShared(b, id, c), uint64(c.CampaignID))
+}
+
+// appendShared appends the payload of c up to its campaign.
+func appendShared(b []byte, id uint32, c *Claims) []byte {
 	b = append(b, version, c.Kind)
 	b = binary.BigEndian.AppendUint32(b, id)
 	b = binary.AppendUvarint(b, uint64(c.PublisherID))
 	b = binary.AppendUvarint(b, uint64(c.ParticipantID))
-	b = binary.AppendUvarint(b, uint64(c.CampaignID))
 	b = append(b, c.DeviceType)
 	b = binary.AppendUvarint(b, uint64(c.Expires))
 	b = binary.LittleEndian.AppendUint64(b, c.Nonce)
@@ -353,20 +366,21 @@ func (r *ring) check(payload, tag []byte, now int64) bool {
 		return false
 	}
 	var id uint32
-	switch payload[0] {
-	case version:
+	named := payload[0] == version || payload[0] == versionCampaignFirst
+	switch {
+	case named:
 		if len(payload) < headerLen {
 			return false
 		}
 		id = binary.BigEndian.Uint32(payload[2:headerLen])
-	case versionNoKeyID:
+	case payload[0] == versionNoKeyID:
 	default:
 		return false
 	}
 	// One working block serves every key tried (cmac.sum needs heap memory).
 	var scratch []byte
 	for _, s := range r.keys {
-		if s.until != 0 && now >= s.until || payload[0] == version && s.id != id {
+		if s.until != 0 && now >= s.until || named && s.id != id {
 			continue
 		}
 		if scratch == nil {
@@ -383,12 +397,18 @@ func (r *ring) check(payload, tag []byte, now int64) bool {
 
 func parsePayload(b []byte) (Claims, bool) {
 	var c Claims
-	hl := headerLen
-	if len(b) > 0 && b[0] == versionNoKeyID {
-		hl = headerLenNoKeyID
-	} else if len(b) > 0 && b[0] != version {
+	if len(b) == 0 {
 		return c, false
 	}
+	hl := headerLen
+	switch b[0] {
+	case version, versionCampaignFirst:
+	case versionNoKeyID:
+		hl = headerLenNoKeyID
+	default:
+		return c, false
+	}
+	campaignLast := b[0] == version
 	if len(b) < hl {
 		return c, false
 	}
@@ -407,10 +427,12 @@ func parsePayload(b []byte) (Claims, bool) {
 		return c, false
 	}
 	c.ParticipantID = int64(v)
-	if v, b, ok = uvarint(b); !ok {
-		return c, false
+	if !campaignLast {
+		if v, b, ok = uvarint(b); !ok {
+			return c, false
+		}
+		c.CampaignID = int64(v)
 	}
-	c.CampaignID = int64(v)
 	if len(b) < 1 {
 		return c, false
 	}
@@ -428,6 +450,12 @@ func parsePayload(b []byte) (Claims, bool) {
 	}
 	if c.UserID, b, ok = str(b); !ok {
 		return c, false
+	}
+	if campaignLast {
+		if v, b, ok = uvarint(b); !ok {
+			return c, false
+		}
+		c.CampaignID = int64(v)
 	}
 	if len(b) != 0 || c.PublisherID < 0 || c.ParticipantID < 0 || c.CampaignID < 0 || c.Expires < 0 {
 		return c, false

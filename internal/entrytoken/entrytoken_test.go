@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,8 +84,9 @@ func TestCMACVectors(t *testing.T) {
 }
 
 // TestTagIsCMAC pins the token format: payload "." tag, the tag being AES-CMAC under the key
-// derived from the service key with HMAC-SHA256, and the payload starting with version 3 and
-// the key id (the first 4 bytes of HMAC-SHA256(key, 0xfd "entrytoken/key-id")).
+// derived from the service key with HMAC-SHA256, and the payload starting with version 4 and
+// the key id (the first 4 bytes of HMAC-SHA256(key, 0xfd "entrytoken/key-id")) and ending
+// with the campaign.
 func TestTagIsCMAC(t *testing.T) {
 	c := sample()
 	tok := NewKey(testKey).Sign(c)
@@ -96,7 +98,9 @@ func TestTagIsCMAC(t *testing.T) {
 	h := hmac.New(sha256.New, testKey)
 	h.Write([]byte("\xfdentrytoken/key-id"))
 	id := h.Sum(nil)[:4]
-	if err != nil || payload[0] != 3 || !bytes.Equal(payload[2:6], id) || !bytes.Equal(payload, appendPayload(nil, KeyID(testKey), &c)) {
+	campaign := binary.AppendUvarint(nil, uint64(c.CampaignID))
+	if err != nil || payload[0] != 4 || !bytes.Equal(payload[2:6], id) || !bytes.HasSuffix(payload, campaign) ||
+		!bytes.Equal(payload, appendPayload(nil, KeyID(testKey), &c)) {
 		t.Fatalf("payload %x (%v)", payload, err)
 	}
 	h = hmac.New(sha256.New, testKey)
@@ -114,9 +118,19 @@ func TestTagIsCMAC(t *testing.T) {
 
 // signV2 makes a token of the format before the key id (version 2), as a process not yet
 // upgraded issues it: written out here from that format, not with the package's encoder.
-func signV2(t testing.TB, secret []byte, c Claims) string {
+func signV2(t testing.TB, secret []byte, c Claims) string { return signOld(t, 2, secret, c) }
+
+// signOld makes a token of version 2 or of version 3 (version 2 with the key id after the
+// kind; both have the campaign after the participant), as processes of earlier releases
+// issue them.
+func signOld(t testing.TB, version byte, secret []byte, c Claims) string {
 	t.Helper()
-	b := []byte{2, c.Kind}
+	b := []byte{version, c.Kind}
+	if version == 3 {
+		h := hmac.New(sha256.New, secret)
+		h.Write([]byte("\xfdentrytoken/key-id"))
+		b = append(b, h.Sum(nil)[:4]...)
+	}
 	b = binary.AppendUvarint(b, uint64(c.PublisherID))
 	b = binary.AppendUvarint(b, uint64(c.ParticipantID))
 	b = binary.AppendUvarint(b, uint64(c.CampaignID))
@@ -151,7 +165,7 @@ func TestRejectsVersion1(t *testing.T) {
 	old := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:TagSize])
 	_, err := k.Verify(old, c.Expires-1)
 	wantForbidden(t, err, "version 1 token")
-	for _, v := range []byte{0, 1, 4, 255} {
+	for _, v := range []byte{0, 1, 5, 255} {
 		payload[0] = v
 		var tag [16]byte
 		k.ring.Load().cur.tok.sum(&tag, make([]byte, 16), payload)
@@ -161,15 +175,22 @@ func TestRejectsVersion1(t *testing.T) {
 	}
 }
 
-// TestAcceptsVersion2 checks the rolling upgrade: a version 2 token (no key id), issued by a
-// process not yet upgraded, verifies for its lifetime under the current key or a previous
-// key not yet retired; a forged, expired or retired-key one is refused as a forged token is.
-func TestAcceptsVersion2(t *testing.T) {
+// TestAcceptsEarlierVersions checks the rolling upgrade: a version 2 token (no key id) or 3
+// (campaign after the participant), issued by a process not yet upgraded, verifies for its
+// lifetime under the current key or a previous key not yet retired; a forged, expired or
+// retired-key one is refused as a forged token is.
+func TestAcceptsEarlierVersions(t *testing.T) {
+	for _, v := range []byte{2, 3} {
+		t.Run(fmt.Sprint("version ", v), func(t *testing.T) { testAcceptsVersion(t, v) })
+	}
+}
+
+func testAcceptsVersion(t *testing.T, v byte) {
 	c := sample()
 	now := c.Expires - 100
 	k := NewKey(testKey)
 	k.SetKeys(testKey, Previous{Secret: oldKey, Until: now + 50}, Previous{Secret: olderKey, Until: now - 1})
-	underCur, underPrev := signV2(t, testKey, c), signV2(t, oldKey, c)
+	underCur, underPrev := signOld(t, v, testKey, c), signOld(t, v, oldKey, c)
 	pl, tg, _ := strings.Cut(underCur, ".")
 	payload, _ := base64.RawURLEncoding.DecodeString(pl)
 	payload[len(payload)-1] ^= 1 // a different user id under the same tag
@@ -188,8 +209,8 @@ func TestAcceptsVersion2(t *testing.T) {
 		{"under current key until expiry", underCur, c.Expires - 1, true},
 		{"expired", underCur, c.Expires, false},
 		{"previous key retired", underPrev, now + 50, false},
-		{"older key retired", signV2(t, olderKey, c), now, false},
-		{"unknown key", signV2(t, []byte("a key this ring has never held.."), c), now, false},
+		{"older key retired", signOld(t, v, olderKey, c), now, false},
+		{"unknown key", signOld(t, v, []byte("a key this ring has never held.."), c), now, false},
 		{"payload forged", forgedPayload, now, false},
 		{"tag forged", forgedTag, now, false},
 	} {
@@ -201,8 +222,8 @@ func TestAcceptsVersion2(t *testing.T) {
 			wantForbidden(t, err, tc.name)
 		}
 	}
-	// Only version 3 is issued.
-	if tok := k.Sign(c); tok == underCur || !strings.HasPrefix(tok, "Aw") {
+	// Only version 4 is issued.
+	if tok := k.Sign(c); tok == underCur || !strings.HasPrefix(tok, "BA") {
 		t.Fatalf("issued %q", tok)
 	}
 }
