@@ -45,7 +45,8 @@ func bytesString(b []byte) string {
 type reqScratch struct {
 	offers  []engine.Offer
 	buf     []byte
-	support []byte // the support URL of this answer, JSON-ready
+	support []byte            // the support URL of this answer, JSON-ready
+	signer  entrytoken.Offers // signs this answer's offer tokens (one nonce, one MAC prefix)
 	p       engine.Participant
 	known   engine.Participant // the panel's participant, decoded by Panel.Lookup (buffers reused)
 	upper   [maxIdentifier]byte
@@ -194,6 +195,9 @@ func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Parti
 	sc.support = append(sc.support[:0], a.urlSupport...)
 	sc.support = a.key.AppendToken(sc.support, a.claims(entrytoken.KindSupport, pub, p.ID, 0, devType, device, now))
 	sc.support = append(sc.support, '"')
+	if len(sc.offers) > 0 {
+		a.key.Prepare(&sc.signer, a.claims(entrytoken.KindOffer, pub, p.ID, 0, devType, device, now))
+	}
 	for i := range sc.offers {
 		o := &sc.offers[i]
 		if i > 0 {
@@ -214,7 +218,7 @@ func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Parti
 		b = append(b, pub.currency...)
 		b = append(b, `,"offer_entry_url":`...)
 		b = append(b, a.urlEntry...)
-		b = a.key.AppendToken(b, a.claims(entrytoken.KindOffer, pub, p.ID, o.CampaignID, devType, device, now))
+		b = sc.signer.AppendToken(b, o.CampaignID)
 		b = append(b, `","is_hot_tile":`...)
 		b = strconv.AppendBool(b, a.hot.isHot(o.EPC))
 		b = append(b, `,"support_url":`...)
