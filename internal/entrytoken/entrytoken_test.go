@@ -399,6 +399,8 @@ func FuzzVerify(f *testing.F) {
 	f.Add(signV2(f, testKey, c), c.Expires-1)
 	f.Add(signV2(f, oldKey, c2), int64(50))
 	f.Add(signV2(f, olderKey, c), c.Expires-1)
+	f.Add(signOld(f, 3, testKey, c), c.Expires-1)
+	f.Add(signOld(f, 3, oldKey, c2), int64(50))
 	f.Add("", int64(0))
 	f.Add(".", int64(0))
 	f.Add("AAAA.AAAAAAAAAAAAAAAAAAAAAA", int64(0))
@@ -412,16 +414,16 @@ func FuzzVerify(f *testing.F) {
 			return
 		}
 		// Whatever verifies must be exactly what we would sign with the key it names, or
-		// (version 2) what the old format signs under a key of the ring.
-		if tok[:2] == "Ag" {
+		// (versions 2 and 3) what the old format signs under a key of the ring.
+		if v := map[string]byte{"Ag": 2, "Aw": 3}[tok[:2]]; v != 0 {
 			switch tok {
-			case signV2(t, testKey, got):
-			case signV2(t, oldKey, got):
+			case signOld(t, v, testKey, got):
+			case signOld(t, v, oldKey, got):
 				if now >= c.Expires {
-					t.Fatal("version 2 token of a retired key verified")
+					t.Fatalf("version %d token of a retired key verified", v)
 				}
 			default:
-				t.Fatalf("verified version 2 token %q is no key's", tok)
+				t.Fatalf("verified version %d token %q is no key's", v, tok)
 			}
 		} else {
 			signer := k
