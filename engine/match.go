@@ -26,6 +26,7 @@ type scratch struct {
 	cond    []uint32    // epoch: a posting of the participant named the condition
 	pm      [][2]uint64 // participant's codes 0..127 per question of qids
 	pending []int64
+	top     topK     // the offers kept so far
 	delta   *scratch // for a country's delta partition
 }
 
@@ -90,7 +91,7 @@ type evalCtx struct {
 	share float64
 	now   int64
 	day   int64
-	k     int
+	top   *topK      // the match's best offers, shared by both partitions
 	ord   *rankOrder // the partition's order: walked, and its weights rank
 }
 
@@ -117,9 +118,11 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		}
 	}
 	base.compileParticipant(sc, p)
+	top := &sc.top
+	top.reset(k)
 	bo := base.ord.Load()
-	ec := evalCtx{sc: sc, p: p, share: share, now: now, day: day, k: k, ord: bo}
-	dst, bounded = base.evaluateRaised(&ec, dst, bounded)
+	ec := evalCtx{sc: sc, p: p, share: share, now: now, day: day, top: top, ord: bo}
+	bounded = base.evaluateRaised(&ec, bounded)
 
 	var do *rankOrder
 	var dc evalCtx
@@ -132,8 +135,8 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		d.markEntries(sd, p, now)
 		d.compileParticipant(sd, p)
 		do = d.ord.Load()
-		dc = evalCtx{sc: sd, p: p, share: share, now: now, day: day, k: k, ord: do}
-		dst, bounded = d.evaluateRaised(&dc, dst, bounded)
+		dc = evalCtx{sc: sd, p: p, share: share, now: now, day: day, top: top, ord: do}
+		bounded = d.evaluateRaised(&dc, bounded)
 	}
 
 	// Walk both orders merged by key.
@@ -147,27 +150,25 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		case i < len(bo.slots):
 			key = bo.keys[i]
 		default:
-			sortTop(dst)
-			return dst
+			return top.appendBest(dst)
 		}
-		if bounded && len(dst) == k && dst[0].Score > key*share {
+		full := bounded && top.full()
+		if full && top.worst() > key*share {
 			break // no campaign left can beat the worst offer kept
 		}
-		full := bounded && len(dst) == k
 		if fromDelta {
-			if c := do.slots[j]; dc.sc.flags(c) == 0 && !(full && do.x != nil && ctry.delta.outdrawn(do, j, c, p.ID, dst[0].Score, share)) {
-				dst = ctry.delta.evaluate(&dc, c, dst)
+			if c := do.slots[j]; dc.sc.flags(c) == 0 && !(full && do.x != nil && ctry.delta.outdrawn(do, j, c, p.ID, top.worst(), share)) {
+				ctry.delta.evaluate(&dc, c)
 			}
 			j++
 		} else {
-			if c := bo.slots[i]; sc.flags(c) == 0 && !(full && bo.x != nil && base.outdrawn(bo, i, c, p.ID, dst[0].Score, share)) {
-				dst = base.evaluate(&ec, c, dst)
+			if c := bo.slots[i]; sc.flags(c) == 0 && !(full && bo.x != nil && base.outdrawn(bo, i, c, p.ID, top.worst(), share)) {
+				base.evaluate(&ec, c)
 			}
 			i++
 		}
 	}
-	sortTop(dst)
-	return dst
+	return top.appendBest(dst)
 }
 
 // outdrawn reports whether the campaign at position i of ord (slot c),
@@ -190,10 +191,10 @@ func (part *partition) outdrawn(ord *rankOrder, i int, c int32, participantID in
 // done. It returns bounded false when it cannot tell which they are: the
 // caller must then walk the whole order. Dead and blocked slots are
 // flagged already.
-func (part *partition) evaluateRaised(ec *evalCtx, dst []Offer, bounded bool) ([]Offer, bool) {
+func (part *partition) evaluateRaised(ec *evalCtx, bounded bool) bool {
 	ord := ec.ord
 	if !bounded || part.ctr.raises.Load() == ord.seq {
-		return dst, bounded
+		return bounded
 	}
 	sc := ec.sc
 	ids, ok := part.ctr.raisedSince(ord.seq, maxPending, sc.pending[:0])
@@ -202,15 +203,15 @@ func (part *partition) evaluateRaised(ec *evalCtx, dst []Offer, bounded bool) ([
 		part.refreshAsync()
 	}
 	if !ok {
-		return dst, false
+		return false
 	}
 	for _, id := range ids {
 		if ref, found := part.byID[id]; found && ref.self >= 0 && sc.flags(ref.self) == 0 {
 			sc.setFlag(ref.self, flagDone)
-			dst = part.evaluate(ec, ref.self, dst)
+			part.evaluate(ec, ref.self)
 		}
 	}
-	return dst, true
+	return true
 }
 
 // markEntries blocks the campaigns the participant's entry history rules
@@ -286,13 +287,13 @@ func (part *partition) quotaMatches(sc *scratch, qm *quotaMeta) bool {
 	return true
 }
 
-// evaluate applies every rule to campaign slot c and keeps its offer in the
-// top-k heap dst when it is eligible and good enough.
-func (part *partition) evaluate(ec *evalCtx, c int32, dst []Offer) []Offer {
+// evaluate applies every rule to campaign slot c and keeps its offer among the
+// match's best (ec.top) when it is eligible and good enough.
+func (part *partition) evaluate(ec *evalCtx, c int32) {
 	cm := &part.camps[c]
 	p := ec.p
 	if cm.devices != 0 && cm.devices&p.Device == 0 {
-		return dst
+		return
 	}
 	open := false
 	for q := cm.q0; q < cm.g0; q++ {
@@ -303,29 +304,32 @@ func (part *partition) evaluate(ec *evalCtx, c int32, dst []Offer) []Offer {
 		}
 	}
 	if !open {
-		return dst
+		return
 	}
 	for q := cm.g0; q < cm.q1; q++ {
 		qm := &part.quotas[q]
 		if part.quotaMatches(ec.sc, qm) && qm.counter.full(qm.num, qm.clickBalanced) {
-			return dst
+			return
 		}
 	}
 	if cm.maxDaily > 0 && cm.counter.dailyOn(ec.day) >= int64(cm.maxDaily) {
-		return dst
+		return
 	}
 	cold := &part.cold[c]
 	if cm.restricted && !cold.restriction.admits(p, ec.now) {
-		return dst
+		return
 	}
 	conv := Conversion(int(cm.inc), cm.counter.sessions.Load(), cm.counter.completes.Load())
 	epc := float64(cm.cpi) / 100 * ec.share * conv
-	o := Offer{
+	score := ec.ord.score(epc, c, p.ID, cold.id)
+	if !ec.top.admits(score, cold.id) {
+		return
+	}
+	ec.top.push(&Offer{
 		CampaignID: cold.id, BuyerID: cold.buyer, CPICents: cm.cpi,
 		LOI: int(cold.loi), Incidence: int(cm.inc),
 		Conversion: conv,
 		EPC:        epc,
-		Score:      ec.ord.score(epc, c, p.ID, cold.id),
-	}
-	return pushTop(dst, ec.k, o)
+		Score:      score,
+	})
 }
