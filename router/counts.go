@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -274,10 +276,42 @@ func (r *Router) every(ctx context.Context, period time.Duration, what string, f
 	}
 }
 
+// brokenLinksEvery is how often the sweeper looks at every active campaign for a broken
+// link, and not only at those it released entries of (persistence.DB.PauseBrokenLinks): a
+// release another process made and crashed before looking at is caught then. The first
+// sweep of a process looks at every campaign.
+const brokenLinksEvery = 10 * time.Minute
+
+// pauseBrokenLinks system-pauses the campaigns whose link looks broken, looking at those it
+// released entries of in this sweep, or at every active campaign every brokenLinksEvery.
+func (r *Router) pauseBrokenLinks(ctx context.Context, released map[int64]struct{}) error {
+	now := time.Now()
+	all := now.Sub(time.Unix(0, r.brokenAt.Load())) >= brokenLinksEvery
+	if !all && len(released) == 0 {
+		return nil
+	}
+	var among []int64
+	if !all {
+		among = slices.Collect(maps.Keys(released))
+	}
+	ids, err := r.db.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries, among)
+	if err != nil {
+		return err
+	}
+	if all {
+		r.brokenAt.Store(now.UnixNano())
+	}
+	for _, id := range ids {
+		r.log.Warn("campaign system-paused: its link looks broken", zap.Int64("campaign", id))
+	}
+	return nil
+}
+
 // Sweep runs the sweeper's steps once. A step that fails does not stop the others; the
 // error names every step that failed.
 func (r *Router) Sweep(ctx context.Context) error {
 	var errs []error
+	released := map[int64]struct{}{}
 	for {
 		ids, err := r.db.ReleaseStaleSessions(ctx, 5000)
 		if err != nil {
@@ -286,18 +320,15 @@ func (r *Router) Sweep(ctx context.Context) error {
 		}
 		for _, id := range ids {
 			r.notify.counts(id)
+			released[id] = struct{}{}
 		}
 		if len(ids) == 0 {
 			break
 		}
 	}
 	if r.cfg.BrokenLinkEntries > 0 {
-		ids, err := r.db.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries)
-		if err != nil {
+		if err := r.pauseBrokenLinks(ctx, released); err != nil {
 			errs = append(errs, fmt.Errorf("broken-link detection: %w", err))
-		}
-		for _, id := range ids {
-			r.log.Warn("campaign system-paused: its link looks broken", zap.Int64("campaign", id))
 		}
 	}
 	if ids, err := r.db.CompleteFullCampaigns(ctx, nil); err != nil {

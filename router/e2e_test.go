@@ -557,6 +557,60 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 	})
 }
 
+// TestBrokenLinkFoundByRelease checks where the sweeper looks for broken links: at the
+// campaigns whose entries it releases in the sweep (a link becomes broken only when an
+// entry's callback window passes without a callback), and at every active campaign only in
+// a process's first sweep and every 10 minutes. "quiet" is made to look broken with no entry
+// released (its status change moved back after its entries were released): the sweep that
+// releases "broken"'s entries pauses "broken" and leaves "quiet", which a new process's first
+// sweep pauses.
+func TestBrokenLinkFoundByRelease(t *testing.T) {
+	w := newWorld(t, "")
+	s := w.startInProcess()
+	base := s.URL
+	quiet, _ := w.campaign(base, campaignOpts{quota: 1000})
+	broken, _ := w.campaign(base, campaignOpts{quota: 1000})
+	ps := w.participants(50)
+	w.settle()
+	ctx := context.Background()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := w.db.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func(id int64) int64 { return w.count(`SELECT status FROM campaigns WHERE id = $1`, id) }
+	w.survey.outcome = func(string) string { return "" }
+	for _, p := range ps {
+		w.get(w.client, strings.Replace(w.entryURL(base, p, quiet), base, w.publicURL, 1))
+	}
+	// quiet's entries pass their window before its last status change: released, not broken.
+	exec(`UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE campaign_id = $1`, quiet)
+	s.App.Router.Sweep(ctx)
+	if n := w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND released_at IS NULL`, quiet); n != 0 || status(quiet) != 2 {
+		t.Fatalf("quiet: %d sessions not released, status %d", n, status(quiet))
+	}
+	exec(`UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, quiet)
+
+	for _, p := range ps {
+		w.get(w.client, strings.Replace(w.entryURL(base, p, broken), base, w.publicURL, 1))
+	}
+	exec(`UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE campaign_id = $1`, broken)
+	exec(`UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, broken)
+	s.App.Router.Sweep(ctx)
+	if st := status(broken); st != 7 {
+		t.Errorf("broken: status %d after the sweep that released its entries, want 7", st)
+	}
+	if st := status(quiet); st != 2 {
+		t.Errorf("quiet: status %d after a sweep that released none of its entries, want 2", st)
+	}
+	second := w.startInProcess()
+	second.App.Router.Sweep(ctx)
+	if st := status(quiet); st != 7 {
+		t.Errorf("quiet: status %d after a new process's first sweep, want 7", st)
+	}
+}
+
 // respondent runs one participant through entry, the survey, the callback and back to the
 // partner, through the public URL; it returns the partner's status ("" on a failure).
 func (w *world) respondent(p, c int64) (status, tid string, err error) {

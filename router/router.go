@@ -160,6 +160,7 @@ type Router struct {
 	reroutes rerouteCounts // re-routing chains per publisher, for /metrics (reroute.go)
 
 	partitionsAt atomic.Int64 // the sweeper's last check of the partitions of sessions (Unix ns)
+	brokenAt     atomic.Int64 // the sweeper's last broken-link check of every active campaign (Unix ns)
 
 	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
 	screeners ttlCache[int64, *persistence.Screener]

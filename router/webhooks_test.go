@@ -188,7 +188,7 @@ func TestWebhooks(t *testing.T) {
 	if _, err := w.db.Pool.Exec(ctx, `UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, broken); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := w.db.PauseBrokenLinks(ctx, 6); err != nil || len(ids) != 1 || ids[0] != broken {
+	if ids, err := w.db.PauseBrokenLinks(ctx, 6, nil); err != nil || len(ids) != 1 || ids[0] != broken {
 		t.Fatalf("PauseBrokenLinks: %v %v", ids, err)
 	}
 	if e := rcv.wait(t, broken, "campaign.status_changed", statusIs(2, 7)); e.Data["reason"] != "no_callbacks" {
