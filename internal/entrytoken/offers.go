@@ -9,8 +9,8 @@ import (
 // campaign. Their payloads share everything up to the campaign (the format puts it last), so
 // Prepare encodes that start and runs its whole blocks through the CMAC once; each token then
 // costs copying that encoding, the few bytes its campaign id adds and the one or two CMAC
-// blocks they end. An answer of 30 offers signs 30 payloads of 4–5 blocks with about 35 block
-// encryptions instead of 140.
+// blocks they end. An answer of 30 offers signs 30 payloads of 4–5 blocks with 34–64 block
+// encryptions (one per token when the campaign fits the last block) instead of about 140.
 //
 // The zero value is ready for Prepare; an Offers is reused from answer to answer, and it is
 // not safe for concurrent use.
