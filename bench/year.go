@@ -56,7 +56,7 @@ func measureYear(ctx context.Context, dbURL string, t *Target, log *zap.Logger) 
 		return count(db.ReleaseStaleSessions(ctx, 5000))
 	})
 	run("sweeper: pause campaigns whose link looks broken", "campaigns", func() (int64, error) {
-		return count(db.PauseBrokenLinks(ctx, 50, nil))
+		return count(db.PauseBrokenLinks(ctx, 50, persistence.BrokenLinkScope{All: true}))
 	})
 	run("sweeper: complete full campaigns", "campaigns", func() (int64, error) {
 		return count(db.CompleteFullCampaigns(ctx, nil))

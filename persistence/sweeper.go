@@ -97,16 +97,23 @@ func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, err
 	return out, classify(err)
 }
 
-// PauseBrokenLinks moves to 7 System Paused every active campaign (of among, or every one
-// when among is nil) whose last n entries (since it last changed status) whose callback
-// window (2 × LOI + 10 minutes) has passed got no callback, with no callback from any entry
-// after them either. It returns the ids moved.
-//
-// Looking at every active campaign costs one probe of the latest entries per campaign
-// (1.6 s of PostgreSQL at 100,000 campaigns). A campaign's link becomes broken only when an
-// entry's window passes with no callback, which is when ReleaseStaleSessions releases it, so
-// the sweeper looks at the campaigns it released entries of, and at every one now and then.
-func (db *DB) PauseBrokenLinks(ctx context.Context, n int, among []int64) ([]int64, error) {
+// BrokenLinkScope names the active campaigns PauseBrokenLinks looks at. Looking at every one
+// costs a probe of its latest entries per campaign (1.6 s of PostgreSQL at 100,000
+// campaigns). A campaign's link becomes broken only when an entry's window passes with no
+// callback, which is when ReleaseStaleSessions releases it, so the sweeper looks at the
+// campaigns whose entries it released, and at a rotating slice of all of them.
+type BrokenLinkScope struct {
+	All bool    // every active campaign
+	IDs []int64 // else these campaigns,
+	// and, when Slices > 0, those whose id % Slices is Slice.
+	Slice, Slices int
+}
+
+// PauseBrokenLinks moves to 7 System Paused every active campaign of scope whose last n
+// entries (since it last changed status) whose callback window (2 × LOI + 10 minutes) has
+// passed got no callback, with no callback from any entry after them either. It returns the
+// ids moved.
+func (db *DB) PauseBrokenLinks(ctx context.Context, n int, scope BrokenLinkScope) ([]int64, error) {
 	return db.moveCampaigns(ctx, StatusSystemPaused, ReasonNoCallbacks, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
 		FROM (
 			SELECT c2.id FROM campaigns c2
@@ -118,10 +125,11 @@ func (db *DB) PauseBrokenLinks(ctx context.Context, n int, among []int64) ([]int
 					AND s.entered_at < now() - make_interval(mins => 2 * c2.length_of_interview + 10)
 					ORDER BY s.entered_at DESC LIMIT $1) x
 			) w
-			WHERE c2.status = 2 AND ($2::bigint[] IS NULL OR c2.id = ANY($2)) AND w.n >= $1
+			WHERE c2.status = 2 AND w.n >= $1
+			AND ($2 OR c2.id = ANY($3) OR ($5::int > 0 AND c2.id % greatest($5::int, 1) = $4))
 			AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.campaign_id = c2.id AND NOT s.is_test
 				AND s.entered_at >= w.first AND s.outcome IS NOT NULL AND s.id >= `+sessionFloorSQL("w.first")+`)
 		) broken
 		WHERE c.id = broken.id AND c.status = 2
-		RETURNING c.id, 2`, n, among)
+		RETURNING c.id, 2`, n, scope.All, scope.IDs, scope.Slice, scope.Slices)
 }

@@ -276,30 +276,20 @@ func (r *Router) every(ctx context.Context, period time.Duration, what string, f
 	}
 }
 
-// brokenLinksEvery is how often the sweeper looks at every active campaign for a broken
-// link, and not only at those it released entries of (persistence.DB.PauseBrokenLinks): a
-// release another process made and crashed before looking at is caught then. The first
-// sweep of a process looks at every campaign.
-const brokenLinksEvery = 10 * time.Minute
-
-// pauseBrokenLinks system-pauses the campaigns whose link looks broken, looking at those it
-// released entries of in this sweep, or at every active campaign every brokenLinksEvery.
+// pauseBrokenLinks system-pauses the campaigns whose link looks broken, looking at those
+// whose entries this sweep released and at this sweep's slice of every active campaign
+// (Config.BrokenLinkSlices, persistence.BrokenLinkScope).
 func (r *Router) pauseBrokenLinks(ctx context.Context, released map[int64]struct{}) error {
-	now := time.Now()
-	all := now.Sub(time.Unix(0, r.brokenAt.Load())) >= brokenLinksEvery
-	if !all && len(released) == 0 {
+	scope := persistence.BrokenLinkScope{IDs: slices.Collect(maps.Keys(released))}
+	if n := r.cfg.BrokenLinkSlices; n > 0 {
+		scope.Slices, scope.Slice = n, int((r.sweeps.Add(1)-1)%int64(n))
+	}
+	if len(scope.IDs) == 0 && scope.Slices == 0 {
 		return nil
 	}
-	var among []int64
-	if !all {
-		among = slices.Collect(maps.Keys(released))
-	}
-	ids, err := r.db.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries, among)
+	ids, err := r.db.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries, scope)
 	if err != nil {
 		return err
-	}
-	if all {
-		r.brokenAt.Store(now.UnixNano())
 	}
 	for _, id := range ids {
 		r.log.Warn("campaign system-paused: its link looks broken", zap.Int64("campaign", id))

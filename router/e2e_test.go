@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
@@ -559,14 +561,20 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 
 // TestBrokenLinkFoundByRelease checks where the sweeper looks for broken links: at the
 // campaigns whose entries it releases in the sweep (a link becomes broken only when an
-// entry's callback window passes without a callback), and at every active campaign only in
-// a process's first sweep and every 10 minutes. "quiet" is made to look broken with no entry
-// released (its status change moved back after its entries were released): the sweep that
-// releases "broken"'s entries pauses "broken" and leaves "quiet", which a new process's first
-// sweep pauses.
+// entry's callback window passes without a callback), and at a rotating slice of every
+// active campaign (router.Config.BrokenLinkSlices). "quiet" is made to look broken with no
+// entry released (its status change moved back after its entries were released): with no
+// slices, the sweep that releases "broken"'s entries pauses "broken" and leaves "quiet"; a
+// process whose one slice is every campaign pauses "quiet" in its first sweep.
 func TestBrokenLinkFoundByRelease(t *testing.T) {
 	w := newWorld(t, "")
-	s := w.startInProcess()
+	start := func(slices int) *apptest.Server {
+		s := apptest.Start(t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1,
+			Configure: func(c *app.Config) { c.Router.BrokenLinkSlices = slices }})
+		w.publicURL = s.PublicURL
+		return s
+	}
+	s := start(-1)
 	base := s.URL
 	quiet, _ := w.campaign(base, campaignOpts{quota: 1000})
 	broken, _ := w.campaign(base, campaignOpts{quota: 1000})
@@ -604,10 +612,10 @@ func TestBrokenLinkFoundByRelease(t *testing.T) {
 	if st := status(quiet); st != 2 {
 		t.Errorf("quiet: status %d after a sweep that released none of its entries, want 2", st)
 	}
-	second := w.startInProcess()
+	second := start(1)
 	second.App.Router.Sweep(ctx)
 	if st := status(quiet); st != 7 {
-		t.Errorf("quiet: status %d after a new process's first sweep, want 7", st)
+		t.Errorf("quiet: status %d after a sweep whose slice is every campaign, want 7", st)
 	}
 }
 

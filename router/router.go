@@ -40,6 +40,12 @@ type Config struct {
 	// BrokenLinkEntries: this many entries in a row with no callback within 2 × LOI + 10
 	// minutes pause a campaign (7 System Paused). Default 50; negative: off.
 	BrokenLinkEntries int
+	// BrokenLinkSlices: each sweep looks for broken links in the campaigns whose entries it
+	// released and in one of this many slices of every active campaign, so that each is
+	// looked at once in this many sweeps (a release whose process died before looking) with
+	// no sweep looking at them all. Default 20 (10 minutes at the default SweepEvery);
+	// negative: only the campaigns whose entries the sweep released.
+	BrokenLinkSlices int
 	// SweepEvery is the period of the sweeper: stale sessions, broken links, full campaigns,
 	// archiving (default 30 s).
 	SweepEvery time.Duration
@@ -77,6 +83,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.BrokenLinkEntries == 0 {
 		c.BrokenLinkEntries = 50
+	}
+	if c.BrokenLinkSlices == 0 {
+		c.BrokenLinkSlices = 20
 	}
 	if c.SweepEvery <= 0 {
 		c.SweepEvery = 30 * time.Second
@@ -160,7 +169,7 @@ type Router struct {
 	reroutes rerouteCounts // re-routing chains per publisher, for /metrics (reroute.go)
 
 	partitionsAt atomic.Int64 // the sweeper's last check of the partitions of sessions (Unix ns)
-	brokenAt     atomic.Int64 // the sweeper's last broken-link check of every active campaign (Unix ns)
+	sweeps       atomic.Int64 // sweeps begun: the broken-link check's slice (BrokenLinkSlices)
 
 	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
 	screeners ttlCache[int64, *persistence.Screener]

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/persistence"
 )
 
 // hookEvent is a webhook body as a buyer's receiver parses it.
@@ -188,7 +189,7 @@ func TestWebhooks(t *testing.T) {
 	if _, err := w.db.Pool.Exec(ctx, `UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, broken); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := w.db.PauseBrokenLinks(ctx, 6, nil); err != nil || len(ids) != 1 || ids[0] != broken {
+	if ids, err := w.db.PauseBrokenLinks(ctx, 6, persistence.BrokenLinkScope{All: true}); err != nil || len(ids) != 1 || ids[0] != broken {
 		t.Fatalf("PauseBrokenLinks: %v %v", ids, err)
 	}
 	if e := rcv.wait(t, broken, "campaign.status_changed", statusIs(2, 7)); e.Data["reason"] != "no_callbacks" {
