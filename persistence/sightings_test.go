@@ -6,7 +6,6 @@ import (
 
 	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
 // TestDeviceSightingsKnownPublishersOnly checks that sightings are stored for publishers
@@ -14,18 +13,8 @@ import (
 // foreign key to publishers, whose row-by-row check cost a sixth of the insert.
 func TestDeviceSightingsKnownPublishersOnly(t *testing.T) {
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var pub int64
-	err = db.Pool.QueryRow(ctx, `INSERT INTO publishers (name, currency_name, exchange_rate, revenue_share,
-		redirect_url, api_secret, environment, token_hash)
-		VALUES ('p', 'points', 1, 0.5, 'https://p.example/r', 's', 'live', '\x01') RETURNING id`).Scan(&pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := migratedDB(t)
+	pub := newPublisher(t, db)
 	batch := []persistence.DeviceSighting{
 		{PublisherID: pub, DeviceID: "D1", User: "u1", At: 1_800_000_000},
 		{PublisherID: pub + 1000, DeviceID: "D1", User: "u2", At: 1_800_000_000},
