@@ -554,3 +554,59 @@ func TestSupplyIndependentOfPanelLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestExplorersFollowTheOrder: the walk skips an exploring campaign by what its rank
+// order lists at the campaign's position (its exploration cap and id), so that list must
+// follow the order through every way it is republished: the build, a weight refresh in
+// place, a partial reorder after raised bounds and a full re-sort. A stale entry would
+// skip an eligible campaign or misjudge another's draw.
+func TestExplorersFollowTheOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 55))
+	var nextQuota int64
+	exploring := 0
+	for m := range 30 {
+		n := 40 + r.IntN(60)
+		firstID := int64(m*100 + 1)
+		cs := propMarket(r, firstID, n, &nextQuota)
+		propFieldPeriods(r, cs, 5)
+		ctr := engine.NewCounters()
+		propCounters(r, ctr, cs)
+		panel := propPanel(t, r, firstID, n, 150+r.IntN(150), 20, 40)
+		e := engine.New(ctr)
+		e.Load(cs)
+		e.SetAllocation(engine.AllocationBalanced, panel)
+		check := func(stage string) {
+			t.Helper()
+			x, bad := e.Snapshot().ExplorersInStep()
+			if bad != "" {
+				t.Fatalf("market %d after %s: explorer at %s out of step with the order", m, stage, bad)
+			}
+			exploring += x
+		}
+		check("the build")
+		e.RefreshAllocation(propNow)
+		check("the weight refresh")
+		if m%3 == 1 { // a delta partition, weighted from the same state
+			i := r.IntN(len(cs))
+			cs[i].CPICents += 7
+			e.Apply([]engine.Campaign{cs[i]}, nil)
+			check("a change")
+		}
+		for round := range 70 { // past fullRefreshEvery: partial reorders and a full sort
+			for range 1 + r.IntN(8) {
+				c := &cs[r.IntN(len(cs))]
+				var quotas []int64
+				for _, q := range c.Quotas {
+					quotas = append(quotas, q.ID)
+				}
+				ctr.RecordOutcome(c.ID, quotas, r.IntN(3) > 0, propNow)
+			}
+			e.Snapshot().RefreshOrders()
+			check(fmt.Sprintf("refresh %d", round))
+		}
+	}
+	if exploring == 0 {
+		t.Fatal("no campaign explored: the markets do not exercise the explorers")
+	}
+	t.Logf("%d exploring positions checked", exploring)
+}

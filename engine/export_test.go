@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 // SetPanelCompactMin lowers the garbage a panel shard tolerates before it
 // compacts its arena, so that a small test reaches compaction; it returns
 // the function that restores the default.
@@ -30,4 +32,46 @@ func (s *Snapshot) SharesIndex(o *Snapshot) bool {
 		}
 	}
 	return false
+}
+
+// RefreshOrders recomputes the rank order of every partition of s now, as a
+// match asks once enough bounds were raised: a reorder of the raised
+// campaigns or, every fullRefreshEvery-th time, a full sort.
+func (s *Snapshot) RefreshOrders() {
+	for _, c := range s.parts {
+		c.base.refresh()
+		if c.delta != nil {
+			c.delta.refresh()
+		}
+	}
+}
+
+// ExplorersInStep returns how many positions of the rank orders of s name an
+// exploring campaign, and the first position whose explorer entry is not its
+// slot's exploration cap and campaign id, as "country/position", or "" when
+// every order is in step.
+func (s *Snapshot) ExplorersInStep() (exploring int, bad string) {
+	for id, c := range s.parts {
+		for _, p := range []*partition{c.base, c.delta} {
+			if p == nil {
+				continue
+			}
+			ord := p.ord.Load()
+			if (ord.x == nil) != (ord.explorers == nil) {
+				return exploring, fmt.Sprintf("%d: explorers %v with caps %v", id, ord.explorers != nil, ord.x != nil)
+			}
+			for i, e := range ord.explorers {
+				slot := ord.slots[i]
+				want := explorer{}
+				if x := ord.x[slot]; x > 0 {
+					want = explorer{x: x, id: p.cold[slot].id}
+					exploring++
+				}
+				if e != want {
+					return exploring, fmt.Sprintf("%d/%d", id, i)
+				}
+			}
+		}
+	}
+	return exploring, ""
 }

@@ -62,6 +62,29 @@ type rankOrder struct {
 	slots []int32
 	keys  []float64
 	w, x  []float64
+	// explorers lists, by position as slots does, what the walk needs to
+	// skip an exploring campaign without touching its slot's arrays: its
+	// exploration cap and campaign id (x 0: not exploring). Nil under greedy.
+	explorers []explorer
+}
+
+// explorer is one position of rankOrder.explorers.
+type explorer struct {
+	x  float64
+	id int64
+}
+
+// placeExplorers fills ord.explorers from its slots once they are final.
+func (ord *rankOrder) placeExplorers(p *partition) {
+	if ord.x == nil {
+		return
+	}
+	ord.explorers = make([]explorer, len(ord.slots))
+	for i, s := range ord.slots {
+		if x := ord.x[s]; x > 0 {
+			ord.explorers[i] = explorer{x: x, id: p.cold[s].id}
+		}
+	}
 }
 
 type span struct{ off, n uint32 }
@@ -282,6 +305,7 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 	}
 	p.codes, p.shorts, p.texts, p.spans, p.posts = pb.layout()
 	p.indexRelations()
+	ord.placeExplorers(p)
 	p.ord.Store(ord)
 	return p
 }
@@ -453,6 +477,7 @@ func (p *partition) reorder(old *rankOrder, seq uint64, ids []int64) *rankOrder 
 		slots[k], keys[k] = ms[j].slot, ms[j].key
 		k++
 	}
+	ord.placeExplorers(p)
 	return ord
 }
 
@@ -467,7 +492,7 @@ func (p *partition) bytes() int {
 		cap(p.posts)*4 + cap(p.spans)*int(unsafe.Sizeof(span{})) + cap(p.blocks)*4 +
 		p.codes.bytes() + p.shorts.bytes()
 	if o := p.ord.Load(); o != nil {
-		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8
+		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8 + cap(o.explorers)*int(unsafe.Sizeof(explorer{}))
 	}
 	for k := range p.texts {
 		n += int(unsafe.Sizeof(k)+unsafe.Sizeof(span{})) + mapEntryOverhead + len(k.text)

@@ -157,12 +157,12 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 			break // no campaign left can beat the worst offer kept
 		}
 		if fromDelta {
-			if c := do.slots[j]; dc.sc.flags(c) == 0 && !(full && do.x != nil && ctry.delta.outdrawn(do, j, c, p.ID, top.worst(), share)) {
+			if c := do.slots[j]; dc.sc.flags(c) == 0 && !(full && do.explorers != nil && outdrawn(do, j, p.ID, top.worst(), share)) {
 				ctry.delta.evaluate(&dc, c)
 			}
 			j++
 		} else {
-			if c := bo.slots[i]; sc.flags(c) == 0 && !(full && bo.x != nil && base.outdrawn(bo, i, c, p.ID, top.worst(), share)) {
+			if c := bo.slots[i]; sc.flags(c) == 0 && !(full && bo.explorers != nil && outdrawn(bo, i, p.ID, top.worst(), share)) {
 				base.evaluate(&ec, c)
 			}
 			i++
@@ -171,19 +171,20 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 	return top.appendBest(dst)
 }
 
-// outdrawn reports whether the campaign at position i of ord (slot c),
-// exploring, cannot beat the worst score kept with this participant's own
-// exploration draw: its key bounds the score/share with the largest draw,
-// so the bound with the participant's draw is the key scaled by
-// (1 + x·draw) / (1 + x). Skipping it saves evaluating every exploring
-// campaign whose key passes the walk's stop only by the bonus. ord carries
-// weights (the caller checks ord.x, so the greedy walk pays nothing).
-func (part *partition) outdrawn(ord *rankOrder, i int, c int32, participantID int64, worst, share float64) bool {
-	x := ord.x[c]
-	if x <= 0 {
+// outdrawn reports whether the campaign at position i of ord, exploring,
+// cannot beat the worst score kept with this participant's own exploration
+// draw: its key bounds the score/share with the largest draw, so the bound
+// with the participant's draw is the key scaled by (1 + x·draw) / (1 + x).
+// Skipping it saves evaluating every exploring campaign whose key passes the
+// walk's stop only by the bonus. It reads only ord's arrays by position,
+// which the walk reads in sequence (the caller checks ord.explorers, so the
+// greedy walk pays nothing).
+func outdrawn(ord *rankOrder, i int, participantID int64, worst, share float64) bool {
+	e := &ord.explorers[i]
+	if e.x <= 0 {
 		return false
 	}
-	return ord.keys[i]/(1+x)*(1+x*ExplorationDraw(participantID, part.cold[c].id))*share < worst
+	return ord.keys[i]/(1+e.x)*(1+e.x*ExplorationDraw(participantID, e.id))*share < worst
 }
 
 // evaluateRaised evaluates first the campaigns whose bound rose since the
