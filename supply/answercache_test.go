@@ -88,7 +88,8 @@ func TestCampaignsMissAllocs(t *testing.T) {
 	}
 	a, users := benchAPI(t, time.Minute)
 	// Off: each request here names a new device, whose sighting (the shared-device rule,
-	// quality.go) is stored by design: two strings per new (device, user) pair.
+	// quality.go) is remembered in a map that grows up to its bound; the sightings' own
+	// steady state, allocation-free, is TestSightingAllocs.
 	a.quality = nil
 	var ctx fasthttp.RequestCtx
 	dev := make([]byte, 0, 32)

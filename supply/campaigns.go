@@ -33,7 +33,8 @@ const ProfileIdentifier = "profile"
 const profileMinutes = 3
 
 // bytesString views b as a string without copying. The string must not outlive b nor be
-// kept: it serves map lookups and comparisons during one request.
+// kept: it serves map lookups and comparisons during one request, and the rows of one
+// sightings flush (quality.go).
 func bytesString(b []byte) string {
 	if len(b) == 0 {
 		return ""

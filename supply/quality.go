@@ -76,6 +76,14 @@ type Quality struct {
 
 	seed      maphash.Seed
 	sightings [sightShards]sightShard
+	// flush is the flush's own copy of the shards' queues, kept between flushes so that
+	// writing them allocates no new buffers once grown; its mutex serializes flushes.
+	flush struct {
+		mu     sync.Mutex
+		text   []byte
+		queued []sighting
+		rows   []persistence.DeviceSighting
+	}
 
 	stats sync.Map // publisher id → *publisherStats
 
@@ -397,11 +405,23 @@ type sightShard struct {
 	// sighting queued within the last sightRefresh: only those spare a write. (A collision
 	// spares one write of a sighting in 2^64.)
 	seen    map[uint64]int64
-	pending []persistence.DeviceSighting
+	pending []sighting
+	// text holds the devices and users of pending back to back: queueing a sighting copies
+	// its two identifiers into memory the shard reuses after every flush instead of
+	// allocating two strings, which at a large market's rate of new devices was most of
+	// what GET /campaigns allocated, and so what paced the collector.
+	text []byte
 }
 
-// sight notes that device was used by user of publisher pub; it never blocks and allocates
-// only for a sighting not seen within the last hour.
+// sighting is one queued device sighting; its device and user are text[off:off+dev] and
+// text[off+dev:off+dev+user] of the buffer it is queued in.
+type sighting struct {
+	pub, at        int64
+	off, dev, user uint32
+}
+
+// sight notes that device was used by user of publisher pub; it never blocks and, once the
+// shard's buffers have grown, allocates nothing.
 func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 	if q == nil || len(device) == 0 {
 		return
@@ -421,7 +441,8 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 	if known || len(sh.seen) < maxSeen/sightShards {
 		sh.seen[k] = now
 	}
-	sh.pending = append(sh.pending, persistence.DeviceSighting{PublisherID: pub, DeviceID: string(device), User: string(user), At: now})
+	sh.pending = append(sh.pending, sighting{pub: pub, at: now, off: uint32(len(sh.text)), dev: uint32(len(device)), user: uint32(len(user))})
+	sh.text = append(append(sh.text, device...), user...)
 	sh.mu.Unlock()
 }
 
@@ -459,25 +480,47 @@ func (q *Quality) runFlush(ctx context.Context) {
 // them (every FlushEvery by itself; tests call it to avoid waiting). Sightings that fail to
 // be written are dropped.
 func (q *Quality) FlushSightings(ctx context.Context) error {
-	now := q.now()
-	var batch []persistence.DeviceSighting
-	for i := range q.sightings {
-		sh := &q.sightings[i]
-		sh.mu.Lock()
-		batch = append(batch, sh.pending...)
-		sh.pending = sh.pending[:0]
-		sh.forget(now)
-		sh.mu.Unlock()
-	}
-	if len(batch) == 0 {
+	q.flush.mu.Lock()
+	defer q.flush.mu.Unlock()
+	rows := q.collectSightings(q.now())
+	if len(rows) == 0 {
 		return nil
 	}
-	_, out, err := q.db.RecordDeviceSightings(ctx, q.cfg.Policy, batch, q.cfg.DuplicateDeviceUsers)
+	_, out, err := q.db.RecordDeviceSightings(ctx, q.cfg.Policy, rows, q.cfg.DuplicateDeviceUsers)
+	clear(rows) // drop the views of the flush's text
 	if err != nil {
 		return err
 	}
 	q.Observe(out)
 	return nil
+}
+
+// collectSightings empties the shards' queues into the flush's buffers and returns them as
+// rows whose identifiers view the flush's text: valid until the next collect, and not to be
+// kept. The caller holds q.flush.mu.
+func (q *Quality) collectSightings(now int64) []persistence.DeviceSighting {
+	f := &q.flush
+	f.text, f.queued = f.text[:0], f.queued[:0]
+	for i := range q.sightings {
+		sh := &q.sightings[i]
+		sh.mu.Lock()
+		base := uint32(len(f.text))
+		f.text = append(f.text, sh.text...)
+		for _, s := range sh.pending {
+			s.off += base
+			f.queued = append(f.queued, s)
+		}
+		sh.pending, sh.text = sh.pending[:0], sh.text[:0]
+		sh.forget(now)
+		sh.mu.Unlock()
+	}
+	f.rows = f.rows[:0]
+	for _, s := range f.queued {
+		dev := f.text[s.off : s.off+s.dev]
+		user := f.text[s.off+s.dev : s.off+s.dev+s.user]
+		f.rows = append(f.rows, persistence.DeviceSighting{PublisherID: s.pub, DeviceID: bytesString(dev), User: bytesString(user), At: s.at})
+	}
+	return f.rows
 }
 
 // --- metrics ---

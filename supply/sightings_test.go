@@ -1,6 +1,8 @@
 package supply
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -51,11 +53,21 @@ func TestSightingsRemembered(t *testing.T) {
 		}
 	}
 
-	drain := func() {
-		for i := range q.sightings {
-			q.sightings[i].pending = q.sightings[i].pending[:0]
-		}
+	// The flush collects exactly what was queued, each identifier whole.
+	var got []string
+	for _, r := range q.collectSightings(now) {
+		got = append(got, fmt.Sprintf("%d/%s/%s/+%d", r.PublisherID, r.DeviceID, r.User, r.At-now))
 	}
+	slices.Sort(got)
+	want := []string{"1/DEV-1/user-1/+0", "1/DEV-1/user-1/+3600", "1/DEV-1/user-2/+10", "1/DEV-1u/ser-1/+10", "2/DEV-1/user-1/+10"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("collected %q, want %q", got, want)
+	}
+	if queued() != 0 {
+		t.Fatalf("%d sightings still queued after a collect", queued())
+	}
+
+	drain := func() { q.collectSightings(now) }
 	const n = maxSeen + maxSeen/4
 	b := make([]byte, 0, 16)
 	for i := range n {
@@ -86,5 +98,39 @@ func TestSightingsRemembered(t *testing.T) {
 	}
 	if got := remembered(); got > 5 { // the first steps' sightings, from +10 on, are within the hour
 		t.Fatalf("%d sightings remembered after the hour's purge, want those of the last hour only", got)
+	}
+}
+
+// TestSightingAllocs: once the shards' buffers have grown and what is remembered has reached
+// its bound (a large market's steady state), queueing a new device's sighting allocates
+// nothing, and neither does collecting the queues for the flush.
+func TestSightingAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
+	now := int64(1_700_000_000)
+	q, err := newQuality(QualityConfig{}, nil, zap.NewNop(), func() int64 { return now }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, user := make([]byte, 0, 16), []byte("user-1")
+	i := 0
+	sight := func() {
+		dev = strconv.AppendInt(append(dev[:0], "D-"...), int64(10_000_000+i), 10)
+		q.sight(1, dev, user, now)
+		i++
+	}
+	for range maxSeen + maxSeen/8 {
+		if i%(maxPending/4) == 0 {
+			q.collectSightings(now)
+		}
+		sight()
+	}
+	q.collectSightings(now)
+	if n := testing.AllocsPerRun(1000, sight); n != 0 {
+		t.Fatalf("queueing a new sighting allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(10, func() { q.collectSightings(now) }); n != 0 {
+		t.Fatalf("collecting the sightings allocates %v times", n)
 	}
 }
