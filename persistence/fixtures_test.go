@@ -9,7 +9,7 @@ import (
 )
 
 // migratedDB opens a fresh database of the test cluster, migrated, closed when t ends.
-func migratedDB(t *testing.T) *persistence.DB {
+func migratedDB(t testing.TB) *persistence.DB {
 	t.Helper()
 	ctx := context.Background()
 	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
@@ -49,7 +49,7 @@ func newBuyer(t *testing.T, db *persistence.DB, email string) int64 {
 
 // newPublisher creates a staging publisher (a supply partner paying 100 coins a dollar,
 // half the revenue) and returns its id.
-func newPublisher(t *testing.T, db *persistence.DB) int64 {
+func newPublisher(t testing.TB, db *persistence.DB) int64 {
 	t.Helper()
 	pub, _, err := db.CreatePublisher(context.Background(), persistence.NewPublisher{Name: "Partner", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})

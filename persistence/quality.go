@@ -428,6 +428,24 @@ func (db *DB) RecordImpanelQuality(ctx context.Context, pol quality.Policy, in I
 	return out, err
 }
 
+// sightingRows feeds a batch of sightings to COPY. Each row's values point into the batch,
+// so that handing them over boxes nothing.
+type sightingRows struct {
+	batch []DeviceSighting
+	i     int
+	row   [4]any
+}
+
+func (r *sightingRows) Next() bool { r.i++; return r.i <= len(r.batch) }
+
+func (r *sightingRows) Values() ([]any, error) {
+	s := &r.batch[r.i-1]
+	r.row = [4]any{&s.PublisherID, &s.DeviceID, &s.User, &s.At}
+	return r.row[:], nil
+}
+
+func (r *sightingRows) Err() error { return nil }
+
 // DeviceSighting is one (publisher, device, user) seen at unix time At.
 type DeviceSighting struct {
 	PublisherID int64
@@ -455,27 +473,31 @@ func (db *DB) RecordDeviceSightings(ctx context.Context, pol quality.Policy, bat
 	if len(batch) == 0 {
 		return nil, out, nil
 	}
-	pubs := make([]int64, len(batch))
-	devs := make([]string, len(batch))
-	users := make([]string, len(batch))
-	ats := make([]int64, len(batch))
-	for i, s := range batch {
-		pubs[i], devs[i], users[i], ats[i] = s.PublisherID, s.DeviceID, s.User, s.At
-	}
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO quality_device_sightings AS s (publisher_id, device_id, user_identifier, last_seen)
-			SELECT t.p, t.d, t.u, to_timestamp(max(t.at)) FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[]) AS t(p, d, u, at)
-			WHERE EXISTS (SELECT 1 FROM publishers WHERE id = t.p)
-			GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-			ON CONFLICT (publisher_id, device_id, user_identifier) DO UPDATE SET last_seen = greatest(s.last_seen, excluded.last_seen)`,
-			pubs, devs, users, ats); err != nil {
+		// The batch travels by COPY into a session-local table rather than as array
+		// parameters: a flush of 100k sightings encoded as parameters built messages of
+		// megabytes twice over (pgx does not keep a large send buffer), most of what the
+		// serving process allocated while answering offers.
+		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS device_sightings_in
+			(p bigint, d text, u text, at bigint) ON COMMIT DELETE ROWS`); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `WITH t AS (SELECT DISTINCT p, d FROM unnest($1::bigint[], $2::text[]) AS t(p, d))
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"device_sightings_in"}, []string{"p", "d", "u", "at"},
+			&sightingRows{batch: batch}); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO quality_device_sightings AS s (publisher_id, device_id, user_identifier, last_seen)
+			SELECT t.p, t.d, t.u, to_timestamp(max(t.at)) FROM device_sightings_in AS t
+			WHERE EXISTS (SELECT 1 FROM publishers WHERE id = t.p)
+			GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+			ON CONFLICT (publisher_id, device_id, user_identifier) DO UPDATE SET last_seen = greatest(s.last_seen, excluded.last_seen)`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `WITH t AS (SELECT DISTINCT p, d FROM device_sightings_in)
 			SELECT s.publisher_id, s.device_id, array_agg(s.user_identifier ORDER BY s.user_identifier)
 			FROM quality_device_sightings s JOIN t ON s.publisher_id = t.p AND s.device_id = t.d
 			WHERE s.last_seen > now() - interval '24 hours'
-			GROUP BY 1, 2 HAVING count(*) > $3`, pubs, devs, maxUsers)
+			GROUP BY 1, 2 HAVING count(*) > $1`, maxUsers)
 		if err != nil {
 			return err
 		}
