@@ -305,7 +305,7 @@ func TestAdminListener(t *testing.T) {
 			contains   string
 		}{
 			{admin, "/metrics", 200, "# TYPE go_goroutines gauge"},
-			{admin, "/readyz", 200, `"allocation":"ok","counters":"ok","database":"ok","engine":"ok","geoip":"off","panel":"ok"`},
+			{admin, "/readyz", 200, `"allocation":"ok","counters":"ok","database":"ok","engine":"ok","geoip":"off","heap":"ok","panel":"ok"`},
 			{admin, "/healthz", 200, "ok"},
 			{admin, "/debug/pprof/", 200, "goroutine"},
 			{admin, "/debug/pprof/heap?debug=1", 200, "heap profile"},

@@ -116,6 +116,8 @@ type App struct {
 	// weighted is closed once the allocation's first weights are in (at once under greedy):
 	// until then a balanced process would rank with weights computed without the panel.
 	weighted chan struct{}
+	// settled is closed once the loads are in and their garbage collected (settle).
+	settled chan struct{}
 	// Joining reports that other processes served the database when this one started, so
 	// that it loaded gently (join.go).
 	Joining bool
@@ -176,6 +178,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	reservePanel(ctx, db, a.Panel, log)
 	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
 	a.weighted = make(chan struct{})
+	a.settled = make(chan struct{})
 	if cfg.Allocation != engine.AllocationBalanced {
 		close(a.weighted)
 	}
@@ -242,6 +245,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 			refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"), func() { close(a.weighted) })
 		}()
 	}
+	go settle(bg, a.Supply.Loaded(), append(a.dataLoads(), load{"allocation", a.weighted}), a.Panel, log, a.settled)
 	deadline := time.After(10 * time.Second)
 waiting:
 	for _, l := range a.loads() {
@@ -252,7 +256,6 @@ waiting:
 			break waiting
 		}
 	}
-	go trimPanel(bg, a.Supply.Loaded(), a.Panel)
 	go a.runHeartbeat(bg)
 
 	a.server = httpio.NewServer(mux.Handler, cfg.HTTP, log.Named("http"))
@@ -307,8 +310,11 @@ type load struct {
 // loads are what ready means: every answer is the one a loaded process gives. The
 // campaigns; the panel (else known participants get the profile survey); the counters
 // (else full quotas look open); the allocation's first weights (else offers are ranked
-// otherwise than by the processes beside it).
-func (a *App) loads() []load { return append(a.dataLoads(), load{"allocation", a.weighted}) }
+// otherwise than by the processes beside it); the heap settled after the loads (else the
+// collector's first cycle falls into the first minute of traffic).
+func (a *App) loads() []load {
+	return append(a.dataLoads(), load{"allocation", a.weighted}, load{"heap", a.settled})
+}
 
 // dataLoads are the loads of what the process reads from the database.
 func (a *App) dataLoads() []load {

@@ -21,13 +21,3 @@ func reservePanel(ctx context.Context, db *persistence.DB, pl *engine.Panel, log
 	}
 	pl.Reserve(n)
 }
-
-// trimPanel returns what the load left unused (an estimate above the participants active
-// within the window, growth room) once the panel is loaded.
-func trimPanel(ctx context.Context, loaded <-chan struct{}, pl *engine.Panel) {
-	select {
-	case <-loaded:
-		pl.Trim()
-	case <-ctx.Done():
-	}
-}
