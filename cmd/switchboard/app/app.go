@@ -245,7 +245,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 			refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"), func() { close(a.weighted) })
 		}()
 	}
-	go settle(bg, a.Supply.Loaded(), append(a.dataLoads(), load{"allocation", a.weighted}), a.Panel, log, a.settled)
+	go settle(bg, a.Supply.Loaded(), append(a.dataLoads(), load{"allocation", a.weighted}), a.Panel, !a.Joining, log, a.settled)
 	deadline := time.After(10 * time.Second)
 waiting:
 	for _, l := range a.loads() {

@@ -16,8 +16,11 @@ import (
 // hundreds of megabytes of it (the entry history's rows, the engine's build), so that
 // otherwise the collector's first cycle, marking a live heap of about 550 MB at 100k
 // campaigns for 60–170 ms with one of two cores, fell into the first minute of traffic
-// (docs/performance.md, "The collector's pace"). /readyz waits for it ("heap").
-func settle(ctx context.Context, panelLoaded <-chan struct{}, loads []load, pl *engine.Panel, log *zap.Logger, done chan<- struct{}) {
+// (docs/performance.md, "The collector's pace"). /readyz waits for it ("heap"). A process
+// joining serving processes (collect false) skips the collection: it loaded gently to
+// spare their cores, and a cycle over its whole heap would take one of them at once for a
+// few hundred milliseconds; its first cycle comes with its own traffic instead.
+func settle(ctx context.Context, panelLoaded <-chan struct{}, loads []load, pl *engine.Panel, collect bool, log *zap.Logger, done chan<- struct{}) {
 	select {
 	case <-panelLoaded:
 		pl.Trim()
@@ -30,6 +33,10 @@ func settle(ctx context.Context, panelLoaded <-chan struct{}, loads []load, pl *
 		case <-ctx.Done():
 			return
 		}
+	}
+	if !collect {
+		close(done)
+		return
 	}
 	start := time.Now()
 	runtime.GC()

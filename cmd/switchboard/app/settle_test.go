@@ -16,7 +16,7 @@ import (
 func TestSettleAfterTheLoads(t *testing.T) {
 	panel, counters := make(chan struct{}), make(chan struct{})
 	done := make(chan struct{})
-	go settle(context.Background(), panel, []load{{"panel", panel}, {"counters", counters}}, engine.NewPanel(), zap.NewNop(), done)
+	go settle(context.Background(), panel, []load{{"panel", panel}, {"counters", counters}}, engine.NewPanel(), true, zap.NewNop(), done)
 	close(panel)
 	select {
 	case <-done:
@@ -44,7 +44,7 @@ func TestSettleStopped(t *testing.T) {
 	done := make(chan struct{})
 	returned := make(chan struct{})
 	go func() {
-		settle(ctx, make(chan struct{}), nil, engine.NewPanel(), zap.NewNop(), done)
+		settle(ctx, make(chan struct{}), nil, engine.NewPanel(), true, zap.NewNop(), done)
 		close(returned)
 	}()
 	cancel()
@@ -53,5 +53,23 @@ func TestSettleStopped(t *testing.T) {
 	case <-done:
 		t.Fatal("settled although stopped before the panel was loaded")
 	default:
+	}
+}
+
+// A joining process settles without the collection, once its loads are in.
+func TestSettleJoining(t *testing.T) {
+	panel := make(chan struct{})
+	done := make(chan struct{})
+	go settle(context.Background(), panel, []load{{"panel", panel}}, engine.NewPanel(), false, zap.NewNop(), done)
+	select {
+	case <-done:
+		t.Fatal("settled before the panel was loaded")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(panel)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a joining process not settled 10 s after its loads")
 	}
 }
