@@ -482,18 +482,18 @@ func (db *DB) RecordDeviceSightings(ctx context.Context, pol quality.Policy, bat
 			(p bigint, d text, u text, at bigint) ON COMMIT DELETE ROWS`); err != nil {
 			return err
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"device_sightings_in"}, []string{"p", "d", "u", "at"},
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"pg_temp", "device_sightings_in"}, []string{"p", "d", "u", "at"},
 			&sightingRows{batch: batch}); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO quality_device_sightings AS s (publisher_id, device_id, user_identifier, last_seen)
-			SELECT t.p, t.d, t.u, to_timestamp(max(t.at)) FROM device_sightings_in AS t
+			SELECT t.p, t.d, t.u, to_timestamp(max(t.at)) FROM pg_temp.device_sightings_in AS t
 			WHERE EXISTS (SELECT 1 FROM publishers WHERE id = t.p)
 			GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
 			ON CONFLICT (publisher_id, device_id, user_identifier) DO UPDATE SET last_seen = greatest(s.last_seen, excluded.last_seen)`); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `WITH t AS (SELECT DISTINCT p, d FROM device_sightings_in)
+		rows, err := tx.Query(ctx, `WITH t AS (SELECT DISTINCT p, d FROM pg_temp.device_sightings_in)
 			SELECT s.publisher_id, s.device_id, array_agg(s.user_identifier ORDER BY s.user_identifier)
 			FROM quality_device_sightings s JOIN t ON s.publisher_id = t.p AND s.device_id = t.d
 			WHERE s.last_seen > now() - interval '24 hours'
