@@ -565,16 +565,7 @@ func TestExplorersFollowTheOrder(t *testing.T) {
 	var nextQuota int64
 	exploring := 0
 	for m := range 30 {
-		n := 40 + r.IntN(60)
-		firstID := int64(m*100 + 1)
-		cs := propMarket(r, firstID, n, &nextQuota)
-		propFieldPeriods(r, cs, 5)
-		ctr := engine.NewCounters()
-		propCounters(r, ctr, cs)
-		panel := propPanel(t, r, firstID, n, 150+r.IntN(150), 20, 40)
-		e := engine.New(ctr)
-		e.Load(cs)
-		e.SetAllocation(engine.AllocationBalanced, panel)
+		cs, ctr, e, _ := balancedMarket(t, r, m, 40+r.IntN(60), 150+r.IntN(150), 40, &nextQuota)
 		check := func(stage string) {
 			t.Helper()
 			x, bad := e.Snapshot().ExplorersInStep()
@@ -609,4 +600,21 @@ func TestExplorersFollowTheOrder(t *testing.T) {
 		t.Fatal("no campaign explored: the markets do not exercise the explorers")
 	}
 	t.Logf("%d exploring positions checked", exploring)
+}
+
+// balancedMarket builds market m of n random campaigns (ids from m*100+1, the first
+// returned) with live-looking counters and a panel of size participants, each active on
+// 1-20 of the last `within` days, indexed under the balanced allocation before any refresh.
+func balancedMarket(t *testing.T, r *rand.Rand, m, n, size, within int, nextQuota *int64) ([]engine.Campaign, *engine.Counters, *engine.Engine, int64) {
+	t.Helper()
+	firstID := int64(m*100 + 1)
+	cs := propMarket(r, firstID, n, nextQuota)
+	propFieldPeriods(r, cs, 5)
+	ctr := engine.NewCounters()
+	propCounters(r, ctr, cs)
+	panel := propPanel(t, r, firstID, n, size, 20, within)
+	e := engine.New(ctr)
+	e.Load(cs)
+	e.SetAllocation(engine.AllocationBalanced, panel)
+	return cs, ctr, e, firstID
 }

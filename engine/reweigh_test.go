@@ -19,15 +19,7 @@ func TestReweighedRanksAsRebuilt(t *testing.T) {
 	checked := 0
 	for m := range 100 {
 		n := 5 + r.IntN(40)
-		firstID := int64(m*100 + 1)
-		cs := propMarket(r, firstID, n, &nextQuota)
-		propFieldPeriods(r, cs, 5)
-		ctr := engine.NewCounters()
-		propCounters(r, ctr, cs)
-		panel := propPanel(t, r, firstID, n, 100+r.IntN(200), 20, 20)
-		e := engine.New(ctr)
-		e.Load(cs)
-		e.SetAllocation(engine.AllocationBalanced, panel)
+		cs, ctr, e, firstID := balancedMarket(t, r, m, n, 100+r.IntN(200), 20, &nextQuota)
 		e.RefreshAllocation(propNow)
 		// Changes between refreshes: some campaigns changed (delta), some removed (dead).
 		var changed []engine.Campaign
