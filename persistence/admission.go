@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/switchboard/switchboard/internal/fault"
 )
@@ -192,8 +194,8 @@ func (q *admitQuota) full() bool {
 type admitCampaign struct {
 	buyerID      int64
 	status       int16
-	maxDaily     *int32
-	reentry      *int32 // nil: no reentry ever; 0: no limit; n: not within n minutes
+	maxDaily     pgtype.Int4 // not Valid: no daily cap
+	reentry      pgtype.Int4 // not Valid: no reentry ever; 0: no limit; n: not within n minutes
 	dayCompletes int64
 }
 
@@ -227,22 +229,116 @@ type admitWrite struct {
 	index                  map[string]int // tid → entry
 }
 
+// reset empties w for a batch, keeping what its slices and index have grown to.
+func (w *admitWrite) reset() {
+	w.rBuyer, w.rPart, w.rID, w.qID, w.qN = w.rBuyer[:0], w.rPart[:0], w.rID[:0], w.qID[:0], w.qN[:0]
+	w.tid, w.camp, w.buyer, w.pub, w.part = w.tid[:0], w.camp[:0], w.buyer[:0], w.pub[:0], w.part[:0]
+	w.dev, w.quotas, w.rid, w.nonce, w.id = w.dev[:0], w.quotas[:0], w.rid[:0], w.nonce[:0], w.id[:0]
+	if w.index == nil {
+		w.index = map[string]int{}
+	}
+	clear(w.index)
+}
+
+// admitScratch is one batch's working set: the state its reads fill, the maps and slices
+// its decisions use, the rows it scans into and what it writes. A batch takes one from
+// admitScratches and gives it back when its verdicts are copied out, so that the entries'
+// batches, thousands a second, leave the collector little to do (the maps and slices keep
+// what they grew to; only what outlives the batch is allocated).
+type admitScratch struct {
+	es  []Entry     // the batch's entries, for callers that gather them (EntryWriter)
+	out []Admission // the verdicts: valid until the scratch is given back
+	st  admitState
+	w   admitWrite
+
+	// admitOn's reads.
+	qids, cids, camps, parts, nonces []int64
+	seen                             map[int64]bool
+	quotaRows                        []admitQuota
+	campRows                         []admitCampaign
+	ids                              []int64
+	check                            admitCheckRow
+	checkArgs                        []any
+	lock                             admitLockRow
+	lockArgs                         []any
+	at                               time.Time
+	rid                              string
+	writtenArgs                      []any
+
+	// decideBatch's.
+	deltas              map[int64]int32
+	entered             []admitted // participant and campaign of each entry admitted so far
+	pending             map[[2]int64]bool
+	known               map[[2]int64]string
+	matched             []*admitQuota
+	matchedIDs, counted []int64
+}
+
+// admitted is an entry admitted earlier in the batch: its participant, campaign, offer
+// nonce and index.
+type admitted struct {
+	p, c, nonce int64
+	i           int
+}
+
+// admitCheckRow is a row of admitChecksSQL.
+type admitCheckRow struct {
+	i    int32
+	camp admitCampaign
+	f    admitFacts
+	at   pgtype.Timestamptz
+}
+
+// admitLockRow is a row of admitLockSQL.
+type admitLockRow struct {
+	id                                  int64
+	q                                   admitQuota
+	num, entries, completes, inProgress int32
+}
+
+// admitScratches keeps batches' scratch for the next batches.
+var admitScratches = sync.Pool{New: func() any { return newAdmitScratch() }}
+
+func newAdmitScratch() *admitScratch {
+	s := &admitScratch{seen: map[int64]bool{}, deltas: map[int64]int32{}, pending: map[[2]int64]bool{}, known: map[[2]int64]string{},
+		st: admitState{quotas: map[int64]*admitQuota{}, camps: map[int64]*admitCampaign{}, related: map[[2]int64]bool{}}}
+	s.w.reset()
+	c, l := &s.check, &s.lock
+	s.checkArgs = []any{&c.i, &c.camp.buyerID, &c.camp.status, &c.camp.maxDaily, &c.camp.reentry, &c.camp.dayCompletes,
+		&c.f.excluded, &c.f.reentry, &c.f.related, &c.f.respondent,
+		&c.f.resume.TID, &c.f.resume.RespondentID, &c.at, &c.f.resume.QuotaIDs}
+	s.lockArgs = []any{&l.id, &l.q.campaignID, &l.q.global, &l.q.clickBalanced, &l.num, &l.entries, &l.completes, &l.inProgress}
+	s.writtenArgs = []any{nil, &s.at, &s.rid} // tid is looked up from the row's raw value
+	return s
+}
+
+// release gives s back for another batch; its verdicts are no longer valid.
+func (s *admitScratch) release() {
+	clear(s.es) // the entries' strings and quota ids are the requests'
+	s.es = s.es[:0]
+	admitScratches.Put(s)
+}
+
 // decideBatch decides es in order against st (which it moves) and returns the verdicts
-// and what to store. An admitted entry takes the next of st.ids as its session's id, and
-// its TID becomes the tid naming that id (SessionTID).
-func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
-	out := make([]Admission, len(es))
-	w := &admitWrite{index: map[string]int{}}
-	deltas := map[int64]int32{}
-	type pc struct{ p, c int64 }
-	entered := map[pc]bool{}
-	type offer struct{ p, c, nonce int64 }
-	offers := map[offer]int{} // admitted by this batch → entry
-	enteredBy := map[int64][]int64{}
-	pending := map[[2]int64]bool{} // {buyer, participant}: respondent inserted by this batch
-	known := map[[2]int64]string{}
-	var matched []*admitQuota
-	var matchedIDs []int64
+// and what to store, both in s (valid until s is reused). An admitted entry takes the next
+// of st.ids as its session's id, and its TID becomes the tid naming that id (SessionTID).
+func decideBatch(es []Entry, st *admitState, s *admitScratch) ([]Admission, *admitWrite) {
+	s.out = slices.Grow(s.out[:0], len(es))[:len(es)]
+	out := s.out
+	clear(out)
+	w := &s.w
+	w.reset()
+	clear(s.deltas)
+	clear(s.pending)
+	clear(s.known)
+	s.entered = s.entered[:0]
+	// The quota ids each admitted entry counts toward outlive the batch (Admission.QuotaIDs):
+	// one array holds the batch's.
+	total := 0
+	for i := range es {
+		total += len(es[i].QuotaIDs)
+	}
+	quotaIDs := make([]int64, 0, total)
 	for i := range es {
 		e := &es[i]
 		c := st.camps[e.CampaignID]
@@ -250,14 +346,14 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 			out[i].Refused = RefusedStatus
 			continue
 		}
-		matched, matchedIDs = matched[:0], matchedIDs[:0]
+		s.matched, s.matchedIDs = s.matched[:0], s.matchedIDs[:0]
 		for _, id := range e.QuotaIDs {
-			if q := st.quotas[id]; q != nil && q.campaignID == e.CampaignID && !slices.Contains(matchedIDs, id) {
-				matched, matchedIDs = append(matched, q), append(matchedIDs, id)
+			if q := st.quotas[id]; q != nil && q.campaignID == e.CampaignID && !slices.Contains(s.matchedIDs, id) {
+				s.matched, s.matchedIDs = append(s.matched, q), append(s.matchedIDs, id)
 			}
 		}
 		open, globalFull := false, false
-		for _, q := range matched {
+		for _, q := range s.matched {
 			full := q.full()
 			open = open || (!q.global && !full)
 			globalFull = globalFull || (q.global && full)
@@ -268,32 +364,43 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 			out[i].Resumed = true
 			continue
 		}
-		if first, ok := offers[offer{e.ParticipantID, e.CampaignID, e.OfferNonce}]; ok && e.OfferNonce != 0 {
-			out[i] = Admission{TID: es[first].TID, Resumed: true, QuotaIDs: out[first].QuotaIDs}
-			continue // its respondent and time are the first's, once stored
+		if e.OfferNonce != 0 {
+			if k := slices.IndexFunc(s.entered, func(a admitted) bool {
+				return a.p == e.ParticipantID && a.c == e.CampaignID && a.nonce == e.OfferNonce
+			}); k >= 0 {
+				first := s.entered[k].i
+				out[i] = Admission{TID: es[first].TID, Resumed: true, QuotaIDs: out[first].QuotaIDs}
+				continue // its respondent and time are the first's, once stored
+			}
 		}
 		switch {
 		case !open || globalFull:
 			out[i].Refused = RefusedQuota
-		case c.maxDaily != nil && c.dayCompletes >= int64(*c.maxDaily):
+		case c.maxDaily.Valid && c.dayCompletes >= int64(c.maxDaily.Int32):
 			out[i].Refused = RefusedDaily
 		case f.excluded:
 			out[i].Refused = RefusedExcluded
-		case f.reentry || (entered[pc{e.ParticipantID, e.CampaignID}] && (c.reentry == nil || *c.reentry > 0)):
+		case f.reentry || ((!c.reentry.Valid || c.reentry.Int32 > 0) && slices.ContainsFunc(s.entered, func(a admitted) bool {
+			return a.p == e.ParticipantID && a.c == e.CampaignID
+		})):
 			out[i].Refused = RefusedReentry
-		case f.related || slices.ContainsFunc(enteredBy[e.ParticipantID], func(other int64) bool { return st.related[[2]int64{e.CampaignID, other}] }):
+		case f.related || slices.ContainsFunc(s.entered, func(a admitted) bool {
+			return a.p == e.ParticipantID && st.related[[2]int64{e.CampaignID, a.c}]
+		}):
 			out[i].Refused = RefusedRelated
 		}
 		if out[i].Refused != "" {
 			continue
 		}
 		// Admitted: count it on every quota it matched, against the entries after it.
-		counted := slices.Clone(matchedIDs)
+		n := len(quotaIDs)
+		quotaIDs = append(quotaIDs, s.matchedIDs...)
+		counted := quotaIDs[n:len(quotaIDs):len(quotaIDs)]
 		for _, id := range counted {
 			q := st.quotas[id]
 			q.entries++
 			q.inProgress++
-			deltas[id]++
+			s.deltas[id]++
 		}
 		slices.Sort(counted)
 		var id int64
@@ -302,22 +409,18 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 			e.TID = SessionTID(e.TID, id)
 		}
 		out[i].QuotaIDs, out[i].TID = counted, e.TID
-		entered[pc{e.ParticipantID, e.CampaignID}] = true
-		if e.OfferNonce != 0 {
-			offers[offer{e.ParticipantID, e.CampaignID, e.OfferNonce}] = i
-		}
-		enteredBy[e.ParticipantID] = append(enteredBy[e.ParticipantID], e.CampaignID)
+		s.entered = append(s.entered, admitted{p: e.ParticipantID, c: e.CampaignID, nonce: e.OfferNonce, i: i})
 		key := [2]int64{c.buyerID, e.ParticipantID}
 		rid := f.respondent
 		if rid == "" {
-			rid = known[key]
+			rid = s.known[key]
 		}
-		if rid == "" && !pending[key] {
-			pending[key] = true
+		if rid == "" && !s.pending[key] {
+			s.pending[key] = true
 			w.rBuyer, w.rPart, w.rID = append(w.rBuyer, c.buyerID), append(w.rPart, e.ParticipantID), append(w.rID, e.RespondentID)
 		}
 		if rid != "" {
-			known[key] = rid
+			s.known[key] = rid
 		}
 		w.index[e.TID] = i
 		w.tid, w.camp, w.buyer, w.pub, w.part = append(w.tid, e.TID), append(w.camp, e.CampaignID), append(w.buyer, c.buyerID),
@@ -325,7 +428,7 @@ func decideBatch(es []Entry, st *admitState) ([]Admission, *admitWrite) {
 		w.dev, w.quotas, w.rid = append(w.dev, e.DeviceID), append(w.quotas, int64sLiteral(counted)), append(w.rid, rid)
 		w.nonce, w.id = append(w.nonce, e.OfferNonce), append(w.id, id)
 	}
-	for id, n := range deltas {
+	for id, n := range s.deltas {
 		w.qID, w.qN = append(w.qID, id), append(w.qN, n)
 	}
 	return out, w
@@ -344,78 +447,95 @@ func int64sLiteral(ids []int64) string {
 	return string(append(b, '}'))
 }
 
-// admitBatch decides es in order in one transaction (see "The arbiter" above).
-func (db *DB) admitBatch(ctx context.Context, es []Entry) ([]Admission, error) {
+// admitBatch decides es in order in one transaction (see "The arbiter" above), with s's
+// room; the verdicts are s.out.
+func (db *DB) admitBatch(ctx context.Context, es []Entry, s *admitScratch) error {
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Release()
-	out, err := admitOn(ctx, conn.Conn(), es, true)
-	if err != nil {
+	if err := admitOn(ctx, conn.Conn(), es, true, s); err != nil {
 		rollbackOpen(ctx, conn.Conn())
+		return err
 	}
-	return out, err
+	return nil
 }
 
 // admitOn decides es on conn: in a transaction of its own when own, else inside the
-// caller's open transaction (which it neither commits nor rolls back).
-func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admission, error) {
-	var qids, cids, camps, parts, nonces []int64
-	seen := make(map[int64]bool, len(es))
+// caller's open transaction (which it neither commits nor rolls back). The verdicts are
+// s.out, valid until s is reused.
+func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool, s *admitScratch) error {
+	s.qids, s.cids, s.camps, s.parts, s.nonces = s.qids[:0], s.cids[:0], s.camps[:0], s.parts[:0], s.nonces[:0]
+	clear(s.seen)
 	repeat := false
 	for i := range es {
-		qids = append(qids, es[i].QuotaIDs...)
-		cids = append(cids, es[i].CampaignID)
-		camps, parts, nonces = append(camps, es[i].CampaignID), append(parts, es[i].ParticipantID), append(nonces, es[i].OfferNonce)
-		repeat = repeat || seen[es[i].ParticipantID]
-		seen[es[i].ParticipantID] = true
+		s.qids = append(s.qids, es[i].QuotaIDs...)
+		s.cids = append(s.cids, es[i].CampaignID)
+		s.camps, s.parts, s.nonces = append(s.camps, es[i].CampaignID), append(s.parts, es[i].ParticipantID), append(s.nonces, es[i].OfferNonce)
+		repeat = repeat || s.seen[es[i].ParticipantID]
+		s.seen[es[i].ParticipantID] = true
 	}
-	slices.Sort(qids)
-	qids = slices.Compact(qids)
-	slices.Sort(cids)
-	cids = slices.Compact(cids)
+	slices.Sort(s.qids)
+	s.qids = slices.Compact(s.qids)
+	slices.Sort(s.cids)
+	s.cids = slices.Compact(s.cids)
 
-	st := &admitState{quotas: make(map[int64]*admitQuota, len(qids)), camps: make(map[int64]*admitCampaign, len(cids)),
-		facts: make([]admitFacts, len(es))}
+	st := &s.st
+	clear(st.quotas)
+	clear(st.camps)
+	clear(st.related)
+	st.facts = slices.Grow(st.facts[:0], len(es))[:len(es)]
+	clear(st.facts)
+	// Rows are kept by address (st.quotas, st.camps): their slices have room for every row
+	// the statements can return (one per distinct id), so appending never moves them.
+	s.quotaRows = slices.Grow(s.quotaRows[:0], len(s.qids))
+	s.campRows = slices.Grow(s.campRows[:0], len(s.cids))
+	s.ids = s.ids[:0]
 	b := &pgx.Batch{}
 	if own {
 		b.Queue("BEGIN")
 	}
 	b.Queue(admitSettingsSQL)
-	b.Queue(admitParticipantsSQL, parts)
+	b.Queue(admitParticipantsSQL, s.parts)
 	b.Queue(admitIDsSQL, len(es)).Query(func(rows pgx.Rows) error {
-		var err error
-		st.ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-		return err
-	})
-	b.Queue(admitChecksSQL, camps, parts, nonces).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
-			var i int32
-			var c admitCampaign
-			var f admitFacts
-			var at *time.Time
-			if err := rows.Scan(&i, &c.buyerID, &c.status, &c.maxDaily, &c.reentry, &c.dayCompletes,
-				&f.excluded, &f.reentry, &f.related, &f.respondent,
-				&f.resume.TID, &f.resume.RespondentID, &at, &f.resume.QuotaIDs); err != nil {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
 				return err
 			}
-			if at != nil {
-				f.resume.EnteredAt = *at
+			s.ids = append(s.ids, id)
+		}
+		st.ids = s.ids
+		return rows.Err()
+	})
+	b.Queue(admitChecksSQL, s.camps, s.parts, s.nonces).Query(func(rows pgx.Rows) error {
+		r := &s.check
+		for rows.Next() {
+			r.f = admitFacts{}
+			if err := rows.Scan(s.checkArgs...); err != nil {
+				return err
 			}
-			if i < 1 || int(i) > len(es) {
+			if r.at.Valid {
+				r.f.resume.EnteredAt = r.at.Time
+			}
+			i := int(r.i)
+			if i < 1 || i > len(es) {
 				return fmt.Errorf("admit: unexpected entry %d", i)
 			}
-			st.facts[i-1] = f
-			if st.camps[es[i-1].CampaignID] == nil {
-				st.camps[es[i-1].CampaignID] = &c
+			st.facts[i-1] = r.f
+			if id := es[i-1].CampaignID; st.camps[id] == nil {
+				if len(s.campRows) == cap(s.campRows) {
+					return fmt.Errorf("admit: more campaigns than the batch's %d", len(s.cids))
+				}
+				s.campRows = append(s.campRows, r.camp)
+				st.camps[id] = &s.campRows[len(s.campRows)-1]
 			}
 		}
 		return rows.Err()
 	})
 	if repeat {
-		st.related = map[[2]int64]bool{}
-		b.Queue(admitRelatedSQL, cids).Query(func(rows pgx.Rows) error {
+		b.Queue(admitRelatedSQL, s.cids).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				var a, c int64
 				if err := rows.Scan(&a, &c); err != nil {
@@ -426,24 +546,26 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 			return rows.Err()
 		})
 	}
-	b.Queue(admitLockSQL, qids).Query(func(rows pgx.Rows) error {
+	b.Queue(admitLockSQL, s.qids).Query(func(rows pgx.Rows) error {
+		r := &s.lock
 		for rows.Next() {
-			var id int64
-			var q admitQuota
-			var num, entries, completes, inProgress int32
-			if err := rows.Scan(&id, &q.campaignID, &q.global, &q.clickBalanced, &num, &entries, &completes, &inProgress); err != nil {
+			if err := rows.Scan(s.lockArgs...); err != nil {
 				return err
 			}
-			q.num, q.entries, q.completes, q.inProgress = int64(num), int64(entries), int64(completes), int64(inProgress)
-			st.quotas[id] = &q
+			if len(s.quotaRows) == cap(s.quotaRows) {
+				return fmt.Errorf("admit: more quotas than the batch's %d", len(s.qids))
+			}
+			r.q.num, r.q.entries, r.q.completes, r.q.inProgress = int64(r.num), int64(r.entries), int64(r.completes), int64(r.inProgress)
+			s.quotaRows = append(s.quotaRows, r.q)
+			st.quotas[r.id] = &s.quotaRows[len(s.quotaRows)-1]
 		}
 		return rows.Err()
 	})
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		return nil, err
+		return err
 	}
 
-	out, w := decideBatch(es, st)
+	out, w := decideBatch(es, st, s)
 	now := time.Now()
 	if len(w.tid) == 0 {
 		// Nothing admitted: nothing to make durable.
@@ -456,23 +578,26 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 				out[i].EnteredAt = now
 			}
 		}
-		return out, err
+		return err
 	}
 	b = &pgx.Batch{}
 	b.Queue(admitWriteSQL, w.rBuyer, w.rPart, w.rID, w.qID, w.qN, w.tid, w.camp, w.buyer, w.pub, w.part, w.dev, w.quotas, w.rid, w.nonce, w.id).
 		Query(func(rows pgx.Rows) error {
 			n := 0
 			for rows.Next() {
-				var tid, rid string
-				var at time.Time
-				if err := rows.Scan(&tid, &at, &rid); err != nil {
+				// The tid is found in the index by its bytes: no string is made for it.
+				raw := rows.RawValues()
+				if len(raw) == 0 {
+					return fmt.Errorf("admit: a stored session without its tid")
+				}
+				i, ok := w.index[string(raw[0])]
+				if !ok {
+					return fmt.Errorf("admit: stored an unknown tid %q", raw[0])
+				}
+				if err := rows.Scan(s.writtenArgs...); err != nil {
 					return err
 				}
-				i, ok := w.index[tid]
-				if !ok {
-					return fmt.Errorf("admit: stored an unknown tid %q", tid)
-				}
-				out[i].EnteredAt, out[i].RespondentID = at, rid
+				out[i].EnteredAt, out[i].RespondentID = s.at, s.rid
 				n++
 			}
 			if err := rows.Err(); err != nil {
@@ -488,7 +613,7 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 		b.Queue("COMMIT")
 	}
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		return nil, err
+		return err
 	}
 	for i := range out {
 		switch {
@@ -499,7 +624,7 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool) ([]Admis
 			out[i].RespondentID, out[i].EnteredAt = first.RespondentID, first.EnteredAt
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // offerSessionSQL finds the session in progress of an offer (participant, campaign, nonce).
@@ -530,9 +655,11 @@ func (db *DB) OfferSession(ctx context.Context, participantID, campaignID, nonce
 func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
 	var a Admission
 	err := retry(ctx, func() error {
-		out, err := db.admitBatch(ctx, []Entry{e})
+		s := admitScratches.Get().(*admitScratch)
+		defer s.release()
+		err := db.admitBatch(ctx, []Entry{e}, s)
 		if err == nil {
-			a = out[0]
+			a = s.out[0]
 		}
 		return err
 	})
@@ -658,17 +785,17 @@ func (w *EntryWriter) run(batch []*entryJob) {
 }
 
 func (w *EntryWriter) runOnce(ctx context.Context, batch []*entryJob) error {
-	es := make([]Entry, len(batch))
-	for i, j := range batch {
-		es[i] = j.e
+	s := admitScratches.Get().(*admitScratch)
+	defer s.release()
+	for _, j := range batch {
+		s.es = append(s.es, j.e)
 	}
 	// One transaction: all admitted or none.
-	out, err := w.db.admitBatch(ctx, es)
-	if err != nil {
+	if err := w.db.admitBatch(ctx, s.es, s); err != nil {
 		return err
 	}
 	for i, j := range batch {
-		j.a = out[i]
+		j.a = s.out[i]
 	}
 	return nil
 }

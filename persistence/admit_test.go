@@ -3,12 +3,14 @@ package persistence
 import (
 	"slices"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // TestDecideBatch: entries of one batch are decided in order, each against the counts and
 // entries the ones before it left (the rules of admitChecksSQL, applied within the batch).
 func TestDecideBatch(t *testing.T) {
-	ptr := func(v int32) *int32 { return &v }
+	ptr := func(v int32) pgtype.Int4 { return pgtype.Int4{Int32: v, Valid: true} }
 	newState := func(n int) *admitState {
 		return &admitState{
 			quotas: map[int64]*admitQuota{
@@ -20,7 +22,7 @@ func TestDecideBatch(t *testing.T) {
 			},
 			camps: map[int64]*admitCampaign{
 				1: {buyerID: 7, status: 2, reentry: ptr(0)},
-				2: {buyerID: 7, status: 2, reentry: nil},
+				2: {buyerID: 7, status: 2, reentry: pgtype.Int4{}},
 				3: {buyerID: 8, status: 2, reentry: ptr(0)},
 				4: {buyerID: 8, status: 5, reentry: ptr(0)},
 			},
@@ -28,6 +30,9 @@ func TestDecideBatch(t *testing.T) {
 			related: map[[2]int64]bool{{1, 2}: true, {2, 1}: true},
 		}
 	}
+	// One scratch decides every batch below, as a writer's batches share theirs: nothing of
+	// a batch may leak into the next.
+	scratch := newAdmitScratch()
 	entry := func(tid string, c, p int64, q ...int64) Entry {
 		return Entry{TID: tid, CampaignID: c, ParticipantID: p, PublisherID: 1, QuotaIDs: q, RespondentID: "R" + tid}
 	}
@@ -38,7 +43,7 @@ func TestDecideBatch(t *testing.T) {
 	es := []Entry{entry("a", 1, 1, 10, 11, 12), entry("b", 1, 2, 10, 11), entry("c", 1, 3, 11, 10),
 		entry("d", 1, 4, 10, 11), entry("e", 1, 5, 10, 11), entry("e2", 1, 6, 12, 11)}
 	st := newState(len(es))
-	out, w := decideBatch(es, st)
+	out, w := decideBatch(es, st, scratch)
 	var refused []string
 	for _, a := range out {
 		refused = append(refused, a.Refused)
@@ -72,7 +77,7 @@ func TestDecideBatch(t *testing.T) {
 	st = newState(len(es))
 	st.facts[6].respondent = "STORED"
 	st.facts[8].excluded = true
-	out, w = decideBatch(es, st)
+	out, w = decideBatch(es, st, scratch)
 	refused = refused[:0]
 	for _, a := range out {
 		refused = append(refused, a.Refused)
@@ -106,7 +111,7 @@ func TestDecideBatch(t *testing.T) {
 	}
 	st = newState(len(es))
 	st.facts[0].resume = Admission{TID: "S1", RespondentID: "RS", QuotaIDs: []int64{20}}
-	out, w = decideBatch(es, st)
+	out, w = decideBatch(es, st, scratch)
 	type verdict struct {
 		refused, tid string
 		resumed      bool

@@ -26,7 +26,7 @@ func migratedDB(t testing.TB) *persistence.DB {
 // newCampaign creates a campaign of buyer named name through the buyer API's write path
 // (valid required fields, status 5 Paused) and returns its id; tests set the state they need
 // with SQL afterwards.
-func newCampaign(t *testing.T, db *persistence.DB, buyerID int64, name string) int64 {
+func newCampaign(t testing.TB, db *persistence.DB, buyerID int64, name string) int64 {
 	t.Helper()
 	inc, loi, cl, link := 50, 10, 1, "https://survey.example/s?tid={ID}"
 	c, err := db.CreateCampaign(context.Background(), buyerID, persistence.CampaignFields{Name: &name, Incidence: &inc,
@@ -38,7 +38,7 @@ func newCampaign(t *testing.T, db *persistence.DB, buyerID int64, name string) i
 }
 
 // newBuyer creates a staging buyer with the given email and returns its id.
-func newBuyer(t *testing.T, db *persistence.DB, email string) int64 {
+func newBuyer(t testing.TB, db *persistence.DB, email string) int64 {
 	t.Helper()
 	b, _, err := db.CreateBuyer(context.Background(), email, "Buyer", persistence.EnvStaging)
 	if err != nil {

@@ -220,16 +220,17 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 			_, err := c.Exec(ctx, "ROLLBACK")
 			return err
 		}
+		s := admitScratches.Get().(*admitScratch)
+		defer s.release()
 		for i := range st.Candidates {
-			out, err := admitOn(ctx, c, st.Candidates[i:i+1], false)
-			if err != nil {
+			if err := admitOn(ctx, c, st.Candidates[i:i+1], false, s); err != nil {
 				return err
 			}
-			if out[0].Refused == "" {
-				res.Next, res.Admission = i, out[0]
+			if a := s.out[0]; a.Refused == "" {
+				res.Next, res.Admission = i, a
 				break
 			}
-			res.Refused = append(res.Refused, out[0].Refused)
+			res.Refused = append(res.Refused, s.out[0].Refused)
 		}
 		if res.Next < 0 {
 			res.EndReason = st.EndReason

@@ -1,5 +1,10 @@
 package persistence
 
+import (
+	"context"
+	"slices"
+)
+
 // The lookups by tid within a block, for the test of their partition pruning.
 const (
 	SessionInBlockSQL  = sessionInBlockSQL
@@ -22,3 +27,13 @@ const (
 
 // AdmitChecksSQL is the admission's read of stored facts, for the test of its plans.
 var AdmitChecksSQL = admitChecksSQL
+
+// AdmitBatch decides es in one transaction as a batch of the EntryWriter does.
+func (db *DB) AdmitBatch(ctx context.Context, es []Entry) ([]Admission, error) {
+	s := admitScratches.Get().(*admitScratch)
+	defer s.release()
+	if err := db.admitBatch(ctx, es, s); err != nil {
+		return nil, err
+	}
+	return slices.Clone(s.out), nil
+}
