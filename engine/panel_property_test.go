@@ -171,7 +171,7 @@ func TestPackedPanelAgreesWithReference(t *testing.T) {
 	ref := &refPanel{byKey: map[refKey]*refRecord{}, byID: map[int64]*refRecord{}}
 	users := []string{"a", "b", "c", "user-with-a-longer-identifier", "é", ""}
 	var nextID int64
-	var dst engine.Participant
+	var dst, byIDDst engine.Participant // reused from one decode to the next, as the serving paths do
 	var gotOffers, wantOffers []engine.Offer
 	for round := range 300 {
 		switch round % 50 {
@@ -248,6 +248,10 @@ func TestPackedPanelAgreesWithReference(t *testing.T) {
 				t.Fatalf("GetByID(%d) missing", want.ID)
 			}
 			sameParticipant(t, "GetByID", byID, want)
+			if !pl.LookupByID(want.ID, &byIDDst) {
+				t.Fatalf("LookupByID(%d) missing", want.ID)
+			}
+			sameParticipant(t, "LookupByID", &byIDDst, want)
 			a, _ := pl.Activity(want.ID)
 			if a.LastActive != rec.last || a.ActiveDays(propNow, 30) != (engine.Activity{LastActive: rec.last, Day: rec.day, Days: rec.days}).ActiveDays(propNow, 30) {
 				t.Fatalf("activity of %d: %+v, want last %d day %d days %b", want.ID, a, rec.last, rec.day, rec.days)

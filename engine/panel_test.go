@@ -126,3 +126,28 @@ func TestPanelConcurrent(t *testing.T) {
 		t.Fatalf("entries lost: %d", len(p.Entries))
 	}
 }
+
+// TestPanelLookupAllocs: decoding a participant (answers, entries, device id) into a value
+// decoded into before allocates nothing, by key (the offers) and by id (the entries).
+func TestPanelLookupAllocs(t *testing.T) {
+	pl := engine.NewPanel()
+	pl.Upsert(3, "u", engine.Participant{ID: 9, CountryID: 1, DeviceID: "device-9", Answers: []engine.Answer{
+		{QuestionID: engine.QuestionAge, Codes: []int32{31}}, {QuestionID: 7, Codes: []int32{1, 4}},
+		{QuestionID: engine.QuestionZip, Text: "SW1A1AA"}}}, ruleNow)
+	pl.RecordEntry(9, 30, ruleNow)
+	var p engine.Participant
+	for name, lookup := range map[string]func() bool{
+		"Lookup":     func() bool { return pl.Lookup(3, "u", &p) },
+		"LookupByID": func() bool { return pl.LookupByID(9, &p) },
+	} {
+		if !lookup() || p.ID != 9 || p.DeviceID != "device-9" || len(p.Answers) != 3 || len(p.Entries) != 1 {
+			t.Fatalf("%s decoded %+v", name, p)
+		}
+		if n := testing.AllocsPerRun(100, func() { lookup() }); n != 0 {
+			t.Errorf("%s: %v allocations per decode", name, n)
+		}
+	}
+	if pl.LookupByID(10, &p) {
+		t.Fatal("LookupByID found an unknown id")
+	}
+}
