@@ -71,8 +71,11 @@ func (r *Router) entry(ctx *fasthttp.RequestCtx) {
 // or "" when the participant may not enter. For a publisher that re-routes screen-outs
 // (docs/rules.md §10) the session starts a chain, and a refused entry is re-routed.
 func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persistence.Publisher, now time.Time) (string, error) {
-	stored, err := r.participant(ctx, claims.ParticipantID)
-	if err != nil {
+	// Everything below that keeps what it reads of p copies it (the supplier link, the
+	// admission's entry): the decoded answers and device id are reused by the next entry.
+	stored := r.decodedParticipant()
+	defer r.releaseParticipant(stored)
+	if err := r.participant(ctx, claims.ParticipantID, stored); err != nil {
 		if isNotFound(err) {
 			r.verdicts.refused(refusedByRouter, "")
 			return "", nil

@@ -69,8 +69,9 @@ func (r *Router) prescreenFirst(ctx *fasthttp.RequestCtx, claims *entrytoken.Cla
 
 // mayEnter is the engine's eligibility check of the entry (live counters, no admission).
 func (r *Router) mayEnter(ctx context.Context, claims *entrytoken.Claims, now time.Time) (bool, error) {
-	stored, err := r.participant(ctx, claims.ParticipantID)
-	if err != nil {
+	stored := r.decodedParticipant()
+	defer r.releaseParticipant(stored)
+	if err := r.participant(ctx, claims.ParticipantID, stored); err != nil {
 		if isNotFound(err) {
 			return false, nil
 		}

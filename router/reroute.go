@@ -135,11 +135,10 @@ func enteredBefore(p *engine.Participant, id int64) bool {
 
 // chainParticipant is the chain's participant with the device of its offer.
 func (r *Router) chainParticipant(ctx context.Context, ch *persistence.Chain) (engine.Participant, error) {
-	stored, err := r.participant(ctx, ch.ParticipantID)
-	if err != nil {
+	var p engine.Participant // its own buffers: the chain's callback keeps it throughout
+	if err := r.participant(ctx, ch.ParticipantID, &p); err != nil {
 		return engine.Participant{}, err
 	}
-	p := *stored
 	p.Device = engine.DeviceFromSupply(ch.DeviceType)
 	if ch.DeviceID != "" && ch.DeviceID != p.DeviceID {
 		p.DeviceID, p.DeviceIDHash = ch.DeviceID, engine.HashDeviceID(ch.DeviceID)

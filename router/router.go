@@ -173,6 +173,10 @@ type Router struct {
 
 	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
 	screeners ttlCache[int64, *persistence.Screener]
+
+	// decoded keeps the participants that entries decode their participant into (their
+	// answers' and entries' buffers), so that an entry's read of the panel allocates nothing.
+	decoded sync.Pool
 }
 
 // New builds the router; Start runs its background work.
@@ -278,18 +282,37 @@ func (r *Router) route(ctx context.Context, id int64) (persistence.CampaignRoute
 	return r.routes.get(id, func() (persistence.CampaignRoute, error) { return r.db.CampaignRoute(ctx, id) })
 }
 
-// participant returns the panel's participant, loading it into the panel on a miss (a
-// participant impaneled by another process that this one has not heard of yet).
-func (r *Router) participant(ctx context.Context, id int64) (*engine.Participant, error) {
-	if p, ok := r.panel.GetByID(id); ok {
-		return p, nil
+// participant decodes the panel's participant with id into dst (valid until the next
+// decode into dst), loading it into the panel on a miss (a participant impaneled by another
+// process that this one has not heard of yet).
+func (r *Router) participant(ctx context.Context, id int64, dst *engine.Participant) error {
+	if r.panel.LookupByID(id, dst) {
+		return nil
 	}
 	pp, err := r.db.ParticipantByID(ctx, id)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return r.panel.Upsert(pp.PublisherID, pp.User, pp.Participant, pp.LastActive)
+	p, err := r.panel.Upsert(pp.PublisherID, pp.User, pp.Participant, pp.LastActive)
+	if err != nil {
+		return err
+	}
+	*dst = *p
+	return nil
 }
+
+// decodedParticipant is a participant value to decode into, from r.decoded; the caller
+// gives it back with releaseParticipant once nothing it decoded is in use.
+func (r *Router) decodedParticipant() *engine.Participant {
+	if p, ok := r.decoded.Get().(*engine.Participant); ok {
+		return p
+	}
+	return new(engine.Participant)
+}
+
+// releaseParticipant gives p back to r.decoded: its answers, entries and device id are
+// overwritten by the next entry that decodes into it.
+func (r *Router) releaseParticipant(p *engine.Participant) { r.decoded.Put(p) }
 
 // newTID returns an unguessable transaction id: 16 random bytes, hex.
 func newTID() string { return randomHex(16) }
