@@ -67,6 +67,18 @@ func (db *DB) CountsAfter(ctx context.Context, after int64, limit int) ([]QuotaC
 func (db *DB) counts(ctx context.Context, filter string, args ...any) ([]QuotaCount, []CampaignCount, error) {
 	var qs []QuotaCount
 	var cs []CampaignCount
+	if len(args) == 1 {
+		if ids, ok := args[0].([]int64); ok {
+			// A re-read of notified campaigns, many times a second under entries: room for a
+			// few quotas each up front, rather than growing through doublings.
+			qs, cs = make([]QuotaCount, 0, 4*len(ids)), make([]CampaignCount, 0, len(ids))
+		}
+	}
+	// One row value each, scanned into through one argument list: rows cost no allocation.
+	var q QuotaCount
+	var c CampaignCount
+	quotaDest := []any{&q.QuotaID, &q.CampaignID, &q.Completes, &q.InProgress, &q.Entries}
+	campaignDest := []any{&c.CampaignID, &c.Day, &c.DayCompletes, &c.Outcomes, &c.Completes}
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id, campaign_id, completes, in_progress, entries FROM campaign_quotas WHERE `+filter, args...)
 		if err != nil {
@@ -75,8 +87,7 @@ func (db *DB) counts(ctx context.Context, filter string, args ...any) ([]QuotaCo
 		m := db.meter() // the whole market's counts are a load of their own at start-up
 		for rows.Next() {
 			m.row(ctx)
-			var q QuotaCount
-			if err := rows.Scan(&q.QuotaID, &q.CampaignID, &q.Completes, &q.InProgress, &q.Entries); err != nil {
+			if err := rows.Scan(quotaDest...); err != nil {
 				rows.Close()
 				return err
 			}
@@ -92,12 +103,14 @@ func (db *DB) counts(ctx context.Context, filter string, args ...any) ([]QuotaCo
 		if err != nil {
 			return err
 		}
-		cs, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (CampaignCount, error) {
-			var c CampaignCount
-			err := r.Scan(&c.CampaignID, &c.Day, &c.DayCompletes, &c.Outcomes, &c.Completes)
-			return c, err
-		})
-		return err
+		defer rows.Close()
+		for rows.Next() {
+			if err := rows.Scan(campaignDest...); err != nil {
+				return err
+			}
+			cs = append(cs, c)
+		}
+		return rows.Err()
 	})
 	return qs, cs, classify(err)
 }
