@@ -35,51 +35,53 @@ type CampaignCount struct {
 	Completes    int64
 }
 
-// Counts reads the counts of the given campaigns, or of every active campaign when ids is
-// nil, in one snapshot.
-func (db *DB) Counts(ctx context.Context, ids []int64) ([]QuotaCount, []CampaignCount, error) {
-	if ids != nil {
-		return db.counts(ctx, `campaign_id = ANY($1)`, ids)
-	}
-	return db.counts(ctx, `campaign_id IN (SELECT id FROM campaigns WHERE status = 2)`)
+// CountRows are the counts one read returned. A caller that reads counts again and again
+// (the counters' mirror, several times a second under entries) passes the same CountRows
+// to every read: each read empties it and reuses what its slices have grown to.
+type CountRows struct {
+	Quotas    []QuotaCount
+	Campaigns []CampaignCount
 }
 
-// CountsAfter reads, in one snapshot, the counts of at most limit active campaigns whose id
-// is above after, in id order, and returns the largest id read (0 when none was left: the
-// next call starts over). It lets a periodic reconciliation walk a large market a slice at
-// a time, at a cost that does not grow with the market.
-func (db *DB) CountsAfter(ctx context.Context, after int64, limit int) ([]QuotaCount, []CampaignCount, int64, error) {
+// Counts reads into rows the counts of the given campaigns, or of every active campaign
+// when ids is nil, in one snapshot.
+func (db *DB) Counts(ctx context.Context, ids []int64, rows *CountRows) error {
+	if ids != nil {
+		return db.counts(ctx, rows, `campaign_id = ANY($1)`, ids)
+	}
+	return db.counts(ctx, rows, `campaign_id IN (SELECT id FROM campaigns WHERE status = 2)`)
+}
+
+// CountsAfter reads into rows, in one snapshot, the counts of at most limit active
+// campaigns whose id is above after, in id order, and returns the largest id read (0 when
+// none was left: the next call starts over). It lets a periodic reconciliation walk a large
+// market a slice at a time, at a cost that does not grow with the market.
+func (db *DB) CountsAfter(ctx context.Context, after int64, limit int, rows *CountRows) (int64, error) {
+	rows.Quotas, rows.Campaigns = rows.Quotas[:0], rows.Campaigns[:0]
 	var last int64
 	if err := db.Pool.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM (SELECT id FROM campaigns
 		WHERE status = 2 AND id > $1 ORDER BY id LIMIT $2) s`, after, limit).Scan(&last); err != nil {
-		return nil, nil, 0, classify(err)
+		return 0, classify(err)
 	}
 	if last == 0 {
-		return nil, nil, 0, nil
+		return 0, nil
 	}
-	qs, cs, err := db.counts(ctx, `campaign_id > $1 AND campaign_id <= $2
+	err := db.counts(ctx, rows, `campaign_id > $1 AND campaign_id <= $2
 		AND campaign_id IN (SELECT id FROM campaigns WHERE status = 2 AND id > $1 AND id <= $2)`, after, last)
-	return qs, cs, last, err
+	return last, err
 }
 
-// counts reads the quota and campaign counts of the campaigns filter selects, in one
-// snapshot.
-func (db *DB) counts(ctx context.Context, filter string, args ...any) ([]QuotaCount, []CampaignCount, error) {
-	var qs []QuotaCount
-	var cs []CampaignCount
-	if len(args) == 1 {
-		if ids, ok := args[0].([]int64); ok {
-			// A re-read of notified campaigns, many times a second under entries: room for a
-			// few quotas each up front, rather than growing through doublings.
-			qs, cs = make([]QuotaCount, 0, 4*len(ids)), make([]CampaignCount, 0, len(ids))
-		}
-	}
+// counts reads into out the quota and campaign counts of the campaigns filter selects, in
+// one snapshot.
+func (db *DB) counts(ctx context.Context, out *CountRows, filter string, args ...any) error {
 	// One row value each, scanned into through one argument list: rows cost no allocation.
 	var q QuotaCount
 	var c CampaignCount
 	quotaDest := []any{&q.QuotaID, &q.CampaignID, &q.Completes, &q.InProgress, &q.Entries}
 	campaignDest := []any{&c.CampaignID, &c.Day, &c.DayCompletes, &c.Outcomes, &c.Completes}
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// Emptied here, not before: a retried transaction reads them again.
+		out.Quotas, out.Campaigns = out.Quotas[:0], out.Campaigns[:0]
 		rows, err := tx.Query(ctx, `SELECT id, campaign_id, completes, in_progress, entries FROM campaign_quotas WHERE `+filter, args...)
 		if err != nil {
 			return err
@@ -91,7 +93,7 @@ func (db *DB) counts(ctx context.Context, filter string, args ...any) ([]QuotaCo
 				rows.Close()
 				return err
 			}
-			qs = append(qs, q)
+			out.Quotas = append(out.Quotas, q)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -108,11 +110,14 @@ func (db *DB) counts(ctx context.Context, filter string, args ...any) ([]QuotaCo
 			if err := rows.Scan(campaignDest...); err != nil {
 				return err
 			}
-			cs = append(cs, c)
+			out.Campaigns = append(out.Campaigns, c)
 		}
 		return rows.Err()
 	})
-	return qs, cs, classify(err)
+	if err != nil {
+		out.Quotas, out.Campaigns = out.Quotas[:0], out.Campaigns[:0]
+	}
+	return classify(err)
 }
 
 // NotifyCounts announces campaigns whose counts changed (outside any transaction: the

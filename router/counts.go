@@ -158,11 +158,11 @@ func (r *Router) listenCounts(ctx context.Context) {
 		return nil
 	}
 	safety := func(ctx context.Context) error {
-		qs, cs, last, err := r.db.CountsAfter(ctx, after, r.cfg.ReconcileSlice)
+		last, err := r.db.CountsAfter(ctx, after, r.cfg.ReconcileSlice, &r.countRows)
 		if err != nil {
 			return err
 		}
-		r.setCounts(qs, cs)
+		r.setCounts(&r.countRows)
 		after = last
 		return nil
 	}
@@ -186,21 +186,20 @@ func (r *Router) CountsLoaded() <-chan struct{} { return r.countsLoaded }
 // reconcileCounts sets the counters of the given campaigns (every active one when nil) to
 // the database's values.
 func (r *Router) reconcileCounts(ctx context.Context, ids []int64) error {
-	qs, cs, err := r.db.Counts(ctx, ids)
-	if err != nil {
+	if err := r.db.Counts(ctx, ids, &r.countRows); err != nil {
 		return err
 	}
-	r.setCounts(qs, cs)
+	r.setCounts(&r.countRows)
 	return nil
 }
 
 // setCounts sets the engine's counters to counts read from the database.
-func (r *Router) setCounts(qs []persistence.QuotaCount, cs []persistence.CampaignCount) {
+func (r *Router) setCounts(rows *persistence.CountRows) {
 	c := r.eng.Counters()
-	for _, q := range qs {
+	for _, q := range rows.Quotas {
 		c.SetQuota(q.QuotaID, engine.QuotaCounts{Completes: q.Completes, InProgress: q.InProgress, Entries: q.Entries})
 	}
-	for _, k := range cs {
+	for _, k := range rows.Campaigns {
 		c.SetCampaign(k.CampaignID, engine.CampaignCounts{Day: k.Day.Unix() / 86400, DayCompletes: k.DayCompletes,
 			Sessions: k.Outcomes, Completes: k.Completes})
 	}

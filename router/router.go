@@ -177,6 +177,10 @@ type Router struct {
 	// decoded keeps the participants that entries decode their participant into (their
 	// answers' and entries' buffers), so that an entry's read of the panel allocates nothing.
 	decoded sync.Pool
+
+	// countRows is what the counters' mirror reads counts into (listenCounts: its loop is
+	// the only reader), reused from one read to the next.
+	countRows persistence.CountRows
 }
 
 // New builds the router; Start runs its background work.
