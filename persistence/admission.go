@@ -675,12 +675,22 @@ func (db *DB) fillRespondent(ctx context.Context, a Admission) (Admission, error
 	if a.Refused != "" || a.RespondentID != "" {
 		return a, nil
 	}
-	lo, hi := tidRange(a.TID)
+	rid, err := db.storedRespondent(ctx, a.TID)
+	a.RespondentID = rid
+	return a, err
+}
+
+// storedRespondent sets the respondent id of the session tid from the respondents table
+// and returns it. (Apart from fillRespondent so that an admission that needs none, nearly
+// every one, does not put its Admission on the heap for this scan.)
+func (db *DB) storedRespondent(ctx context.Context, tid string) (string, error) {
+	lo, hi := tidRange(tid)
+	var rid string
 	err := db.Pool.QueryRow(ctx, `WITH r AS (SELECT r.respondent_id FROM respondents r JOIN sessions s
 			ON s.buyer_id = r.buyer_id AND s.participant_id = r.participant_id WHERE s.tid = $1 AND s.id >= $2 AND s.id < $3)
 		UPDATE sessions SET respondent_id = (SELECT respondent_id FROM r) WHERE tid = $1 AND id >= $2 AND id < $3
-		RETURNING respondent_id`, a.TID, lo, hi).Scan(&a.RespondentID)
-	return a, classify(err)
+		RETURNING respondent_id`, tid, lo, hi).Scan(&rid)
+	return rid, classify(err)
 }
 
 // retry runs fn again after a deadlock or serialization failure, a few times.
@@ -715,11 +725,19 @@ type EntryWriter struct {
 }
 
 type entryJob struct {
-	ctx  context.Context
 	e    Entry
 	a    Admission
 	err  error
-	done chan struct{}
+	done jobDone
+}
+
+// entryJobs keeps entry jobs for the next entries.
+var entryJobs = sync.Pool{New: func() any { return &entryJob{done: newJobDone()} }}
+
+// release gives j back to entryJobs, holding nothing of its entry.
+func (j *entryJob) release() {
+	j.e, j.a, j.err = Entry{}, Admission{}, nil
+	entryJobs.Put(j)
 }
 
 // EntryWriterConfig tunes an EntryWriter.
@@ -745,17 +763,21 @@ func (w *EntryWriter) Close() { w.gc.close() }
 
 // Admit queues e and waits for its verdict, durably committed when admitted.
 func (w *EntryWriter) Admit(ctx context.Context, e Entry) (Admission, error) {
-	j := &entryJob{ctx: ctx, e: e, done: make(chan struct{})}
+	j := entryJobs.Get().(*entryJob)
+	j.e = e
 	if err := w.gc.offer(uint64(e.CampaignID), j, ctx.Done(), ctx.Err); err != nil {
+		j.release()
 		return Admission{}, err
 	}
 	// The job is in the queue: its fate is decided by a batch; wait for it even if ctx ends,
 	// so that a committed admission is never reported as a failure.
-	<-j.done
-	if j.err != nil {
-		return Admission{}, j.err
+	j.done.wait()
+	a, err := j.a, j.err
+	j.release()
+	if err != nil {
+		return Admission{}, err
 	}
-	return w.db.fillRespondent(context.WithoutCancel(ctx), j.a)
+	return w.db.fillRespondent(context.WithoutCancel(ctx), a)
 }
 
 // run commits one batch, retrying it whole after a deadlock or serialization failure; any
@@ -768,7 +790,7 @@ func (w *EntryWriter) run(batch []*entryJob) {
 	err := retry(ctx, func() error { return w.runOnce(ctx, batch) })
 	if err == nil {
 		for _, j := range batch {
-			close(j.done)
+			j.done.signal()
 		}
 		return
 	}
@@ -780,7 +802,7 @@ func (w *EntryWriter) run(batch []*entryJob) {
 	}
 	for _, j := range batch {
 		j.err = classify(err)
-		close(j.done)
+		j.done.signal()
 	}
 }
 

@@ -52,6 +52,20 @@ func (g *groupCommit[J]) start(cfg EntryWriterConfig, run func(batch []J)) {
 	}
 }
 
+// jobDone tells a job's waiter that its batch has decided it. Unlike a closed channel it
+// can be used again, so that writers keep their jobs for the next callers (entryJobs,
+// outcomeJobs) instead of allocating one per entry: the worker signals once, the waiter
+// receives once.
+type jobDone chan struct{}
+
+func newJobDone() jobDone { return make(jobDone, 1) }
+
+// signal tells the waiter; the worker must not touch the job afterwards.
+func (d jobDone) signal() { d <- struct{}{} }
+
+// wait blocks until the job is decided.
+func (d jobDone) wait() { <-d }
+
 // errClosed answers jobs offered after close.
 var errClosed = errors.New("group-commit writer closed")
 

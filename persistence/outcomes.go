@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -197,9 +198,24 @@ type OutcomeWriter struct {
 
 type outcomeJob struct {
 	item outcomeItem
+	s    Session       // item.s
+	o    OutcomeRecord // item.o
 
 	err  error
-	done chan struct{}
+	done jobDone
+}
+
+// outcomeJobs keeps callback jobs for the next callbacks.
+var outcomeJobs = sync.Pool{New: func() any {
+	j := &outcomeJob{done: newJobDone()}
+	j.item.s, j.item.o = &j.s, &j.o
+	return j
+}}
+
+// release gives j back to outcomeJobs, holding nothing of its callback.
+func (j *outcomeJob) release() {
+	j.s, j.o, j.item.res, j.err = Session{}, OutcomeRecord{}, OutcomeResult{}, nil
+	outcomeJobs.Put(j)
 }
 
 // NewOutcomeWriter starts the writer's workers (cfg as for EntryWriter; MaxWait unused).
@@ -215,14 +231,18 @@ func (w *OutcomeWriter) Close() { w.gc.close() }
 
 // Record is RecordOutcome through the group commit.
 func (w *OutcomeWriter) Record(ctx context.Context, s Session, o OutcomeRecord) (OutcomeResult, error) {
-	j := &outcomeJob{item: outcomeItem{s: &s, o: &o}, done: make(chan struct{})}
+	j := outcomeJobs.Get().(*outcomeJob)
+	j.s, j.o = s, o
 	if err := w.gc.offer(uint64(s.CampaignID), j, ctx.Done(), ctx.Err); err != nil {
+		j.release()
 		return OutcomeResult{}, err
 	}
 	// Queued: wait for the batch even if ctx ends, so that a recorded outcome is never
 	// reported as a failure.
-	<-j.done
-	return j.item.res, j.err
+	j.done.wait()
+	res, err := j.item.res, j.err
+	j.release()
+	return res, err
 }
 
 // run records one batch, retrying it whole after a deadlock or serialization failure; any
@@ -252,7 +272,7 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 	if err != nil {
 		for _, j := range batch {
 			j.item.res, j.err = OutcomeResult{}, classify(err)
-			close(j.done)
+			j.done.signal()
 		}
 		return
 	}
@@ -276,6 +296,6 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 				j.err = fault.NotFound("not found")
 			}
 		}
-		close(j.done)
+		j.done.signal()
 	}
 }

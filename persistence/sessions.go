@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -109,7 +110,16 @@ type readJob struct {
 	tid  string
 	s    Session
 	err  error
-	done chan struct{}
+	done jobDone
+}
+
+// readJobs keeps lookup jobs for the next callbacks.
+var readJobs = sync.Pool{New: func() any { return &readJob{done: newJobDone()} }}
+
+// release gives j back to readJobs, holding nothing of its session.
+func (j *readJob) release() {
+	j.tid, j.s, j.err = "", Session{}, nil
+	readJobs.Put(j)
 }
 
 // NewSessionReader starts the reader's workers (lookups in flight at once); Close stops them.
@@ -124,12 +134,16 @@ func (r *SessionReader) Close() { r.gc.close() }
 
 // ByTID is SessionByTID through the coalescing reader.
 func (r *SessionReader) ByTID(ctx context.Context, tid string) (Session, error) {
-	j := &readJob{tid: tid, done: make(chan struct{})}
+	j := readJobs.Get().(*readJob)
+	j.tid = tid
 	if err := r.gc.offer(0, j, ctx.Done(), ctx.Err); err != nil {
+		j.release()
 		return Session{}, err
 	}
-	<-j.done
-	return j.s, j.err
+	j.done.wait()
+	s, err := j.s, j.err
+	j.release()
+	return s, err
 }
 
 // batchSender is a pool or one connection.
@@ -206,6 +220,6 @@ func (r *SessionReader) run(batch []*readJob) {
 		} else {
 			j.err = fault.NotFound("transaction not found")
 		}
-		close(j.done)
+		j.done.signal()
 	}
 }
