@@ -1,11 +1,10 @@
 package router
 
 import (
-	"crypto/hmac"
 	"crypto/sha1"
-	"crypto/subtle"
-	"encoding/hex"
 	"strings"
+
+	"github.com/switchboard/switchboard/internal/keyedmac"
 )
 
 const trSechParam = "&tr_sech="
@@ -26,21 +25,21 @@ func SplitCallback(requestURI string) (signed, sech string, ok bool) {
 	return requestURI[:i], sech, true
 }
 
+// callbackMAC signs callbacks: HMAC-SHA1 under each buyer's api_secret.
+var callbackMAC = keyedmac.New(sha1.New)
+
 // CallbackHash is the tr_sech of a callback: lower-case hex HMAC-SHA1 keyed with the buyer's
 // api_secret of publicURL + path + '?' + query up to "&tr_sech=".
 func CallbackHash(publicURL, signed, secret string) string {
-	m := hmac.New(sha1.New, []byte(secret))
-	m.Write([]byte(publicURL))
-	m.Write([]byte(signed))
-	return hex.EncodeToString(m.Sum(nil))
+	return callbackMAC.Hex(secret, publicURL, signed)
 }
 
-// VerifyCallback reports whether requestURI carries a valid, final tr_sech for secret.
+// VerifyCallback reports whether requestURI carries a valid, final tr_sech for secret,
+// compared in constant time.
 func VerifyCallback(publicURL, requestURI, secret string) bool {
 	signed, sech, ok := SplitCallback(requestURI)
 	if !ok || len(sech) != 2*sha1.Size {
 		return false
 	}
-	want := CallbackHash(publicURL, signed, secret)
-	return subtle.ConstantTimeCompare([]byte(want), []byte(sech)) == 1
+	return callbackMAC.EqualHex(sech, secret, publicURL, signed)
 }

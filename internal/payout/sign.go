@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/keyedmac"
 	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -72,6 +73,9 @@ func PostbackURL(pub persistence.Publisher, f Fields) string {
 	return Sign(pub.PostbackURL, pub.APISecret, kv...)
 }
 
+// sechMAC signs redirects and postbacks: HMAC-SHA256 under each partner's secret.
+var sechMAC = keyedmac.New(sha256.New)
+
 // Sign appends the name/value pairs kv (values query-escaped) to base's query, after
 // whatever query base already has (kept byte for byte), then appends
 // sech = lower-case hex HMAC-SHA256, keyed with secret, of the whole raw query before
@@ -98,10 +102,10 @@ func Sign(base, secret string, kv ...string) string {
 		b.WriteByte('=')
 		b.WriteString(url.QueryEscape(kv[i+1]))
 	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(b.String()[q+1:]))
+	var sech [2 * sha256.Size]byte
+	signed := b.String()[q+1:]
 	b.WriteString(sechParam)
-	b.WriteString(hex.EncodeToString(mac.Sum(nil)))
+	b.Write(sechMAC.AppendHex(sech[:0], secret, signed))
 	if hasFrag {
 		b.WriteByte('#')
 		b.WriteString(frag)

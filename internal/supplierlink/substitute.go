@@ -1,14 +1,13 @@
 package supplierlink
 
 import (
-	"crypto/hmac"
 	"crypto/sha1"
-	"encoding/hex"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/keyedmac"
 )
 
 // Values are what a supplier link's placeholders are replaced with (docs/rules.md §6).
@@ -59,11 +58,10 @@ func Build(link string, v Values, secret string) string {
 }
 
 // Hash is the {LINK_HASH} of a link without its security_hash parameter.
-func Hash(link, secret string) string {
-	m := hmac.New(sha1.New, []byte(secret))
-	m.Write([]byte(link))
-	return hex.EncodeToString(m.Sum(nil))
-}
+func Hash(link, secret string) string { return linkMAC.Hex(secret, link) }
+
+// linkMAC signs supplier links: HMAC-SHA1 under each buyer's secret.
+var linkMAC = keyedmac.New(sha1.New)
 
 // appendID adds the transaction id to link: right after a query that ends in an empty id
 // parameter ("?id=" or "&id="), else as a new last parameter.

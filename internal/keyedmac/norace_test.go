@@ -1,0 +1,5 @@
+//go:build !race
+
+package keyedmac_test
+
+const raceEnabled = false
