@@ -862,6 +862,7 @@ func (pl *Panel) Trim() {
 		if 2*rows < len(s.table) && tableFor(rows) < len(s.table) {
 			s.rehash(pl, tableFor(rows))
 		}
+		s.entries.trim()
 		s.mu.Unlock()
 	}
 	for i := range pl.ids {

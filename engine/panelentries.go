@@ -11,23 +11,91 @@ import (
 // 65 bytes instead of 160 as []Entry; at a million participants with a history, the panel's
 // largest part (docs/performance.md).
 
-// entryColumn holds the packed entry history of a shard's rows, indexed by row (nil: none).
-// It grows when a row gets its first entries: a slice header per row costs less than a map
-// entry per participant with a history (about 70 bytes at a million).
-type entryColumn [][]byte
-
-func (c *entryColumn) get(r uint32) []byte {
-	if int(r) < len(*c) {
-		return (*c)[r]
-	}
-	return nil
+// entryColumn holds the packed entry histories of a shard's rows in one arena. A history
+// per participant as a []byte of its own was, at a million participants, a million heap
+// objects and a slice header each: half the serving process's objects at 100k campaigns,
+// marked by every collector cycle. In the arena they are one array without pointers.
+// Row r's history is arena[off[r]:][:n[r]], in a span of room[r] bytes (0: no history);
+// an edit that outgrows its span moves the history to the arena's end with room to grow,
+// and the old span becomes garbage, reclaimed by compact. Edits happen under the shard's
+// write lock; readers decode a copy under its read lock.
+type entryColumn struct {
+	arena   []byte
+	off     []uint32
+	n, room []uint32
+	garbage int // arena bytes no row's span uses any more
 }
 
-func (c *entryColumn) set(r uint32, b []byte) {
-	if int(r) >= len(*c) {
-		*c = slices.Grow(*c, int(r)+1-len(*c))[:r+1]
+// get returns row r's packed history, a view of the arena whose capacity is the row's
+// span: recordEntry and packEntries edit it in place when the result fits, and set then
+// records the new length.
+func (c *entryColumn) get(r uint32) []byte {
+	if int(r) >= len(c.off) || c.room[r] == 0 {
+		return nil
 	}
-	(*c)[r] = b
+	o := int(c.off[r])
+	return c.arena[o : o+int(c.n[r]) : o+int(c.room[r])]
+}
+
+// set makes b row r's packed history: in its span when it fits (b may be the span itself,
+// edited in place), else at the arena's end.
+func (c *entryColumn) set(r uint32, b []byte) {
+	if int(r) >= len(c.off) {
+		grow := int(r) + 1 - len(c.off)
+		c.off = slices.Grow(c.off, grow)[:r+1]
+		c.n = slices.Grow(c.n, grow)[:r+1]
+		c.room = slices.Grow(c.room, grow)[:r+1]
+	}
+	if len(b) <= int(c.room[r]) {
+		copy(c.arena[c.off[r]:], b) // nothing to move when b is the span
+		c.n[r] = uint32(len(b))
+		return
+	}
+	c.garbage += int(c.room[r])
+	c.off[r], c.n[r], c.room[r] = 0, 0, 0
+	if c.garbage > panelCompactMin && c.garbage > len(c.arena)/4 {
+		c.compact(true)
+	}
+	room := len(b) + max(len(b)/2, 16) // a few more entries before the next move
+	o := len(c.arena)
+	c.arena = append(c.arena, b...)
+	c.arena = slices.Grow(c.arena, room-len(b))[:o+room]
+	c.off[r], c.n[r], c.room[r] = uint32(o), uint32(len(b)), uint32(room)
+}
+
+// compact rewrites the arena with the rows' histories only: each with a little room to
+// grow when slack, exactly its bytes otherwise (Panel.Trim, after a load).
+func (c *entryColumn) compact(slack bool) {
+	roomOf := func(n int) int {
+		if slack {
+			return n + min(n/8+4, 32)
+		}
+		return n
+	}
+	size := 0
+	for r := range c.n {
+		if c.room[r] != 0 {
+			size += roomOf(int(c.n[r]))
+		}
+	}
+	a := make([]byte, size)
+	at := 0
+	for r := range c.off {
+		if c.room[r] == 0 {
+			continue
+		}
+		o, n := int(c.off[r]), int(c.n[r])
+		copy(a[at:], c.arena[o:o+n])
+		c.off[r], c.room[r] = uint32(at), uint32(roomOf(n))
+		at += int(c.room[r])
+	}
+	c.arena, c.garbage = a, 0
+}
+
+// trim compacts the column without room to grow and drops unused capacity.
+func (c *entryColumn) trim() {
+	c.compact(false)
+	c.off, c.n, c.room = slices.Clip(c.off), slices.Clip(c.n), slices.Clip(c.room)
 }
 
 // entryEpoch is the origin of packed entry times (2020-09-13): recent times take 4 bytes.
