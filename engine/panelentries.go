@@ -53,13 +53,19 @@ func (c *entryColumn) set(r uint32, b []byte) {
 	}
 	c.garbage += int(c.room[r])
 	c.off[r], c.n[r], c.room[r] = 0, 0, 0
-	if c.garbage > panelCompactMin && c.garbage > len(c.arena)/4 {
+	if c.garbage > min(panelCompactMin, entriesCompactMin) && c.garbage > len(c.arena)/entriesGarbageShare {
 		c.compact(true)
 	}
-	room := len(b) + max(len(b)/2, 16) // a few more entries before the next move
+	room := len(b) + 8 // room for another entry or so before the next move
 	o := len(c.arena)
+	if cap(c.arena)-o < room {
+		// A quarter more, not append's doubling: the arena is most of the histories' memory.
+		a := make([]byte, o, o+max(o/4, room, 4096))
+		copy(a, c.arena)
+		c.arena = a
+	}
 	c.arena = append(c.arena, b...)
-	c.arena = slices.Grow(c.arena, room-len(b))[:o+room]
+	c.arena = c.arena[:o+room]
 	c.off[r], c.n[r], c.room[r] = uint32(o), uint32(len(b)), uint32(room)
 }
 
@@ -97,6 +103,14 @@ func (c *entryColumn) trim() {
 	c.compact(false)
 	c.off, c.n, c.room = slices.Clip(c.off), slices.Clip(c.n), slices.Clip(c.room)
 }
+
+// An entry column compacts its arena when garbage passes both entriesCompactMin bytes and
+// 1/entriesGarbageShare of the arena: histories move often while a start-up loads them
+// entry by entry, and their garbage is what the panel's memory would grow by.
+const (
+	entriesCompactMin   = 64 << 10
+	entriesGarbageShare = 8
+)
 
 // entryEpoch is the origin of packed entry times (2020-09-13): recent times take 4 bytes.
 const entryEpoch = 1_600_000_000
