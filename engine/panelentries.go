@@ -15,16 +15,30 @@ import (
 // per participant as a []byte of its own was, at a million participants, a million heap
 // objects and a slice header each: half the serving process's objects at 100k campaigns,
 // marked by every collector cycle. In the arena they are one array without pointers.
-// Row r's history is arena[off[r]:][:n[r]], in a span of room[r] bytes (0: no history);
-// an edit that outgrows its span moves the history to the arena's end with room to grow,
-// and the old span becomes garbage, reclaimed by compact. Edits happen under the shard's
-// write lock; readers decode a copy under its read lock.
+//
+// Row r's history is arena[off[r]:][:n[r]], in a span of room[r] bytes (room 0: no
+// history) preceded by a head naming the row and the span's room, so that compact can walk
+// the arena and slide the live spans down in place: a start-up records histories entry by
+// entry, moving each a few times, and compacting into a new arena each time would allocate
+// arenas by the gigabyte. An edit that outgrows its span moves the history to the arena's
+// end with room for about one more entry; the old span becomes garbage. Edits happen under
+// the shard's write lock; readers decode a copy under its read lock.
 type entryColumn struct {
 	arena   []byte
 	off     []uint32
 	n, room []uint32
-	garbage int // arena bytes no row's span uses any more
+	garbage int // arena bytes (heads included) no row's span uses any more
 }
+
+// spanHead is the head before each span: its row and its room, little-endian uint32s.
+const spanHead = 8
+
+// An entry column compacts its arena when garbage passes both entriesCompactMin bytes and
+// 1/entriesGarbageShare of the arena.
+const (
+	entriesCompactMin   = 64 << 10
+	entriesGarbageShare = 8
+)
 
 // get returns row r's packed history, a view of the arena whose capacity is the row's
 // span: recordEntry and packEntries edit it in place when the result fits, and set then
@@ -51,66 +65,62 @@ func (c *entryColumn) set(r uint32, b []byte) {
 		c.n[r] = uint32(len(b))
 		return
 	}
-	c.garbage += int(c.room[r])
-	c.off[r], c.n[r], c.room[r] = 0, 0, 0
-	if c.garbage > min(panelCompactMin, entriesCompactMin) && c.garbage > len(c.arena)/entriesGarbageShare {
-		c.compact(true)
+	if c.room[r] != 0 {
+		c.garbage += spanHead + int(c.room[r])
+		c.off[r], c.n[r], c.room[r] = 0, 0, 0
 	}
 	room := len(b) + 8 // room for another entry or so before the next move
-	o := len(c.arena)
-	if cap(c.arena)-o < room {
-		// A quarter more, not append's doubling: the arena is most of the histories' memory.
-		a := make([]byte, o, o+max(o/4, room, 4096))
-		copy(a, c.arena)
-		c.arena = a
+	need := spanHead + room
+	if cap(c.arena)-len(c.arena) < need {
+		if c.garbage > min(panelCompactMin, entriesCompactMin) && c.garbage > len(c.arena)/entriesGarbageShare {
+			c.compact(true)
+		}
+		if cap(c.arena)-len(c.arena) < need {
+			// A quarter more, not append's doubling: the arena is most of the histories' memory.
+			o := len(c.arena)
+			a := make([]byte, o, o+max(o/4, need, 4096))
+			copy(a, c.arena)
+			c.arena = a
+		}
 	}
+	o := len(c.arena)
+	c.arena = binary.LittleEndian.AppendUint32(c.arena, r)
+	c.arena = binary.LittleEndian.AppendUint32(c.arena, uint32(room))
 	c.arena = append(c.arena, b...)
-	c.arena = c.arena[:o+room]
-	c.off[r], c.n[r], c.room[r] = uint32(o), uint32(len(b)), uint32(room)
+	c.arena = c.arena[:o+need]
+	c.off[r], c.n[r], c.room[r] = uint32(o+spanHead), uint32(len(b)), uint32(room)
 }
 
-// compact rewrites the arena with the rows' histories only: each with a little room to
-// grow when slack, exactly its bytes otherwise (Panel.Trim, after a load).
+// compact slides the live spans down over the garbage, in place, each keeping a little
+// room to grow when slack (at most the room it had), exactly its bytes otherwise.
 func (c *entryColumn) compact(slack bool) {
-	roomOf := func(n int) int {
-		if slack {
-			return n + min(n/8+4, 32)
+	w := 0
+	for p := 0; p+spanHead <= len(c.arena); {
+		r := binary.LittleEndian.Uint32(c.arena[p:])
+		room := int(binary.LittleEndian.Uint32(c.arena[p+4:]))
+		data := p + spanHead
+		if int(r) < len(c.off) && c.room[r] != 0 && int(c.off[r]) == data {
+			n := int(c.n[r])
+			keep := n
+			if slack {
+				keep = min(n+min(n/8+4, 32), room)
+			}
+			copy(c.arena[w:], c.arena[p:data+n]) // w ≤ p: copy moves overlapping bytes correctly
+			binary.LittleEndian.PutUint32(c.arena[w+4:], uint32(keep))
+			c.off[r], c.room[r] = uint32(w+spanHead), uint32(keep)
+			w += spanHead + keep
 		}
-		return n
+		p = data + room
 	}
-	size := 0
-	for r := range c.n {
-		if c.room[r] != 0 {
-			size += roomOf(int(c.n[r]))
-		}
-	}
-	a := make([]byte, size)
-	at := 0
-	for r := range c.off {
-		if c.room[r] == 0 {
-			continue
-		}
-		o, n := int(c.off[r]), int(c.n[r])
-		copy(a[at:], c.arena[o:o+n])
-		c.off[r], c.room[r] = uint32(at), uint32(roomOf(n))
-		at += int(c.room[r])
-	}
-	c.arena, c.garbage = a, 0
+	c.arena, c.garbage = c.arena[:w], 0
 }
 
 // trim compacts the column without room to grow and drops unused capacity.
 func (c *entryColumn) trim() {
 	c.compact(false)
-	c.off, c.n, c.room = slices.Clip(c.off), slices.Clip(c.n), slices.Clip(c.room)
+	c.arena = slices.Clip(slices.Clone(c.arena))
+	c.off, c.n, c.room = withCap(c.off, len(c.off)), withCap(c.n, len(c.n)), withCap(c.room, len(c.room))
 }
-
-// An entry column compacts its arena when garbage passes both entriesCompactMin bytes and
-// 1/entriesGarbageShare of the arena: histories move often while a start-up loads them
-// entry by entry, and their garbage is what the panel's memory would grow by.
-const (
-	entriesCompactMin   = 64 << 10
-	entriesGarbageShare = 8
-)
 
 // entryEpoch is the origin of packed entry times (2020-09-13): recent times take 4 bytes.
 const entryEpoch = 1_600_000_000

@@ -91,3 +91,59 @@ func TestRecordEntryInPlaceAgreesWithDecoded(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryColumn: whatever the histories' lengths and the order of edits (in place within
+// a span, or moved to the arena's end), compactions in place and trims, every row reads
+// back what was last set for it.
+func TestEntryColumn(t *testing.T) {
+	defer func(old int) { panelCompactMin = old }(panelCompactMin)
+	panelCompactMin = 64 // compact as soon as there is garbage worth an eighth of the arena
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 50 {
+		var c entryColumn
+		ref := map[uint32][]byte{}
+		rows := uint32(1 + r.IntN(200))
+		check := func(op string, i int) {
+			t.Helper()
+			for row := range rows {
+				if got := c.get(row); !slices.Equal(got, ref[row]) {
+					t.Fatalf("round %d, op %d (%s): row %d reads %v, want %v", round, i, op, row, got, ref[row])
+				}
+			}
+		}
+		for i := range 400 {
+			row := uint32(r.IntN(int(rows)))
+			var b []byte
+			switch old := c.get(row); r.IntN(3) {
+			case 0: // grown in place while it fits, as recordEntry does
+				b = old
+				for range r.IntN(12) {
+					b = append(b, byte(r.IntN(256)))
+				}
+			case 1: // rewritten shorter in its span
+				b = old[:r.IntN(len(old)+1)]
+			default: // a new history of any length, long ones included
+				b = make([]byte, r.IntN(300))
+				for k := range b {
+					b[k] = byte(r.IntN(256))
+				}
+			}
+			// What the row will read: b's bytes now (b may be the span, which set keeps).
+			want := slices.Clone(b)
+			c.set(row, b)
+			if len(want) == 0 && c.get(row) == nil {
+				want = nil
+			}
+			ref[row] = want
+			check("set", i)
+			switch r.IntN(40) {
+			case 0:
+				c.compact(true)
+				check("compact", i)
+			case 1:
+				c.trim()
+				check("trim", i)
+			}
+		}
+	}
+}

@@ -97,3 +97,34 @@ func benchEntryLoad(b *testing.B, n, rows int, load func(pl *engine.Panel)) {
 	}
 
 }
+
+// BenchmarkPanelGC measures what a panel of entryLoadParticipants() participants with ten
+// entries each costs the collector: one full collection (runtime.GC, both phases, every
+// core) per op, with the heap's object count. A serving process marks the panel at every
+// cycle, and a cycle's marking is time the requests wait on:
+// go test ./engine -run '^$' -bench PanelGC -benchtime 5x -count 3
+func BenchmarkPanelGC(b *testing.B) {
+	n := entryLoadParticipants()
+	pl := engine.NewPanel()
+	loadSynthPanel(pl, n)
+	batch := make([]engine.EntryRow, 0, 4096)
+	entryRows(10*n, n, func(p, c, at int64) {
+		if batch = append(batch, engine.EntryRow{Participant: p, Campaign: c, At: at}); len(batch) == cap(batch) {
+			pl.RecordEntries(batch)
+			batch = batch[:0]
+		}
+	})
+	pl.RecordEntries(batch)
+	pl.Trim() // as a process does once its loads are in
+	runtime.GC()
+	b.ResetTimer()
+	for b.Loop() {
+		runtime.GC()
+	}
+	b.StopTimer()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapObjects), "heap-objects")
+	b.ReportMetric(float64(m.HeapAlloc)/float64(n), "heap-B/participant")
+	runtime.KeepAlive(pl)
+}
