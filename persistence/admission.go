@@ -266,12 +266,12 @@ type admitScratch struct {
 	writtenArgs                      []any
 
 	// decideBatch's.
-	deltas              map[int64]int32
-	entered             []admitted // participant and campaign of each entry admitted so far
-	pending             map[[2]int64]bool
-	known               map[[2]int64]string
-	matched             []*admitQuota
-	matchedIDs, counted []int64
+	deltas     map[int64]int32
+	entered    []admitted // participant and campaign of each entry admitted so far
+	pending    map[[2]int64]bool
+	known      map[[2]int64]string
+	matched    []*admitQuota
+	matchedIDs []int64
 }
 
 // admitted is an entry admitted earlier in the batch: its participant, campaign, offer
