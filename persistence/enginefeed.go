@@ -237,10 +237,83 @@ func appendTextArray(dst [][]byte, b []byte) ([][]byte, bool) {
 // for tests).
 var feedSlice = 2048
 
-// quotaScratch is what reading the quotas of successive slices of campaigns reuses.
+// quotaScratch is what reading the quotas of successive slices of campaigns reuses, and the
+// slabs their conditions and codes are carved from. At 100,000 campaigns a condition's
+// codes as an array of their own and a quota's conditions as a slice of their own were
+// about 800,000 heap objects, alive as long as the engine holds the market and marked by
+// every collector cycle; carved from slabs of thousands they are a few hundred.
 type quotaScratch struct {
 	texts []string // scanned into again for each row, when not binary
 	raw   [][]byte // the texts of a row in the connection's buffer
+	codes []int32  // a row's codes, when not binary
+
+	codeSlab []int32            // the slab codes are carved from
+	condSlab []engine.Condition // the slab quotas' conditions are carved from
+	first    int                // where the current quota's conditions start in condSlab
+}
+
+// Slab sizes: codes (int32s) and conditions.
+const (
+	codeSlab = 16 << 10
+	condSlab = 1 << 10
+)
+
+// carveCodes returns a copy of codes carved from the code slab, its capacity ending where
+// it does (nothing can append into a neighbour's codes); empty codes are an empty slice.
+func (qs *quotaScratch) carveCodes(codes []int32) []int32 {
+	if len(codes) == 0 {
+		return []int32{}
+	}
+	if cap(qs.codeSlab)-len(qs.codeSlab) < len(codes) {
+		qs.codeSlab = make([]int32, 0, max(codeSlab, len(codes)))
+	}
+	start := len(qs.codeSlab)
+	qs.codeSlab = append(qs.codeSlab, codes...)
+	return qs.codeSlab[start:len(qs.codeSlab):len(qs.codeSlab)]
+}
+
+// addCondition appends cond to the conditions of q, the quota being read, which are a
+// carving of the condition slab (moved to a new slab, with room, when it is full).
+func (qs *quotaScratch) addCondition(q *engine.Quota, cond engine.Condition) {
+	if len(qs.condSlab) == cap(qs.condSlab) {
+		n := len(qs.condSlab) - qs.first
+		slab := make([]engine.Condition, 0, max(condSlab, 2*n))
+		qs.condSlab, qs.first = append(slab, qs.condSlab[qs.first:]...), 0
+	}
+	qs.condSlab = append(qs.condSlab, cond)
+	q.Conditions = qs.condSlab[qs.first:len(qs.condSlab):len(qs.condSlab)]
+}
+
+// appendInt4Array appends the elements of a one-dimensional int4[] in PostgreSQL's binary
+// form to dst. It reports false for anything else (a NULL element, more dimensions, a
+// malformed value): the caller then decodes it the slow way.
+func appendInt4Array(dst []int32, b []byte) ([]int32, bool) {
+	if len(b) < 12 {
+		return dst, false
+	}
+	switch binary.BigEndian.Uint32(b) { // dimensions
+	case 0:
+		return dst, len(b) == 12
+	case 1:
+	default:
+		return dst, false
+	}
+	if len(b) < 20 {
+		return dst, false
+	}
+	n := int(int32(binary.BigEndian.Uint32(b[12:])))
+	b = b[20:]
+	if n < 0 || len(b) != 8*n {
+		return dst, false
+	}
+	for range n {
+		if int32(binary.BigEndian.Uint32(b)) != 4 {
+			return dst, false
+		}
+		dst = append(dst, int32(binary.BigEndian.Uint32(b[4:])))
+		b = b[8:]
+	}
+	return dst, true
 }
 
 // read appends to out (whose campaign ids index maps to their position) the quotas of the
@@ -255,6 +328,7 @@ func (qs *quotaScratch) read(ctx context.Context, tx pgx.Tx, ids []int64, out []
 	}
 	// No descriptions when the query failed on its way (a cancelled context): Next reports it.
 	fds := rows.FieldDescriptions()
+	binaryCodes := len(fds) > 6 && fds[6].Format == pgtype.BinaryFormatCode
 	binaryTexts := len(fds) > 7 && fds[7].Format == pgtype.BinaryFormatCode
 	for rows.Next() {
 		m.row(ctx)
@@ -262,19 +336,32 @@ func (qs *quotaScratch) read(ctx context.Context, tx pgx.Tx, ids []int64, out []
 		var num int
 		var click, global bool
 		var qid *int32
-		var codes []int32
-		// text_values is decoded in place (below): at 100,000 campaigns about 9 million
-		// values, nearly all repeats, which Scan would allocate one string each.
-		if err := rows.Scan(&campID, &quotaID, &num, &click, &global, &qid, &codes, nil); err != nil {
+		// pre_codes and text_values are decoded in place (below): at 100,000 campaigns
+		// about 9 million text values, nearly all repeats, which Scan would allocate one
+		// string each, and a codes array per condition.
+		if err := rows.Scan(&campID, &quotaID, &num, &click, &global, &qid, nil, nil); err != nil {
 			rows.Close()
 			return err
 		}
 		c := &out[index[campID]]
 		if n := len(c.Quotas); n == 0 || c.Quotas[n-1].ID != quotaID {
 			c.Quotas = append(c.Quotas, engine.Quota{ID: quotaID, NumRespondents: num, ClickBalanced: click, Global: global})
+			qs.first = len(qs.condSlab)
 		}
 		if qid == nil {
 			continue
+		}
+		var codes []int32
+		if v := rows.RawValues()[6]; v != nil {
+			var ok bool
+			if qs.codes, ok = appendInt4Array(qs.codes[:0], v); !binaryCodes || !ok {
+				fd := rows.FieldDescriptions()[6]
+				if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &qs.codes); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			codes = qs.carveCodes(qs.codes)
 		}
 		v := rows.RawValues()[7]
 		var ok bool
@@ -292,8 +379,7 @@ func (qs *quotaScratch) read(ctx context.Context, tx pgx.Tx, ids []int64, out []
 		// Packed straight from the read buffer, as the engine holds them: no string per value.
 		cond := engine.Condition{QuestionID: *qid, Codes: codes}
 		cond.PackTexts(qs.raw)
-		q := &c.Quotas[len(c.Quotas)-1]
-		q.Conditions = append(q.Conditions, cond)
+		qs.addCondition(&c.Quotas[len(c.Quotas)-1], cond)
 	}
 	rows.Close()
 	return rows.Err()

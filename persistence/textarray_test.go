@@ -49,3 +49,40 @@ func TestAppendTextArray(t *testing.T) {
 		}
 	}
 }
+
+// appendInt4Array reads int4[] values as PostgreSQL sends them in binary (encoded here by
+// pgx), and declines what it does not handle, which the caller then scans the slow way.
+func TestAppendInt4Array(t *testing.T) {
+	m := pgtype.NewMap()
+	enc := func(v any) []byte {
+		b, err := m.Encode(pgtype.Int4ArrayOID, pgtype.BinaryFormatCode, v, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	one := int32(7)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want []int32
+		ok   bool
+	}{
+		{"empty", enc([]int32{}), nil, true},
+		{"values", enc([]int32{1, -2, 2147483647, 0}), []int32{1, -2, 2147483647, 0}, true},
+		{"null element", enc([]*int32{&one, nil}), nil, false},
+		{"two dimensions", func() []byte { b := enc([]int32{1}); b[3] = 2; return b }(), nil, false},
+		{"truncated", enc([]int32{1, 2})[:27], nil, false},
+		{"trailing bytes", append(enc([]int32{3}), 0), nil, false},
+		{"short header", []byte{0, 0, 0}, nil, false},
+	} {
+		got, ok := appendInt4Array([]int32{99}, tc.in)
+		if ok != tc.ok {
+			t.Errorf("%s: ok %v, want %v", tc.name, ok, tc.ok)
+			continue
+		}
+		if ok && !slices.Equal(got[1:], tc.want) && !(len(got) == 1 && tc.want == nil) {
+			t.Errorf("%s: %v, want %v after the 99 already there", tc.name, got, tc.want)
+		}
+	}
+}
