@@ -252,8 +252,8 @@ type quotaScratch struct {
 	first    int                // where the current quota's conditions start in condSlab
 }
 
-// Slab sizes: codes (int32s) and conditions.
-const (
+// Slab sizes: codes (int32s) and conditions (variables for tests).
+var (
 	codeSlab = 16 << 10
 	condSlab = 1 << 10
 )

@@ -91,6 +91,7 @@ func TestEngineCampaignsInSlices(t *testing.T) {
 		ns   []int
 	}{
 		{"quota slices", persistence.SetFeedSlice, ids, []int{1, 2, 3}},
+		{"slabs of codes and conditions", persistence.SetFeedSlabs, ids, []int{1, 2, 3}},
 		{"market chunks", persistence.SetFeedChunk, nil, []int{1, 2, 3, 8192}},
 	} {
 		for _, n := range tc.ns {

@@ -21,6 +21,13 @@ func SetBeforeStream(f func(i, n int)) (restore func()) { return swap(&beforeStr
 // entry history participant by participant.
 func SetFewParticipants(n int64) (restore func()) { return swap(&fewParticipants, n) }
 
+// SetFeedSlabs sets the size of the slabs the engine feed carves codes (int32s) and
+// conditions from, so that a test's few quotas move between slabs.
+func SetFeedSlabs(n int) (restore func()) {
+	a, b := swap(&codeSlab, n), swap(&condSlab, n)
+	return func() { a(); b() }
+}
+
 // SetFeedSlice sets how many campaigns one query of the engine feed's quotas covers.
 func SetFeedSlice(n int) (restore func()) { return swap(&feedSlice, n) }
 
