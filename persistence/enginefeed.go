@@ -204,21 +204,10 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMet
 // form to dst, as slices of b. It reports false for anything else (a NULL element, more
 // dimensions, a malformed value): the caller then decodes it the slow way.
 func appendTextArray(dst [][]byte, b []byte) ([][]byte, bool) {
-	if len(b) < 12 {
+	n, b, ok := arrayElements(b)
+	if !ok {
 		return dst, false
 	}
-	switch binary.BigEndian.Uint32(b) { // dimensions
-	case 0:
-		return dst, len(b) == 12
-	case 1:
-	default:
-		return dst, false
-	}
-	if len(b) < 20 {
-		return dst, false
-	}
-	n := int(int32(binary.BigEndian.Uint32(b[12:])))
-	b = b[20:]
 	for range n {
 		if len(b) < 4 {
 			return dst, false
@@ -230,7 +219,28 @@ func appendTextArray(dst [][]byte, b []byte) ([][]byte, bool) {
 		dst = append(dst, b[4:4+l])
 		b = b[4+l:]
 	}
-	return dst, len(b) == 0 && n >= 0
+	return dst, len(b) == 0
+}
+
+// arrayElements returns the element count and the elements of a one-dimensional array in
+// PostgreSQL's binary form (none for an array of no dimensions, '{}'); ok is false for more
+// dimensions or a malformed header.
+func arrayElements(b []byte) (n int, elems []byte, ok bool) {
+	if len(b) < 12 {
+		return 0, nil, false
+	}
+	switch binary.BigEndian.Uint32(b) { // dimensions
+	case 0:
+		return 0, nil, len(b) == 12
+	case 1:
+	default:
+		return 0, nil, false
+	}
+	if len(b) < 20 {
+		return 0, nil, false
+	}
+	n = int(int32(binary.BigEndian.Uint32(b[12:])))
+	return n, b[20:], n >= 0
 }
 
 // feedSlice is how many campaigns one query of the engine feed's quotas covers (a variable
@@ -288,22 +298,8 @@ func (qs *quotaScratch) addCondition(q *engine.Quota, cond engine.Condition) {
 // form to dst. It reports false for anything else (a NULL element, more dimensions, a
 // malformed value): the caller then decodes it the slow way.
 func appendInt4Array(dst []int32, b []byte) ([]int32, bool) {
-	if len(b) < 12 {
-		return dst, false
-	}
-	switch binary.BigEndian.Uint32(b) { // dimensions
-	case 0:
-		return dst, len(b) == 12
-	case 1:
-	default:
-		return dst, false
-	}
-	if len(b) < 20 {
-		return dst, false
-	}
-	n := int(int32(binary.BigEndian.Uint32(b[12:])))
-	b = b[20:]
-	if n < 0 || len(b) != 8*n {
+	n, b, ok := arrayElements(b)
+	if !ok || len(b) != 8*n {
 		return dst, false
 	}
 	for range n {

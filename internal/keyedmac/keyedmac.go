@@ -53,18 +53,8 @@ func (f *Func) Sum(dst []byte, secret string, parts ...string) []byte {
 // AppendHex appends to dst the lower-case hex HMAC, keyed with secret, of the
 // concatenation of parts.
 func (f *Func) AppendHex(dst []byte, secret string, parts ...string) []byte {
-	p := f.pool(secret)
-	st := p.Get().(*state)
-	st.msg = st.msg[:0]
-	for _, s := range parts {
-		st.msg = append(st.msg, s...)
-	}
-	st.mac.Write(st.msg)
-	st.sum = st.mac.Sum(st.sum[:0])
-	st.mac.Reset()
-	dst = hex.AppendEncode(dst, st.sum)
-	p.Put(st)
-	return dst
+	var sum [64]byte // any hash up to 512 bits, on the stack
+	return hex.AppendEncode(dst, f.Sum(sum[:0], secret, parts...))
 }
 
 // Hex is the lower-case hex HMAC, keyed with secret, of the concatenation of parts.
