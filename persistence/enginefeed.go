@@ -200,6 +200,13 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMet
 	return out, rows.Err()
 }
 
+// scanColumn decodes v, column i of rows' current row, into dst the slow way: through the
+// connection's type map (what the in-place decoders decline).
+func scanColumn(rows pgx.Rows, i int, v []byte, dst any) error {
+	fd := rows.FieldDescriptions()[i]
+	return rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, dst)
+}
+
 // appendTextArray appends the elements of a one-dimensional text[] in PostgreSQL's binary
 // form to dst, as slices of b. It reports false for anything else (a NULL element, more
 // dimensions, a malformed value): the caller then decodes it the slow way.
@@ -351,8 +358,7 @@ func (qs *quotaScratch) read(ctx context.Context, tx pgx.Tx, ids []int64, out []
 		if v := rows.RawValues()[6]; v != nil {
 			var ok bool
 			if qs.codes, ok = appendInt4Array(qs.codes[:0], v); !binaryCodes || !ok {
-				fd := rows.FieldDescriptions()[6]
-				if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &qs.codes); err != nil {
+				if err := scanColumn(rows, 6, v, &qs.codes); err != nil {
 					rows.Close()
 					return err
 				}
@@ -362,8 +368,7 @@ func (qs *quotaScratch) read(ctx context.Context, tx pgx.Tx, ids []int64, out []
 		v := rows.RawValues()[7]
 		var ok bool
 		if qs.raw, ok = appendTextArray(qs.raw[:0], v); !binaryTexts || !ok {
-			fd := rows.FieldDescriptions()[7]
-			if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &qs.texts); err != nil {
+			if err := scanColumn(rows, 7, v, &qs.texts); err != nil {
 				rows.Close()
 				return err
 			}
