@@ -17,8 +17,8 @@ import (
 
 // TestSessionLookupByTID: an admitted session's tid names its id's block, and a callback's
 // lookup (alone, and coalesced) reads only the partitions of that block; a session whose tid
-// names no block or the wrong one (stored before tids carried blocks, a test session) is found
-// all the same, and an unknown tid is not found.
+// names no block or the wrong one (stored before tids carried blocks or before the block led
+// them, a test session) is found all the same, and an unknown tid is not found.
 func TestSessionLookupByTID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -82,17 +82,21 @@ func TestSessionLookupByTID(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, `SELECT id FROM sessions WHERE tid = $1`, tid).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	if tid[27:] != fmt.Sprintf("%05x", id>>20) {
+	if tid[:5] != fmt.Sprintf("%05x", id>>20) {
 		t.Errorf("tid %s of session %d does not name its block %x", tid, id, id>>20)
 	}
-	// A session stored with a tid that names another block (as any random tid would).
-	legacy := randomTID()[:27] + "fffff"
-	if _, err := db.StartTestSession(ctx, legacy, camp); err != nil {
-		t.Fatal(err)
+	// A session stored with a tid that names another block (as any random tid would), and
+	// one whose block trails its random digits, as tids had it until 2026-11-27.
+	legacy := "fffff" + randomTID()[:27]
+	trailing := randomTID()[:27] + fmt.Sprintf("%05x", id>>20)
+	for _, old := range []string{legacy, trailing} {
+		if _, err := db.StartTestSession(ctx, old, camp); err != nil {
+			t.Fatal(err)
+		}
 	}
 	unknown := randomTID()
 
-	for _, want := range []string{tid, legacy} {
+	for _, want := range []string{tid, legacy, trailing} {
 		s, err := db.SessionByTID(ctx, want)
 		if err != nil || s.TID != want {
 			t.Errorf("SessionByTID(%s) = %q, %v", want, s.TID, err)
@@ -103,7 +107,7 @@ func TestSessionLookupByTID(t *testing.T) {
 	}
 	r := db.NewSessionReader(2)
 	defer r.Close()
-	for _, want := range []string{tid, legacy, admit()} {
+	for _, want := range []string{tid, legacy, trailing, admit()} {
 		s, err := r.ByTID(ctx, want)
 		if err != nil || s.TID != want {
 			t.Errorf("reader ByTID(%s) = %q, %v", want, s.TID, err)

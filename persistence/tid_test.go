@@ -12,7 +12,7 @@ func TestSessionTID(t *testing.T) {
 	random := strings.Repeat("ab", 16)
 	for _, id := range []int64{1, 1<<20 - 1, 1 << 20, 123456789, 1<<40 - 1} {
 		tid := SessionTID(random, id)
-		if len(tid) != tidLen || tid[:tidLen-tidBlockLen] != random[:tidLen-tidBlockLen] {
+		if len(tid) != tidLen || tid[tidBlockLen:] != random[:tidLen-tidBlockLen] {
 			t.Errorf("id %d: tid %q does not keep the random part of %q", id, tid, random)
 		}
 		lo, hi, ok := tidBlock(tid)
@@ -23,7 +23,7 @@ func TestSessionTID(t *testing.T) {
 	if tid := SessionTID(random, 1<<40); tid != random {
 		t.Errorf("id 2^40: tid %q, want the random tid unchanged", tid)
 	}
-	for _, tid := range []string{"", "short", random + "0", strings.Repeat("z", 32), strings.Repeat("a", 27) + "-1234"} {
+	for _, tid := range []string{"", "short", random + "0", strings.Repeat("z", 32), "-1234" + strings.Repeat("a", 27)} {
 		if _, _, ok := tidBlock(tid); ok {
 			t.Errorf("tidBlock(%q) named a block", tid)
 		}
