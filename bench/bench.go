@@ -53,6 +53,9 @@ type Options struct {
 	// PartitionDays is the period of the sessions' partitions the seed lays out under a
 	// year of sessions (0: 30 days, serve's default).
 	PartitionDays int
+	// ColdCache leaves a database seeded with PastSessions as the seed left it, rather
+	// than reading what a serving database keeps in memory into it first (prewarm).
+	ColdCache bool
 	// EngineSizes are the market sizes of the in-process match benchmark (none: skipped).
 	EngineSizes        []int
 	EngineParticipants int
@@ -182,6 +185,7 @@ type Report struct {
 	Started     time.Time
 	Took        time.Duration
 	Seed        SeedStats
+	Prewarm     Prewarm // zero: nothing read before the load
 	Harvest     *Harvest
 	Phases      []*Phase
 	Engine      []EngineResult
@@ -283,6 +287,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
 	o.progress("seeded in %s: %v", rep.Seed.Took.Round(time.Millisecond), rep.Seed.Rows)
+	if o.PastSessions > 0 && !o.ColdCache {
+		if rep.Prewarm, err = prewarm(ctx, dbURL); err != nil {
+			return nil, fmt.Errorf("prewarm: %w", err)
+		}
+		o.progress("read %d relations (%s) into memory in %s", rep.Prewarm.Relations, mib(rep.Prewarm.Bytes), rep.Prewarm.Took.Round(time.Millisecond))
+	}
 	var stmts *statements
 	if o.Statements {
 		if stmts, err = openStatements(ctx, dbURL); err != nil {

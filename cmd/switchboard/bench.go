@@ -48,6 +48,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	quick := f.Bool("quick", false, "a tiny run for tests: 200 campaigns, 2,000 participants, 1 s phases")
 	f.BoolVar(&o.History, "history", o.History, "seed the participants' past sessions too")
 	f.Int64Var(&o.PastSessions, "past-sessions", 0, "also seed this many sessions of closed campaigns over the eleven months before the history (e.g. 100000000: a year of a marketplace), and time the sweeper, exports and insights on them")
+	f.BoolVar(&o.ColdCache, "cold-cache", false, "with --past-sessions, measure the database as the seed left it, without first reading what a serving database keeps in memory (the active months' session indexes, respondents) into it with pg_prewarm")
 	f.IntVar(&o.PartitionDays, "partition-days", 30, "with --past-sessions, the period of the sessions' partitions in days (serve's --session-partition-period sizes them; a month by default)")
 	engineSizes := f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
 	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
