@@ -291,7 +291,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if rep.Prewarm, err = prewarm(ctx, dbURL); err != nil {
 			return nil, fmt.Errorf("prewarm: %w", err)
 		}
-		o.progress("read %d relations (%s) into memory in %s", rep.Prewarm.Relations, mib(rep.Prewarm.Bytes), rep.Prewarm.Took.Round(time.Millisecond))
+		o.progress("read %d relations (%s, %s of it into shared buffers) into memory in %s", rep.Prewarm.Relations,
+			mib(rep.Prewarm.Bytes), mib(rep.Prewarm.Buffered), rep.Prewarm.Took.Round(time.Millisecond))
 	}
 	var stmts *statements
 	if o.Statements {

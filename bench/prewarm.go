@@ -13,7 +13,8 @@ import (
 // Prewarm is what Options.Prewarm read into memory before the load.
 type Prewarm struct {
 	Relations int
-	Bytes     int64
+	Bytes     int64 // read in all
+	Buffered  int64 // of which into shared buffers
 	Took      time.Duration
 }
 
@@ -27,15 +28,18 @@ const hotRelationsSQL = `WITH floor AS (
 	SELECT COALESCE(max(p.id_from), 0) AS id FROM session_partitions p
 	WHERE p.first_entered_at <= (SELECT min(created_at) FROM campaigns WHERE status = $1) - interval '1 hour'
 )
-SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid)
-	FROM session_partitions p CROSS JOIN floor JOIN pg_index i ON i.indrelid = to_regclass(p.name)
-	WHERE p.id_to > floor.id
-UNION ALL
-SELECT c.oid::regclass::text, pg_relation_size(c.oid) FROM pg_class c
-	WHERE c.oid = 'respondents'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'respondents'::regclass)`
+SELECT name, size FROM (
+	SELECT c.oid::regclass::text AS name, pg_relation_size(c.oid) AS size, 0 AS rank, 0::bigint AS id_from FROM pg_class c
+		WHERE c.oid = 'respondents'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'respondents'::regclass)
+	UNION ALL
+	SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid), 1, p.id_from
+		FROM session_partitions p CROSS JOIN floor JOIN pg_index i ON i.indrelid = to_regclass(p.name)
+		WHERE p.id_to > floor.id
+) h ORDER BY rank, id_from DESC, name`
 
-// prewarm reads the relations a serving database keeps in memory into the operating
-// system's cache, with PostgreSQL's pg_prewarm: a database that has served for a year has
+// prewarm reads the relations a serving database keeps in memory into shared buffers (as
+// many as fit in three quarters of them, respondents first, then the latest partitions'
+// indexes) and the rest into the operating system's cache, with PostgreSQL's pg_prewarm: a database that has served for a year has
 // them there, while one just seeded with a year of sessions (more than this machine's
 // memory) has the seed's last writes instead, and its first minutes of entries wait on the
 // disk for index pages (2.2 blocks read per admitted entry in the first year run with the
@@ -64,10 +68,17 @@ func prewarm(ctx context.Context, url string) (Prewarm, error) {
 	if err != nil {
 		return pw, err
 	}
+	var room int64
+	if err := conn.QueryRow(ctx, `SELECT setting::bigint * 8192 * 3 / 4 FROM pg_settings WHERE name = 'shared_buffers'`).Scan(&room); err != nil {
+		return pw, err
+	}
 	for _, r := range rels {
-		// 'read': synchronous reads into the kernel's cache (shared_buffers is a small
-		// share of memory, as on a production server).
-		if _, err := conn.Exec(ctx, "SELECT pg_prewarm($1::regclass, 'read')", r.Name); err != nil {
+		mode := "read" // into the kernel's cache
+		if r.Size <= room {
+			mode, room = "buffer", room-r.Size
+			pw.Buffered += r.Size
+		}
+		if _, err := conn.Exec(ctx, "SELECT pg_prewarm($1::regclass, $2)", r.Name, mode); err != nil {
 			return pw, fmt.Errorf("pg_prewarm %s: %w", r.Name, err)
 		}
 		pw.Relations++

@@ -15,7 +15,7 @@ import (
 // TestPrewarm: on a database seeded with past months, the relations read before the load
 // are respondents with its indexes and the indexes of the partitions holding the active
 // campaigns' sessions, not those of the months of closed campaigns before them; prewarm
-// reads each of them.
+// reads each of them, into shared buffers while they fit.
 func TestPrewarm(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.URL(t)
@@ -73,5 +73,9 @@ func TestPrewarm(t *testing.T) {
 	}
 	if pw.Relations != len(hot) || pw.Bytes <= 0 {
 		t.Errorf("prewarm read %d relations, %d bytes; want the %d of the hot set", pw.Relations, pw.Bytes, len(hot))
+	}
+	// The test cluster's shared buffers hold this small a hot set whole.
+	if pw.Buffered != pw.Bytes {
+		t.Errorf("prewarm read %d of %d bytes into shared buffers, want all", pw.Buffered, pw.Bytes)
 	}
 }

@@ -381,7 +381,7 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		w("; rows written with COPY in %s: %s", r.Seed.Took.Round(time.Millisecond), strings.Join(parts, ", "))
 	}
 	if pw := r.Prewarm; pw.Relations > 0 {
-		w("; before the load, what a serving database keeps in memory (the indexes of the sessions partitions holding the active campaigns' sessions, and respondents: %d relations, %s) was read into it with pg_prewarm in %s", pw.Relations, mib(pw.Bytes), pw.Took.Round(time.Millisecond))
+		w("; before the load, what a serving database keeps in memory (the indexes of the sessions partitions holding the active campaigns' sessions, and respondents: %d relations, %s) was read into it with pg_prewarm in %s, %s of it into shared buffers", pw.Relations, mib(pw.Bytes), pw.Took.Round(time.Millisecond), mib(pw.Buffered))
 	} else if o.PastSessions > 0 {
 		w("; the database was measured as the seed left it (--cold-cache: nothing read into memory before the load)")
 	}
