@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// Prewarm is what Options.Prewarm read into memory before the load.
+// Prewarm is what the bench read into memory before the load (none with Options.ColdCache).
 type Prewarm struct {
 	Relations int
 	Bytes     int64 // read in all
@@ -38,13 +38,13 @@ SELECT name, size FROM (
 ) h ORDER BY rank, id_from DESC, name`
 
 // prewarm reads the relations a serving database keeps in memory into shared buffers (as
-// many as fit in three quarters of them, respondents first, then the latest partitions'
-// indexes) and the rest into the operating system's cache, with PostgreSQL's pg_prewarm: a database that has served for a year has
-// them there, while one just seeded with a year of sessions (more than this machine's
-// memory) has the seed's last writes instead, and its first minutes of entries wait on the
-// disk for index pages (2.2 blocks read per admitted entry in the first year run with the
-// tid leading with its block). Only with a year of sessions: a smaller database is in
-// memory after its seed.
+// many as fit in three quarters of them: respondents first, then the latest partitions'
+// indexes) and the rest into the operating system's cache, with PostgreSQL's pg_prewarm. A
+// database that has served for a year has them there; one just seeded with a year of
+// sessions (more than this machine's memory) has the seed's last writes instead, and its
+// first minutes of entries wait on the disk for index pages (2.2 blocks read per admitted
+// entry in the first year run with tids leading with their block). Only with a year of
+// sessions: a smaller database is in memory after its seed.
 func prewarm(ctx context.Context, url string) (Prewarm, error) {
 	start := time.Now()
 	var pw Prewarm
