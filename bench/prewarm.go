@@ -20,13 +20,11 @@ type Prewarm struct {
 
 // hotRelationsSQL lists what every entry and callback reads on a serving database: the
 // indexes of the sessions partitions that hold sessions of the campaigns in field (those
-// from the floor of the oldest one up, as the entries' checks compute it: the latest
-// partition whose first session entered more than an hour before the campaign was
-// created), and respondents with its indexes. The months of closed campaigns below are not
+// from the floor of the oldest one up, as the entries' checks compute it with
+// persistence.SessionFloorSQL), and respondents with its indexes. The months of closed campaigns below are not
 // in it: a serving database reads them only for exports and insights.
-const hotRelationsSQL = `WITH floor AS (
-	SELECT COALESCE(max(p.id_from), 0) AS id FROM session_partitions p
-	WHERE p.first_entered_at <= (SELECT min(created_at) FROM campaigns WHERE status = $1) - interval '1 hour'
+var hotRelationsSQL = `WITH floor AS (
+	SELECT ` + persistence.SessionFloorSQL("(SELECT min(created_at) FROM campaigns WHERE status = $1)") + ` AS id
 )
 SELECT name, size FROM (
 	SELECT c.oid::regclass::text AS name, pg_relation_size(c.oid) AS size, 0 AS rank, 0::bigint AS id_from FROM pg_class c

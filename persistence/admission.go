@@ -100,10 +100,10 @@ const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_
 	FROM campaign_quotas WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`
 
 // offerSessionFloorSQL is the lowest id an offer's session in progress can have: that of
-// a session entered within OfferSessionAge (sessionFloorSQL). An offer's token lives 30
+// a session entered within OfferSessionAge (SessionFloorSQL). An offer's token lives 30
 // minutes, so its session entered within them; the lookup of an offer's session then reads
 // only the latest partitions, not a year of them.
-var offerSessionFloorSQL = sessionFloorSQL(`now() - interval '` + strconv.Itoa(int(OfferSessionAge/time.Second)) + ` seconds'`)
+var offerSessionFloorSQL = SessionFloorSQL(`now() - interval '` + strconv.Itoa(int(OfferSessionAge/time.Second)) + ` seconds'`)
 
 // OfferSessionAge is how long ago an offer's session may have been admitted and still be
 // resumed by following the offer's link again: longer than any offer token lives.
@@ -125,20 +125,20 @@ const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_pl
 // any (tid "" when none). An entry whose campaign does not exist returns no row.
 // A relationship is looked up from each side by its own index (an OR of both columns made
 // every entry read the whole relationships table). A campaign's sessions are looked for
-// above its floor (sessionFloorSQL), so that an entry reads the partitions of the months
+// above its floor (SessionFloorSQL), so that an entry reads the partitions of the months
 // the campaign has been in field, not a year of them.
 var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
 	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
 	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
 	c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
-		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test AND s.id >= ` + sessionFloorSQL("c.created_at") + `
+		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test AND s.id >= ` + SessionFloorSQL("c.created_at") + `
 		AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))),
 	EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.related_campaign_id WHERE r.campaign_id = c.id
 		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = rc.id
-			AND s.id >= ` + sessionFloorSQL("rc.created_at") + `))
+			AND s.id >= ` + SessionFloorSQL("rc.created_at") + `))
 	OR EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.campaign_id WHERE r.related_campaign_id = c.id
 		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = rc.id
-			AND s.id >= ` + sessionFloorSQL("rc.created_at") + `)),
+			AND s.id >= ` + SessionFloorSQL("rc.created_at") + `)),
 	COALESCE((SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p), ''),
 	COALESCE(o.tid, ''), COALESCE(o.respondent_id, ''), o.entered_at, COALESCE(o.quota_ids, '{}')
 	FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS e(c, p, n, i) JOIN campaigns c ON c.id = e.c

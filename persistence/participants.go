@@ -385,9 +385,9 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 			where, args = `(campaign_id = ANY($1) OR entered_at >= $2)`, []any{keep, since}
 		}
 		// Neither kind of entry is older than the oldest kept campaign or the activity
-		// window: the partitions of sessions before both are not read (sessionFloorSQL).
+		// window: the partitions of sessions before both are not read (SessionFloorSQL).
 		return tx.QueryRow(ctx, `SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM sessions WHERE id >= `+
-			sessionFloorSQL(`LEAST($1::timestamptz, (SELECT min(created_at) FROM campaigns WHERE id = ANY($2)))`),
+			SessionFloorSQL(`LEAST($1::timestamptz, (SELECT min(created_at) FROM campaigns WHERE id = ANY($2)))`),
 			since, keep).Scan(&first, &last)
 	})
 	if err != nil {

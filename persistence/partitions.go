@@ -15,7 +15,7 @@ import (
 // `switchboard sessions partitions` runs by hand. An insert whose id has no partition fails,
 // so the sweeper keeps PartitionPolicy.Ahead empty partitions above the sequence.
 
-// sessionFloorSQL is an SQL expression for the lowest id a session entered after the time
+// SessionFloorSQL is an SQL expression for the lowest id a session entered after the time
 // at (an SQL expression) can have: the start of the latest partition of sessions whose first
 // session entered more than sessionIDLag before at. Ids only grow, and a session's id is
 // drawn in the transaction that stores it, within seconds of its entered_at (that
@@ -24,8 +24,9 @@ import (
 // session of the campaign), it lets PostgreSQL skip at run time the partitions of the months
 // before the campaign existed: a year of them, on every entry's reentry and relationship
 // checks. A partition whose first entry is not recorded yet (EnsureSessionPartitions
-// records it) lowers the floor, never raises it.
-func sessionFloorSQL(at string) string {
+// records it) lowers the floor, never raises it. Exported for the bench, which reads into
+// memory the partitions that entries read.
+func SessionFloorSQL(at string) string {
 	return `(SELECT COALESCE(max(p.id_from), 0) FROM session_partitions p WHERE p.first_entered_at <= ` + at +
 		` - interval '` + strconv.Itoa(int(sessionIDLag/time.Second)) + ` seconds')`
 }

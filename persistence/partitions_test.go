@@ -409,7 +409,7 @@ func TestAnalyzeGrowingSessionPartition(t *testing.T) {
 
 // TestCampaignSessionFloor: an entry's reentry and relationship checks read a campaign's
 // sessions from the partition that held the sessions of an hour before the campaign was
-// created (sessionFloorSQL), not a year of partitions before it; and an id drawn a little
+// created (SessionFloorSQL), not a year of partitions before it; and an id drawn a little
 // before a newer partition's first entry is still read.
 func TestCampaignSessionFloor(t *testing.T) {
 	t.Parallel()

@@ -121,14 +121,14 @@ func (db *DB) PauseBrokenLinks(ctx context.Context, n int, scope BrokenLinkScope
 				SELECT count(*) AS n, min(x.entered_at) AS first FROM (
 					SELECT s.entered_at FROM sessions s
 					WHERE s.campaign_id = c2.id AND NOT s.is_test AND s.entered_at > c2.status_changed_at
-					AND s.id >= `+sessionFloorSQL("c2.status_changed_at")+`
+					AND s.id >= `+SessionFloorSQL("c2.status_changed_at")+`
 					AND s.entered_at < now() - make_interval(mins => 2 * c2.length_of_interview + 10)
 					ORDER BY s.entered_at DESC LIMIT $1) x
 			) w
 			WHERE c2.status = 2 AND w.n >= $1
 			AND ($2 OR c2.id = ANY($3) OR ($5::int > 0 AND c2.id % greatest($5::int, 1) = $4))
 			AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.campaign_id = c2.id AND NOT s.is_test
-				AND s.entered_at >= w.first AND s.outcome IS NOT NULL AND s.id >= `+sessionFloorSQL("w.first")+`)
+				AND s.entered_at >= w.first AND s.outcome IS NOT NULL AND s.id >= `+SessionFloorSQL("w.first")+`)
 		) broken
 		WHERE c.id = broken.id AND c.status = 2
 		RETURNING c.id, 2`, n, scope.All, scope.IDs, scope.Slice, scope.Slices)
