@@ -226,7 +226,12 @@ func TestPackedPanelAgreesWithReference(t *testing.T) {
 			case 3:
 				id := 1 + r.Int64N(nextID+2)
 				rec := ref.byID[id]
-				if got := pl.Touch(id, at); got != (rec != nil) {
+				if rec != nil && r.IntN(2) == 0 { // the offers answer's form: the row Lookup found
+					var looked engine.Participant
+					if !pl.LookupByID(id, &looked) || !pl.TouchDecoded(&looked, at) {
+						t.Fatalf("LookupByID then TouchDecoded(%d) = false", id)
+					}
+				} else if got := pl.Touch(id, at); got != (rec != nil) {
 					t.Fatalf("Touch(%d) = %v", id, got)
 				}
 				if rec != nil {

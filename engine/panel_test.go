@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -149,5 +150,54 @@ func TestPanelLookupAllocs(t *testing.T) {
 	}
 	if pl.LookupByID(10, &p) {
 		t.Fatal("LookupByID found an unknown id")
+	}
+}
+
+// TestTouchDecoded: TouchDecoded touches the participant its argument was decoded as;
+// one decoded by another panel is touched there by id, never at the row the first panel
+// found (which, with the same key in both panels, holds another participant).
+func TestTouchDecoded(t *testing.T) {
+	a, b := engine.NewPanel(), engine.NewPanel()
+	put := func(pl *engine.Panel, user string, id int64) {
+		t.Helper()
+		if _, err := pl.Upsert(1, user, engine.Participant{ID: id, CountryID: 1}, ruleNow); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(a, "u", 7)
+	// b's rows (a shard and a row in it) are all taken by others than 7, a's row of 7
+	// among them, the first row of each shard.
+	for i := range int64(1000) {
+		put(b, "w"+strconv.FormatInt(i, 10), 1000+i)
+	}
+	put(b, "v", 7)
+	last := func(pl *engine.Panel, id int64) int64 {
+		act, ok := pl.Activity(id)
+		if !ok {
+			t.Fatalf("%d missing", id)
+		}
+		return act.LastActive
+	}
+	var p engine.Participant
+	if !a.Lookup(1, "u", &p) || p.ID != 7 {
+		t.Fatalf("Lookup: %+v", p)
+	}
+	if !a.TouchDecoded(&p, ruleNow+60) || last(a, 7) != ruleNow+60 {
+		t.Fatalf("on its panel: last active %d, want %d", last(a, 7), ruleNow+60)
+	}
+	if !b.TouchDecoded(&p, ruleNow+120) || last(b, 7) != ruleNow+120 {
+		t.Fatalf("on another panel: last active %d, want %d", last(b, 7), ruleNow+120)
+	}
+	for id := int64(1000); id < 2000; id++ {
+		if last(b, id) != ruleNow {
+			t.Fatalf("on another panel, %d was touched in place of 7", id)
+		}
+	}
+	fresh := engine.Participant{ID: 7} // never decoded: touched by id
+	if !a.TouchDecoded(&fresh, ruleNow+180) || last(a, 7) != ruleNow+180 {
+		t.Fatalf("by id: last active %d, want %d", last(a, 7), ruleNow+180)
+	}
+	if (&engine.Panel{}).TouchDecoded(&engine.Participant{ID: 99}, ruleNow) {
+		t.Fatal("an unknown participant was touched")
 	}
 }

@@ -31,6 +31,9 @@ type Participant struct {
 	// the next.
 	codeBuf []int32
 	textBuf []byte
+	// row is the panel row this value was decoded from by Lookup or LookupByID, plus one
+	// (0: none), so that TouchDecoded need not find it again.
+	row uint32
 }
 
 // detached returns a copy of p that shares no memory with it: a participant decoded by the
