@@ -127,7 +127,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 	if ok {
 		writeRaw(ctx, body)
 		if profiled {
-			a.panel.Touch(p.ID, now)
+			a.panel.TouchDecoded(p, now)
 		}
 		scratchPool.Put(sc)
 		return
@@ -139,7 +139,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		a.noteMiss(pub.ID, user)
 	} else {
 		sc.buf = a.appendOffersAnswer(sc, pub, p, devType, device, now)
-		a.panel.Touch(p.ID, now)
+		a.panel.TouchDecoded(p, now)
 	}
 	writeRaw(ctx, sc.buf)
 	a.cache.set(key, pub.ID, user, devType, device, p, snap, now, sc.buf)
@@ -225,8 +225,8 @@ func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Parti
 		b = append(b, `,"support_url":`...)
 		b = append(b, sc.support...)
 		b = append(b, '}')
-		a.hot.record(o.EPC)
 	}
+	a.hot.record(sc.offers)
 	if len(sc.offers) == 0 {
 		return append(b, `],"player_eligibility":{"is_eligible":false,"reason":2,"comment":"no matching surveys"}}`...)
 	}

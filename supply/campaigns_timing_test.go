@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,9 +59,11 @@ func benchAPI(tb testing.TB, cacheTTL time.Duration) (*API, []string) {
 	a.urlProfile = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/profile?token=")
 	a.urlSupport = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+"/support?token=")
 	// A closed minute so that hot tiles are decided.
-	for i := range 1000 {
-		a.hot.record(float64(i) / 500)
+	served := make([]engine.Offer, 1000)
+	for i := range served {
+		served[i].EPC = float64(i) / 500
 	}
+	a.hot.record(served)
 	a.hot.roll()
 	return a, users
 }
@@ -183,6 +186,29 @@ func BenchmarkCampaigns(b *testing.B) {
 			req(i / 2)
 			i++
 		}
+	})
+	// "miss-parallel" is "miss" on every CPU at once, as the server runs it: what the
+	// handlers share (hot-tile sampling, the panel's locks, counters) costs here what
+	// cache lines moving between cores cost; ns/op is per answer, over all CPUs.
+	b.Run("miss-parallel", func(b *testing.B) {
+		a, users := benchAPI(b, -1)
+		var warm fasthttp.RequestCtx
+		for i := range 100 {
+			benchRequest(&warm, users[i%len(users)])
+			a.campaigns(&warm)
+		}
+		var next atomic.Int64
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			var ctx fasthttp.RequestCtx
+			i := int(next.Add(1)) * 7919
+			for pb.Next() {
+				benchRequest(&ctx, users[i%len(users)])
+				a.campaigns(&ctx)
+				i++
+			}
+		})
 	})
 	b.Run("unprofiled", func(b *testing.B) {
 		a, _ := benchAPI(b, -1)

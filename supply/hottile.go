@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/switchboard/switchboard/engine"
 )
 
 const (
@@ -21,15 +23,26 @@ type minuteSample struct {
 	v [hotSamplesPerMinute]atomic.Uint64 // float64 bits
 }
 
-func (m *minuteSample) add(epc float64) {
-	i := m.n.Add(1) - 1
-	if i >= hotSamplesPerMinute {
-		i = rand.Uint64N(i + 1)
-		if i >= hotSamplesPerMinute {
-			return
-		}
+// add adds the EPCs of one answer's offers: one atomic add reserves their places in the
+// minute's count, then each place past the reservoir's size replaces a random sample with
+// the reservoir's probability (an add per offer, on a counter that every core writes, was
+// the costliest shared write of an answer).
+func (m *minuteSample) add(offers []engine.Offer) {
+	n := uint64(len(offers))
+	if n == 0 {
+		return
 	}
-	m.v[i].Store(math.Float64bits(epc))
+	first := m.n.Add(n) - n
+	for k := range offers {
+		i := first + uint64(k)
+		if i >= hotSamplesPerMinute {
+			i = rand.Uint64N(i + 1)
+			if i >= hotSamplesPerMinute {
+				continue
+			}
+		}
+		m.v[i].Store(math.Float64bits(offers[k].EPC))
+	}
 }
 
 // hotTiles estimates the 90th percentile of the EPCs of offers served in the last hour: a
@@ -51,7 +64,8 @@ func newHotTiles() *hotTiles {
 	return h
 }
 
-func (h *hotTiles) record(epc float64) { h.cur.Load().add(epc) }
+// record samples the EPCs of the offers of one answer.
+func (h *hotTiles) record(offers []engine.Offer) { h.cur.Load().add(offers) }
 
 // isHot reports whether epc is in the top decile of the last hour.
 func (h *hotTiles) isHot(epc float64) bool {
