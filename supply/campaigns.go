@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/payout"
 )
 
@@ -141,8 +142,12 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		sc.buf = a.appendOffersAnswer(sc, pub, p, devType, device, now)
 		a.panel.TouchDecoded(p, now)
 	}
-	writeRaw(ctx, sc.buf)
 	a.cache.set(key, pub.ID, user, devType, device, p, snap, now, sc.buf)
+	// The answer is handed to the response, not copied into it: the response's buffer
+	// comes back in its place, for the next answer built in this scratch.
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType(httpio.ContentTypeJSON)
+	sc.buf = ctx.Response.SwapBody(sc.buf)[:0]
 	sc.p = engine.Participant{}
 	scratchPool.Put(sc)
 }
