@@ -172,6 +172,12 @@ func publicIP(ip netip.Addr, allowPrivate bool) bool {
 	if ip.Is4() {
 		return publicIPv4(ip.As4(), allowPrivate)
 	}
+	return publicByRules(ip, allowPrivate)
+}
+
+// publicByRules is publicIP by the address ranges' rules, for any address: IPv6's answer,
+// and the reference that publicIPv4's first-octet answer is tested against.
+func publicByRules(ip netip.Addr, allowPrivate bool) bool {
 	if !ip.IsValid() || ip.IsUnspecified() || ip.IsMulticast() {
 		return false
 	}
