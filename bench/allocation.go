@@ -24,18 +24,12 @@ type AllocationRound struct {
 
 // Ratio is balanced's offers throughput over greedy's in the round.
 func (a AllocationRound) Ratio() float64 {
-	if a.Greedy == nil || a.Balanced == nil || a.Greedy.Throughput <= 0 {
-		return 0
-	}
-	return a.Balanced.Throughput / a.Greedy.Throughput
+	return pairRatio([2]*Phase{a.Greedy, a.Balanced}, (*Phase).throughput)
 }
 
 // CPURatio is balanced's server CPU per request over greedy's in the round.
 func (a AllocationRound) CPURatio() float64 {
-	if a.Greedy == nil || a.Balanced == nil || a.Greedy.CPUPer1k() <= 0 {
-		return 0
-	}
-	return a.Balanced.CPUPer1k() / a.Greedy.CPUPer1k()
+	return pairRatio([2]*Phase{a.Greedy, a.Balanced}, (*Phase).CPUPer1k)
 }
 
 // Median is the median of xs (0 when empty); xs is sorted in place. The paired comparisons
@@ -68,13 +62,29 @@ func (r *Report) AllocationRatios() (throughput, cpu float64) {
 }
 
 // compareAllocation starts a serve child of each policy on the seeded database and runs
-// the offers closed loop (random participants) against them in o.CompareAllocation rounds,
-// the first policy first in odd rounds and second in even ones (greedy, balanced,
-// balanced, greedy, …), so that a drift of the machine's load falls on both. Both
-// children are loaded before the first round and stopped after the last. With o.Profile
-// each child's CPU profile of the last round is written to
+// the offers closed loop (random participants) against them in o.CompareAllocation rounds
+// (pairedOffers). With o.Profile each child's CPU profile of the last round is written to
 // Out/bench/server-cpu-<policy>.pprof.
 func compareAllocation(ctx context.Context, o Options, rep *Report, m *Market, dbURL, tmp string, pgPID int) error {
+	var opts [2]Options
+	for i, policy := range Policies {
+		opts[i] = o
+		opts[i].Allocation = policy
+	}
+	return pairedOffers(ctx, o, Policies, opts, o.CompareAllocation, m, dbURL, tmp, pgPID, func(round [2]*Phase) {
+		rep.Allocation = append(rep.Allocation, AllocationRound{Greedy: round[0], Balanced: round[1]})
+	})
+}
+
+// pairedOffers starts a serve child with each of opts on the seeded database (labels name
+// them in the progress lines and profiles) and runs the offers closed loop (random
+// participants) against them in rounds, the first child first in odd rounds and second in
+// even ones, so that a drift of the machine's load falls on both; each round is handed to
+// done. Both children are loaded before the first round and stopped after the last. With
+// o.Profile each child's CPU profile of the last round is written to
+// Out/bench/server-cpu-<label>.pprof.
+func pairedOffers(ctx context.Context, o Options, labels [2]string, opts [2]Options, rounds int, m *Market, dbURL, tmp string,
+	pgPID int, done func(round [2]*Phase)) error {
 	var servers [2]*server
 	var targets [2]*Target
 	var profiles [2]string
@@ -85,30 +95,28 @@ func compareAllocation(ctx context.Context, o Options, rep *Report, m *Market, d
 			}
 			servers[i].stop() // flushes the profile
 			if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-				_ = copyFile(path, filepath.Join(o.Out, "bench", "server-cpu-"+Policies[i]+".pprof"))
+				_ = copyFile(path, filepath.Join(o.Out, "bench", "server-cpu-"+labels[i]+".pprof"))
 			}
 		}
 	}()
-	for i, policy := range Policies {
+	for i, label := range labels {
 		addr, err := freeAddr()
 		if err != nil {
 			return err
 		}
-		po := o
-		po.Allocation = policy
 		if o.Profile {
-			profiles[i] = filepath.Join(tmp, "server-cpu-"+policy+".pprof")
+			profiles[i] = filepath.Join(tmp, "server-cpu-"+label+".pprof")
 		}
-		srv, err := startServer(ctx, po, addr, dbURL, profiles[i], filepath.Join(tmp, "server-"+policy+".log"))
+		srv, err := startServer(ctx, opts[i], addr, dbURL, profiles[i], filepath.Join(tmp, "server-"+label+".log"))
 		if err != nil {
-			return fmt.Errorf("%s serve child: %w", policy, err)
+			return fmt.Errorf("%s serve child: %w", label, err)
 		}
 		defer srv.stop()
-		o.progress("%s serve child pid %d on %s loaded in %s", policy, srv.pid(), addr, srv.loaded.Round(1e6))
+		o.progress("%s serve child pid %d on %s loaded in %s", label, srv.pid(), addr, srv.loaded.Round(1e6))
 		servers[i], targets[i] = srv, &Target{Addr: addr, PublicURL: "http://" + addr, Market: m}
 	}
-	for round := range o.CompareAllocation {
-		var a AllocationRound
+	for round := range rounds {
+		var pair [2]*Phase
 		order := []int{0, 1}
 		if round%2 == 1 {
 			order = []int{1, 0}
@@ -120,7 +128,7 @@ func compareAllocation(ctx context.Context, o Options, rep *Report, m *Market, d
 			client := NewClient(targets[i].Addr, o.Connections)
 			l := Load{Workers: o.Connections, Duration: o.Duration, Warmup: o.Warmup, Client: client,
 				Seed: uint64(o.Seed) + uint64(round)}
-			last := round == o.CompareAllocation-1 && profiles[i] != ""
+			last := round == rounds-1 && profiles[i] != ""
 			if last {
 				servers[i].signal(syscall.SIGUSR1)
 			}
@@ -128,17 +136,25 @@ func compareAllocation(ctx context.Context, o Options, rep *Report, m *Market, d
 			if last {
 				servers[i].signal(syscall.SIGUSR2)
 			}
-			p.Target = Policies[i]
-			if i == 0 {
-				a.Greedy = p
-			} else {
-				a.Balanced = p
-			}
-			o.progress("allocation round %d %-8s %9.0f req/s  p50 %7.2f ms  p99 %7.2f ms  server CPU %.3f s / 1k req  errors %d",
-				round+1, Policies[i], p.Throughput, p.P(0.5), p.P(0.99), p.CPUPer1k(), p.Errors)
+			p.Target = labels[i]
+			pair[i] = p
+			o.progress("round %d %-8s %9.0f req/s  p50 %7.2f ms  p99 %7.2f ms  server CPU %.3f s / 1k req  errors %d",
+				round+1, labels[i], p.Throughput, p.P(0.5), p.P(0.99), p.CPUPer1k(), p.Errors)
 		}
-		rep.Allocation = append(rep.Allocation, a)
-		o.progress("allocation round %d: balanced / greedy throughput %.3f, CPU per request %.3f", round+1, a.Ratio(), a.CPURatio())
+		done(pair)
+		o.progress("round %d: %s / %s throughput %.3f, CPU per request %.3f", round+1, labels[1], labels[0],
+			pairRatio(pair, (*Phase).throughput), pairRatio(pair, (*Phase).CPUPer1k))
 	}
 	return nil
 }
+
+// pairRatio is f of the round's second child over f of its first (0 when either is
+// missing or the first's is not positive).
+func pairRatio(pair [2]*Phase, f func(*Phase) float64) float64 {
+	if pair[0] == nil || pair[1] == nil || f(pair[0]) <= 0 {
+		return 0
+	}
+	return f(pair[1]) / f(pair[0])
+}
+
+func (p *Phase) throughput() float64 { return p.Throughput }

@@ -70,6 +70,12 @@ type Options struct {
 	// policies (0: none): after the other phases, the offers closed loop against a serve
 	// child of each policy on the same market, alternately (see compareAllocation).
 	CompareAllocation int
+	// CompareBinary is a baseline switchboard binary to compare this one with (""; none):
+	// after the other phases, the offers closed loop against a serve child of each on the
+	// same market, alternately, in CompareRounds rounds (see compareBinary).
+	CompareBinary string
+	// CompareRounds is the number of rounds of the comparison with CompareBinary (default 6).
+	CompareRounds int
 	// Binary is the switchboard binary to run `serve` from (default os.Executable()).
 	Binary string
 	// Profile runs the server through `switchboard bench _serve`, which is `serve` with a
@@ -207,6 +213,9 @@ type Report struct {
 	// Allocation are the rounds of the paired comparison of the allocation policies
 	// (Options.CompareAllocation; nil: not run).
 	Allocation []AllocationRound
+	// Binaries are the rounds of the paired comparison with a baseline binary
+	// (Options.CompareBinary; nil: not run).
+	Binaries []BinaryRound
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -256,6 +265,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		o.Binary = exe
+	}
+	if o.CompareBinary != "" && o.CompareRounds <= 0 {
+		o.CompareRounds = 6
 	}
 	rep := &Report{Options: o, Machine: DescribeMachine(), Started: time.Now()}
 	tmp, err := os.MkdirTemp("", "switchboard-bench-")
@@ -341,6 +353,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.CompareAllocation > 0 {
 		o.progress("comparing the allocation policies' offers in %d rounds", o.CompareAllocation)
 		if err := compareAllocation(ctx, o, rep, m, dbURL, tmp, pgPID); err != nil {
+			return rep, err
+		}
+	}
+	if o.CompareBinary != "" {
+		o.progress("comparing this binary's offers with %s in %d rounds", o.CompareBinary, o.CompareRounds)
+		if err := compareBinary(ctx, o, rep, m, dbURL, tmp, pgPID); err != nil {
 			return rep, err
 		}
 	}

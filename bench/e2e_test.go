@@ -31,9 +31,10 @@ func TestQuickRun(t *testing.T) {
 	out := filepath.Join(dir, "docs")
 	// The profile covers the callbacks phase: the write path's profile is taken too. A
 	// small year of past sessions has the sweeper, exports and insights timed on it; two
-	// rounds compare the allocation policies' offers.
+	// rounds compare the allocation policies' offers, two more this binary with a baseline
+	// (itself).
 	run := exec.CommandContext(ctx, bin, "bench", "--quick", "--profile-phase", "callbacks", "--past-sessions", "30000",
-		"--compare-allocation", "2", "--out", out)
+		"--compare-allocation", "2", "--compare-binary", bin, "--compare-rounds", "2", "--out", out)
 	run.Env = append(os.Environ(), "SWITCHBOARD_LOG_LEVEL=error")
 	var logs strings.Builder
 	run.Stdout, run.Stderr = &logs, &logs
@@ -74,6 +75,19 @@ func TestQuickRun(t *testing.T) {
 		}
 		if a.Throughput <= 0 || a.CPU <= 0 {
 			t.Errorf("allocation round %d: ratios %.3f, %.3f", a.Round, a.Throughput, a.CPU)
+		}
+	}
+	if len(s.Binaries) != 2 {
+		t.Errorf("%d rounds of the comparison with a baseline binary, want 2", len(s.Binaries))
+	}
+	for _, b := range s.Binaries {
+		for _, p := range []PhaseSummary{b.Baseline, b.This} {
+			if p.Requests == 0 || p.Errors > 0 || p.ServerCPU <= 0 {
+				t.Errorf("binary round %d: %d requests, %d errors, server CPU %.3f s", b.Round, p.Requests, p.Errors, p.ServerCPU)
+			}
+		}
+		if b.Throughput <= 0 || b.CPU <= 0 {
+			t.Errorf("binary round %d: ratios %.3f, %.3f", b.Round, b.Throughput, b.CPU)
 		}
 	}
 	seen := map[string]PhaseSummary{}
@@ -122,6 +136,9 @@ func TestQuickRun(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "### Allocation policies, paired") {
 		t.Errorf("performance.md lacks the allocation comparison:\n%s", md)
+	}
+	if !strings.Contains(string(md), "### This binary against a baseline, paired") {
+		t.Error("the report has no section for the comparison with a baseline binary")
 	}
 	if !strings.Contains(string(md), "CPU profile during the callbacks maximum-throughput phase") {
 		t.Errorf("performance.md does not give the callbacks phase's profile:\n%s", md)

@@ -85,6 +85,17 @@ type Summary struct {
 	// Allocation are the rounds of the paired comparison of the allocation policies (bench
 	// --compare-allocation).
 	Allocation []AllocationSummary `json:",omitempty"`
+	// Binaries are the rounds of the paired comparison with a baseline binary (bench
+	// --compare-binary).
+	Binaries []BinarySummary `json:",omitempty"`
+}
+
+// BinarySummary is one round of the paired comparison with a baseline binary in
+// results.json.
+type BinarySummary struct {
+	Round           int
+	Baseline, This  PhaseSummary
+	Throughput, CPU float64 // this / baseline
 }
 
 // AllocationSummary is one round of the paired comparison of the allocation policies in
@@ -321,6 +332,10 @@ func WriteReport(out string, r *Report) error {
 	for i, a := range r.Allocation {
 		sum.Allocation = append(sum.Allocation, AllocationSummary{Round: i + 1, Greedy: summarize(a.Greedy),
 			Balanced: summarize(a.Balanced), Throughput: a.Ratio(), CPU: a.CPURatio()})
+	}
+	for i, b := range r.Binaries {
+		sum.Binaries = append(sum.Binaries, BinarySummary{Round: i + 1, Baseline: summarize(b.Baseline),
+			This: summarize(b.This), Throughput: b.Ratio(), CPU: b.CPURatio()})
 	}
 	js, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
@@ -559,6 +574,19 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 			w("| %d | %.0f | %.0f | %.3f | %s / %s | %s / %s | %.3f / %.3f |\n", i+1, a.Greedy.Throughput, a.Balanced.Throughput, a.Ratio(),
 				fmtMS(a.Greedy.Hist.Quantile(0.5)), fmtMS(a.Greedy.Hist.Quantile(0.99)),
 				fmtMS(a.Balanced.Hist.Quantile(0.5)), fmtMS(a.Balanced.Hist.Quantile(0.99)), a.Greedy.CPUPer1k(), a.Balanced.CPUPer1k())
+		}
+		w("\n")
+	}
+	if len(r.Binaries) > 0 {
+		ratio, cpu := r.BinaryRatios()
+		w("### This binary against a baseline, paired\n\n")
+		w("After the phases above, a serve child of the baseline (`%s`) and one of this binary on the same database, the offers closed loop (random participants) against each in turn, %d rounds, the baseline first in odd rounds and second in even ones. Medians of the rounds' ratios, this / baseline: throughput **%.3f**, server CPU per request **%.3f**.\n\n",
+			r.Options.CompareBinary, len(r.Binaries), ratio, cpu)
+		w("| Round | baseline req/s | this req/s | this / baseline | baseline p50 / p99 ms | this p50 / p99 ms | server CPU s / 1k req: baseline / this |\n|---|--:|--:|--:|--:|--:|--:|\n")
+		for i, b := range r.Binaries {
+			w("| %d | %.0f | %.0f | %.3f | %s / %s | %s / %s | %.3f / %.3f |\n", i+1, b.Baseline.Throughput, b.This.Throughput, b.Ratio(),
+				fmtMS(b.Baseline.Hist.Quantile(0.5)), fmtMS(b.Baseline.Hist.Quantile(0.99)),
+				fmtMS(b.This.Hist.Quantile(0.5)), fmtMS(b.This.Hist.Quantile(0.99)), b.Baseline.CPUPer1k(), b.This.CPUPer1k())
 		}
 		w("\n")
 	}
