@@ -3,6 +3,7 @@ package supply
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -30,11 +31,17 @@ const (
 // campaigns, a panel of synthetic participants and one publisher.
 func benchAPI(tb testing.TB, cacheTTL time.Duration) (*API, []string) {
 	tb.Helper()
+	return benchAPIOf(tb, cacheTTL, benchCampaigns)
+}
+
+// benchAPIOf is benchAPI with a market of the given number of campaigns.
+func benchAPIOf(tb testing.TB, cacheTTL time.Duration, campaigns int) (*API, []string) {
+	tb.Helper()
 	eng := engine.New(nil)
-	eng.Load(synth.Market(benchCampaigns, 1))
+	eng.Load(synth.Market(campaigns, 1))
 	panel := engine.NewPanel()
 	users := make([]string, 0, benchParticipants)
-	for _, p := range synth.Participants(benchParticipants, 2, benchCampaigns) {
+	for _, p := range synth.Participants(benchParticipants, 2, campaigns) {
 		u := "user-" + strconv.FormatInt(p.ID, 10)
 		if _, err := panel.Upsert(1, u, p, synth.Now); err != nil {
 			tb.Fatal(err)
@@ -121,22 +128,7 @@ func TestBenchHarnessAnswers(t *testing.T) {
 func BenchmarkCampaigns(b *testing.B) {
 	b.Run("miss", func(b *testing.B) {
 		a, users := benchAPI(b, -1)
-		var ctx fasthttp.RequestCtx
-		for i := range 100 { // warm the pools
-			benchRequest(&ctx, users[i%len(users)])
-			a.campaigns(&ctx)
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		surveys := 0
-		i := 0
-		for b.Loop() {
-			benchRequest(&ctx, users[i%len(users)])
-			a.campaigns(&ctx)
-			surveys += len(ctx.Response.Body())
-			i++
-		}
-		b.ReportMetric(float64(surveys)/float64(i), "bytes/answer")
+		timeMiss(b, a, users)
 	})
 	b.Run("hit", func(b *testing.B) {
 		a, users := benchAPI(b, time.Minute)
@@ -187,28 +179,9 @@ func BenchmarkCampaigns(b *testing.B) {
 			i++
 		}
 	})
-	// "miss-parallel" is "miss" on every CPU at once, as the server runs it: what the
-	// handlers share (hot-tile sampling, the panel's locks, counters) costs here what
-	// cache lines moving between cores cost; ns/op is per answer, over all CPUs.
 	b.Run("miss-parallel", func(b *testing.B) {
 		a, users := benchAPI(b, -1)
-		var warm fasthttp.RequestCtx
-		for i := range 100 {
-			benchRequest(&warm, users[i%len(users)])
-			a.campaigns(&warm)
-		}
-		var next atomic.Int64
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			var ctx fasthttp.RequestCtx
-			i := int(next.Add(1)) * 7919
-			for pb.Next() {
-				benchRequest(&ctx, users[i%len(users)])
-				a.campaigns(&ctx)
-				i++
-			}
-		})
+		timeMissParallel(b, a, users)
 	})
 	b.Run("unprofiled", func(b *testing.B) {
 		a, _ := benchAPI(b, -1)
@@ -217,6 +190,60 @@ func BenchmarkCampaigns(b *testing.B) {
 		for b.Loop() {
 			benchRequest(&ctx, "nobody")
 			a.campaigns(&ctx)
+		}
+	})
+}
+
+// BenchmarkCampaignsMarket is "miss" and "miss-parallel" of BenchmarkCampaigns at 10k and
+// at 100k campaigns, the size of a large marketplace: what of an answer grows with the
+// market. Each size's market is built once (seconds at 100k).
+func BenchmarkCampaignsMarket(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		a, users := benchAPIOf(b, -1, n)
+		b.Run(fmt.Sprintf("campaigns=%d/miss", n), func(b *testing.B) { timeMiss(b, a, users) })
+		b.Run(fmt.Sprintf("campaigns=%d/miss-parallel", n), func(b *testing.B) { timeMissParallel(b, a, users) })
+	}
+}
+
+// timeMiss times answers computed one at a time (the cache off in a), users in turn.
+func timeMiss(b *testing.B, a *API, users []string) {
+	var ctx fasthttp.RequestCtx
+	for i := range 100 { // warm the pools
+		benchRequest(&ctx, users[i%len(users)])
+		a.campaigns(&ctx)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	surveys := 0
+	i := 0
+	for b.Loop() {
+		benchRequest(&ctx, users[i%len(users)])
+		a.campaigns(&ctx)
+		surveys += len(ctx.Response.Body())
+		i++
+	}
+	b.ReportMetric(float64(surveys)/float64(i), "bytes/answer")
+}
+
+// timeMissParallel is timeMiss on every CPU at once, as the server runs it: what the
+// handlers share (hot-tile sampling, the panel's locks, counters) costs here what cache
+// lines moving between cores cost; ns/op is per answer, over all CPUs.
+func timeMissParallel(b *testing.B, a *API, users []string) {
+	var warm fasthttp.RequestCtx
+	for i := range 100 {
+		benchRequest(&warm, users[i%len(users)])
+		a.campaigns(&warm)
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var ctx fasthttp.RequestCtx
+		i := int(next.Add(1)) * 7919
+		for pb.Next() {
+			benchRequest(&ctx, users[i%len(users)])
+			a.campaigns(&ctx)
+			i++
 		}
 	})
 }
