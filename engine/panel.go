@@ -577,7 +577,7 @@ func (pl *Panel) Lookup(publisherID int64, user string, dst *Participant) bool {
 	row, _, ok := s.find(h, publisherID, user)
 	if ok {
 		s.decode(row, dst)
-		dst.row = uint32(h%panelShards)<<rowBits | row + 1
+		dst.row = (uint32(h%panelShards)<<rowBits | row) + 1
 	}
 	s.mu.RUnlock()
 	return ok
