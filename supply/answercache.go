@@ -37,18 +37,20 @@ type answerCache struct {
 	hits, misses atomic.Uint64
 }
 
-// The head of a cached answer: what it was computed for, then the user and device ids.
+// A cached value is the answer followed by its tail: the user and device ids, then what it
+// was computed for, fixed-size, last (tailFixed bytes, offsets from its start), so that a hit
+// hands the value's first bytes to the response as they are, with no copy to strip a head.
 const (
-	headExpires     = 0  // unix nanoseconds after which it is not served
-	headPublisher   = 8  // publisher id
-	headParticipant = 16 // the panel's participant id, 0: not profiled
-	headSnap        = 24 // engine.Snapshot.Version the answer was computed from
-	headVersion     = 32 // the participant's panel version
-	headDevType     = 36
-	headUserLen     = 37
-	headDeviceLen   = 38
-	headFixed       = 39
-	answerHeadMax   = headFixed + 2*maxIdentifier
+	tailExpires     = 0  // unix nanoseconds after which it is not served
+	tailPublisher   = 8  // publisher id
+	tailParticipant = 16 // the panel's participant id, 0: not profiled
+	tailSnap        = 24 // engine.Snapshot.Version the answer was computed from
+	tailVersion     = 32 // the participant's panel version
+	tailDevType     = 36
+	tailUserLen     = 37
+	tailDeviceLen   = 38
+	tailFixed       = 39
+	answerTailMax   = 2*maxIdentifier + tailFixed
 )
 
 func newAnswerCache(ttl time.Duration, maxBytes int64) *answerCache {
@@ -98,39 +100,50 @@ func identityHash(seed maphash.Seed, pub int64, tag uint8, first, second []byte)
 }
 
 // get looks up key's answer at now (unix seconds): the cached value is appended to buf (its
-// capacity reused), and body, within it, is the answer when ok, that is when the answer was
-// computed for this very identity, participant version and snapshot within the TTL.
+// capacity reused), and body, its first bytes, is the answer when ok, that is when the
+// answer was computed for this very identity, participant version and snapshot within the
+// TTL.
 func (ac *answerCache) get(buf []byte, key uint64, pub int64, user []byte, devType uint8, device []byte,
 	p *engine.Participant, snap uint64, now int64) (_ []byte, body []byte, ok bool) {
 	if ac.ring == nil {
 		return buf, nil, false
 	}
 	v, found := ac.ring.Get(buf[:0], key)
-	if !found || !ac.current(v, pub, user, devType, device, p, snap, now) {
+	n := 0
+	if found {
+		n = ac.answerLen(v, pub, user, devType, device, p, snap, now)
+	}
+	if n < 0 || !found {
 		ac.misses.Add(1)
 		return v, nil, false
 	}
 	ac.hits.Add(1)
-	return v, v[headFixed+int(v[headUserLen])+int(v[headDeviceLen]):], true
+	return v, v[:n], true
 }
 
-// current reports whether cached value v is an answer for this identity, participant and
-// snapshot, not expired at now (unix seconds).
-func (ac *answerCache) current(v []byte, pub int64, user []byte, devType uint8, device []byte,
-	p *engine.Participant, snap uint64, now int64) bool {
-	if len(v) < headFixed {
-		return false
+// answerLen returns the length of the answer that cached value v holds when it is an answer
+// for this identity, participant and snapshot, not expired at now (unix seconds); -1 when it
+// is not.
+func (ac *answerCache) answerLen(v []byte, pub int64, user []byte, devType uint8, device []byte,
+	p *engine.Participant, snap uint64, now int64) int {
+	if len(v) < tailFixed {
+		return -1
 	}
-	nu, nd := int(v[headUserLen]), int(v[headDeviceLen])
-	if len(v) < headFixed+nu+nd || nu != len(user) || nd != len(device) {
-		return false
+	t := v[len(v)-tailFixed:]
+	nu, nd := int(t[tailUserLen]), int(t[tailDeviceLen])
+	n := len(v) - tailFixed - nu - nd
+	if n < 0 || nu != len(user) || nd != len(device) {
+		return -1
 	}
 	id, version := participantVersion(p)
 	le := binary.LittleEndian
-	return now*int64(time.Second) < int64(le.Uint64(v[headExpires:])) &&
-		int64(le.Uint64(v[headPublisher:])) == pub && int64(le.Uint64(v[headParticipant:])) == id &&
-		le.Uint64(v[headSnap:]) == snap && le.Uint32(v[headVersion:]) == version && v[headDevType] == devType &&
-		string(v[headFixed:headFixed+nu]) == string(user) && string(v[headFixed+nu:headFixed+nu+nd]) == string(device)
+	if now*int64(time.Second) < int64(le.Uint64(t[tailExpires:])) &&
+		int64(le.Uint64(t[tailPublisher:])) == pub && int64(le.Uint64(t[tailParticipant:])) == id &&
+		le.Uint64(t[tailSnap:]) == snap && le.Uint32(t[tailVersion:]) == version && t[tailDevType] == devType &&
+		string(v[n:n+nu]) == string(user) && string(v[n+nu:n+nu+nd]) == string(device) {
+		return n
+	}
+	return -1
 }
 
 // set caches body as key's answer at now (unix seconds), when admit lets it.
@@ -139,18 +152,19 @@ func (ac *answerCache) set(key uint64, pub int64, user []byte, devType uint8, de
 	if ac.ring == nil || !ac.admit(key, now) || len(user) > maxIdentifier || len(device) > maxIdentifier {
 		return
 	}
-	var head [answerHeadMax]byte
+	var tail [answerTailMax]byte
+	n := copy(tail[:], user)
+	n += copy(tail[n:], device)
+	t := tail[n : n+tailFixed]
 	le := binary.LittleEndian
 	id, version := participantVersion(p)
-	le.PutUint64(head[headExpires:], uint64(now*int64(time.Second)+int64(ac.ttl)))
-	le.PutUint64(head[headPublisher:], uint64(pub))
-	le.PutUint64(head[headParticipant:], uint64(id))
-	le.PutUint64(head[headSnap:], snap)
-	le.PutUint32(head[headVersion:], version)
-	head[headDevType], head[headUserLen], head[headDeviceLen] = devType, byte(len(user)), byte(len(device))
-	n := headFixed + copy(head[headFixed:], user)
-	n += copy(head[n:], device)
-	ac.ring.Set(key, head[:n], body)
+	le.PutUint64(t[tailExpires:], uint64(now*int64(time.Second)+int64(ac.ttl)))
+	le.PutUint64(t[tailPublisher:], uint64(pub))
+	le.PutUint64(t[tailParticipant:], uint64(id))
+	le.PutUint64(t[tailSnap:], snap)
+	le.PutUint32(t[tailVersion:], version)
+	t[tailDevType], t[tailUserLen], t[tailDeviceLen] = devType, byte(len(user)), byte(len(device))
+	ac.ring.Set(key, body, tail[:n+tailFixed])
 }
 
 // participantVersion returns the id and panel version of p, or 0, 0 for nil.

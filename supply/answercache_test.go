@@ -68,6 +68,7 @@ func TestAnswerCacheAdmission(t *testing.T) {
 		p         *engine.Participant
 	}{
 		{2, "u1", "d1", 1, p}, {1, "u2", "d1", 1, p}, {1, "u1", "d2", 1, p}, {1, "u1", "", 1, p}, {1, "u1", "d1", 2, p},
+		{1, "u1d", "1", 1, p}, {1, "u", "1d1", 1, p}, // the same bytes split otherwise
 		{1, "u1", "d1", 1, &engine.Participant{ID: 1, Version: 1}}, {1, "u1", "d1", 1, nil},
 	} {
 		if _, b, ok := ac.get(nil, key, c.pub, []byte(c.user), c.devType, []byte(c.dev), c.p, snap, now+31); ok {

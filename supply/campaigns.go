@@ -126,7 +126,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 	hit, body, ok := a.cache.get(sc.buf, key, pub.ID, user, devType, device, p, snap, now)
 	sc.buf = hit[:0]
 	if ok {
-		writeRaw(ctx, body)
+		sc.handOver(ctx, body)
 		if profiled {
 			a.panel.TouchDecoded(p, now)
 		}
@@ -143,13 +143,18 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		a.panel.TouchDecoded(p, now)
 	}
 	a.cache.set(key, pub.ID, user, devType, device, p, snap, now, sc.buf)
-	// The answer is handed to the response, not copied into it: the response's buffer
-	// comes back in its place, for the next answer built in this scratch.
-	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.SetContentType(httpio.ContentTypeJSON)
-	sc.buf = ctx.Response.SwapBody(sc.buf)[:0]
+	sc.handOver(ctx, sc.buf)
 	sc.p = engine.Participant{}
 	scratchPool.Put(sc)
+}
+
+// handOver answers 200 with body, which is sc.buf or its first bytes: the buffer is handed
+// to the response, not copied into it, and the response's own buffer comes back as sc.buf
+// for the next answer built in this scratch.
+func (sc *reqScratch) handOver(ctx *fasthttp.RequestCtx, body []byte) {
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType(httpio.ContentTypeJSON)
+	sc.buf = ctx.Response.SwapBody(body)[:0]
 }
 
 // deviceHash returns engine.HashDeviceID(device) computed into sc, without allocating for

@@ -67,11 +67,12 @@ func (c *Cache) shard(key uint64) *shard {
 	return &c.shards[(key>>32)%uint64(len(c.shards))]
 }
 
-// Set stores head followed by body as the value of key, replacing any value it had. A value
-// larger than a quarter of a shard's ring is not stored (and key's old value is dropped).
-func (c *Cache) Set(key uint64, head, body []byte) {
+// Set stores first followed by second as the value of key, replacing any value it had (two
+// parts, so that a caller need not join them first). A value larger than a quarter of a
+// shard's ring is not stored (and key's old value is dropped).
+func (c *Cache) Set(key uint64, first, second []byte) {
 	s := c.shard(key)
-	size := uint64(entryHead + len(head) + len(body))
+	size := uint64(entryHead + len(first) + len(second))
 	ringLen := uint64(len(s.ring))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -91,8 +92,8 @@ func (c *Cache) Set(key uint64, head, body []byte) {
 		s.sweep(c, s.pos+size)
 	}
 	b := s.ring[off : off+size]
-	binary.LittleEndian.PutUint32(b, uint32(len(head)+len(body)))
-	copy(b[entryHead+copy(b[entryHead:], head):], body)
+	binary.LittleEndian.PutUint32(b, uint32(len(first)+len(second)))
+	copy(b[entryHead+copy(b[entryHead:], first):], second)
 	s.idx[key] = s.pos
 	s.pos += size
 }
