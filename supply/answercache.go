@@ -15,8 +15,8 @@ import (
 // computed from are still current, so an impanel, a recorded entry or a buyer change
 // retires it at once; otherwise it lives for the TTL. A dropped entry only costs a recompute.
 //
-// The answers are kept in rings of bytes (internal/ringcache), each with a head naming what
-// it was computed for: caching an answer allocates nothing, so a high rate of answers does
+// The answers are kept in rings of bytes (internal/ringcache), each followed by a tail naming
+// what it was computed for: caching an answer allocates nothing, so a high rate of answers does
 // not make the garbage collector run (it did, every few seconds, with a heap object per
 // answer, and the requests that met a collection made the offers' tail latency).
 //
@@ -26,7 +26,7 @@ import (
 // second of the last miss), remembers the misses. A participant's second request in the TTL
 // is computed and cached, the third on are hits. Collisions only make the filter forget a
 // key (one more miss) or, with a matching 32-bit fingerprint, admit one early: never a wrong
-// answer, which get rules out by comparing the head's full identity.
+// answer, which get rules out by comparing the tail's full identity.
 type answerCache struct {
 	ring *ringcache.Cache // nil: no cache
 	ttl  time.Duration
