@@ -23,14 +23,12 @@ type AllocationRound struct {
 }
 
 // Ratio is balanced's offers throughput over greedy's in the round.
-func (a AllocationRound) Ratio() float64 {
-	return pairRatio([2]*Phase{a.Greedy, a.Balanced}, (*Phase).throughput)
-}
+func (a AllocationRound) Ratio() float64 { return pairRatio(a.pair(), (*Phase).throughput) }
 
 // CPURatio is balanced's server CPU per request over greedy's in the round.
-func (a AllocationRound) CPURatio() float64 {
-	return pairRatio([2]*Phase{a.Greedy, a.Balanced}, (*Phase).CPUPer1k)
-}
+func (a AllocationRound) CPURatio() float64 { return pairRatio(a.pair(), (*Phase).CPUPer1k) }
+
+func (a AllocationRound) pair() [2]*Phase { return [2]*Phase{a.Greedy, a.Balanced} }
 
 // Median is the median of xs (0 when empty); xs is sorted in place. The paired comparisons
 // and the market simulator report medians over rounds and seeds.
@@ -48,13 +46,17 @@ func Median(xs []float64) float64 {
 
 // AllocationRatios are the medians over the rounds of the throughput and CPU ratios
 // (balanced / greedy; 0 when no round ran).
-func (r *Report) AllocationRatios() (throughput, cpu float64) {
+func (r *Report) AllocationRatios() (throughput, cpu float64) { return pairMedians(r.Allocation) }
+
+// pairMedians are the medians over the rounds of a paired comparison of the throughput and
+// CPU ratios, the second child of pair() over the first (rounds without a ratio left out).
+func pairMedians[R interface{ pair() [2]*Phase }](rounds []R) (throughput, cpu float64) {
 	var ts, cs []float64
-	for _, a := range r.Allocation {
-		if x := a.Ratio(); x > 0 {
+	for _, r := range rounds {
+		if x := pairRatio(r.pair(), (*Phase).throughput); x > 0 {
 			ts = append(ts, x)
 		}
-		if x := a.CPURatio(); x > 0 {
+		if x := pairRatio(r.pair(), (*Phase).CPUPer1k); x > 0 {
 			cs = append(cs, x)
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// TestAllocationRatios checks the paired comparison's medians: per-round ratios of
-// balanced over greedy, the median over an odd and an even number of rounds, and a round
+// TestAllocationRatios checks the paired comparisons' medians: per-round ratios of
+// balanced over greedy (and of this binary over a baseline), the median over an odd and an even number of rounds, and a round
 // without requests left out.
 func TestAllocationRatios(t *testing.T) {
 	// phase answers rps requests/s over a 10 s window, spending cpu seconds per 1,000.
@@ -31,10 +31,18 @@ func TestAllocationRatios(t *testing.T) {
 		{"a round without answers", []AllocationRound{round(1000, 980, 0.1, 0.1), round(0, 500, 0, 0.1)}, 0.98, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Report{Allocation: tc.rounds}
+			// The same rounds as a comparison with a baseline binary (greedy's place).
+			var binaries []BinaryRound
+			for _, a := range tc.rounds {
+				binaries = append(binaries, BinaryRound{Baseline: a.Greedy, This: a.Balanced})
+			}
+			r := &Report{Allocation: tc.rounds, Binaries: binaries}
 			th, cpu := r.AllocationRatios()
 			if math.Abs(th-tc.throughput) > 1e-9 || math.Abs(cpu-tc.cpu) > 1e-9 {
 				t.Fatalf("ratios %.4f, %.4f; want %.4f, %.4f", th, cpu, tc.throughput, tc.cpu)
+			}
+			if bth, bcpu := r.BinaryRatios(); bth != th || bcpu != cpu {
+				t.Fatalf("binary ratios %.4f, %.4f; want %.4f, %.4f", bth, bcpu, th, cpu)
 			}
 		})
 	}

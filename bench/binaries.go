@@ -12,29 +12,16 @@ type BinaryRound struct {
 }
 
 // Ratio is this binary's offers throughput over the baseline's in the round.
-func (b BinaryRound) Ratio() float64 {
-	return pairRatio([2]*Phase{b.Baseline, b.This}, (*Phase).throughput)
-}
+func (b BinaryRound) Ratio() float64 { return pairRatio(b.pair(), (*Phase).throughput) }
 
 // CPURatio is this binary's server CPU per request over the baseline's in the round.
-func (b BinaryRound) CPURatio() float64 {
-	return pairRatio([2]*Phase{b.Baseline, b.This}, (*Phase).CPUPer1k)
-}
+func (b BinaryRound) CPURatio() float64 { return pairRatio(b.pair(), (*Phase).CPUPer1k) }
+
+func (b BinaryRound) pair() [2]*Phase { return [2]*Phase{b.Baseline, b.This} }
 
 // BinaryRatios are the medians over the rounds of the throughput and CPU ratios (this /
 // baseline; 0 when no round ran).
-func (r *Report) BinaryRatios() (throughput, cpu float64) {
-	var ts, cs []float64
-	for _, b := range r.Binaries {
-		if x := b.Ratio(); x > 0 {
-			ts = append(ts, x)
-		}
-		if x := b.CPURatio(); x > 0 {
-			cs = append(cs, x)
-		}
-	}
-	return Median(ts), Median(cs)
-}
+func (r *Report) BinaryRatios() (throughput, cpu float64) { return pairMedians(r.Binaries) }
 
 // compareBinary starts a serve child of o.CompareBinary (the baseline) and one of this
 // binary on the seeded database, both with o's serve options, and runs the offers closed

@@ -64,31 +64,30 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("year: %s: %d %s, error %q", op.Name, op.Size, op.Unit, op.Err)
 		}
 	}
+	// Each round of a paired comparison: both children answered, without errors, and
+	// the ratios are set.
+	round := func(kind string, n int, ps [2]PhaseSummary, throughput, cpu float64) {
+		t.Helper()
+		for _, p := range ps {
+			if p.Requests == 0 || p.Errors > 0 || p.ServerCPU <= 0 {
+				t.Errorf("%s round %d: %d requests, %d errors, server CPU %.3f s", kind, n, p.Requests, p.Errors, p.ServerCPU)
+			}
+		}
+		if throughput <= 0 || cpu <= 0 {
+			t.Errorf("%s round %d: ratios %.3f, %.3f", kind, n, throughput, cpu)
+		}
+	}
 	if len(s.Allocation) != 2 {
 		t.Errorf("%d rounds of the allocation comparison, want 2", len(s.Allocation))
 	}
 	for _, a := range s.Allocation {
-		for _, p := range []PhaseSummary{a.Greedy, a.Balanced} {
-			if p.Requests == 0 || p.Errors > 0 || p.ServerCPU <= 0 {
-				t.Errorf("allocation round %d: %d requests, %d errors, server CPU %.3f s", a.Round, p.Requests, p.Errors, p.ServerCPU)
-			}
-		}
-		if a.Throughput <= 0 || a.CPU <= 0 {
-			t.Errorf("allocation round %d: ratios %.3f, %.3f", a.Round, a.Throughput, a.CPU)
-		}
+		round("allocation", a.Round, [2]PhaseSummary{a.Greedy, a.Balanced}, a.Throughput, a.CPU)
 	}
 	if len(s.Binaries) != 2 {
 		t.Errorf("%d rounds of the comparison with a baseline binary, want 2", len(s.Binaries))
 	}
 	for _, b := range s.Binaries {
-		for _, p := range []PhaseSummary{b.Baseline, b.This} {
-			if p.Requests == 0 || p.Errors > 0 || p.ServerCPU <= 0 {
-				t.Errorf("binary round %d: %d requests, %d errors, server CPU %.3f s", b.Round, p.Requests, p.Errors, p.ServerCPU)
-			}
-		}
-		if b.Throughput <= 0 || b.CPU <= 0 {
-			t.Errorf("binary round %d: ratios %.3f, %.3f", b.Round, b.Throughput, b.CPU)
-		}
+		round("binary", b.Round, [2]PhaseSummary{b.Baseline, b.This}, b.Throughput, b.CPU)
 	}
 	seen := map[string]PhaseSummary{}
 	for _, p := range s.Phases {

@@ -569,26 +569,14 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		w("### Allocation policies, paired\n\n")
 		w("After the phases above, a serve child of each policy (`--allocation greedy` and `--allocation balanced`) on the same database, the offers closed loop (random participants) against each in turn, %d rounds, greedy first in odd rounds and second in even ones. Medians of the rounds' ratios, balanced / greedy: throughput **%.3f**, server CPU per request **%.3f**.\n\n",
 			len(r.Allocation), ratio, cpu)
-		w("| Round | greedy req/s | balanced req/s | balanced / greedy | greedy p50 / p99 ms | balanced p50 / p99 ms | server CPU s / 1k req: greedy / balanced |\n|---|--:|--:|--:|--:|--:|--:|\n")
-		for i, a := range r.Allocation {
-			w("| %d | %.0f | %.0f | %.3f | %s / %s | %s / %s | %.3f / %.3f |\n", i+1, a.Greedy.Throughput, a.Balanced.Throughput, a.Ratio(),
-				fmtMS(a.Greedy.Hist.Quantile(0.5)), fmtMS(a.Greedy.Hist.Quantile(0.99)),
-				fmtMS(a.Balanced.Hist.Quantile(0.5)), fmtMS(a.Balanced.Hist.Quantile(0.99)), a.Greedy.CPUPer1k(), a.Balanced.CPUPer1k())
-		}
-		w("\n")
+		writePairTable(w, Policies, r.Allocation)
 	}
 	if len(r.Binaries) > 0 {
 		ratio, cpu := r.BinaryRatios()
 		w("### This binary against a baseline, paired\n\n")
 		w("After the phases above, a serve child of the baseline (`%s`) and one of this binary on the same database, the offers closed loop (random participants) against each in turn, %d rounds, the baseline first in odd rounds and second in even ones. Medians of the rounds' ratios, this / baseline: throughput **%.3f**, server CPU per request **%.3f**.\n\n",
 			r.Options.CompareBinary, len(r.Binaries), ratio, cpu)
-		w("| Round | baseline req/s | this req/s | this / baseline | baseline p50 / p99 ms | this p50 / p99 ms | server CPU s / 1k req: baseline / this |\n|---|--:|--:|--:|--:|--:|--:|\n")
-		for i, b := range r.Binaries {
-			w("| %d | %.0f | %.0f | %.3f | %s / %s | %s / %s | %.3f / %.3f |\n", i+1, b.Baseline.Throughput, b.This.Throughput, b.Ratio(),
-				fmtMS(b.Baseline.Hist.Quantile(0.5)), fmtMS(b.Baseline.Hist.Quantile(0.99)),
-				fmtMS(b.This.Hist.Quantile(0.5)), fmtMS(b.This.Hist.Quantile(0.99)), b.Baseline.CPUPer1k(), b.This.CPUPer1k())
-		}
-		w("\n")
+		writePairTable(w, [2]string{"baseline", "this"}, r.Binaries)
 	}
 	w("### CPU profile\n\n")
 	if r.Profile != "" {
@@ -605,6 +593,21 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		w("\n")
 	}
 	return b.String()
+}
+
+// writePairTable writes the rounds of a paired comparison as a table, labels naming the two
+// serve children in the order of pair().
+func writePairTable[R interface{ pair() [2]*Phase }](w func(string, ...any), labels [2]string, rounds []R) {
+	a, b := labels[0], labels[1]
+	w("| Round | %s req/s | %s req/s | %s / %s | %s p50 / p99 ms | %s p50 / p99 ms | server CPU s / 1k req: %s / %s |\n|---|--:|--:|--:|--:|--:|--:|\n",
+		a, b, b, a, a, b, a, b)
+	for i, r := range rounds {
+		p := r.pair()
+		w("| %d | %.0f | %.0f | %.3f | %s / %s | %s / %s | %.3f / %.3f |\n", i+1, p[0].Throughput, p[1].Throughput,
+			pairRatio(p, (*Phase).throughput), fmtMS(p[0].Hist.Quantile(0.5)), fmtMS(p[0].Hist.Quantile(0.99)),
+			fmtMS(p[1].Hist.Quantile(0.5)), fmtMS(p[1].Hist.Quantile(0.99)), p[0].CPUPer1k(), p[1].CPUPer1k())
+	}
+	w("\n")
 }
 
 func orDash(s string) string {
