@@ -67,7 +67,7 @@ func prewarm(ctx context.Context, url string) (Prewarm, error) {
 		return pw, err
 	}
 	var room int64
-	if err := conn.QueryRow(ctx, `SELECT setting::bigint * 8192 * 3 / 4 FROM pg_settings WHERE name = 'shared_buffers'`).Scan(&room); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT setting::bigint * current_setting('block_size')::bigint * 3 / 4 FROM pg_settings WHERE name = 'shared_buffers'`).Scan(&room); err != nil {
 		return pw, err
 	}
 	for _, r := range rels {
