@@ -433,6 +433,7 @@ func copyHistory(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, r *ra
 	stream := synth.NewParticipantStream(m.panelSeed, len(cs))
 	var p engine.Participant
 	done, ei := 0, 0
+	counts := newDailyCounts(len(cs), now)
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
 		[]string{"tid", "campaign_id", "buyer_id", "publisher_id", "participant_id", "entered_at", "outcome", "outcome_at", "respondent_id"},
 		pgx.CopyFromFunc(func() ([]any, error) {
@@ -451,14 +452,73 @@ func copyHistory(ctx context.Context, tx pgx.Tx, m *Market, now time.Time, r *ra
 				tidBuf[j] = byte(r.Uint32())
 			}
 			b := m.buyer(c.BuyerID).ID
+			out, outAt := outcomes[r.IntN(len(outcomes))], at.Add(time.Duration(c.LOI)*time.Minute)
+			counts.add(c.ID, outAt, out == outcome.Complete)
 			return []any{hex.EncodeToString(tidBuf[:]), c.ID, b, m.Publisher.ID, p.ID,
-				at, outcomes[r.IntN(len(outcomes))], at.Add(time.Duration(c.LOI) * time.Minute), seedRespondentID(b, p.ID)}, nil
+				at, out, outAt, seedRespondentID(b, p.ID)}, nil
 		}))
 	rows["sessions"] += n
 	if err != nil {
 		return fmt.Errorf("copy sessions: %w", err)
 	}
+	if err := counts.copy(ctx, tx, rows); err != nil {
+		return err
+	}
 	return copyRespondents(ctx, tx, m, rows)
+}
+
+// dailyCounts tallies the market's seeded outcomes per campaign and UTC day of the outcome,
+// as serve's callbacks count them in campaign_daily_counts: a campaign's learned conversion
+// and its sessions so far (which decide whether the balanced allocation still explores it)
+// come from there, so a seed without them would leave every campaign looking brand new
+// beside a month of its own sessions.
+type dailyCounts struct {
+	firstDay int64   // UTC day of index 0
+	days     int     // days per campaign
+	n        []int32 // (campaign-1)*days+day: outcomes, completes
+}
+
+// newDailyCounts covers campaigns 1..campaigns over the days of the history (30 days before
+// now, the outcomes up to a day after their entries).
+func newDailyCounts(campaigns int, now time.Time) *dailyCounts {
+	const days = 33
+	return &dailyCounts{firstDay: now.Unix()/86400 - 31, days: days, n: make([]int32, campaigns*days*2)}
+}
+
+func (d *dailyCounts) add(campaignID int64, at time.Time, complete bool) {
+	day := int(at.Unix()/86400 - d.firstDay)
+	if day < 0 || day >= d.days {
+		panic(fmt.Sprintf("seed: outcome at %v outside the history's days", at))
+	}
+	i := (int(campaignID-1)*d.days + day) * 2
+	d.n[i]++
+	if complete {
+		d.n[i+1]++
+	}
+}
+
+// copy writes the tallies' nonzero rows to campaign_daily_counts.
+func (d *dailyCounts) copy(ctx context.Context, tx pgx.Tx, rows map[string]int64) error {
+	i := 0
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"campaign_daily_counts"}, []string{"campaign_id", "day", "outcomes", "completes"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			for ; i < len(d.n); i += 2 {
+				if d.n[i] == 0 {
+					continue
+				}
+				k := i / 2
+				day := time.Unix((d.firstDay+int64(k%d.days))*86400, 0).UTC()
+				row := []any{int64(k/d.days) + 1, day, d.n[i], d.n[i+1]}
+				i += 2
+				return row, nil
+			}
+			return nil, nil
+		}))
+	rows["campaign_daily_counts"] += n
+	if err != nil {
+		return fmt.Errorf("copy campaign_daily_counts: %w", err)
+	}
+	return nil
 }
 
 // copyRespondents writes the respondent id each buyer knows each participant by, for every

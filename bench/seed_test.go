@@ -183,6 +183,20 @@ func TestSeedStreamsThePanel(t *testing.T) {
 		t.Fatalf("%d respondents for %d (buyer, participant) pairs in sessions; %d sessions without their respondent id",
 			respondents, pairs, mismatched)
 	}
+	// The campaigns' daily counts are their sessions' outcomes, as serve's callbacks count
+	// them: what the engine learns conversion and sessions so far from.
+	var days, differ int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM campaign_daily_counts), count(*) FROM (
+		  SELECT campaign_id, (outcome_at AT TIME ZONE 'UTC')::date AS day, count(*) AS outcomes,
+		    count(*) FILTER (WHERE outcome = 'complete') AS completes
+		  FROM sessions WHERE outcome IS NOT NULL GROUP BY 1, 2) s
+		FULL JOIN campaign_daily_counts d USING (campaign_id, day)
+		WHERE s.outcomes IS DISTINCT FROM d.outcomes OR s.completes IS DISTINCT FROM d.completes`).Scan(&days, &differ); err != nil {
+		t.Fatal(err)
+	}
+	if days == 0 || differ != 0 {
+		t.Fatalf("%d campaign days counted, %d of them unlike the sessions' outcomes", days, differ)
+	}
 }
 
 // The past sessions are the months before the market's own history: ids 1..PastSessions in
