@@ -67,11 +67,12 @@ type Options struct {
 	// policies' offer throughput can be compared on the same market.
 	Allocation string
 	// CompareAllocation is the number of rounds of the paired comparison of the allocation
-	// policies (0: none): after the other phases, the offers closed loop against a serve
+	// policies (0: none): before the other phases, on the market as seeded, the offers
+	// closed loop against a serve
 	// child of each policy on the same market, alternately (see compareAllocation).
 	CompareAllocation int
 	// CompareBinary is a baseline switchboard binary to compare this one with (""; none):
-	// after the other phases, the offers closed loop against a serve child of each on the
+	// before the other phases, the offers closed loop against a serve child of each on the
 	// same market, alternately, in CompareRounds rounds (see compareBinary).
 	CompareBinary string
 	// CompareRounds is the number of rounds of the comparison with CompareBinary (default 6).
@@ -307,6 +308,26 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		defer stmts.close()
 	}
 
+	// The paired comparisons run first, on the market as seeded, with no other server
+	// running: the entry and callback phases below fill the quotas of the campaigns the
+	// main server's policy offers most (each up to its seeded room), and a market one
+	// policy has reshaped is not even ground for the other.
+	if o.CompareAllocation > 0 || o.CompareBinary != "" {
+		pgPID := PostmasterPID(pg.DataDir())
+		if o.CompareAllocation > 0 {
+			o.progress("comparing the allocation policies' offers in %d rounds", o.CompareAllocation)
+			if err := compareAllocation(ctx, o, rep, m, dbURL, tmp, pgPID); err != nil {
+				return rep, err
+			}
+		}
+		if o.CompareBinary != "" {
+			o.progress("comparing this binary's offers with %s in %d rounds", o.CompareBinary, o.CompareRounds)
+			if err := compareBinary(ctx, o, rep, m, dbURL, tmp, pgPID); err != nil {
+				return rep, err
+			}
+		}
+	}
+
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -347,21 +368,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if st := ReadProc(srv.pid()); st.Valid {
 		rep.ServerHWM = st.HWM
 	}
-	// Stopped before the comparison, so that its background work (sweeper, refreshes) weighs
-	// on neither of the compared children.
 	srv.stop()
-	if o.CompareAllocation > 0 {
-		o.progress("comparing the allocation policies' offers in %d rounds", o.CompareAllocation)
-		if err := compareAllocation(ctx, o, rep, m, dbURL, tmp, pgPID); err != nil {
-			return rep, err
-		}
-	}
-	if o.CompareBinary != "" {
-		o.progress("comparing this binary's offers with %s in %d rounds", o.CompareBinary, o.CompareRounds)
-		if err := compareBinary(ctx, o, rep, m, dbURL, tmp, pgPID); err != nil {
-			return rep, err
-		}
-	}
 	if profile != "" {
 		if fi, err := os.Stat(profile); err == nil && fi.Size() > 0 {
 			dst := filepath.Join(o.Out, "bench", "server-cpu.pprof")

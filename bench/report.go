@@ -567,14 +567,14 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 	if len(r.Allocation) > 0 {
 		ratio, cpu := r.AllocationRatios()
 		w("### Allocation policies, paired\n\n")
-		w("After the phases above, a serve child of each policy (`--allocation greedy` and `--allocation balanced`) on the same database, the offers closed loop (random participants) against each in turn, %d rounds, greedy first in odd rounds and second in even ones. Medians of the rounds' ratios, balanced / greedy: throughput **%.3f**, server CPU per request **%.3f**.\n\n",
+		w("Before the phases above, on the market as seeded (before the entry phases filled some of its quotas), a serve child of each policy (`--allocation greedy` and `--allocation balanced`) on the same database, the offers closed loop (random participants) against each in turn, %d rounds, greedy first in odd rounds and second in even ones. Medians of the rounds' ratios, balanced / greedy: throughput **%.3f**, server CPU per request **%.3f**.\n\n",
 			len(r.Allocation), ratio, cpu)
 		writePairTable(w, Policies, r.Allocation)
 	}
 	if len(r.Binaries) > 0 {
 		ratio, cpu := r.BinaryRatios()
 		w("### This binary against a baseline, paired\n\n")
-		w("After the phases above, a serve child of the baseline (`%s`) and one of this binary on the same database, the offers closed loop (random participants) against each in turn, %d rounds, the baseline first in odd rounds and second in even ones. Medians of the rounds' ratios, this / baseline: throughput **%.3f**, server CPU per request **%.3f**.\n\n",
+		w("Before the phases above, on the market as seeded, a serve child of the baseline (`%s`) and one of this binary on the same database, the offers closed loop (random participants) against each in turn, %d rounds, the baseline first in odd rounds and second in even ones. Medians of the rounds' ratios, this / baseline: throughput **%.3f**, server CPU per request **%.3f**.\n\n",
 			r.Options.CompareBinary, len(r.Binaries), ratio, cpu)
 		writePairTable(w, [2]string{"baseline", "this"}, r.Binaries)
 	}

@@ -57,11 +57,11 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.StringVar(&o.WALCompression, "wal-compression", "", "wal_compression of the bench's PostgreSQL cluster (e.g. lz4; default PostgreSQL's, off)")
 	f.BoolVar(&o.Statements, "statements", false, "log each phase's costliest PostgreSQL statements (pg_stat_statements)")
 	f.StringVar(&o.Binary, "binary", "", "switchboard binary to run serve from (default: this one)")
-	f.StringVar(&o.CompareBinary, "compare-binary", "", "after the other phases, rounds of offers against a serve child of this baseline binary and one of this binary on the same market, alternately (same schema; default: none)")
+	f.StringVar(&o.CompareBinary, "compare-binary", "", "before the other phases (on the market as seeded), rounds of offers against a serve child of this baseline binary and one of this binary on the same market, alternately (same schema; default: none)")
 	f.IntVar(&o.CompareRounds, "compare-rounds", 6, "rounds of the --compare-binary comparison")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "", "--memory-limit of the serve child, e.g. 3GiB or off (default: serve's own, 80% of the cgroup's or machine's memory)")
 	f.StringVar(&o.Allocation, "allocation", "", "--allocation of the serve child: greedy or balanced (default: serve's own)")
-	f.IntVar(&o.CompareAllocation, "compare-allocation", 0, "after the other phases, rounds of offers against a greedy and a balanced serve child on the same market, alternately (0: none)")
+	f.IntVar(&o.CompareAllocation, "compare-allocation", 0, "before the other phases (on the market as seeded), rounds of offers against a greedy and a balanced serve child on the same market, alternately (0: none)")
 	mix := f.String("mix", "100:5:4", "offers:entries:callbacks proportion of the mix scenario")
 	f.Int64Var(&o.Seed, "seed", o.Seed, "seed of the synthetic market and the load")
 	if err := f.parse(args); err != nil {
