@@ -543,6 +543,6 @@ func (part *partition) order(seq uint64, w, x []float64) *rankOrder {
 	for i, s := range ord.slots {
 		ord.keys[i] = keys[s]
 	}
-	ord.placeExplorers(part)
+	ord.place(part)
 	return ord
 }

@@ -556,10 +556,11 @@ func TestSupplyIndependentOfPanelLayout(t *testing.T) {
 }
 
 // TestExplorersFollowTheOrder: the walk skips an exploring campaign by what its rank
-// order lists at the campaign's position (its exploration cap and id), so that list must
-// follow the order through every way it is republished: the build, a weight refresh in
-// place, a partial reorder after raised bounds and a full re-sort. A stale entry would
-// skip an eligible campaign or misjudge another's draw.
+// order lists at the campaign's position (its exploration cap and id), and refuses a
+// campaign by the gate listed there, so those lists must follow the order through every
+// way it is republished: the build, a weight refresh in place, a partial reorder after
+// raised bounds and a full re-sort. A stale entry would skip an eligible campaign or
+// misjudge another's draw.
 func TestExplorersFollowTheOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(34, 55))
 	var nextQuota int64
@@ -568,9 +569,9 @@ func TestExplorersFollowTheOrder(t *testing.T) {
 		cs, ctr, e, _ := balancedMarket(t, r, m, 40+r.IntN(60), 150+r.IntN(150), 40, &nextQuota)
 		check := func(stage string) {
 			t.Helper()
-			x, bad := e.Snapshot().ExplorersInStep()
+			x, bad := e.Snapshot().PositionsInStep()
 			if bad != "" {
-				t.Fatalf("market %d after %s: explorer at %s out of step with the order", m, stage, bad)
+				t.Fatalf("market %d after %s: explorer or gate at %s out of step with the order", m, stage, bad)
 			}
 			exploring += x
 		}

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // SetPanelCompactMin lowers the garbage a panel shard tolerates before it
 // compacts its arena, so that a small test reaches compaction; it returns
@@ -46,19 +49,27 @@ func (s *Snapshot) RefreshOrders() {
 	}
 }
 
-// ExplorersInStep returns how many positions of the rank orders of s name an
+// PositionsInStep returns how many positions of the rank orders of s name an
 // exploring campaign, and the first position whose explorer entry is not its
-// slot's exploration cap and campaign id, as "country/position", or "" when
-// every order is in step.
-func (s *Snapshot) ExplorersInStep() (exploring int, bad string) {
+// slot's exploration cap and campaign id or whose gate is not its slot's, as
+// "country/position", or "" when every order is in step.
+func (s *Snapshot) PositionsInStep() (exploring int, bad string) {
 	for id, c := range s.parts {
 		for _, p := range []*partition{c.base, c.delta} {
 			if p == nil {
 				continue
 			}
 			ord := p.ord.Load()
-			if (ord.x == nil) != (ord.explorers == nil) {
-				return exploring, fmt.Sprintf("%d: explorers %v with caps %v", id, ord.explorers != nil, ord.x != nil)
+			if some := slices.ContainsFunc(ord.x, func(x float64) bool { return x > 0 }); some != (ord.explorers != nil) {
+				return exploring, fmt.Sprintf("%d: explorers %v with exploring campaigns %v", id, ord.explorers != nil, some)
+			}
+			if len(ord.gates) != len(ord.slots) {
+				return exploring, fmt.Sprintf("%d: %d gates for %d positions", id, len(ord.gates), len(ord.slots))
+			}
+			for i, g := range ord.gates {
+				if g != p.gates[ord.slots[i]] {
+					return exploring, fmt.Sprintf("%d/%d gate", id, i)
+				}
 			}
 			for i, e := range ord.explorers {
 				slot := ord.slots[i]

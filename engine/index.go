@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,8 @@ type partition struct {
 	byID   map[int64]idRef
 	blocks []int32
 
+	gates []gate // by slot
+
 	ord        atomic.Pointer[rankOrder]
 	ordMu      sync.Mutex // serializes publishing a new order
 	refreshing atomic.Bool
@@ -66,6 +69,37 @@ type rankOrder struct {
 	// skip an exploring campaign without touching its slot's arrays: its
 	// exploration cap and campaign id (x 0: not exploring). Nil under greedy.
 	explorers []explorer
+	// gates lists each position's gate (partition.gates of its slot), so
+	// that the walk refuses most ineligible campaigns reading in sequence.
+	gates []gate
+}
+
+// gate is what the walk can refuse a campaign by without reading its slot's
+// arrays, which lie at random in memory: the devices it accepts, and one
+// question that every one of its non-global quotas conditions by codes
+// 0..127 alone, with the union of those conditions' masks. A participant
+// with none of those codes matches none of its quotas. Walks under the
+// balanced allocation meet many campaigns few participants qualify for
+// (docs/allocation.md), and most are refused here.
+type gate struct {
+	mask    [2]uint64
+	qs      uint32
+	devices uint8 // 0: all
+	coded   bool  // qs and mask hold a question
+	never   bool  // no non-global quota: never open
+}
+
+// refuses reports whether the campaign cannot be offered to a participant
+// with device and answers compiled in pm.
+func (g *gate) refuses(pm [][2]uint64, device uint8) bool {
+	if g.never || g.devices != 0 && g.devices&device == 0 {
+		return true
+	}
+	if !g.coded {
+		return false
+	}
+	m := &pm[g.qs]
+	return m[0]&g.mask[0]|m[1]&g.mask[1] == 0
 }
 
 // explorer is one position of rankOrder.explorers.
@@ -74,10 +108,15 @@ type explorer struct {
 	id int64
 }
 
-// placeExplorers fills ord.explorers from its slots once they are final.
-func (ord *rankOrder) placeExplorers(p *partition) {
-	if ord.x == nil {
-		return
+// place fills what ord keeps by position (gates, explorers) from its slots
+// once they are final.
+func (ord *rankOrder) place(p *partition) {
+	ord.gates = make([]gate, len(ord.slots))
+	for i, s := range ord.slots {
+		ord.gates[i] = p.gates[s]
+	}
+	if !slices.ContainsFunc(ord.x, func(x float64) bool { return x > 0 }) {
+		return // greedy, or no campaign exploring: the walk skips the check
 	}
 	ord.explorers = make([]explorer, len(ord.slots))
 	for i, s := range ord.slots {
@@ -309,9 +348,77 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 	}
 	p.codes, p.shorts, p.texts, p.spans, p.posts = pb.layout()
 	p.indexRelations()
-	ord.placeExplorers(p)
+	p.placeGates()
+	ord.place(p)
 	p.ord.Store(ord)
 	return p
+}
+
+// placeGates computes every slot's gate. Of the questions every non-global
+// quota of a campaign conditions by codes alone, the gate keeps the one
+// likely to refuse the most participants: the fewest codes in the union of
+// the campaign's masks against the codes any condition of the partition
+// names for that question (two genders of two, a decade of ages of eighty).
+func (p *partition) placeGates() {
+	names := make([]int, len(p.qids)) // codes named per question slot
+	{
+		all := make([][2]uint64, len(p.qids))
+		for i := range p.conds {
+			c := &p.conds[i]
+			all[c.qs][0] |= c.mask[0]
+			all[c.qs][1] |= c.mask[1]
+		}
+		for i, m := range all {
+			names[i] = bits.OnesCount64(m[0]) + bits.OnesCount64(m[1])
+		}
+	}
+	p.gates = make([]gate, len(p.camps))
+	for s := range p.camps {
+		m := &p.camps[s]
+		g := &p.gates[s]
+		g.devices = m.devices
+		if m.q0 == m.g0 {
+			g.never = true
+			continue
+		}
+		best := 2.0
+		first := &p.quotas[m.q0]
+		for c := first.c0; c < first.c0+first.nc; c++ {
+			qs := p.conds[c].qs
+			union, ok := p.unionOn(m, qs)
+			if !ok {
+				continue
+			}
+			n := bits.OnesCount64(union[0]) + bits.OnesCount64(union[1])
+			if share := float64(n) / float64(max(names[qs], 1)); share < best {
+				best = share
+				g.coded, g.qs, g.mask = true, qs, union
+			}
+		}
+	}
+}
+
+// unionOn returns the union of the masks by which every non-global quota of
+// campaign m conditions question slot qs by codes alone (its first such
+// condition), and false when one of them has no such condition.
+func (p *partition) unionOn(m *campMeta, qs uint32) ([2]uint64, bool) {
+	var union [2]uint64
+	for q := m.q0; q < m.g0; q++ {
+		qm := &p.quotas[q]
+		found := false
+		for c := qm.c0; c < qm.c0+qm.nc; c++ {
+			if cd := &p.conds[c]; cd.qs == qs && !cd.posted {
+				union[0] |= cd.mask[0]
+				union[1] |= cd.mask[1]
+				found = true
+				break
+			}
+		}
+		if !found {
+			return union, false
+		}
+	}
+	return union, true
 }
 
 // compile turns a condition into its mask and postings.
@@ -481,7 +588,7 @@ func (p *partition) reorder(old *rankOrder, seq uint64, ids []int64) *rankOrder 
 		slots[k], keys[k] = ms[j].slot, ms[j].key
 		k++
 	}
-	ord.placeExplorers(p)
+	ord.place(p)
 	return ord
 }
 
@@ -494,9 +601,11 @@ func (p *partition) bytes() int {
 		cap(p.quotas)*int(unsafe.Sizeof(quotaMeta{})) + cap(p.qdefs)*8 +
 		cap(p.conds)*int(unsafe.Sizeof(condMeta{})) +
 		cap(p.posts)*4 + cap(p.spans)*int(unsafe.Sizeof(span{})) + cap(p.blocks)*4 +
+		cap(p.gates)*int(unsafe.Sizeof(gate{})) +
 		p.codes.bytes() + p.shorts.bytes()
 	if o := p.ord.Load(); o != nil {
-		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8 + cap(o.explorers)*int(unsafe.Sizeof(explorer{}))
+		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8 + cap(o.explorers)*int(unsafe.Sizeof(explorer{})) +
+			cap(o.gates)*int(unsafe.Sizeof(gate{}))
 	}
 	for k := range p.texts {
 		n += int(unsafe.Sizeof(k)+unsafe.Sizeof(span{})) + mapEntryOverhead + len(k.text)

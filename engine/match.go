@@ -165,12 +165,12 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 			break // no campaign left can beat the worst offer kept
 		}
 		if fromDelta {
-			if c := do.slots[j]; dc.sc.flags(c) == 0 && !(full && do.explorers != nil && outdrawn(do, j, p.ID, top.worst(), share)) {
+			if c := do.slots[j]; !do.gates[j].refuses(dc.sc.pm, p.Device) && dc.sc.flags(c) == 0 && !(full && do.explorers != nil && outdrawn(do, j, p.ID, top.worst(), share)) {
 				ctry.delta.evaluate(&dc, c)
 			}
 			j++
 		} else {
-			if c := bo.slots[i]; sc.flags(c) == 0 && !(full && bo.explorers != nil && outdrawn(bo, i, p.ID, top.worst(), share)) {
+			if c := bo.slots[i]; !bo.gates[i].refuses(sc.pm, p.Device) && sc.flags(c) == 0 && !(full && bo.explorers != nil && outdrawn(bo, i, p.ID, top.worst(), share)) {
 				base.evaluate(&ec, c)
 			}
 			i++
