@@ -68,8 +68,8 @@ type Options struct {
 	Allocation string
 	// CompareAllocation is the number of rounds of the paired comparison of the allocation
 	// policies (0: none): before the other phases, on the market as seeded, the offers
-	// closed loop against a serve
-	// child of each policy on the same market, alternately (see compareAllocation).
+	// closed loop against a serve child of each policy on the same market, alternately
+	// (see compareAllocation).
 	CompareAllocation int
 	// CompareBinary is a baseline switchboard binary to compare this one with (""; none):
 	// before the other phases, the offers closed loop against a serve child of each on the
