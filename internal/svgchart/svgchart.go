@@ -21,6 +21,14 @@ type Series struct {
 	Name   string
 	Points []Point
 	Dashed bool
+	// Bare draws the line without a dot at each point: for a long series sampled over time.
+	Bare bool
+}
+
+// Mark is a vertical line across a LineChart at X with a label: when something began.
+type Mark struct {
+	X     float64
+	Label string
 }
 
 // LineChart is a chart of lines over numeric axes, either of them logarithmic.
@@ -29,6 +37,8 @@ type LineChart struct {
 	Desc                  string // the text alternative's longer part (<desc>); empty: none
 	LogX, LogY            bool
 	Series                []Series
+	// Marks are drawn behind the series, their labels written upwards from the plot's foot.
+	Marks []Mark
 }
 
 // Bar is one bar of a BarChart.
@@ -201,6 +211,14 @@ func (c LineChart) render(inline bool) []byte {
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`+"\n", marginL, marginT, pw, ph)
 	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", marginL+pw/2, chartH-12, esc(c.XLabel))
 	fmt.Fprintf(&b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", marginT+ph/2, esc(c.YLabel))
+	for _, m := range c.Marks {
+		if (c.LogX && m.X <= 0) || math.IsNaN(m.X) || m.X < xlo || m.X > xhi {
+			continue
+		}
+		x := sx(m.X)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#999" stroke-dasharray="2 3"/>`+"\n", x, marginT, x, marginT+ph)
+		fmt.Fprintf(&b, `<text transform="translate(%.1f %.1f) rotate(-90)" font-size="10" fill="#555">%s</text>`+"\n", x+10, marginT+ph-4, esc(m.Label))
+	}
 	for i, s := range c.Series {
 		col := palette[i%len(palette)]
 		var pts []string
@@ -217,6 +235,9 @@ func (c LineChart) render(inline bool) []byte {
 		if len(pts) > 0 {
 			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
 			for _, p := range pts {
+				if s.Bare {
+					break // a dot per sample would hide the line
+				}
 				x, y, _ := strings.Cut(p, ",")
 				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", x, y, col)
 			}

@@ -2,6 +2,7 @@ package svgchart
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,8 @@ func TestSVGWellFormed(t *testing.T) {
 		}}.SVG(),
 		"loglog": LineChart{Title: "engine", LogX: true, LogY: true, Series: []Series{{Name: "p50", Points: []Point{{1000, 3}, {10000, 20}, {100000, 300}}}}}.SVG(),
 		"empty":  LineChart{Title: "nothing"}.SVG(),
+		"marks": LineChart{Title: "memory", Series: []Series{{Name: "rss", Bare: true, Points: []Point{{0, 10}, {5, 40}, {9, 30}}}},
+			Marks: []Mark{{0, "ready"}, {4, "offers <max>"}, {-3, "before the axis"}, {math.NaN(), "nan"}}}.SVG(),
 		"flat":   LineChart{Title: "one point", Series: []Series{{Name: "a", Points: []Point{{5, 5}}}}}.SVG(),
 		"bars":   BarChart{Title: "throughput", Unit: "req/s", Bars: []Bar{{"offers", 20000, "70% of floor"}, {"floor <x>", 30000, ""}, {"zero", 0, ""}}}.SVG(),
 		"nobars": BarChart{Title: "none"}.SVG(),
@@ -32,6 +35,28 @@ func TestSVGWellFormed(t *testing.T) {
 		if bytes.Contains(doc, []byte("NaN")) || bytes.Contains(doc, []byte("Inf")) {
 			t.Errorf("%s: contains NaN or Inf coordinates", name)
 		}
+	}
+}
+
+// TestMarksAndBareSeries: a mark inside the axis is a line and its label, one outside it
+// is not drawn; a bare series is a line without dots.
+func TestMarksAndBareSeries(t *testing.T) {
+	c := LineChart{Title: "m", Series: []Series{{Name: "rss", Bare: true, Points: []Point{{0, 1}, {10, 3}, {20, 2}}}},
+		Marks: []Mark{{5, "offers"}, {15, "entries &"}, {500, "after the axis"}}}
+	doc := string(c.SVG())
+	wellFormed(t, "marks", []byte(doc))
+	if strings.Contains(doc, "<circle") {
+		t.Errorf("a bare series drew dots:\n%s", doc)
+	}
+	if !strings.Contains(doc, ">offers</text>") || !strings.Contains(doc, ">entries &amp;</text>") || strings.Contains(doc, "after the axis") {
+		t.Errorf("marks drawn wrong:\n%s", doc)
+	}
+	if n := strings.Count(doc, `stroke-dasharray="2 3"`); n != 2 {
+		t.Errorf("%d mark lines, want 2", n)
+	}
+	c.Series[0].Bare = false
+	if n := strings.Count(string(c.SVG()), "<circle"); n != 3 {
+		t.Errorf("%d dots on a plain series of 3 points, want 3", n)
 	}
 }
 
