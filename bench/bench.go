@@ -217,6 +217,10 @@ type Report struct {
 	// Binaries are the rounds of the paired comparison with a baseline binary
 	// (Options.CompareBinary; nil: not run).
 	Binaries []BinaryRound
+	// Memory is the serve process's RSS sampled every MemoryEvery from its start to its
+	// stop; Marks say when each phase (and the other steps of the run) began.
+	Memory []MemorySample
+	Marks  []RunMark
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -363,12 +367,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.PastSessions > 0 {
 		o.progress("timing the sweeper, exports and insights on a year of sessions")
+		srv.mem.mark("year: sweeper, exports, insights", 0)
 		rep.Year = measureYear(ctx, dbURL, t, o.Log.Named("year"))
 	}
 	if st := ReadProc(srv.pid()); st.Valid {
 		rep.ServerHWM = st.HWM
 	}
 	srv.stop()
+	rep.Memory, rep.Marks = srv.mem.finish()
 	if profile != "" {
 		if fi, err := os.Stat(profile); err == nil && fi.Size() > 0 {
 			dst := filepath.Join(o.Out, "bench", "server-cpu.pprof")
@@ -408,6 +414,16 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			l.Client, c = srv.floorClient, nil
 		}
 		stmts.reset(ctx)
+		switch {
+		case target != "floor":
+			label := s.Name + " max"
+			if l.Rate > 0 {
+				label = fmt.Sprintf("%s %.0f/s", s.Name, l.Rate)
+			}
+			srv.mem.mark(label, 0)
+		case l.Rate <= 0:
+			srv.mem.mark("floor (its own process)", 0)
+		}
 		p := measure(c, t.Addr, pid, pgPID, l, s)
 		p.Target = target
 		r := p.Result
@@ -796,6 +812,7 @@ type server struct {
 	loaded      time.Duration
 	floor       *exec.Cmd
 	floorClient *fasthttp.HostClient
+	mem         *memoryTrace // its resident memory from its start
 }
 
 func (s *server) pid() int { return s.cmd.Process.Pid }
@@ -819,6 +836,7 @@ func (s *server) stop() {
 		_ = s.cmd.Process.Kill()
 		<-s.done
 	}
+	s.mem.finish()
 	s.stopFloor()
 }
 
@@ -851,7 +869,8 @@ func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath s
 		logf.Close()
 		return nil, err
 	}
-	s := &server{cmd: cmd, done: make(chan struct{}), logPath: logPath, dbURL: dbURL}
+	s := &server{cmd: cmd, done: make(chan struct{}), logPath: logPath, dbURL: dbURL,
+		mem: traceMemory(cmd.Process.Pid, start, MemoryEvery)}
 	go func() { _ = cmd.Wait(); logf.Close(); close(s.done) }()
 	c := NewClient(addr, 1)
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
@@ -879,6 +898,7 @@ func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath s
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.loaded = time.Since(start)
+	s.mem.mark("ready", s.loaded)
 	return s, nil
 }
 

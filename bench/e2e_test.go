@@ -145,7 +145,23 @@ func TestQuickRun(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(out, "bench", "server-cpu.pprof")); err != nil || fi.Size() == 0 {
 		t.Errorf("no server CPU profile of the callbacks phase: %v", err)
 	}
-	for _, f := range []string{"throughput.svg", "latency-offers.svg", "engine-match.svg"} {
+	// Memory over the run: sampled from the start through every phase, each phase marked.
+	if len(s.Memory) < 10 || s.Memory[0].MiB <= 0 {
+		t.Errorf("%d memory samples over the run, first %+v", len(s.Memory), s.Memory[:min(1, len(s.Memory))])
+	}
+	marked := map[string]bool{}
+	for _, m := range s.Marks {
+		marked[m.Name] = true
+	}
+	for _, want := range []string{"ready", "offers max", "entries max", "callbacks max", "floor (its own process)"} {
+		if !marked[want] {
+			t.Errorf("no mark %q in %+v", want, s.Marks)
+		}
+	}
+	if !strings.Contains(string(md), "![Memory over the run](bench/memory.svg)") {
+		t.Error("the report does not show memory over the run")
+	}
+	for _, f := range []string{"throughput.svg", "latency-offers.svg", "engine-match.svg", "memory.svg"} {
 		svg, err := os.ReadFile(filepath.Join(out, "bench", f))
 		if err != nil {
 			t.Fatal(err)

@@ -88,6 +88,10 @@ type Summary struct {
 	// Binaries are the rounds of the paired comparison with a baseline binary (bench
 	// --compare-binary).
 	Binaries []BinarySummary `json:",omitempty"`
+	// Memory is the serve process's RSS over the run (at most 720 points, each the largest
+	// of the samples it stands for), Marks when each phase began, both from its start.
+	Memory []MemoryPoint `json:",omitempty"`
+	Marks  []MarkPoint   `json:",omitempty"`
 }
 
 // BinarySummary is one round of the paired comparison with a baseline binary in
@@ -145,10 +149,7 @@ func (r *Report) Targets() []TargetCheck {
 	}
 	missing := func(name string) { out = append(out, TargetCheck{Name: name, Measured: "not measured"}) }
 	floor := r.Find(ScFloor, "closed")
-	share := TargetOffersVsFloor
-	if r.Options.Campaigns >= 100_000 {
-		share = TargetOffersVsFloorLarge
-	}
+	share := offersTarget(r.Options.Campaigns)
 	for _, sc := range []struct{ scenario, what string }{
 		{ScOffers, "random participants"},
 		{ScOffersDistinct, "each participant once, no answer-cache hit"},
@@ -337,6 +338,12 @@ func WriteReport(out string, r *Report) error {
 		sum.Binaries = append(sum.Binaries, BinarySummary{Round: i + 1, Baseline: summarize(b.Baseline),
 			This: summarize(b.This), Throughput: b.Ratio(), CPU: b.CPURatio()})
 	}
+	for _, m := range downsample(r.Memory, 720) {
+		sum.Memory = append(sum.Memory, MemoryPoint{Seconds: m.At.Seconds(), MiB: float64(m.RSS) / (1 << 20)})
+	}
+	for _, m := range r.Marks {
+		sum.Marks = append(sum.Marks, MarkPoint{Seconds: m.At.Seconds(), Name: m.Name})
+	}
 	js, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
@@ -444,6 +451,18 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		w("\n![Throughput vs the floor](bench/throughput.svg)\n\n")
 	}
 	w("`vs floor`: the scenario's throughput over the floor's, a fasthttp server in its own process answering a fixed %d-byte JSON body to the same requests. Server CPU counts the `serve` process only (utime+stime from /proc, warm-up included); PostgreSQL CPU sums the postmaster and its live backends.\n\n", r.FloorSize)
+	if len(r.Memory) > 1 {
+		peak, during := memoryPeak(r.Memory, r.Marks)
+		w("### Memory over the run\n\n")
+		w("The serve process's RSS, sampled every %s from its start to its stop (%d samples): %s when ready, highest sample %s at %.0f s",
+			MemoryEvery, len(r.Memory), mib(r.ServerRSS), mib(peak.RSS), peak.At.Seconds())
+		if during != "" {
+			w(" (in %s)", during)
+		}
+		w(". Each dotted line is where a phase began.\n\n")
+		charts["memory.svg"] = memoryChart(r.Memory, r.Marks, o.Campaigns).SVG()
+		w("![Memory over the run](bench/memory.svg)\n\n")
+	}
 
 	var opRows []string
 	for _, p := range r.Phases {

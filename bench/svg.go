@@ -10,6 +10,8 @@ type (
 	Series = svgchart.Series
 	// LineChart is a chart of lines over numeric axes, either of them logarithmic.
 	LineChart = svgchart.LineChart
+	// Mark is a labelled vertical line across a LineChart.
+	Mark = svgchart.Mark
 	// Bar is one bar of a BarChart.
 	Bar = svgchart.Bar
 	// BarChart is a horizontal bar chart.
