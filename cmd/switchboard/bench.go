@@ -150,6 +150,35 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	return err
 }
 
+// runBenchSizes is `switchboard bench sizes --results A,B,...`: the table of offers against
+// the floor and peak memory by market size (printed as Markdown) and its chart.
+func runBenchSizes(_ context.Context, args []string, out io.Writer) error {
+	f := newFlags("bench sizes")
+	results := f.String("results", "", "comma-separated bench/results.json of earlier runs at several --campaigns")
+	chart := f.String("chart", "docs/bench/sizes.svg", "where to write the chart of offers against the floor by market size")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	var paths []string
+	for _, p := range strings.Split(*results, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return errors.New("--results: give the bench/results.json of one run or more")
+	}
+	rows, err := bench.ReadSizes(paths)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*chart, bench.SizesChart(rows).SVG(), 0o644); err != nil {
+		return err
+	}
+	_, err = io.WriteString(out, bench.SizesMarkdown(rows))
+	return err
+}
+
 // runBenchServe is `serve` (the same function, the same flags after "--") with a CPU profile
 // written to --cpu-profile between a SIGUSR1 and a SIGUSR2 (or the end of the process).
 func runBenchServe(ctx context.Context, args []string, out io.Writer) error {

@@ -52,6 +52,7 @@ func commands() []command {
 		{"postbacks list", "list undelivered postbacks as JSON (--status failed|dead|pending, --publisher P)", runPostbacksList},
 		{"postbacks retry", "make dead-lettered postbacks pending again (--id N or --all, --publisher P)", runPostbacksRetry},
 		{"sessions partitions", "create the partitions of sessions due above the id sequence, then list each with the time it covers", runSessionsPartitions},
+		{"bench sizes", "compare offers against the floor and peak memory across market sizes, from the results.json of earlier bench runs", runBenchSizes},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
 		{"version", "print the module version, VCS revision and time, and Go version of this binary", runVersion},
 	}
