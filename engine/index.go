@@ -87,6 +87,11 @@ type gate struct {
 	devices uint8 // 0: all
 	coded   bool  // qs and mask hold a question
 	never   bool  // no non-global quota: never open
+	// q0 and c0 are where the slot's quotas and their conditions begin (campMeta.q0 and its
+	// first quota's c0): evaluation reads its first quota and condition without waiting for
+	// the campaign's own line, three reads at random in memory issued at once, not in turn.
+	q0 int32
+	c0 uint32
 }
 
 // refuses reports whether the campaign cannot be offered to a participant
@@ -377,6 +382,10 @@ func (p *partition) placeGates() {
 		m := &p.camps[s]
 		g := &p.gates[s]
 		g.devices = m.devices
+		g.q0, g.c0 = m.q0, uint32(len(p.conds))
+		if m.q0 < m.q1 {
+			g.c0 = p.quotas[m.q0].c0
+		}
 		if m.q0 == m.g0 {
 			g.never = true
 			continue

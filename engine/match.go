@@ -166,12 +166,12 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		}
 		if fromDelta {
 			if c := do.slots[j]; !do.gates[j].refuses(dc.sc.pm, p.Device) && dc.sc.flags(c) == 0 && !(full && do.explorers != nil && outdrawn(do, j, p.ID, top.worst(), share)) {
-				ctry.delta.evaluate(&dc, c)
+				ctry.delta.evaluate(&dc, c, &do.gates[j])
 			}
 			j++
 		} else {
 			if c := bo.slots[i]; !bo.gates[i].refuses(sc.pm, p.Device) && sc.flags(c) == 0 && !(full && bo.explorers != nil && outdrawn(bo, i, p.ID, top.worst(), share)) {
-				base.evaluate(&ec, c)
+				base.evaluate(&ec, c, &bo.gates[i])
 			}
 			i++
 		}
@@ -217,7 +217,7 @@ func (part *partition) evaluateRaised(ec *evalCtx, bounded bool) bool {
 	for _, id := range ids {
 		if ref, found := part.byID[id]; found && ref.self >= 0 && sc.flags(ref.self) == 0 {
 			sc.setFlag(ref.self, flagDone)
-			part.evaluate(ec, ref.self)
+			part.evaluate(ec, ref.self, &part.gates[ref.self])
 		}
 	}
 	return true
@@ -283,10 +283,10 @@ func (part *partition) hit(sc *scratch, sp span) {
 	}
 }
 
-// quotaMatches reports whether the participant meets every condition of
-// quota slot q (a quota without conditions matches everyone).
-func (part *partition) quotaMatches(sc *scratch, qm *quotaMeta) bool {
-	for c := qm.c0; c < qm.c0+qm.nc; c++ {
+// condsMatch reports whether the participant meets conditions conds[c0:c0+n],
+// every condition of one quota (a quota without conditions matches everyone).
+func (part *partition) condsMatch(sc *scratch, c0, n uint32) bool {
+	for c := c0; c < c0+n; c++ {
 		cm := &part.conds[c]
 		pm := &sc.pm[cm.qs]
 		if pm[0]&cm.mask[0]|pm[1]&cm.mask[1] == 0 && !(cm.posted && sc.cond[c] == sc.epoch) {
@@ -296,28 +296,31 @@ func (part *partition) quotaMatches(sc *scratch, qm *quotaMeta) bool {
 	return true
 }
 
-// evaluate applies every rule to campaign slot c and keeps its offer among the
-// match's best (ec.top) when it is eligible and good enough.
-func (part *partition) evaluate(ec *evalCtx, c int32) {
+// evaluate applies every rule to campaign slot c, whose gate is g, and keeps
+// its offer among the match's best (ec.top) when it is eligible and good
+// enough. A slot's non-global quotas' conditions lie in quota order from g.c0.
+func (part *partition) evaluate(ec *evalCtx, c int32, g *gate) {
 	cm := &part.camps[c]
 	p := ec.p
 	if cm.devices != 0 && cm.devices&p.Device == 0 {
 		return
 	}
 	open := false
-	for q := cm.q0; q < cm.g0; q++ {
+	q, cond := g.q0, g.c0
+	for ; q < cm.g0; q++ {
 		qm := &part.quotas[q]
-		if part.quotaMatches(ec.sc, qm) && !qm.counter.full(qm.num, qm.clickBalanced) {
+		if part.condsMatch(ec.sc, cond, qm.nc) && !qm.counter.full(qm.num, qm.clickBalanced) {
 			open = true
 			break
 		}
+		cond += qm.nc
 	}
 	if !open {
 		return
 	}
 	for q := cm.g0; q < cm.q1; q++ {
 		qm := &part.quotas[q]
-		if part.quotaMatches(ec.sc, qm) && qm.counter.full(qm.num, qm.clickBalanced) {
+		if part.condsMatch(ec.sc, qm.c0, qm.nc) && qm.counter.full(qm.num, qm.clickBalanced) {
 			return
 		}
 	}
