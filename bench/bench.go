@@ -141,6 +141,18 @@ type Phase struct {
 	// switchboard_entries_total on /metrics: "admitted", "refused by engine (not_eligible)",
 	// "refused by database (quota)" and so on; nil when /metrics could not be read.
 	Verdicts map[string]float64
+	// CacheHits and CacheMisses are the server's GET /campaigns answers during the phase
+	// (warm-up included) served from its answer cache and computed, from /metrics.
+	CacheHits, CacheMisses float64
+}
+
+// CacheHitShare is the share of the phase's offers answers served from the server's answer
+// cache (-1: no offers answered, or /metrics not read).
+func (p *Phase) CacheHitShare() float64 {
+	if all := p.CacheHits + p.CacheMisses; all > 0 {
+		return p.CacheHits / all
+	}
+	return -1
 }
 
 // Rate is n requests over the phase's measured span, as Throughput: the window, or less
@@ -442,6 +454,9 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		if n := p.OpCount(OpCallbackDone); n > 0 {
 			o.progress("  callbacks: %.0f completes/s", p.Rate(n))
 		}
+		if h := p.CacheHitShare(); h >= 0 {
+			o.progress("  offers: %.1f%% of %.0f answers from the answer cache", 100*h, p.CacheHits+p.CacheMisses)
+		}
 		if target != "floor" {
 			for _, line := range stmts.top(ctx, r.Requests) {
 				o.progress("  %s", line)
@@ -580,9 +595,9 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 // process, and the entry verdicts the server at addr counted (client nil: pid is not a
 // serve process, neither PostgreSQL nor verdicts are read).
 func measure(client *fasthttp.HostClient, addr string, pid, pgPID int, l Load, s *Scenario) *Phase {
-	var verdicts map[string]float64
+	var before0 serverCounts
 	if client != nil {
-		verdicts = scrapeVerdicts(client, addr)
+		before0 = scrapeCounts(client, addr)
 	}
 	before, pgBefore, selfBefore, t0 := ReadProc(pid), TreeCPU(pgPID), SelfCPU(), time.Now()
 	r := Drive(l, s)
@@ -593,13 +608,14 @@ func measure(client *fasthttp.HostClient, addr string, pid, pgPID int, l Load, s
 		return p
 	}
 	p.PostgresCPU = max(0, TreeCPU(pgPID)-pgBefore)
-	if after := scrapeVerdicts(client, addr); after != nil && verdicts != nil {
+	if after := scrapeCounts(client, addr); after.verdicts != nil && before0.verdicts != nil {
 		p.Verdicts = map[string]float64{}
-		for k, v := range after {
-			if d := v - verdicts[k]; d > 0 {
+		for k, v := range after.verdicts {
+			if d := v - before0.verdicts[k]; d > 0 {
 				p.Verdicts[k] = d
 			}
 		}
+		p.CacheHits, p.CacheMisses = after.cacheHits-before0.cacheHits, after.cacheMisses-before0.cacheMisses
 	}
 	return p
 }
@@ -665,18 +681,38 @@ func targetOrHalf(max, target float64) float64 {
 // offers answer when the panel is large enough; maxEntryPerParticipant when it is not.
 const entryPerParticipant, maxEntryPerParticipant = 4, 16
 
-// scrapeVerdicts reads switchboard_entries_total from the server's /metrics, keyed by its
-// labels; nil when it cannot.
-func scrapeVerdicts(c *fasthttp.HostClient, addr string) map[string]float64 {
+// serverCounts are the counters of the server's /metrics a phase reads before and after
+// itself.
+type serverCounts struct {
+	verdicts               map[string]float64 // switchboard_entries_total by its labels; nil: not read
+	cacheHits, cacheMisses float64            // switchboard_offers_cache_{hits,misses}_total
+}
+
+// scrapeCounts reads the server's /metrics (verdicts nil when it cannot).
+func scrapeCounts(c *fasthttp.HostClient, addr string) serverCounts {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.SetRequestURI("/metrics")
 	req.Header.SetHost(addr)
 	if err := c.DoTimeout(req, resp, 10*time.Second); err != nil || resp.StatusCode() != fasthttp.StatusOK {
-		return nil
+		return serverCounts{}
 	}
-	return parseVerdicts(string(resp.Body()))
+	text := string(resp.Body())
+	return serverCounts{verdicts: parseVerdicts(text), cacheHits: parseCounter(text, "switchboard_offers_cache_hits_total"),
+		cacheMisses: parseCounter(text, "switchboard_offers_cache_misses_total")}
+}
+
+// parseCounter returns the value of the unlabelled sample name in a Prometheus text
+// exposition (0 when absent).
+func parseCounter(text, name string) float64 {
+	for line := range strings.SplitSeq(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v
+		}
+	}
+	return 0
 }
 
 // parseVerdicts picks the switchboard_entries_total samples out of a Prometheus text

@@ -114,6 +114,13 @@ func TestQuickRun(t *testing.T) {
 	if c, ok := seen["callbacks/closed"]; !ok || c.Ops[OpCallbackDone] == 0 || c.CompletesPerSec <= 0 {
 		t.Errorf("the callbacks phase reported no completes: %+v", c)
 	}
+	// The answer cache: no hit when each participant is asked for once; hits with random ones.
+	if d := seen["offers-distinct/closed"]; d.CacheHitShare == nil || *d.CacheHitShare > 0.01 {
+		t.Errorf("offers-distinct: answer-cache hit share %v, want about 0", d.CacheHitShare)
+	}
+	if r := seen["offers/closed"]; r.CacheHitShare == nil || *r.CacheHitShare <= 0 {
+		t.Errorf("offers: answer-cache hit share %v, want some hits", r.CacheHitShare)
+	}
 	if m := seen["mix/closed"]; m.Ops[OpCallback] == 0 || m.Ops[OpOffers] == 0 {
 		t.Errorf("the mix sent no callbacks or offers: %v", m.Ops)
 	}

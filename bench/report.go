@@ -64,6 +64,9 @@ type PhaseSummary struct {
 	AdmittedPerSec  float64            `json:",omitempty"`
 	CompletesPerSec float64            `json:",omitempty"`
 	Verdicts        map[string]float64 `json:",omitempty"`
+	// CacheHitShare is the share of the phase's offers answers the server's answer cache
+	// served (absent: no offers, or /metrics not read).
+	CacheHitShare *float64 `json:",omitempty"`
 }
 
 // Summary is results.json: what two runs are compared by.
@@ -136,6 +139,9 @@ func summarize(p *Phase) PhaseSummary {
 	}
 	s.CompletesPerSec = p.Rate(p.OpCount(OpCallbackDone))
 	s.Verdicts = p.Verdicts
+	if h := p.CacheHitShare(); h >= 0 {
+		s.CacheHitShare = &h
+	}
 	return s
 }
 
@@ -430,8 +436,8 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 
 	floor := r.Find(ScFloor, "closed")
 	w("### Maximum throughput (closed loop)\n\n")
-	w("| Scenario | req/s | vs floor | p50 ms | p90 ms | p99 ms | p99.9 ms | errors | server CPU s / 1k req | PostgreSQL CPU s | bench CPU s | RSS after | statuses |\n")
-	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| Scenario | req/s | vs floor | p50 ms | p90 ms | p99 ms | p99.9 ms | errors | server CPU s / 1k req | PostgreSQL CPU s | bench CPU s | RSS after | answer-cache hits | statuses |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var bars []Bar
 	for _, p := range r.Phases {
 		if p.Mode != "closed" {
@@ -441,16 +447,20 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		if floor != nil && floor.Throughput > 0 {
 			vs = fmt.Sprintf("%.0f%%", 100*p.Throughput/floor.Throughput)
 		}
-		w("| %s | %.0f | %s | %s | %s | %s | %s | %d | %.3f | %.1f | %.1f | %s | %s |\n", p.Scenario, p.Throughput, vs,
+		hits := "–"
+		if h := p.CacheHitShare(); h >= 0 {
+			hits = fmt.Sprintf("%.1f%%", 100*h)
+		}
+		w("| %s | %.0f | %s | %s | %s | %s | %s | %d | %.3f | %.1f | %.1f | %s | %s | %s |\n", p.Scenario, p.Throughput, vs,
 			fmtMS(p.Hist.Quantile(0.5)), fmtMS(p.Hist.Quantile(0.9)), fmtMS(p.Hist.Quantile(0.99)), fmtMS(p.Hist.Quantile(0.999)),
-			p.Errors, p.CPUPer1k(), p.PostgresCPU.Seconds(), p.BenchCPU.Seconds(), mib(p.RSS), describeStatus(p.Status))
+			p.Errors, p.CPUPer1k(), p.PostgresCPU.Seconds(), p.BenchCPU.Seconds(), mib(p.RSS), hits, describeStatus(p.Status))
 		bars = append(bars, Bar{Label: p.Scenario, Value: p.Throughput, Note: vs + " of floor"})
 	}
 	if len(bars) > 0 {
 		charts["throughput.svg"] = BarChart{Title: "Maximum throughput vs the floor (closed loop)", Unit: "req/s", Bars: bars}.SVG()
 		w("\n![Throughput vs the floor](bench/throughput.svg)\n\n")
 	}
-	w("`vs floor`: the scenario's throughput over the floor's, a fasthttp server in its own process answering a fixed %d-byte JSON body to the same requests. Server CPU counts the `serve` process only (utime+stime from /proc, warm-up included); PostgreSQL CPU sums the postmaster and its live backends.\n\n", r.FloorSize)
+	w("`vs floor`: the scenario's throughput over the floor's, a fasthttp server in its own process answering a fixed %d-byte JSON body to the same requests. Server CPU counts the `serve` process only (utime+stime from /proc, warm-up included); PostgreSQL CPU sums the postmaster and its live backends. `answer-cache hits`: the share of the phase's offers answers (warm-up included) the server served from its answer cache, from its /metrics.\n\n", r.FloorSize)
 	if len(r.Memory) > 1 {
 		peak, during := memoryPeak(r.Memory, r.Marks)
 		w("### Memory over the run\n\n")

@@ -26,3 +26,16 @@ func TestParseVerdicts(t *testing.T) {
 		})
 	}
 }
+
+func TestParseCounter(t *testing.T) {
+	text := "# HELP switchboard_offers_cache_hits_total x\n# TYPE switchboard_offers_cache_hits_total counter\n" +
+		"switchboard_offers_cache_hits_total 1234\nswitchboard_offers_cache_hits_total_other 9\n" +
+		"switchboard_offers_cache_misses_total 56\n"
+	for name, want := range map[string]float64{
+		"switchboard_offers_cache_hits_total": 1234, "switchboard_offers_cache_misses_total": 56, "switchboard_absent_total": 0,
+	} {
+		if got := parseCounter(text, name); got != want {
+			t.Errorf("parseCounter(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
