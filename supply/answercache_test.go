@@ -81,6 +81,48 @@ func TestAnswerCacheAdmission(t *testing.T) {
 	}
 }
 
+// TestAnswerCacheWindow: when answers are written faster than the rings hold them for the
+// TTL, a key is admitted only when it missed within the rings' window; when the writes stop,
+// the TTL admits again.
+func TestAnswerCacheWindow(t *testing.T) {
+	ac := newAnswerCache(15*time.Second, 1<<20)
+	p, snap := &engine.Participant{ID: 1}, engine.New(nil).Snapshot().Version()
+	const now = 1_800_000_000
+	body := make([]byte, 10<<10)
+	key := func(i int) uint64 { return ac.key(1, []byte("u"+strconv.Itoa(i)), 1, nil) }
+	// A second of 500 answers of 10 KiB, each its key's second miss: about five times the rings.
+	for i := range 500 {
+		ac.admit(key(i), now-1)
+	}
+	for i := range 500 {
+		ac.set(key(i), 1, []byte("u"+strconv.Itoa(i)), 1, nil, p, snap, now, body)
+	}
+	if w := ac.window.Load(); w != 16 {
+		t.Fatalf("window %d s before the rings were measured over a second, want the TTL's 16", w)
+	}
+	if adv := ac.ring.Advanced(); adv < 4<<20 { // a few keys share an admission slot
+		t.Fatalf("the rings advanced %d bytes, want most of the 500 answers written", adv)
+	}
+	ac.admit(key(1000), now)
+	if ac.admit(key(1000), now+1) {
+		t.Fatal("a second miss one second later admitted after the rings turned five times in a second")
+	}
+	if w := ac.window.Load(); w != 0 {
+		t.Fatalf("window %d s after writing five rings in a second, want 0", w)
+	}
+	if ac.admit(key(1002), now+1) || !ac.admit(key(1002), now+1) {
+		t.Fatal("refused a second miss of the same second")
+	}
+	// Nothing written since: the next second's measure widens the window to the TTL again.
+	ac.admit(key(1003), now+5)
+	if w := ac.window.Load(); w != 16 {
+		t.Fatalf("window %d s after a quiet interval, want 16", w)
+	}
+	if !ac.admit(key(1003), now+15) {
+		t.Fatal("a second miss ten seconds later refused with the TTL's window")
+	}
+}
+
 // TestCampaignsMissAllocs: a miss of a key not seen before (the common case) allocates
 // nothing with the cache on, and a repeat request is eventually answered from the cache.
 func TestCampaignsMissAllocs(t *testing.T) {

@@ -29,4 +29,7 @@ func (a *API) RegisterMetrics(m *httpio.Metrics) {
 			}
 			return one(float64(ac.ring.Stats().Bytes))
 		})
+	m.Gauge("switchboard_offers_cache_window_seconds", "gauge",
+		"How long an answer cached now stays before the cache's rings write over it, in whole seconds at the last second's rate (at most the TTL): a participant who asks again less often is not cached.",
+		func() []httpio.Sample { return one(float64(ac.window.Load())) })
 }

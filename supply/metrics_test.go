@@ -53,6 +53,9 @@ func TestAnswerCacheMetrics(t *testing.T) {
 	if h, ms := metricValue(t, m, "switchboard_offers_cache_hits_total"), metricValue(t, m, "switchboard_offers_cache_misses_total"); h != 2 || ms != 2 {
 		t.Fatalf("hits %v, misses %v; want 2 and 2", h, ms)
 	}
+	if w := metricValue(t, m, "switchboard_offers_cache_window_seconds"); w != float64(a.cache.ttlSeconds()) {
+		t.Fatalf("window %v s with one answer cached, want the TTL's %d", w, a.cache.ttlSeconds())
+	}
 	size := metricValue(t, m, "switchboard_offers_cache_size_bytes")
 	if size < float64(len(ctx.Response.Body())) {
 		t.Fatalf("size %v bytes, answer of %d", size, len(ctx.Response.Body()))

@@ -144,6 +144,28 @@ func (c *Cache) Del(key uint64) {
 	s.mu.Unlock()
 }
 
+// Capacity is the bytes of the cache's rings: what they hold before they come round.
+func (c *Cache) Capacity() int64 {
+	var n int64
+	for i := range c.shards {
+		n += int64(len(c.shards[i].ring))
+	}
+	return n
+}
+
+// Advanced is the bytes the rings have advanced since the cache was made: over an interval,
+// its growth against Capacity says how long an entry written now survives.
+func (c *Cache) Advanced() uint64 {
+	var n uint64
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		n += s.pos
+		s.mu.Unlock()
+	}
+	return n
+}
+
 // Stats are a cache's figures for metrics.
 type Stats struct {
 	// Bytes is the memory of the rings in use: what has been written into them, up to their

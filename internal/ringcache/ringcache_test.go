@@ -156,3 +156,33 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestAdvanced: the rings advance by each entry's value and head, laps' skipped tails
+// included, and Capacity is what they hold.
+func TestAdvanced(t *testing.T) {
+	c := New(4 << 20)
+	if got := c.Capacity(); got != 4<<20 {
+		t.Fatalf("capacity %d, want %d", got, 4<<20)
+	}
+	if c.Advanced() != 0 {
+		t.Fatal("a new cache advanced")
+	}
+	var want uint64
+	for k := range uint64(1000) {
+		v := value(k<<32|k, 0, 1000)
+		c.Set(k<<32|k, v, nil)
+		want += entryHead + uint64(len(v))
+	}
+	// No ring laps (1000 values of ~1 KiB into 4 MiB of 1 MiB rings): the advance is exactly
+	// the bytes written.
+	if got := c.Advanced(); got != want {
+		t.Fatalf("advanced %d, want %d", got, want)
+	}
+	small := New(4 << 10)
+	for k := range uint64(100) {
+		small.Set(k, value(k, 0, 1000), nil) // 1004 bytes: four a lap, its last 80 bytes skipped
+	}
+	if got, want := small.Advanced(), uint64(100*1004+24*80); got != want {
+		t.Fatalf("small cache advanced %d, want %d (the values and 24 laps' tails)", got, want)
+	}
+}
