@@ -52,7 +52,10 @@ func (s *Snapshot) RefreshOrders() {
 // PositionsInStep returns how many positions of the rank orders of s name an
 // exploring campaign, and the first position whose explorer entry is not its
 // slot's exploration cap and campaign id or whose gate is not its slot's, as
-// "country/position", or "" when every order is in step.
+// "country/position", or "" when every order is in step. It also checks what
+// evaluation relies on by slot: a gate's quotas and conditions begin where
+// the slot's do, non-global quotas' conditions follow one another, and
+// every posting lists its conditions in ascending order.
 func (s *Snapshot) PositionsInStep() (exploring int, bad string) {
 	for id, c := range s.parts {
 		for _, p := range []*partition{c.base, c.delta} {
@@ -69,6 +72,22 @@ func (s *Snapshot) PositionsInStep() (exploring int, bad string) {
 			for i, g := range ord.gates {
 				if g != p.gates[ord.slots[i]] {
 					return exploring, fmt.Sprintf("%d/%d gate", id, i)
+				}
+			}
+			for s, g := range p.gates {
+				m := &p.camps[s]
+				if g.q0 != m.q0 || m.q0 < m.q1 && g.c0 != p.quotas[m.q0].c0 {
+					return exploring, fmt.Sprintf("%d slot %d: gate's quotas from %d, conditions from %d", id, s, g.q0, g.c0)
+				}
+				for q := m.q0; q+1 < m.g0; q++ {
+					if p.quotas[q+1].c0 != p.quotas[q].c0+p.quotas[q].nc {
+						return exploring, fmt.Sprintf("%d slot %d: quota %d's conditions do not follow quota %d's", id, s, q+1, q)
+					}
+				}
+			}
+			for i, sp := range p.spans {
+				if ps := p.posts[sp.off : sp.off+sp.n]; !slices.IsSorted(ps) {
+					return exploring, fmt.Sprintf("%d posting %d not in ascending order: %v", id, i, ps)
 				}
 			}
 			for i, e := range ord.explorers {

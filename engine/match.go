@@ -21,10 +21,12 @@ const (
 // epoch of the match that wrote them, so a new match starts by incrementing
 // the epoch instead of clearing anything.
 type scratch struct {
-	epoch   uint32
-	camp    []uint64    // epoch<<32 | campaign flags
-	cond    []uint32    // epoch: a posting of the participant named the condition
-	pm      [][2]uint64 // participant's codes 0..127 per question of qids
+	epoch uint32
+	camp  []uint64    // epoch<<32 | campaign flags
+	pm    [][2]uint64 // participant's codes 0..127 per question of qids
+	// spans are the postings of the participant's answers that conditions name by text or by
+	// a code outside 0..127: a posted condition holds when one of them lists it.
+	spans   []span
 	pending []int64
 	top     topK     // the offers kept so far
 	delta   *scratch // for a country's delta partition
@@ -34,9 +36,6 @@ func (sc *scratch) begin(p *partition) {
 	if len(sc.camp) < len(p.camps) {
 		sc.camp = make([]uint64, len(p.camps)+len(p.camps)/4)
 	}
-	if len(sc.cond) < len(p.conds) {
-		sc.cond = make([]uint32, len(p.conds)+len(p.conds)/4)
-	}
 	if cap(sc.pm) < len(p.qids) {
 		sc.pm = make([][2]uint64, len(p.qids))
 	}
@@ -45,7 +44,6 @@ func (sc *scratch) begin(p *partition) {
 	sc.epoch++
 	if sc.epoch == 0 { // wrapped: stale slots could look current
 		clear(sc.camp)
-		clear(sc.cond)
 		sc.epoch = 1
 	}
 }
@@ -241,10 +239,13 @@ func (part *partition) markEntries(sc *scratch, p *Participant, now int64) {
 }
 
 // compileParticipant turns the participant's answers into code masks per
-// question and marks the conditions its texts (and codes outside the mask
-// range) satisfy through the postings.
+// question and keeps the postings of its texts (and codes outside the mask
+// range), which evaluation searches for the few posted conditions it meets:
+// marking every condition a posting names wrote, at 100k campaigns, a few
+// hundred scattered words per match for the ZIP alone.
 func (part *partition) compileParticipant(sc *scratch, p *Participant) {
-	part.compileAnswers(sc.pm, p, func(sp span) { part.hit(sc, sp) })
+	sc.spans = sc.spans[:0]
+	part.compileAnswers(sc.pm, p, func(sp span) { sc.spans = append(sc.spans, sp) })
 }
 
 // compileAnswers sets in pm the participant's codes 0..127 per question slot
@@ -277,10 +278,25 @@ func (part *partition) compileAnswers(pm [][2]uint64, p *Participant, hit func(s
 	}
 }
 
-func (part *partition) hit(sc *scratch, sp span) {
-	for _, c := range part.posts[sp.off : sp.off+sp.n] {
-		sc.cond[c] = sc.epoch
+// posted reports whether one of the participant's postings (sc.spans) lists
+// condition c. A posting lists its conditions in ascending order.
+func (part *partition) posted(sc *scratch, c uint32) bool {
+	for _, sp := range sc.spans {
+		ps := part.posts[sp.off : sp.off+sp.n]
+		lo, hi := 0, len(ps)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if ps[m] < c {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(ps) && ps[lo] == c {
+			return true
+		}
 	}
+	return false
 }
 
 // condsMatch reports whether the participant meets conditions conds[c0:c0+n],
@@ -289,7 +305,7 @@ func (part *partition) condsMatch(sc *scratch, c0, n uint32) bool {
 	for c := c0; c < c0+n; c++ {
 		cm := &part.conds[c]
 		pm := &sc.pm[cm.qs]
-		if pm[0]&cm.mask[0]|pm[1]&cm.mask[1] == 0 && !(cm.posted && sc.cond[c] == sc.epoch) {
+		if pm[0]&cm.mask[0]|pm[1]&cm.mask[1] == 0 && !(cm.posted && part.posted(sc, c)) {
 			return false
 		}
 	}

@@ -43,6 +43,9 @@ func propCondition(r *rand.Rand) engine.Condition {
 		for range r.IntN(3) {
 			c.Codes = append(c.Codes, 1+r.Int32N(4))
 		}
+		if q == 50 && r.IntN(3) == 0 { // codes past the mask's 0..127 go through postings
+			c.Codes = append(c.Codes, 200+r.Int32N(2))
+		}
 	}
 	return c
 }
@@ -143,8 +146,8 @@ func propParticipant(r *rand.Rand, firstID int64, n int) *engine.Participant {
 			a.Text = propZips[r.IntN(len(propZips))]
 		case engine.QuestionAge:
 			a.Codes = []int32{18 + r.Int32N(6)}
-		case 50: // multi select
-			for c := int32(1); c <= 4; c++ {
+		case 50: // multi select, two codes past the mask's range among them
+			for _, c := range []int32{1, 2, 3, 4, 200, 201} {
 				if r.IntN(3) == 0 {
 					a.Codes = append(a.Codes, c)
 				}
