@@ -42,7 +42,7 @@ type partition struct {
 	// byID maps a campaign id to its slot here (self, -1 when it is not an
 	// active campaign of this country) and to the slots its entry blocks
 	// through campaign relationships (blocks[b0:b1]).
-	byID   map[int64]idRef
+	byID   idTable
 	blocks []int32
 
 	gates []gate // by slot
@@ -298,7 +298,6 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 		quotas: make([]quotaMeta, 0, nq),
 		qdefs:  make([]*Quota, 0, nq),
 		conds:  make([]condMeta, 0, nc),
-		byID:   make(map[int64]idRef, n),
 	}
 	for q := range qset {
 		p.qids = append(p.qids, q)
@@ -486,8 +485,9 @@ func (p *partition) numberTextQ(q int32) int {
 // indexRelations fills byID: every campaign's own slot, and for every
 // campaign id named in a relationship the slots an entry into it blocks.
 func (p *partition) indexRelations() {
+	p.byID.init(len(p.cold))
 	for ci := range p.cold {
-		p.byID[p.cold[ci].id] = idRef{self: int32(ci), reentry: p.cold[ci].reentry}
+		p.byID.set(p.cold[ci].id, idRef{self: int32(ci), reentry: p.cold[ci].reentry})
 	}
 	blocked := make(map[int64][]int32)
 	var order []int64
@@ -504,14 +504,14 @@ func (p *partition) indexRelations() {
 		}
 	}
 	for _, r := range order {
-		ref, ok := p.byID[r]
+		ref, ok := p.byID.get(r)
 		if !ok {
 			ref.self = -1
 		}
 		ref.b0 = int32(len(p.blocks))
 		p.blocks = append(p.blocks, blocked[r]...)
 		ref.b1 = int32(len(p.blocks))
-		p.byID[r] = ref
+		p.byID.set(r, ref)
 	}
 }
 
@@ -569,7 +569,7 @@ func (p *partition) reorder(old *rankOrder, seq uint64, ids []int64) *rankOrder 
 	}
 	var ms []moved
 	for _, id := range ids {
-		ref, ok := p.byID[id]
+		ref, ok := p.byID.get(id)
 		if !ok || ref.self < 0 || movedSet[ref.self>>6]&(1<<(ref.self&63)) != 0 {
 			continue
 		}
@@ -619,7 +619,7 @@ func (p *partition) bytes() int {
 	for k := range p.texts {
 		n += int(unsafe.Sizeof(k)+unsafe.Sizeof(span{})) + mapEntryOverhead + len(k.text)
 	}
-	n += len(p.byID) * (8 + int(unsafe.Sizeof(idRef{})) + mapEntryOverhead)
+	n += p.byID.bytes()
 	for i := range p.cold {
 		if r := p.cold[i].restriction; r != nil {
 			n += int(unsafe.Sizeof(*r)) + cap(r.excluded)*8 + cap(r.byID)*16 +

@@ -213,7 +213,7 @@ func (part *partition) evaluateRaised(ec *evalCtx, bounded bool) bool {
 		return false
 	}
 	for _, id := range ids {
-		if ref, found := part.byID[id]; found && ref.self >= 0 && sc.flags(ref.self) == 0 {
+		if ref, found := part.byID.get(id); found && ref.self >= 0 && sc.flags(ref.self) == 0 {
 			sc.setFlag(ref.self, flagDone)
 			part.evaluate(ec, ref.self, &part.gates[ref.self])
 		}
@@ -225,7 +225,7 @@ func (part *partition) evaluateRaised(ec *evalCtx, bounded bool) bool {
 // out: reentry into the same campaign and entry into a related one.
 func (part *partition) markEntries(sc *scratch, p *Participant, now int64) {
 	for _, e := range p.Entries {
-		ref, ok := part.byID[e.CampaignID]
+		ref, ok := part.byID.get(e.CampaignID)
 		if !ok {
 			continue
 		}

@@ -1,5 +1,7 @@
 package engine
 
+import "unsafe"
+
 // keyTable maps uint64 keys to dense indexes (open addressing, linear
 // probing). Building the postings takes one probe per posting instead of a
 // map access, and matching one probe per answer.
@@ -78,6 +80,38 @@ func (t *keyTable) grow() {
 }
 
 func (t *keyTable) bytes() int { return cap(t.keys)*8 + cap(t.vals)*4 }
+
+// idTable maps campaign ids to their idRef: one probe for each entry of a
+// participant's history a match marks, where a map hashed and scanned a group.
+type idTable struct {
+	keys keyTable // id → index into refs
+	refs []idRef
+}
+
+// init sizes the table for about n ids.
+func (t *idTable) init(n int) {
+	t.keys.init(n)
+	t.refs = make([]idRef, 0, n)
+}
+
+func (t *idTable) get(id int64) (idRef, bool) {
+	i := t.keys.get(uint64(id))
+	if i < 0 {
+		return idRef{}, false
+	}
+	return t.refs[i], true
+}
+
+func (t *idTable) set(id int64, r idRef) {
+	i, added := t.keys.put(uint64(id), int32(len(t.refs)))
+	if added {
+		t.refs = append(t.refs, r)
+		return
+	}
+	t.refs[i] = r
+}
+
+func (t *idTable) bytes() int { return t.keys.bytes() + cap(t.refs)*int(unsafe.Sizeof(idRef{})) }
 
 // postBuilder collects postings (key → condition index) in two passes: keys
 // are numbered as they appear, then postings are laid out contiguously per

@@ -44,11 +44,11 @@ func (c *country) isDead(slot int32) bool {
 // slot resolves a campaign id to its live partition and slot.
 func (c *country) slot(id int64) (*partition, int32, bool) {
 	if c.delta != nil {
-		if ref, ok := c.delta.byID[id]; ok && ref.self >= 0 {
+		if ref, ok := c.delta.byID.get(id); ok && ref.self >= 0 {
 			return c.delta, ref.self, true
 		}
 	}
-	if ref, ok := c.base.byID[id]; ok && ref.self >= 0 && !c.isDead(ref.self) {
+	if ref, ok := c.base.byID.get(id); ok && ref.self >= 0 && !c.isDead(ref.self) {
 		return c.base, ref.self, true
 	}
 	return nil, 0, false
@@ -179,7 +179,7 @@ func (c *country) with(added []*Campaign, gone map[int64]bool, ctr *Counters, al
 	n.dead = make([]uint64, (len(c.base.camps)+63)/64)
 	copy(n.dead, c.dead)
 	for id := range gone {
-		if ref, ok := c.base.byID[id]; ok && ref.self >= 0 && !c.isDead(ref.self) {
+		if ref, ok := c.base.byID.get(id); ok && ref.self >= 0 && !c.isDead(ref.self) {
 			n.dead[ref.self>>6] |= 1 << (ref.self & 63)
 			n.ndead++
 		}
