@@ -144,6 +144,9 @@ type Phase struct {
 	// CacheHits and CacheMisses are the server's GET /campaigns answers during the phase
 	// (warm-up included) served from its answer cache and computed, from /metrics.
 	CacheHits, CacheMisses float64
+	// Repeats are the phase's requests (warm-up included) that repeated one it had sent
+	// before, when its scenario counts them.
+	Repeats uint64
 }
 
 // CacheHitShare is the share of the phase's offers answers served from the server's answer
@@ -457,6 +460,11 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		if h := p.CacheHitShare(); h >= 0 {
 			o.progress("  offers: %.1f%% of %.0f answers from the answer cache", 100*h, p.CacheHits+p.CacheMisses)
 		}
+		if p.Repeats > 0 {
+			o.progress("  %d requests repeated a participant the phase had asked for: the panel wrapped around", p.Repeats)
+			rep.note("%s %s: %d of its requests repeated a participant it had asked for (the panel of %d is smaller than the phase), so its answer-cache hits are not zero",
+				s.Name, r.Mode, p.Repeats, len(t.Market.Participants))
+		}
 		if target != "floor" {
 			for _, line := range stmts.top(ctx, r.Requests) {
 				o.progress("  %s", line)
@@ -604,6 +612,9 @@ func measure(client *fasthttp.HostClient, addr string, pid, pgPID int, l Load, s
 	after := ReadProc(pid)
 	p := &Phase{Result: r, ServerCPU: after.CPU - before.CPU, BenchCPU: SelfCPU() - selfBefore,
 		Elapsed: time.Since(t0), RSS: after.RSS, HWM: after.HWM}
+	if s.Repeats != nil {
+		p.Repeats = s.Repeats()
+	}
 	if client == nil {
 		return p
 	}

@@ -21,6 +21,9 @@ type Scenario struct {
 	// Check returns the operation the request turned out to be (e.g. an entry admitted or
 	// refused) and whether it succeeded.
 	Check func(w *Worker, op int) (int, bool)
+	// Repeats, when set, counts the requests that repeated one the phase had already sent
+	// (a panel smaller than the phase wraps around): the phase reports them.
+	Repeats func() uint64
 }
 
 // Exhausted is what Scenario.Prepare returns when the scenario has nothing left to send.

@@ -67,6 +67,9 @@ type PhaseSummary struct {
 	// CacheHitShare is the share of the phase's offers answers the server's answer cache
 	// served (absent: no offers, or /metrics not read).
 	CacheHitShare *float64 `json:",omitempty"`
+	// Repeats are the requests that repeated a participant the phase had asked for (the
+	// panel wrapped around), when the scenario counts them.
+	Repeats uint64 `json:",omitempty"`
 }
 
 // Summary is results.json: what two runs are compared by.
@@ -142,6 +145,7 @@ func summarize(p *Phase) PhaseSummary {
 	if h := p.CacheHitShare(); h >= 0 {
 		s.CacheHitShare = &h
 	}
+	s.Repeats = p.Repeats
 	return s
 }
 
@@ -158,7 +162,7 @@ func (r *Report) Targets() []TargetCheck {
 	share := offersTarget(r.Options.Campaigns)
 	for _, sc := range []struct{ scenario, what string }{
 		{ScOffers, "random participants"},
-		{ScOffersDistinct, "each participant once, no answer-cache hit"},
+		{ScOffersDistinct, "each participant once until the panel wraps around (repeats noted)"},
 	} {
 		off := r.Find(sc.scenario, "closed")
 		name := fmt.Sprintf("GET /campaigns at %d campaigns ≥ %.0f%% of the floor's throughput (%s)", r.Options.Campaigns, 100*share, sc.what)

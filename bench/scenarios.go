@@ -97,9 +97,9 @@ func (t *Target) OffersScenario(name string) *Scenario {
 // OffersDistinctScenario asks for the offers of participants in a random order, each at
 // most once in the phase (warm-up included), so that no answer comes from the server's
 // answer cache: the cost of matching, ranking and signing every request. A panel smaller
-// than the phase's requests wraps around; the answer cache keeps an answer only from a
-// participant's second miss within its TTL, so a wrap-around is a miss too unless the phase
-// asks for more than twice the panel within the TTL.
+// than the phase's requests wraps around, and the scenario counts those repeats: the
+// answer cache keeps an answer from a participant's second miss within its window, so
+// once the phase asks for more than twice the panel, repeats are hits.
 func (t *Target) OffersDistinctScenario(name string, seed uint64) *Scenario {
 	ps := t.Market.Participants
 	order := newWorker(0, seed, 0).Rand.Perm(len(ps))
@@ -113,6 +113,9 @@ func (t *Target) OffersDistinctScenario(name string, seed uint64) *Scenario {
 			return 0
 		},
 		Check: func(w *Worker, op int) (int, bool) { return op, w.Resp.StatusCode() == fasthttp.StatusOK },
+		Repeats: func() uint64 {
+			return next.Load() - min(next.Load(), uint64(len(order)))
+		},
 	}
 }
 
