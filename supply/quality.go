@@ -417,6 +417,8 @@ type sightShard struct {
 	// allocating two strings, which at a large market's rate of new devices was most of
 	// what GET /campaigns allocated, and so what paced the collector.
 	text []byte
+	// purgeAt is when forget can next drop a sighting: the oldest it kept, sightRefresh on.
+	purgeAt int64
 }
 
 // sighting is one queued device sighting; its device and user are text[off:off+dev] and
@@ -454,16 +456,21 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 
 // forget drops the sightings that spare no write any more (older than sightRefresh) once
 // the shard is half full: until the bound nears they cost nothing, and a purge holds the
-// shard's lock. The caller holds it.
+// shard's lock. Until the oldest it kept is due nothing can be dropped, so the flushes in
+// between (five a second) skip the walk. The caller holds the lock.
 func (sh *sightShard) forget(now int64) {
-	if len(sh.seen) < maxSeen/sightShards/2 {
+	if len(sh.seen) < maxSeen/sightShards/2 || now < sh.purgeAt {
 		return
 	}
+	oldest := now
 	for k, at := range sh.seen {
 		if now-at >= sightRefresh {
 			delete(sh.seen, k)
+		} else {
+			oldest = min(oldest, at)
 		}
 	}
+	sh.purgeAt = oldest + sightRefresh
 }
 
 func (q *Quality) runFlush(ctx context.Context) {

@@ -94,10 +94,26 @@ func TestSightingsRemembered(t *testing.T) {
 		t.Fatalf("%d sightings remembered after a purge within the hour, want them all kept", got)
 	}
 	for i := range q.sightings {
+		// The walk found nothing due before its oldest sighting's hour is up.
+		if sh := &q.sightings[i]; len(sh.seen) >= maxSeen/sightShards/2 && sh.purgeAt != now+sightRefresh {
+			t.Fatalf("shard %d: next purge at %+d, want at the oldest sighting's hour (%+d)", i, sh.purgeAt-now, sightRefresh)
+		}
 		q.sightings[i].forget(now + sightRefresh + 1)
 	}
 	if got := remembered(); got > 5 { // the first steps' sightings, from +10 on, are within the hour
 		t.Fatalf("%d sightings remembered after the hour's purge, want those of the last hour only", got)
+	}
+	// A shard half full again before its next purge is due keeps what it holds.
+	sh := &q.sightings[0]
+	sh.purgeAt = now + 2*sightRefresh
+	for i := range maxSeen / sightShards {
+		sh.seen[uint64(i)+1<<40] = now
+	}
+	if sh.forget(now + sightRefresh + 2); len(sh.seen) < maxSeen/sightShards {
+		t.Fatalf("a purge before it was due dropped sightings: %d left", len(sh.seen))
+	}
+	if sh.forget(now + 2*sightRefresh); len(sh.seen) > 5 {
+		t.Fatalf("the purge when due kept %d sightings", len(sh.seen))
 	}
 }
 
