@@ -162,7 +162,7 @@ func (r *Report) Targets() []TargetCheck {
 	share := offersTarget(r.Options.Campaigns)
 	for _, sc := range []struct{ scenario, what string }{
 		{ScOffers, "random participants"},
-		{ScOffersDistinct, "each participant once until the panel wraps around (repeats noted)"},
+		{ScOffersDistinct, "each participant once until the panel wraps around"},
 	} {
 		off := r.Find(sc.scenario, "closed")
 		name := fmt.Sprintf("GET /campaigns at %d campaigns ≥ %.0f%% of the floor's throughput (%s)", r.Options.Campaigns, 100*share, sc.what)
