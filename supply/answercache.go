@@ -96,7 +96,7 @@ func (ac *answerCache) measure(now int64) {
 	if now <= last || !ac.measured.CompareAndSwap(last, now) { // measured, or a late caller's second
 		return
 	}
-	pos := ac.ring.Advanced()
+	pos := ac.ring.Stats().Advanced
 	prev := ac.advanced.Swap(pos)
 	if last == 0 { // the first measure: no interval yet
 		return

@@ -153,19 +153,6 @@ func (c *Cache) Capacity() int64 {
 	return n
 }
 
-// Advanced is the bytes the rings have advanced since the cache was made: over an interval,
-// its growth against Capacity says how long an entry written now survives.
-func (c *Cache) Advanced() uint64 {
-	var n uint64
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		n += s.pos
-		s.mu.Unlock()
-	}
-	return n
-}
-
 // Stats are a cache's figures for metrics.
 type Stats struct {
 	// Bytes is the memory of the rings in use: what has been written into them, up to their
@@ -173,6 +160,9 @@ type Stats struct {
 	Bytes int64
 	// Evictions counts entries written over by their ring or deleted.
 	Evictions uint64
+	// Advanced is the bytes the rings have advanced since the cache was made: over an
+	// interval, its growth against Capacity says how long an entry written now survives.
+	Advanced uint64
 }
 
 // Stats returns the cache's figures.
@@ -182,6 +172,7 @@ func (c *Cache) Stats() Stats {
 		s := &c.shards[i]
 		s.mu.Lock()
 		st.Bytes += int64(min(s.pos, uint64(len(s.ring))))
+		st.Advanced += s.pos
 		s.mu.Unlock()
 	}
 	st.Evictions = c.evictions.Load()

@@ -159,12 +159,12 @@ func TestConcurrent(t *testing.T) {
 
 // TestAdvanced: the rings advance by each entry's value and head, laps' skipped tails
 // included, and Capacity is what they hold.
-func TestAdvanced(t *testing.T) {
+func TestStatsAdvanced(t *testing.T) {
 	c := New(4 << 20)
 	if got := c.Capacity(); got != 4<<20 {
 		t.Fatalf("capacity %d, want %d", got, 4<<20)
 	}
-	if c.Advanced() != 0 {
+	if c.Stats().Advanced != 0 {
 		t.Fatal("a new cache advanced")
 	}
 	var want uint64
@@ -175,14 +175,14 @@ func TestAdvanced(t *testing.T) {
 	}
 	// No ring laps (1000 values of ~1 KiB into 4 MiB of 1 MiB rings): the advance is exactly
 	// the bytes written.
-	if got := c.Advanced(); got != want {
+	if got := c.Stats().Advanced; got != want {
 		t.Fatalf("advanced %d, want %d", got, want)
 	}
 	small := New(4 << 10)
 	for k := range uint64(100) {
 		small.Set(k, value(k, 0, 1000), nil) // 1004 bytes: four a lap, its last 80 bytes skipped
 	}
-	if got, want := small.Advanced(), uint64(100*1004+24*80); got != want {
+	if got, want := small.Stats().Advanced, uint64(100*1004+24*80); got != want {
 		t.Fatalf("small cache advanced %d, want %d (the values and 24 laps' tails)", got, want)
 	}
 }
