@@ -157,7 +157,7 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// TestAdvanced: the rings advance by each entry's value and head, laps' skipped tails
+// TestStatsAdvanced: the rings advance by each entry's value and head, laps' skipped tails
 // included, and Capacity is what they hold.
 func TestStatsAdvanced(t *testing.T) {
 	c := New(4 << 20)
