@@ -147,6 +147,37 @@ type Phase struct {
 	// Repeats are the phase's requests (warm-up included) that repeated one it had sent
 	// before, when its scenario counts them.
 	Repeats uint64
+	// Slowest is the second of an open-loop phase against serve with the most requests
+	// over SlowLatency, placed in the run (nil: none was slow, or not such a phase).
+	Slowest *SlowSecond
+}
+
+// SlowSecond is one second of a phase placed on the serve process's clock, with the CPU the
+// serve process and PostgreSQL spent in it: what a stall can be set against.
+type SlowSecond struct {
+	Seconds        float64 // since the serve process started
+	Requests, Slow uint64  // Slow: over SlowLatency
+	MaxMS          float64
+	// ServeCores and PostgresCores are their CPU in that second, in cores (0: unknown).
+	ServeCores, PostgresCores float64 `json:",omitempty"`
+}
+
+// placeSlowest fills Slowest of the open-loop phases against serve from its trace: the
+// samples and the time it started.
+func placeSlowest(phases []*Phase, samples []MemorySample, started time.Time) {
+	for _, p := range phases {
+		i := p.Result.Slowest()
+		if p.Target != "switchboard" || p.Mode != "open" || i < 0 {
+			continue
+		}
+		sec := p.Seconds[i]
+		at := p.Start.Add(time.Duration(i) * time.Second).Sub(started)
+		ss := &SlowSecond{Seconds: at.Seconds(), Requests: sec.Requests, Slow: sec.Slow, MaxMS: ms(int64(sec.Max))}
+		if serve, pg, ok := cpuBetween(samples, at, at+time.Second); ok {
+			ss.ServeCores, ss.PostgresCores = serve, pg
+		}
+		p.Slowest = ss
+	}
 }
 
 // CacheHitShare is the share of the phase's offers answers served from the server's answer
@@ -377,6 +408,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	t := &Target{Addr: addr, PublicURL: "http://" + addr, Market: m}
 	pgPID := PostmasterPID(pg.DataDir())
+	srv.mem.watchPostgres(pgPID)
 	if err := runLoad(ctx, o, rep, t, srv, pgPID, profile, stmts); err != nil {
 		return rep, err
 	}
@@ -390,6 +422,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	srv.stop()
 	rep.Memory, rep.Marks = srv.mem.finish()
+	placeSlowest(rep.Phases, rep.Memory, srv.mem.start)
 	if profile != "" {
 		if fi, err := os.Stat(profile); err == nil && fi.Size() > 0 {
 			dst := filepath.Join(o.Out, "bench", "server-cpu.pprof")

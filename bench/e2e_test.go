@@ -99,6 +99,10 @@ func TestQuickRun(t *testing.T) {
 		if p.Errors > 0 {
 			t.Errorf("%s %s: %d errors, statuses %v", p.Scenario, p.Mode, p.Errors, p.Status)
 		}
+		if ss := p.Slowest; ss != nil && (p.Mode != "open" || p.Target != "switchboard" || ss.Slow == 0 || ss.Requests < ss.Slow ||
+			ss.Seconds < s.ReadySeconds || ss.MaxMS < ms(int64(SlowLatency)) || ss.ServeCores <= 0 || ss.PostgresCores < 0) {
+			t.Errorf("%s %s: slowest second %+v (serve ready at %.1f s)", p.Scenario, p.Mode, ss, s.ReadySeconds)
+		}
 	}
 	for _, want := range []string{"offers/closed", "offers/open", "offers-distinct/closed", "entries/closed", "entries/open",
 		"mix/closed", "entries-alone/open", "entries-joining/open", "callbacks/closed", "floor/closed", "floor/open"} {

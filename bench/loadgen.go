@@ -46,6 +46,9 @@ type Worker struct {
 	ops    []*Histogram
 	errs   []uint64
 	status [600]uint64
+	// secs are this worker's requests per second of the window, by when they were due.
+	secs []Second
+	from time.Time // the window's start
 }
 
 // Load describes how a scenario is driven.
@@ -96,6 +99,43 @@ type Result struct {
 	Hist   *Histogram `json:"-"`
 	Ops    []OpResult
 	Status map[int]uint64
+	// Start is when the window began; Seconds are its requests second by second, by when
+	// they were due (open loop) or sent (closed loop), so a stall can be placed in the run.
+	Start   time.Time
+	Seconds []Second
+}
+
+// SlowLatency is the latency past which a request counts as slow in Second: the open-loop
+// p99 target, so a second's slow count says what it did to that target.
+const SlowLatency = TargetP99AtHalf
+
+// Second is the requests of one second of a phase's window.
+type Second struct {
+	Requests, Slow uint64        // Slow: over SlowLatency
+	Max            time.Duration // the slowest
+}
+
+func (s *Second) add(lat time.Duration) {
+	s.Requests++
+	if lat > SlowLatency {
+		s.Slow++
+	}
+	s.Max = max(s.Max, lat)
+}
+
+// Slowest returns the index of the second with the most slow requests (ties: the larger
+// maximum), -1 when none was slow.
+func (r *Result) Slowest() int {
+	best := -1
+	for i, s := range r.Seconds {
+		if s.Slow == 0 {
+			continue
+		}
+		if b := best; b < 0 || s.Slow > r.Seconds[b].Slow || s.Slow == r.Seconds[b].Slow && s.Max > r.Seconds[b].Max {
+			best = i
+		}
+	}
+	return best
 }
 
 // P returns quantile q of the latency in milliseconds.
@@ -140,6 +180,9 @@ func (w *Worker) record(l *Load, op int, ok bool, start time.Time) {
 	}
 	w.all.RecordDuration(lat)
 	w.ops[op].RecordDuration(lat)
+	if i := int(start.Sub(w.from) / time.Second); i >= 0 && i < len(w.secs) {
+		w.secs[i].add(lat)
+	}
 	if !ok {
 		w.errs[op]++
 	}
@@ -163,6 +206,10 @@ func Drive(l Load, s *Scenario) *Result {
 	start := time.Now()
 	measure := start.Add(l.Warmup)
 	end := measure.Add(l.Duration)
+	nsecs := int((l.Duration + time.Second - 1) / time.Second)
+	for _, w := range workers {
+		w.from, w.secs = measure, make([]Second, nsecs)
+	}
 	var wg sync.WaitGroup
 	var unsent atomic.Uint64
 	var unsentHist = NewHistogram()
@@ -234,7 +281,7 @@ func Drive(l Load, s *Scenario) *Result {
 	wg.Wait()
 
 	r := &Result{Scenario: s.Name, Mode: "closed", Workers: l.Workers, Window: l.Duration, Hist: NewHistogram(),
-		Status: map[int]uint64{}}
+		Status: map[int]uint64{}, Start: measure, Seconds: make([]Second, nsecs)}
 	if l.Rate > 0 {
 		r.Mode, r.Offered = "open", l.Rate
 	}
@@ -257,6 +304,11 @@ func Drive(l Load, s *Scenario) *Result {
 			last = w.last
 		}
 		r.Hist.Merge(w.all)
+		for i, sec := range w.secs {
+			r.Seconds[i].Requests += sec.Requests
+			r.Seconds[i].Slow += sec.Slow
+			r.Seconds[i].Max = max(r.Seconds[i].Max, sec.Max)
+		}
 		for c, n := range w.status {
 			if n > 0 {
 				r.Status[c] += n

@@ -143,3 +143,45 @@ func TestExhaustedStopsAndTraces(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondsPlaceAStall: a server that stops answering from 1.3 s to 1.5 s into an
+// open-loop window has its slow requests counted in the window's second 1, and every
+// request of the window in one of its seconds.
+func TestSecondsPlaceAStall(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stallEnd atomic.Int64 // unix ns; requests before it wait for it
+	s := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if d := time.Until(time.Unix(0, stallEnd.Load())); d > 0 {
+			time.Sleep(d)
+		}
+		ctx.SetBodyString(`{}`)
+	}}
+	go s.Serve(ln) //nolint:errcheck
+	t.Cleanup(func() { _ = s.Shutdown() })
+	addr := ln.Addr().String()
+	start := time.Now()
+	stallEnd.Store(start.Add(-time.Hour).UnixNano())
+	timer := time.AfterFunc(1300*time.Millisecond, func() { stallEnd.Store(start.Add(1500 * time.Millisecond).UnixNano()) })
+	defer timer.Stop()
+	r := Drive(Load{Client: NewClient(addr, 64), Workers: 64, Duration: 3 * time.Second, Rate: 200, Seed: 1}, getScenario(addr))
+	if len(r.Seconds) != 3 {
+		t.Fatalf("%d seconds in a 3 s window", len(r.Seconds))
+	}
+	var n uint64
+	for _, sec := range r.Seconds {
+		n += sec.Requests
+	}
+	if n != r.Requests || r.Unsent != 0 {
+		t.Fatalf("the seconds hold %d requests of %d (%d unsent)", n, r.Requests, r.Unsent)
+	}
+	i := r.Slowest()
+	if i != 1 || r.Seconds[1].Slow < 20 || r.Seconds[1].Max < 150*time.Millisecond {
+		t.Fatalf("slowest second %d, seconds %+v: want second 1 with the stall's 40 requests, about 200 ms the longest", i, r.Seconds)
+	}
+	if r.Start.Before(start) || r.Start.Sub(start) > 100*time.Millisecond {
+		t.Errorf("window start %v after the drive began, want about 0", r.Start.Sub(start))
+	}
+}

@@ -2,17 +2,23 @@ package bench
 
 import (
 	"fmt"
+	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // MemoryEvery is how often the serve process's resident memory is sampled over a run.
 const MemoryEvery = 200 * time.Millisecond
 
-// MemorySample is the serve process's resident memory at one moment of the run.
+// MemorySample is the serve process's resident memory at one moment of the run, with its
+// CPU and PostgreSQL's so far (what a stall in a phase can be set against).
 type MemorySample struct {
 	At  time.Duration // since the process started
 	RSS int64         // VmRSS, bytes
+	// CPU and PostgresCPU are the serve process's and PostgreSQL's (TreeCPU) CPU so far;
+	// PostgresCPU is 0 until the trace knows the postmaster.
+	CPU, PostgresCPU time.Duration
 }
 
 // RunMark is when something began in the run (a phase, the second process's start), on the
@@ -29,9 +35,19 @@ type memoryTrace struct {
 	stop  chan struct{}
 	done  chan struct{}
 
+	postgres atomic.Int64 // the postmaster's pid (0: not known yet)
+
 	mu      sync.Mutex
 	samples []MemorySample
 	marks   []RunMark
+}
+
+// watchPostgres adds the CPU of PostgreSQL (postmaster pid and its backends) to the samples
+// from now on.
+func (t *memoryTrace) watchPostgres(pid int) {
+	if t != nil {
+		t.postgres.Store(int64(pid))
+	}
 }
 
 // traceMemory starts sampling pid, which started at start, every `every`.
@@ -46,8 +62,12 @@ func traceMemory(pid int, start time.Time, every time.Duration) *memoryTrace {
 			if !st.Valid {
 				return // the process is gone
 			}
+			sample := MemorySample{At: time.Since(start), RSS: st.RSS, CPU: st.CPU}
+			if pg := t.postgres.Load(); pg > 0 {
+				sample.PostgresCPU = TreeCPU(int(pg))
+			}
 			t.mu.Lock()
-			t.samples = append(t.samples, MemorySample{At: time.Since(start), RSS: st.RSS})
+			t.samples = append(t.samples, sample)
 			t.mu.Unlock()
 			select {
 			case <-t.stop:
@@ -155,4 +175,17 @@ func memoryChart(s []MemorySample, marks []RunMark, campaigns int) LineChart {
 		c.Marks = append(c.Marks, Mark{X: m.At.Seconds(), Label: m.Name})
 	}
 	return c
+}
+
+// cpuBetween returns the serve process's and PostgreSQL's CPU, in cores, over the samples
+// that span [from, to): the first sample at or before from to the first at or after to
+// (ok false when the samples do not span it, or PostgreSQL was not watched yet).
+func cpuBetween(s []MemorySample, from, to time.Duration) (serve, postgres float64, ok bool) {
+	i := sort.Search(len(s), func(i int) bool { return s[i].At > from }) - 1
+	j := sort.Search(len(s), func(j int) bool { return s[j].At >= to })
+	if i < 0 || j >= len(s) || s[i].PostgresCPU == 0 {
+		return 0, 0, false
+	}
+	span := (s[j].At - s[i].At).Seconds()
+	return (s[j].CPU - s[i].CPU).Seconds() / span, (s[j].PostgresCPU - s[i].PostgresCPU).Seconds() / span, true
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestDownsampleKeepsPeaks(t *testing.T) {
 
 // TestMemoryPeakNamesItsPhase: the peak is attributed to the last mark at or before it.
 func TestMemoryPeakNamesItsPhase(t *testing.T) {
-	s := []MemorySample{{1 * time.Second, 10}, {5 * time.Second, 50}, {9 * time.Second, 20}}
+	s := []MemorySample{{At: 1 * time.Second, RSS: 10}, {At: 5 * time.Second, RSS: 50}, {At: 9 * time.Second, RSS: 20}}
 	marks := []RunMark{{0, "ready"}, {4 * time.Second, "offers max"}, {6 * time.Second, "entries max"}}
 	peak, during := memoryPeak(s, marks)
 	if peak.RSS != 50 || during != "offers max" {
@@ -76,5 +77,76 @@ func TestTraceMemory(t *testing.T) {
 	wellFormed(t, "memory", []byte(big))
 	if strings.Contains(small, "target 1024 MiB") || !strings.Contains(big, "target 1024 MiB") || !strings.Contains(big, ">offers max</text>") {
 		t.Fatalf("target line or marks wrong:\n%s", big)
+	}
+}
+
+// TestCPUBetween: the CPU of the samples that span the interval, in cores; nothing when
+// they do not span it or PostgreSQL was not watched yet.
+func TestCPUBetween(t *testing.T) {
+	var s []MemorySample
+	for i := range 11 { // every 200 ms: serve uses half a core, PostgreSQL a quarter, then a burst
+		pg := time.Duration(i) * 50 * time.Millisecond
+		if i > 5 {
+			pg += time.Duration(i-5) * 150 * time.Millisecond // a full core from 1 s on
+		}
+		s = append(s, MemorySample{At: time.Duration(i) * 200 * time.Millisecond, CPU: time.Duration(i) * 100 * time.Millisecond,
+			PostgresCPU: time.Millisecond + pg})
+	}
+	for _, c := range []struct {
+		from, to  time.Duration
+		serve, pg float64
+		ok        bool
+	}{
+		{0, time.Second, 0.5, 0.25, true},
+		{time.Second, 2 * time.Second, 0.5, 1, true},
+		{300 * time.Millisecond, 700 * time.Millisecond, 0.5, 0.25, true},  // widened to 200–800 ms
+		{900 * time.Millisecond, 1300 * time.Millisecond, 0.5, 0.75, true}, // 800–1400 ms: two thirds of it the burst
+		{1500 * time.Millisecond, 2500 * time.Millisecond, 0, 0, false},    // past the last sample
+	} {
+		serve, pg, ok := cpuBetween(s, c.from, c.to)
+		if ok != c.ok || math.Abs(serve-c.serve) > 1e-9 || math.Abs(pg-c.pg) > 1e-9 {
+			t.Errorf("%v–%v: serve %.3f PostgreSQL %.3f (%v), want %.3f %.3f (%v)", c.from, c.to, serve, pg, ok, c.serve, c.pg, c.ok)
+		}
+	}
+	s[0].PostgresCPU = 0 // the postmaster not known at the first sample
+	if _, _, ok := cpuBetween(s, 0, time.Second); ok {
+		t.Errorf("an interval before PostgreSQL was watched has its CPU")
+	}
+}
+
+// TestPlaceSlowest: an open-loop phase's second with the most slow requests is placed on
+// the serve process's clock, with the CPU in it; closed loops, the floor and phases with no
+// slow request get none.
+func TestPlaceSlowest(t *testing.T) {
+	started := time.Unix(1000, 0)
+	var s []MemorySample
+	for i := range 101 {
+		s = append(s, MemorySample{At: time.Duration(i) * 200 * time.Millisecond, CPU: time.Duration(i) * 160 * time.Millisecond,
+			PostgresCPU: time.Millisecond + time.Duration(i)*20*time.Millisecond})
+	}
+	phase := func(target, mode string, secs ...Second) *Phase {
+		return &Phase{Target: target, Result: &Result{Mode: mode, Start: started.Add(10 * time.Second), Seconds: secs}}
+	}
+	quiet := Second{Requests: 100, Max: time.Millisecond}
+	stall := Second{Requests: 90, Slow: 40, Max: 90 * time.Millisecond}
+	worse := Second{Requests: 80, Slow: 40, Max: 120 * time.Millisecond} // as many slow ones, a longer one
+	ps := []*Phase{
+		phase("switchboard", "open", quiet, stall, quiet, worse, quiet),
+		phase("switchboard", "open", quiet, quiet),
+		phase("switchboard", "closed", quiet, stall),
+		phase("floor", "open", stall),
+	}
+	placeSlowest(ps, s, started)
+	got := ps[0].Slowest
+	if got == nil || got.Seconds != 13 || got.Slow != 40 || got.Requests != 80 || got.MaxMS != 120 {
+		t.Fatalf("slowest second %+v, want the one 13 s after the start with its 40 slow requests of 80, max 120 ms", got)
+	}
+	if math.Abs(got.ServeCores-0.8) > 1e-9 || math.Abs(got.PostgresCores-0.1) > 1e-9 {
+		t.Errorf("CPU in it: serve %.3f, PostgreSQL %.3f cores, want 0.8 and 0.1", got.ServeCores, got.PostgresCores)
+	}
+	for i, p := range ps[1:] {
+		if p.Slowest != nil {
+			t.Errorf("phase %d (%s %s): slowest second %+v, want none", i+1, p.Target, p.Mode, p.Slowest)
+		}
 	}
 }

@@ -70,6 +70,9 @@ type PhaseSummary struct {
 	// Repeats are the requests that repeated a participant the phase had asked for (the
 	// panel wrapped around), when the scenario counts them.
 	Repeats uint64 `json:",omitempty"`
+	// Slowest is an open-loop phase's second with the most requests over SlowLatency, on
+	// the serve process's clock (absent: none was slow).
+	Slowest *SlowSecond `json:",omitempty"`
 }
 
 // Summary is results.json: what two runs are compared by.
@@ -146,6 +149,7 @@ func summarize(p *Phase) PhaseSummary {
 		s.CacheHitShare = &h
 	}
 	s.Repeats = p.Repeats
+	s.Slowest = p.Slowest
 	return s
 }
 
@@ -546,6 +550,7 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		series[p.Scenario] = ss
 	}
 	w("\n")
+	writeSlowest(w, r.Phases)
 	if off, fl := series[ScOffers], series[ScFloor]; off != nil || fl != nil {
 		var all []Series
 		for _, s := range off {
@@ -648,4 +653,33 @@ func orDash(s string) string {
 		return "–"
 	}
 	return s
+}
+
+// writeSlowest tabulates the slowest second of each open-loop phase against serve, so that
+// a tail made by a stall can be set against the memory chart and what the serve process and
+// PostgreSQL were doing then.
+func writeSlowest(w func(string, ...any), phases []*Phase) {
+	var rows []string
+	for _, p := range phases {
+		ss := p.Slowest
+		if ss == nil {
+			continue
+		}
+		cpu := "– | –"
+		if ss.PostgresCores > 0 || ss.ServeCores > 0 {
+			el := p.Elapsed.Seconds()
+			cpu = fmt.Sprintf("%.2f / %.2f | %.2f / %.2f", ss.ServeCores, p.ServerCPU.Seconds()/el, ss.PostgresCores, p.PostgresCPU.Seconds()/el)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %.0f | %s | %.1f | %d | %d | %.1f | %s |\n", p.Scenario, p.Offered,
+			fmtMS(p.Hist.Quantile(0.99)), ss.Seconds, ss.Requests, ss.Slow, ss.MaxMS, cpu))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	w("The slowest second of each open-loop phase against serve: the one with the most requests over %s (by when they were due), on the serve process's clock as in the memory chart, with the CPU the serve process and PostgreSQL spent in it against their average over the phase.\n\n", SlowLatency)
+	w("| Scenario | offered req/s | p99 ms | slowest second, s since serve started | requests due in it | over %s | max ms | serve CPU in it / phase (cores) | PostgreSQL CPU in it / phase (cores) |\n|---|---|---|---|---|---|---|---|---|\n", SlowLatency)
+	for _, r := range rows {
+		w("%s", r)
+	}
+	w("\n")
 }
