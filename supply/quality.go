@@ -102,7 +102,7 @@ func newQuality(cfg QualityConfig, db *persistence.DB, log *zap.Logger, now func
 		countryISO: map[int32]string{}, blockedBodies: map[string][]byte{}}
 	q.blocks.Store(emptyBlocks)
 	for i := range q.sightings {
-		q.sightings[i].seen = map[uint64]int64{}
+		q.sightings[i].seen = make([]uint64, maxSeen/sightShards)
 	}
 	for _, c := range countries {
 		q.countryISO[c.ID] = c.ISOCode
@@ -397,28 +397,55 @@ const (
 	sightShards  = 32
 	sightRefresh = 3600 // seconds: a known sighting is written again at most this often
 	maxPending   = 100_000
-	// maxSeen bounds the sightings remembered (about 36 bytes each, 10 MB in all) so that a
-	// process's memory does not grow with its traffic: past it a new sighting is still
-	// written, but not remembered, so its repeats within the hour are written again (the
-	// write is an upsert). A quarter of a million distinct sightings an hour is a large
-	// marketplace's traffic on one process.
-	maxSeen = 1 << 18
+	// maxSeen is the slots of the sightings remembered, 8 bytes each (8 MiB in all), made at
+	// start so that a process's memory does not grow with its traffic. Half a million
+	// distinct sightings an hour on one process, a large marketplace's, fill half of them,
+	// and about one in a thousand gives way early; past that the oldest remembered give way,
+	// and their next repeats are written again (the write is an upsert). A bound reached with a map used to leave every sighting past it unremembered:
+	// at 1M participants, each of their repeats an upsert, and the table's autovacuum a
+	// burst of PostgreSQL's CPU that stalled the offers beside it.
+	maxSeen = 1 << 20
+	// sightWays is the slots of a bucket of the table (two cache lines): a sighting can take
+	// any of them, so a bucket overflows only when far more than its share fall in it.
+	sightWays = 16
 )
 
 type sightShard struct {
 	mu sync.Mutex
-	// seen holds, by identityHash of (publisher, device, user), the unix seconds of each
-	// sighting queued within the last sightRefresh: only those spare a write. (A collision
-	// spares one write of a sighting in 2^64.)
-	seen    map[uint64]int64
+	// seen remembers the sightings queued within the last sightRefresh, which alone spare a
+	// write: buckets of sightWays slots, each fingerprint<<32 | unix second (0: empty), a
+	// sighting's bucket chosen by the low bits of its identityHash of (publisher, device,
+	// user) and its fingerprint the high ones. (A collision spares one write in 2^31.)
+	seen    []uint64
 	pending []sighting
 	// text holds the devices and users of pending back to back: queueing a sighting copies
 	// its two identifiers into memory the shard reuses after every flush instead of
 	// allocating two strings, which at a large market's rate of new devices was most of
 	// what GET /campaigns allocated, and so what paced the collector.
 	text []byte
-	// purgeAt is when forget can next drop a sighting: the oldest it kept, sightRefresh on.
-	purgeAt int64
+}
+
+// lookup returns the slot of sighting k in its bucket (or, when the bucket does not hold
+// it, the slot it would take: an empty one, else the one remembered longest ago) and
+// whether k was queued within sightRefresh of now. The caller holds the lock.
+func (sh *sightShard) lookup(k uint64, now int64) (slot int, recent bool) {
+	base := int(k%uint64(len(sh.seen)/sightWays)) * sightWays
+	fp := k>>32 | 1
+	slot = base
+	for i, v := range sh.seen[base : base+sightWays] {
+		if v>>32 == fp {
+			return base + i, now-int64(uint32(v)) < sightRefresh
+		}
+		if uint32(v) < uint32(sh.seen[slot]) {
+			slot = base + i
+		}
+	}
+	return slot, false
+}
+
+// remember notes in slot that sighting k was queued at now. The caller holds the lock.
+func (sh *sightShard) remember(slot int, k uint64, now int64) {
+	sh.seen[slot] = (k>>32|1)<<32 | uint64(uint32(now))
 }
 
 // sighting is one queued device sighting; its device and user are text[off:off+dev] and
@@ -437,40 +464,15 @@ func (q *Quality) sight(pub int64, device, user []byte, now int64) {
 	sh := &q.sightings[maphash.Bytes(q.seed, device)%sightShards]
 	k := identityHash(q.seed, pub, 0, device, user)
 	sh.mu.Lock()
-	at, known := sh.seen[k]
-	if known && now-at < sightRefresh {
+	slot, recent := sh.lookup(k, now)
+	if recent || len(sh.pending) >= maxPending/sightShards {
 		sh.mu.Unlock()
 		return
 	}
-	if len(sh.pending) >= maxPending/sightShards {
-		sh.mu.Unlock()
-		return
-	}
-	if known || len(sh.seen) < maxSeen/sightShards {
-		sh.seen[k] = now
-	}
+	sh.remember(slot, k, now)
 	sh.pending = append(sh.pending, sighting{pub: pub, at: now, off: uint32(len(sh.text)), dev: uint32(len(device)), user: uint32(len(user))})
 	sh.text = append(append(sh.text, device...), user...)
 	sh.mu.Unlock()
-}
-
-// forget drops the sightings that spare no write any more (older than sightRefresh) once
-// the shard is half full: until the bound nears they cost nothing, and a purge holds the
-// shard's lock. Until the oldest it kept is due nothing can be dropped, so the flushes in
-// between (five a second) skip the walk. The caller holds the lock.
-func (sh *sightShard) forget(now int64) {
-	if len(sh.seen) < maxSeen/sightShards/2 || now < sh.purgeAt {
-		return
-	}
-	oldest := now
-	for k, at := range sh.seen {
-		if now-at >= sightRefresh {
-			delete(sh.seen, k)
-		} else {
-			oldest = min(oldest, at)
-		}
-	}
-	sh.purgeAt = oldest + sightRefresh
 }
 
 func (q *Quality) runFlush(ctx context.Context) {
@@ -495,7 +497,7 @@ func (q *Quality) runFlush(ctx context.Context) {
 func (q *Quality) FlushSightings(ctx context.Context) error {
 	q.flush.mu.Lock()
 	defer q.flush.mu.Unlock()
-	rows := q.collectSightings(q.now())
+	rows := q.collectSightings()
 	if len(rows) == 0 {
 		return nil
 	}
@@ -511,7 +513,7 @@ func (q *Quality) FlushSightings(ctx context.Context) error {
 // collectSightings empties the shards' queues into the flush's buffers and returns them as
 // rows whose identifiers view the flush's text: valid until the next collect, and not to be
 // kept. The caller holds q.flush.mu.
-func (q *Quality) collectSightings(now int64) []persistence.DeviceSighting {
+func (q *Quality) collectSightings() []persistence.DeviceSighting {
 	f := &q.flush
 	f.text, f.queued = f.text[:0], f.queued[:0]
 	for i := range q.sightings {
@@ -524,7 +526,6 @@ func (q *Quality) collectSightings(now int64) []persistence.DeviceSighting {
 			f.queued = append(f.queued, s)
 		}
 		sh.pending, sh.text = sh.pending[:0], sh.text[:0]
-		sh.forget(now)
 		sh.mu.Unlock()
 	}
 	f.rows = f.rows[:0]

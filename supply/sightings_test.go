@@ -24,13 +24,6 @@ func TestSightingsRemembered(t *testing.T) {
 		}
 		return n
 	}
-	remembered := func() int {
-		n := 0
-		for i := range q.sightings {
-			n += len(q.sightings[i].seen)
-		}
-		return n
-	}
 	dev, u1, u2 := []byte("DEV-1"), []byte("user-1"), []byte("user-2")
 	for _, step := range []struct {
 		pub        int64
@@ -55,7 +48,7 @@ func TestSightingsRemembered(t *testing.T) {
 
 	// The flush collects exactly what was queued, each identifier whole.
 	var got []string
-	for _, r := range q.collectSightings(now) {
+	for _, r := range q.collectSightings() {
 		got = append(got, fmt.Sprintf("%d/%s/%s/+%d", r.PublisherID, r.DeviceID, r.User, r.At-now))
 	}
 	slices.Sort(got)
@@ -67,53 +60,84 @@ func TestSightingsRemembered(t *testing.T) {
 		t.Fatalf("%d sightings still queued after a collect", queued())
 	}
 
-	drain := func() { q.collectSightings(now) }
-	const n = maxSeen + maxSeen/4
+	// Half a million distinct sightings, half the table: their repeats within the hour are
+	// hardly ever written. A million and a half more: the table stays its size, and the first
+	// ones gave way to them.
+	drain := func() { q.collectSightings() }
 	b := make([]byte, 0, 16)
-	for i := range n {
-		if i%(maxPending/2) == 0 {
-			drain()
+	written := func(from, to int, at int64) (n int) {
+		for i := from; i < to; i++ {
+			b = strconv.AppendInt(append(b[:0], "D-"...), int64(i), 10)
+			q.sight(1, b, u1, at)
+			if i%(maxPending/2) == 0 {
+				n += queued()
+				drain()
+			}
 		}
-		b = strconv.AppendInt(append(b[:0], "D-"...), int64(i), 10)
-		q.sight(1, b, u1, now)
+		n += queued()
+		drain()
+		return n
 	}
-	if got := remembered(); got > maxSeen || got < maxSeen*9/10 {
-		t.Fatalf("%d sightings remembered after %d distinct ones, want at most %d (and near it)", got, n, maxSeen)
+	const half = maxSeen / 2
+	if n := written(0, half, now+20); n != half {
+		t.Fatalf("%d of %d new sightings written", n, half)
 	}
-	drain()
-	q.sight(1, []byte("D-"+strconv.Itoa(n-1)), u1, now+1) // not remembered: written again
-	if queued() != 1 {
-		t.Fatalf("a sighting past the bound was not queued again (%d queued)", queued())
+	if n := written(0, half, now+30); n > half/100 {
+		t.Fatalf("%d of %d sightings' repeats within the hour written, want under 1%%", n, half)
 	}
+	written(half, half+3*half, now+40)
+	for i := range q.sightings {
+		if len(q.sightings[i].seen) != maxSeen/sightShards {
+			t.Fatalf("shard %d holds %d slots, want %d", i, len(q.sightings[i].seen), maxSeen/sightShards)
+		}
+	}
+	if n := written(0, half/4, now+50); n < half/4*95/100 {
+		t.Fatalf("%d of the first %d sightings' repeats written after 1.5M newer ones, want nearly all: they gave way", n, half/4)
+	}
+}
 
-	// An hour on, the flush's purge empties the full shards; a fresh sighting is remembered.
-	for i := range q.sightings {
-		q.sightings[i].forget(now + sightRefresh - 1)
-	}
-	if got := remembered(); got < maxSeen*9/10 {
-		t.Fatalf("%d sightings remembered after a purge within the hour, want them all kept", got)
-	}
-	for i := range q.sightings {
-		// The walk found nothing due before its oldest sighting's hour is up.
-		if sh := &q.sightings[i]; len(sh.seen) >= maxSeen/sightShards/2 && sh.purgeAt != now+sightRefresh {
-			t.Fatalf("shard %d: next purge at %+d, want at the oldest sighting's hour (%+d)", i, sh.purgeAt-now, sightRefresh)
+// TestSightingBucket: a bucket remembers what its slots hold, gives the slot remembered
+// longest ago to a new sighting, and an hour on a remembered sighting is not recent.
+func TestSightingBucket(t *testing.T) {
+	sh := &sightShard{seen: make([]uint64, 4*sightWays)}
+	key := func(i int) uint64 { return uint64(i+1)<<32 + 2 } // all in bucket 2 of 4, fingerprint i+1
+	now := int64(1_700_000_000)
+	sightAt := func(i int, at int64) bool {
+		slot, recent := sh.lookup(key(2*i), at)
+		if slot < 2*sightWays || slot >= 3*sightWays {
+			t.Fatalf("sighting %d in slot %d, outside its bucket", i, slot)
 		}
-		q.sightings[i].forget(now + sightRefresh + 1)
+		if !recent {
+			sh.remember(slot, key(2*i), at)
+		}
+		return recent
 	}
-	if got := remembered(); got > 5 { // the first steps' sightings, from +10 on, are within the hour
-		t.Fatalf("%d sightings remembered after the hour's purge, want those of the last hour only", got)
+	for i := range sightWays {
+		if sightAt(i, now+int64(i)) {
+			t.Fatalf("sighting %d recent before it was seen", i)
+		}
 	}
-	// A shard half full again before its next purge is due keeps what it holds.
-	sh := &q.sightings[0]
-	sh.purgeAt = now + 2*sightRefresh
-	for i := range maxSeen / sightShards {
-		sh.seen[uint64(i)+1<<40] = now
+	for i := range sightWays {
+		if !sightAt(i, now+10) {
+			t.Fatalf("sighting %d not remembered in a bucket with room for it", i)
+		}
 	}
-	if sh.forget(now + sightRefresh + 2); len(sh.seen) < maxSeen/sightShards {
-		t.Fatalf("a purge before it was due dropped sightings: %d left", len(sh.seen))
+	if sightAt(sightWays, now+20) { // one more: takes sighting 0's slot, the oldest
+		t.Fatal("a new sighting found recent")
 	}
-	if sh.forget(now + 2*sightRefresh); len(sh.seen) > 5 {
-		t.Fatalf("the purge when due kept %d sightings", len(sh.seen))
+	if sightAt(0, now+21) { // given way: it takes sighting 1's slot, the oldest now
+		t.Fatal("the oldest sighting still remembered after a new one took the full bucket")
+	}
+	if !sightAt(sightWays, now+22) || !sightAt(2, now+22) || !sightAt(0, now+22) {
+		t.Fatal("the new one, the one remembered again or the third oldest forgotten")
+	}
+	if sightAt(2, now+2+sightRefresh) {
+		t.Fatal("a sighting an hour old is still recent")
+	}
+	for i, v := range sh.seen {
+		if (i < 2*sightWays || i >= 3*sightWays) && v != 0 {
+			t.Fatalf("slot %d outside the bucket written: %x", i, v)
+		}
 	}
 }
 
@@ -138,15 +162,15 @@ func TestSightingAllocs(t *testing.T) {
 	}
 	for range maxSeen + maxSeen/8 {
 		if i%(maxPending/4) == 0 {
-			q.collectSightings(now)
+			q.collectSightings()
 		}
 		sight()
 	}
-	q.collectSightings(now)
+	q.collectSightings()
 	if n := testing.AllocsPerRun(1000, sight); n != 0 {
 		t.Fatalf("queueing a new sighting allocates %v times", n)
 	}
-	if n := testing.AllocsPerRun(10, func() { q.collectSightings(now) }); n != 0 {
+	if n := testing.AllocsPerRun(10, func() { q.collectSightings() }); n != 0 {
 		t.Fatalf("collecting the sightings allocates %v times", n)
 	}
 }
