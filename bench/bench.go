@@ -267,6 +267,8 @@ type Report struct {
 	// stop; Marks say when each phase (and the other steps of the run) began.
 	Memory []MemorySample
 	Marks  []RunMark
+	// Maintenance is what autovacuum did to each table during the load phases.
+	Maintenance []Maintenance
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -409,8 +411,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	t := &Target{Addr: addr, PublicURL: "http://" + addr, Market: m}
 	pgPID := PostmasterPID(pg.DataDir())
 	srv.mem.watchPostgres(pgPID)
+	maintBefore, maintErr := readMaintenance(ctx, dbURL)
 	if err := runLoad(ctx, o, rep, t, srv, pgPID, profile, stmts); err != nil {
 		return rep, err
+	}
+	if maintErr == nil {
+		var after map[string]tableMaintenance
+		if after, maintErr = readMaintenance(ctx, dbURL); maintErr == nil {
+			rep.Maintenance = maintenanceBetween(maintBefore, after, srv.mem.start)
+		}
+	}
+	if maintErr != nil {
+		rep.note("autovacuum's runs during the load not read: %v", maintErr)
 	}
 	if o.PastSessions > 0 {
 		o.progress("timing the sweeper, exports and insights on a year of sessions")

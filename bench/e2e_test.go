@@ -139,6 +139,9 @@ func TestQuickRun(t *testing.T) {
 	if m := seen["mix/closed"]; m.Ops[OpCallback] == 0 || m.Ops[OpOffers] == 0 {
 		t.Errorf("the mix sent no callbacks or offers: %v", m.Ops)
 	}
+	if slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, "autovacuum's runs") }) {
+		t.Errorf("pg_stat_user_tables not read: %q", s.Notes)
+	}
 	if s.ReadySeconds <= 0 || s.JoinReadySeconds <= 0 {
 		t.Errorf("ready times missing: first process %.1f s, second %.1f s; notes %q", s.ReadySeconds, s.JoinReadySeconds, s.Notes)
 	}

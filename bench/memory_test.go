@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,29 @@ func TestPlaceSlowest(t *testing.T) {
 		if p.Slowest != nil {
 			t.Errorf("phase %d (%s %s): slowest second %+v, want none", i+1, p.Target, p.Mode, p.Slowest)
 		}
+	}
+}
+
+// TestMaintenanceBetween: only the tables autovacuum visited between the readings, with their
+// runs counted from the first reading and their last times on the serve process's clock,
+// busiest first.
+func TestMaintenanceBetween(t *testing.T) {
+	started := time.Unix(1000, 0)
+	before := map[string]tableMaintenance{
+		"sessions":  {vacuums: 3, analyzes: 5, lastVacuum: time.Unix(900, 0), lastAnalyze: time.Unix(950, 0)},
+		"campaigns": {vacuums: 1, analyzes: 1, lastVacuum: time.Unix(800, 0), lastAnalyze: time.Unix(800, 0)},
+	}
+	after := map[string]tableMaintenance{
+		"sessions":                 {vacuums: 3, analyzes: 6, lastVacuum: time.Unix(900, 0), lastAnalyze: time.Unix(1090, 0)},
+		"campaigns":                {vacuums: 1, analyzes: 1, lastVacuum: time.Unix(800, 0), lastAnalyze: time.Unix(800, 0)},
+		"quality_device_sightings": {vacuums: 2, analyzes: 3, lastVacuum: time.Unix(1089, 500_000_000), lastAnalyze: time.Unix(1150, 0)},
+	}
+	got := maintenanceBetween(before, after, started)
+	want := []Maintenance{
+		{Table: "quality_device_sightings", Vacuums: 2, Analyzes: 3, LastVacuumSeconds: 89.5, LastAnalyzeSeconds: 150},
+		{Table: "sessions", Analyzes: 1, LastAnalyzeSeconds: 90},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 }

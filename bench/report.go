@@ -101,6 +101,8 @@ type Summary struct {
 	// of the samples it stands for), Marks when each phase began, both from its start.
 	Memory []MemoryPoint `json:",omitempty"`
 	Marks  []MarkPoint   `json:",omitempty"`
+	// Maintenance is what autovacuum did to each table during the load phases.
+	Maintenance []Maintenance `json:",omitempty"`
 }
 
 // BinarySummary is one round of the paired comparison with a baseline binary in
@@ -355,6 +357,7 @@ func WriteReport(out string, r *Report) error {
 	for _, m := range downsample(r.Memory, 720) {
 		sum.Memory = append(sum.Memory, MemoryPoint{Seconds: m.At.Seconds(), MiB: float64(m.RSS) / (1 << 20)})
 	}
+	sum.Maintenance = r.Maintenance
 	for _, m := range r.Marks {
 		sum.Marks = append(sum.Marks, MarkPoint{Seconds: m.At.Seconds(), Name: m.Name})
 	}
@@ -551,6 +554,7 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 	}
 	w("\n")
 	writeSlowest(w, r.Phases)
+	writeMaintenance(w, r.Maintenance)
 	if off, fl := series[ScOffers], series[ScFloor]; off != nil || fl != nil {
 		var all []Series
 		for _, s := range off {
@@ -680,6 +684,26 @@ func writeSlowest(w func(string, ...any), phases []*Phase) {
 	w("| Scenario | offered req/s | p99 ms | slowest second, s since serve started | requests due in it | over %s | max ms | serve CPU in it / phase (cores) | PostgreSQL CPU in it / phase (cores) |\n|---|---|---|---|---|---|---|---|---|\n", SlowLatency)
 	for _, r := range rows {
 		w("%s", r)
+	}
+	w("\n")
+}
+
+// writeMaintenance lists the tables autovacuum vacuumed or analyzed during the load, whose
+// times can be set against the slowest seconds and the memory chart's phases.
+func writeMaintenance(w func(string, ...any), ms []Maintenance) {
+	if len(ms) == 0 {
+		return
+	}
+	w("PostgreSQL's autovacuum during the load phases (pg_stat_user_tables before and after them), each table's last run on the serve process's clock:\n\n")
+	w("| table | autovacuums | autoanalyzes | last autovacuum, s since serve started | last autoanalyze, s |\n|---|---|---|---|---|\n")
+	at := func(n int64, s float64) string {
+		if n <= 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f", s)
+	}
+	for _, m := range ms {
+		w("| %s | %d | %d | %s | %s |\n", m.Table, m.Vacuums, m.Analyzes, at(m.Vacuums, m.LastVacuumSeconds), at(m.Analyzes, m.LastAnalyzeSeconds))
 	}
 	w("\n")
 }
