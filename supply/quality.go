@@ -401,9 +401,9 @@ const (
 	// start so that a process's memory does not grow with its traffic. Half a million
 	// distinct sightings an hour on one process, a large marketplace's, fill half of them,
 	// and about one in a thousand gives way early; past that the oldest remembered give way,
-	// and their next repeats are written again (the write is an upsert). A bound reached with a map used to leave every sighting past it unremembered:
-	// at 1M participants, each of their repeats an upsert, and the table's autovacuum a
-	// burst of PostgreSQL's CPU that stalled the offers beside it.
+	// and their next repeats are written again (the write is an upsert). A map that stopped
+	// remembering at its bound left, at 1M participants, about half the identities' repeats
+	// upserts, and the table's autovacuum a burst of PostgreSQL's CPU beside the offers.
 	maxSeen = 1 << 20
 	// sightWays is the slots of a bucket of the table (two cache lines): a sighting can take
 	// any of them, so a bucket overflows only when far more than its share fall in it.
@@ -415,7 +415,8 @@ type sightShard struct {
 	// seen remembers the sightings queued within the last sightRefresh, which alone spare a
 	// write: buckets of sightWays slots, each fingerprint<<32 | unix second (0: empty), a
 	// sighting's bucket chosen by the low bits of its identityHash of (publisher, device,
-	// user) and its fingerprint the high ones. (A collision spares one write in 2^31.)
+	// user) and its fingerprint the high ones. (A fingerprint met by another sighting of
+	// its bucket spares that one a write, about once in 2^27 lookups.)
 	seen    []uint64
 	pending []sighting
 	// text holds the devices and users of pending back to back: queueing a sighting copies
