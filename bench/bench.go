@@ -507,7 +507,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		}
 		if p.Repeats > 0 {
 			o.progress("  %d requests repeated a participant the phase had asked for: the panel wrapped around", p.Repeats)
-			rep.note("%s %s: %d of its requests repeated a participant it had asked for (the panel of %d is smaller than the phase), so its answer-cache hits are not zero",
+			rep.note("%s %s: %d of its requests repeated a participant it had asked for (the panel of %d is smaller than the phase), so some of its answers may come from the answer cache",
 				s.Name, r.Mode, p.Repeats, len(t.Market.Participants))
 		}
 		if target != "floor" {
