@@ -357,10 +357,10 @@ func WriteReport(out string, r *Report) error {
 	for _, m := range downsample(r.Memory, 720) {
 		sum.Memory = append(sum.Memory, MemoryPoint{Seconds: m.At.Seconds(), MiB: float64(m.RSS) / (1 << 20)})
 	}
-	sum.Maintenance = r.Maintenance
 	for _, m := range r.Marks {
 		sum.Marks = append(sum.Marks, MarkPoint{Seconds: m.At.Seconds(), Name: m.Name})
 	}
+	sum.Maintenance = r.Maintenance
 	js, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err

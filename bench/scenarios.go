@@ -98,8 +98,8 @@ func (t *Target) OffersScenario(name string) *Scenario {
 // most once in the phase (warm-up included), so that no answer comes from the server's
 // answer cache: the cost of matching, ranking and signing every request. A panel smaller
 // than the phase's requests wraps around, and the scenario counts those repeats: the
-// answer cache keeps an answer from a participant's second miss within its window, so
-// once the phase asks for more than twice the panel, repeats are hits.
+// answer cache keeps an answer from a participant's second miss within its window, so a
+// repeat can be a hit when the panel comes round within that window.
 func (t *Target) OffersDistinctScenario(name string, seed uint64) *Scenario {
 	ps := t.Market.Participants
 	order := newWorker(0, seed, 0).Rand.Perm(len(ps))
@@ -114,7 +114,8 @@ func (t *Target) OffersDistinctScenario(name string, seed uint64) *Scenario {
 		},
 		Check: func(w *Worker, op int) (int, bool) { return op, w.Resp.StatusCode() == fasthttp.StatusOK },
 		Repeats: func() uint64 {
-			return next.Load() - min(next.Load(), uint64(len(order)))
+			n := next.Load()
+			return n - min(n, uint64(len(order)))
 		},
 	}
 }
