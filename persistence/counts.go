@@ -107,6 +107,7 @@ func (db *DB) counts(ctx context.Context, out *CountRows, filter string, args ..
 		}
 		defer rows.Close()
 		for rows.Next() {
+			m.row(ctx)
 			if err := rows.Scan(campaignDest...); err != nil {
 				return err
 			}
