@@ -142,8 +142,7 @@ func (n *notifier) flush(ctx context.Context) {
 	}
 }
 
-// countsLoadSlice is how many campaigns one snapshot of the full counts load reads by
-// default (Config.CountsLoadSlice). The
+// countsLoadSlice is how many campaigns one snapshot of the counters' full load reads. The
 // whole market in one snapshot (270,000 quota rows at 100,000 campaigns, paced over seconds
 // when the process joins others) kept alive every version of the quota rows the serving
 // processes update on each entry, and its one aggregate of the daily counts took a core of
@@ -153,33 +152,31 @@ const countsLoadSlice = 2048
 
 // listenCounts keeps the engine's counters equal to the database: campaigns named on
 // CountsChannel are re-read within a debounce period; every active campaign after the
-// LISTEN connection is (re)established, a slice at a time; and, as the safety net under lost notifications,
-// the next ReconcileSlice active campaigns every ReconcileEvery. Re-reading the whole
+// LISTEN connection is (re)established, a slice at a time; and, as the safety net under
+// lost notifications, the next ReconcileSlice active campaigns every ReconcileEvery. Re-reading the whole
 // market every few seconds would cost in proportion to its size (at 100,000 campaigns,
 // 270,000 quota rows every 3 s).
 func (r *Router) listenCounts(ctx context.Context) {
 	var after int64 // the last campaign id the safety walk re-read (0: start over)
 	full := func(ctx context.Context) error {
 		for from := int64(0); ; {
-			last, err := r.db.CountsAfter(ctx, from, r.cfg.CountsLoadSlice, &r.countRows)
+			last, err := r.countsAfter(ctx, from, countsLoadSlice)
 			if err != nil {
 				return err
 			}
 			if last == 0 {
 				break
 			}
-			r.setCounts(&r.countRows)
 			from = last
 		}
 		r.countsOnce.Do(func() { close(r.countsLoaded) })
 		return nil
 	}
 	safety := func(ctx context.Context) error {
-		last, err := r.db.CountsAfter(ctx, after, r.cfg.ReconcileSlice, &r.countRows)
+		last, err := r.countsAfter(ctx, after, r.cfg.ReconcileSlice)
 		if err != nil {
 			return err
 		}
-		r.setCounts(&r.countRows)
 		after = last
 		return nil
 	}
@@ -200,8 +197,17 @@ func (r *Router) listenCounts(ctx context.Context) {
 // the database after start: until then a full quota may look open to this process.
 func (r *Router) CountsLoaded() <-chan struct{} { return r.countsLoaded }
 
-// reconcileCounts sets the counters of the given campaigns (every active one when nil) to
-// the database's values.
+// countsAfter sets the counters of at most limit active campaigns above id after to the
+// database's values, and returns the last id read (0: none left), as CountsAfter.
+func (r *Router) countsAfter(ctx context.Context, after int64, limit int) (int64, error) {
+	last, err := r.db.CountsAfter(ctx, after, limit, &r.countRows)
+	if err == nil {
+		r.setCounts(&r.countRows)
+	}
+	return last, err
+}
+
+// reconcileCounts sets the counters of the given campaigns to the database's values.
 func (r *Router) reconcileCounts(ctx context.Context, ids []int64) error {
 	if err := r.db.Counts(ctx, ids, &r.countRows); err != nil {
 		return err

@@ -61,9 +61,6 @@ type Config struct {
 	// ReconcileSlice is how many campaigns one safety reconciliation re-reads (default
 	// 2,000).
 	ReconcileSlice int
-	// CountsLoadSlice is how many campaigns one snapshot of the counters' full load reads
-	// (at start and after the LISTEN connection is re-established; default 2,048).
-	CountsLoadSlice int
 	// NotifyEvery is the debounce of the counts and entries notifications (default 20 ms).
 	NotifyEvery time.Duration
 	// SessionMaxAge: callbacks of older sessions answer 410 (default 7 days).
@@ -101,9 +98,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReconcileSlice <= 0 {
 		c.ReconcileSlice = 2000
-	}
-	if c.CountsLoadSlice <= 0 {
-		c.CountsLoadSlice = countsLoadSlice
 	}
 	if c.NotifyEvery <= 0 {
 		c.NotifyEvery = 20 * time.Millisecond
