@@ -126,12 +126,13 @@ const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_pl
 // A relationship is looked up from each side by its own index (an OR of both columns made
 // every entry read the whole relationships table). A campaign's sessions are looked for
 // above its floor (SessionFloorSQL), so that an entry reads the partitions of the months
-// the campaign has been in field, not a year of them.
+// the campaign has been in field, not a year of them; for the reentry check, of its
+// reentry_interval when that is shorter (reentryFloorAtSQL).
 var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
 	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
 	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
 	c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
-		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test AND s.id >= ` + SessionFloorSQL("c.created_at") + `
+		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test AND s.id >= ` + SessionFloorSQL(reentryFloorAtSQL) + `
 		AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))),
 	EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.related_campaign_id WHERE r.campaign_id = c.id
 		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = rc.id
@@ -146,6 +147,13 @@ var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_complet
 		WHERE e.n <> 0 AND s.participant_id = e.p AND s.campaign_id = c.id AND s.offer_nonce = e.n AND s.outcome IS NULL
 		AND s.id >= ` + offerSessionFloorSQL + `
 		LIMIT 1) o ON true`
+
+// reentryFloorAtSQL is the earliest time an entry of campaign c that bars a new one can have
+// been made: the campaign's creation, or the start of its reentry_interval when one is set
+// (a session before it no longer bars anything), so that a campaign in field for months
+// with a reentry interval of a day reads the latest partition of sessions only.
+const reentryFloorAtSQL = `CASE WHEN c.reentry_interval IS NULL THEN c.created_at
+	ELSE greatest(c.created_at, now() - make_interval(mins => c.reentry_interval)) END`
 
 // admitRelatedSQL lists the relationships of the batch's campaigns, for entries of one
 // participant into related campaigns within the same batch.

@@ -491,6 +491,17 @@ func TestCampaignSessionFloor(t *testing.T) {
 	late, created := campaign("created as p3 began")
 	firstEntry(p3, created.Add(-30*time.Second))
 	store(late, 105, p2.IDFrom+3)
+	// A campaign in field for two months that lets a respondent in again after an hour: its
+	// reentry check reads from the partition of an hour before the interval began (p2), not
+	// from its creation (p1). The session planted in p1 (entered now, with an id no session
+	// entered now has) would bar the entry if p1 were read.
+	hourly, _ := campaign("reentry after an hour")
+	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET created_at = now() - interval '60 days', reentry_interval = 60
+		WHERE id = $1`, hourly); err != nil {
+		t.Fatal(err)
+	}
+	store(hourly, 106, p1.IDFrom+4)
+	store(hourly, 107, p2.IDFrom+4)
 
 	for _, c := range []struct {
 		name                  string
@@ -502,6 +513,8 @@ func TestCampaignSessionFloor(t *testing.T) {
 		{"a session of the related campaign below its floor", related, 103, ""},
 		{"a session of the related campaign in p2", related, 104, persistence.RefusedRelated},
 		{"a session drawn just before p3 began (read within the margin)", late, 105, persistence.RefusedReentry},
+		{"a session below the reentry interval's floor (p1 not read)", hourly, 106, ""},
+		{"a session within the reentry interval, in p2", hourly, 107, persistence.RefusedReentry},
 	} {
 		if got := admit(c.campaign, c.participant); got != c.want {
 			t.Errorf("%s: refused %q, want %q", c.name, got, c.want)
