@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -252,6 +253,9 @@ type Report struct {
 	// JoinReady is how long a second serve process took to be ready beside the loaded one
 	// (0: not measured).
 	JoinReady time.Duration
+	// JoinCPU is the CPU time the second process spent from its start until ready: what its
+	// start took from the cores it shares with the first.
+	JoinCPU time.Duration
 	// ProfilePhase is the scenario whose closed-loop phase the profile covers.
 	ProfilePhase string
 	// Year are the sweeper steps, exports and insights reads timed after the load on a
@@ -531,15 +535,17 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 	if probe == "" {
 		// Harvest offer entry URLs for the entry phases, each to be used once: enough for the
 		// entry phases at up to 8,000/s (a phase that runs out ends early, and says so).
+		// And the joining phases' at JoinRate.
 		entryWindow := (o.Duration + o.Warmup).Seconds() * 2.5
-		want := max(2000, int(8000*entryWindow))
+		joinWindow := (o.Warmup + o.Duration + max(3*o.Duration, joinURLWindow)).Seconds()
+		want := max(2000, int(8000*entryWindow+JoinRate*joinWindow))
 		// A small panel gives more URLs per participant (up to maxEntryPerParticipant) so
 		// that the entry phases do not run out on a fast machine.
 		n := max(len(t.Market.Participants), 1)
 		per := min(max(entryPerParticipant, (want+n-1)/n), maxEntryPerParticipant)
 		want = min(want, per*n)
 		o.progress("harvesting up to %d offer entry URLs", want)
-		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration), uint64(o.Seed))
+		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration)+joinURLWindow/2, uint64(o.Seed))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -580,7 +586,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			// The joining phases' URLs are set aside first: on a fast machine the phases
 			// before them would use up the harvest and leave them nothing to measure.
 			all := rep.Harvest.Entries
-			reserve := min(len(all)/2, int(JoinRate*(o.Warmup+4*o.Duration).Seconds()))
+			reserve := min(len(all)/2, int(JoinRate*(o.Warmup+o.Duration+max(3*o.Duration, joinURLWindow)).Seconds()))
 			entries, joining := NewEntries(all[:len(all)-reserve]), NewEntries(all[len(all)-reserve:])
 			ep := profiled(ScEntries, func() *Phase {
 				return phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
@@ -680,10 +686,19 @@ func measure(client *fasthttp.HostClient, addr string, pid, pgPID int, l Load, s
 // process's start, each URL used once.
 const JoinRate = 1000
 
+// joinURLWindow is how long the entry URLs set aside for the joining phase last at JoinRate:
+// the phase runs until the second process is ready (a joining process loads gently: about
+// 45 s at 100,000 campaigns and a million participants), or until they run out.
+const joinURLWindow = 90 * time.Second
+
+// joinWindowMax bounds the joining phase when the second process is slow to be ready.
+const joinWindowMax = 10 * time.Minute
+
 // joinPhases measures what a second serve process starting on the same database does to
 // the first one's entries: entries at one open-loop rate for a window with the first alone,
-// then for three windows from the second's start (its loads of campaigns, panel and counters
-// read PostgreSQL hard). The second is stopped afterwards; the time it took to be ready is
+// then from the second's start until it is ready (its loads of campaigns, panel and counters
+// read PostgreSQL hard), three windows at least, so that the figure covers the whole start,
+// not its first seconds. The second is stopped afterwards; the time it took to be ready is
 // reported.
 func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *server, ep *Phase, entries *Entries, sessions *Sessions, phase func(Load, *Scenario)) {
 	rate := min(JoinRate, roundRate(ep.Rate(ep.OpCount(OpEntryAdmitted))/2))
@@ -699,28 +714,48 @@ func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *ser
 	}
 	type started struct {
 		s   *server
+		cpu time.Duration // from its start until ready
 		err error
 	}
 	ch := make(chan started, 1)
 	second := o
 	second.Profile = false
+	var ready atomic.Bool
 	go func() {
 		s, err := startServer(ctx, second, addr, srv.dbURL, "", filepath.Join(filepath.Dir(srv.logPath), "server2.log"))
-		ch <- started{s, err}
+		var cpu time.Duration
+		if err == nil {
+			cpu = TreeCPU(s.pid())
+		}
+		ready.Store(true)
+		ch <- started{s, cpu, err}
 	}()
-	open.Duration, open.Warmup = 3*o.Duration, 0
-	phase(open, t.EntriesScenario(ScEntriesJoining, entries, sessions))
+	open.Duration, open.Warmup = joinWindowMax, 0
+	phase(open, untilReady(t.EntriesScenario(ScEntriesJoining, entries, sessions), &ready, time.Now().Add(3*o.Duration)))
 	select {
 	case st := <-ch:
 		if st.err != nil {
 			rep.note("the second process did not start: %v", st.err)
 			return
 		}
-		rep.JoinReady = st.s.loaded
+		rep.JoinReady, rep.JoinCPU = st.s.loaded, st.cpu
 		st.s.stop()
 	case <-time.After(10 * time.Minute):
 		rep.note("the second process was not ready within 10 minutes")
 	}
+}
+
+// untilReady is s ending (Exhausted) once ready is set and not before notBefore.
+func untilReady(s *Scenario, ready *atomic.Bool, notBefore time.Time) *Scenario {
+	next := s.Prepare
+	c := *s
+	c.Prepare = func(w *Worker) int {
+		if ready.Load() && !time.Now().Before(notBefore) {
+			return Exhausted
+		}
+		return next(w)
+	}
+	return &c
 }
 
 // targetOrHalf is the open-loop rate of a write phase whose closed-loop maximum was max:

@@ -185,3 +185,29 @@ func TestSecondsPlaceAStall(t *testing.T) {
 		t.Errorf("window start %v after the drive began, want about 0", r.Start.Sub(start))
 	}
 }
+
+// TestUntilReady: the joining phase's scenario runs until the second process is ready and
+// not less than its minimum: set ready at 600 ms with a minimum of 300 ms, the open loop of
+// a 10 s window ends at about 600 ms; set before the minimum, it ends at the minimum.
+func TestUntilReady(t *testing.T) {
+	addr := slowServer(t, 0)
+	for _, c := range []struct {
+		readyAt, notBefore, want time.Duration
+	}{
+		{600 * time.Millisecond, 300 * time.Millisecond, 600 * time.Millisecond},
+		{100 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond},
+	} {
+		var ready atomic.Bool
+		start := time.Now()
+		timer := time.AfterFunc(c.readyAt, func() { ready.Store(true) })
+		r := Drive(Load{Client: NewClient(addr, 4), Workers: 4, Duration: 10 * time.Second, Rate: 200, Seed: 1},
+			untilReady(getScenario(addr), &ready, start.Add(c.notBefore)))
+		timer.Stop()
+		if r.Span < c.want-50*time.Millisecond || r.Span > c.want+400*time.Millisecond {
+			t.Errorf("ready at %v, not before %v: the phase spanned %v, want about %v", c.readyAt, c.notBefore, r.Span, c.want)
+		}
+		if r.Errors != 0 || r.Requests == 0 {
+			t.Errorf("ready at %v: %d requests, %d errors", c.readyAt, r.Requests, r.Errors)
+		}
+	}
+}
