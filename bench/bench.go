@@ -84,8 +84,11 @@ type Options struct {
 	// CPU profile taken during the offers maximum-throughput phase (Out/bench/server-cpu.pprof).
 	Profile bool
 	// ProfilePhase is the closed-loop phase the profile covers instead of offers: "entries"
-	// or "callbacks" (the write paths' own costs; "" or "offers": the offers phase).
+	// or "callbacks" (the write paths' own costs; "" or "offers": the offers phase); or
+	// "entries-joining": the second process's profile from its start until it is ready.
 	ProfilePhase string
+	// profileFromStart starts the server's profile with the process, not on SIGUSR1.
+	profileFromStart bool
 	// Statements loads pg_stat_statements and writes each phase's costliest statements to
 	// the progress output (a diagnosis aid; not in the report).
 	Statements bool
@@ -215,7 +218,14 @@ func (p *Phase) AdmittedShare() float64 {
 
 // CPUPer1k is the server's CPU seconds per 1,000 requests.
 func (p *Phase) CPUPer1k() float64 {
-	n := float64(p.Requests) * float64(p.Elapsed) / float64(max(p.Window, 1))
+	// The requests counted are those of the window, the CPU is the warm-up's too: scale them
+	// to the time the CPU was read over. A phase whose scenario ran out (or whose second
+	// process became ready) counted its requests over its span, not its whole window.
+	window := p.Window
+	if p.Span > 0 && p.Span < window {
+		window = p.Span
+	}
+	n := float64(p.Requests) * float64(p.Elapsed) / float64(max(window, 1))
 	if n <= 0 {
 		return 0
 	}
@@ -389,7 +399,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	profile := ""
-	if o.Profile {
+	if o.Profile && o.ProfilePhase != ScEntriesJoining {
 		profile = filepath.Join(tmp, "server-cpu.pprof")
 	}
 	srv, err := startServer(ctx, o, addr, dbURL, profile, filepath.Join(tmp, "server.log"))
@@ -720,12 +730,19 @@ func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *ser
 	ch := make(chan started, 1)
 	second := o
 	second.Profile = false
+	profile := ""
+	if o.Profile && o.ProfilePhase == ScEntriesJoining {
+		profile, second.profileFromStart = filepath.Join(filepath.Dir(srv.logPath), "joiner-cpu.pprof"), true
+	}
 	var ready atomic.Bool
 	go func() {
-		s, err := startServer(ctx, second, addr, srv.dbURL, "", filepath.Join(filepath.Dir(srv.logPath), "server2.log"))
+		s, err := startServer(ctx, second, addr, srv.dbURL, profile, filepath.Join(filepath.Dir(srv.logPath), "server2.log"))
 		var cpu time.Duration
 		if err == nil {
 			cpu = TreeCPU(s.pid())
+			if profile != "" {
+				s.signal(syscall.SIGUSR2) // the profile covers its start only
+			}
 		}
 		ready.Store(true)
 		ch <- started{s, cpu, err}
@@ -740,6 +757,14 @@ func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *ser
 		}
 		rep.JoinReady, rep.JoinCPU = st.s.loaded, st.cpu
 		st.s.stop()
+		if profile != "" {
+			dst := filepath.Join(o.Out, "bench", "server-cpu.pprof")
+			if err := copyFile(profile, dst); err == nil {
+				rep.Profile, rep.ProfilePhase = dst, ScEntriesJoining
+			} else {
+				rep.note("the second process's CPU profile was not kept: %v", err)
+			}
+		}
 	case <-time.After(10 * time.Minute):
 		rep.note("the second process was not ready within 10 minutes")
 	}
@@ -980,7 +1005,11 @@ func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath s
 		args = append(args, "--allocation", o.Allocation)
 	}
 	if profile != "" {
-		args = append([]string{"bench", "_serve", "--cpu-profile", profile, "--"}, args...)
+		wrap := []string{"bench", "_serve", "--cpu-profile", profile}
+		if o.profileFromStart {
+			wrap = append(wrap, "--cpu-profile-from-start")
+		}
+		args = append(append(wrap, "--"), args...)
 	}
 	logf, err := os.Create(logPath)
 	if err != nil {

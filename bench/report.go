@@ -232,7 +232,7 @@ func (r *Report) Targets() []TargetCheck {
 			// when the entry URLs set aside for it ran out.
 			whole = joining.Span >= r.JoinReady-time.Second
 		}
-		over := fmt.Sprintf("over %s from its start, until it was ready", joining.Span.Round(100*time.Millisecond))
+		over := fmt.Sprintf("over the %s from its start, the whole of it", joining.Span.Round(100*time.Millisecond))
 		if !whole {
 			over = fmt.Sprintf("over only the first %s of its start: the entry URLs set aside ran out", joining.Span.Round(100*time.Millisecond))
 		}
@@ -631,7 +631,10 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		writePairTable(w, [2]string{"baseline", "this"}, r.Binaries)
 	}
 	w("### CPU profile\n\n")
-	if r.Profile != "" {
+	if r.Profile != "" && r.ProfilePhase == ScEntriesJoining {
+		w("The second process's CPU profile from its start until it was ready (`--profile-phase %s`): `%s` (view with `go tool pprof -top bin/switchboard %s`). It is taken by running that process as `switchboard bench _serve --cpu-profile-from-start -- serve …`.\n\n",
+			ScEntriesJoining, filepath.ToSlash(r.Profile), filepath.ToSlash(r.Profile))
+	} else if r.Profile != "" {
 		w("The server's CPU profile during the %s maximum-throughput phase: `%s` (view with `go tool pprof -top bin/switchboard %s`). It is taken by running the server as `switchboard bench _serve -- serve …`, which is `serve` with pprof started and stopped by SIGUSR1/SIGUSR2 from the bench (serve itself exposes no pprof).\n\n",
 			cmp.Or(r.ProfilePhase, ScOffers), filepath.ToSlash(r.Profile), filepath.ToSlash(r.Profile))
 	} else {

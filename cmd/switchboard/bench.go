@@ -52,7 +52,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.IntVar(&o.PartitionDays, "partition-days", 30, "with --past-sessions, the period of the sessions' partitions in days (serve's --session-partition-period sizes them; a month by default)")
 	engineSizes := f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
 	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
-	f.StringVar(&o.ProfilePhase, "profile-phase", "offers", "the closed-loop phase --profile covers: offers, entries or callbacks")
+	f.StringVar(&o.ProfilePhase, "profile-phase", "offers", "the closed-loop phase --profile covers: offers, entries or callbacks; or entries-joining: the second process's start, until it is ready")
 	f.StringVar(&o.SharedBuffers, "shared-buffers", "256MB", "shared_buffers of the bench's PostgreSQL cluster (e.g. 6GB: a quarter of this machine's memory, as a production server would have)")
 	f.StringVar(&o.WALCompression, "wal-compression", "", "wal_compression of the bench's PostgreSQL cluster (e.g. lz4; default PostgreSQL's, off)")
 	f.BoolVar(&o.Statements, "statements", false, "log each phase's costliest PostgreSQL statements (pg_stat_statements)")
@@ -108,9 +108,9 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	switch o.ProfilePhase {
-	case bench.ScOffers, bench.ScEntries, bench.ScCallbacks:
+	case bench.ScOffers, bench.ScEntries, bench.ScCallbacks, bench.ScEntriesJoining:
 	default:
-		return fmt.Errorf("--profile-phase: %q is not offers, entries or callbacks", o.ProfilePhase)
+		return fmt.Errorf("--profile-phase: %q is not offers, entries, callbacks or entries-joining", o.ProfilePhase)
 	}
 	if o.Allocation != "" {
 		if _, err := engine.ParseAllocation(o.Allocation); err != nil {
@@ -180,10 +180,12 @@ func runBenchSizes(_ context.Context, args []string, out io.Writer) error {
 }
 
 // runBenchServe is `serve` (the same function, the same flags after "--") with a CPU profile
-// written to --cpu-profile between a SIGUSR1 and a SIGUSR2 (or the end of the process).
+// written to --cpu-profile between a SIGUSR1 (or the start, with --cpu-profile-from-start)
+// and a SIGUSR2 (or the end of the process).
 func runBenchServe(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("bench _serve")
 	path := f.String("cpu-profile", "", "where to write the CPU profile")
+	fromStart := f.Bool("cpu-profile-from-start", false, "start the profile with the process, not on SIGUSR1")
 	i := 0
 	for i < len(args) && args[i] != "--" {
 		i++
@@ -207,6 +209,9 @@ func runBenchServe(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	sigs := make(chan os.Signal, 2)
+	if *fromStart {
+		sigs <- syscall.SIGUSR1
+	}
 	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
 	go func() {
