@@ -262,9 +262,18 @@ const outboxPurgeBatch = 5000
 
 // runSweeper periodically releases stale sessions, pauses campaigns with broken links,
 // keeps partitions of sessions ahead of the id sequence, purges old delivered postbacks,
-// completes full campaigns and archives long-finished ones. Every process runs it; each
-// step is idempotent.
-func (r *Router) runSweeper(ctx context.Context) { r.every(ctx, r.cfg.SweepEvery, "sweeper", r.Sweep) }
+// completes full campaigns and archives long-finished ones, from when after closes (nil: at
+// once). Every process runs it; each step is idempotent.
+func (r *Router) runSweeper(ctx context.Context, after <-chan struct{}) {
+	if after != nil {
+		select {
+		case <-after:
+		case <-ctx.Done():
+			return
+		}
+	}
+	r.every(ctx, r.cfg.SweepEvery, "sweeper", r.Sweep)
+}
 
 // runAnalyzer refreshes the planner statistics of the routing tables that have about
 // doubled since their last ANALYZE, every AnalyzeEvery: the sweeper's period (30 s) let a

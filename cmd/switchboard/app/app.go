@@ -204,7 +204,10 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	mirror.RegisterMetrics(a.Metrics)
 	a.Router.RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
-	a.Router.Start(bg)
+	// The sweeper starts once this process is ready (router.Router.Start).
+	ready := make(chan struct{})
+	go a.afterLoads(bg, func() { close(ready) })
+	a.Router.Start(bg, ready)
 	// Both hear of every campaign change before supply starts its panel load, so that a
 	// relationship created during the load reaches the panel's entry history.
 	changed := func(ids []int64) {

@@ -1,0 +1,55 @@
+package router_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
+	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/router"
+)
+
+// TestSweeperStartsWhenLoadsAreIn: a router's sweeper does not sweep before the channel
+// Start was given closes (the process's loads in), and sweeps on its period once it has:
+// stale sessions stay held, then are released.
+func TestSweeperStartsWhenLoadsAreIn(t *testing.T) {
+	w := newWorld(t, "")
+	// The serving app never sweeps during the test: only the router under test does.
+	s := apptest.Start(t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1,
+		Configure: func(c *app.Config) { c.Router.SweepEvery = time.Hour }})
+	w.publicURL = s.PublicURL
+	base := s.URL
+	camp, _ := w.campaign(base, campaignOpts{quota: 100})
+	ps := w.participants(3)
+	w.settle()
+	w.survey.outcome = func(string) string { return "" } // no callback
+	for _, p := range ps {
+		w.get(w.client, strings.Replace(w.entryURL(base, p, camp), base, w.publicURL, 1))
+	}
+	if _, err := w.db.Pool.Exec(context.Background(), `UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE campaign_id = $1`, camp); err != nil {
+		t.Fatal(err)
+	}
+	held := func() int64 {
+		return w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND released_at IS NULL`, camp)
+	}
+	if n := held(); n != 3 {
+		t.Fatalf("%d sessions held before the sweep, want 3", n)
+	}
+	cfg := router.Config{SweepEvery: 20 * time.Millisecond, BrokenLinkEntries: -1}
+	r, err := router.New(router.Deps{DB: w.db, Engine: engine.New(nil), Panel: engine.NewPanel(), Key: w.key, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := make(chan struct{})
+	r.Start(context.Background(), loaded)
+	t.Cleanup(r.Close)
+	time.Sleep(15 * cfg.SweepEvery)
+	if n := held(); n != 3 {
+		t.Fatalf("%d sessions held before the loads were in, want 3: the sweeper swept", n)
+	}
+	close(loaded)
+	waitFor(t, "the sweeper to release the stale sessions", 10*time.Second, func() bool { return held() == 0 })
+}
