@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -132,4 +133,20 @@ func (db *DB) PauseBrokenLinks(ctx context.Context, n int, scope BrokenLinkScope
 		) broken
 		WHERE c.id = broken.id AND c.status = 2
 		RETURNING c.id, 2`, n, scope.All, scope.IDs, scope.Slice, scope.Slices)
+}
+
+// ClaimSweep claims the fleet's next sweep when the last one began at least after ago, and
+// returns its number (counting from 1). ok is false when another process's sweep began more
+// recently: the processes sharing the database sweep in turns, not each on its own period.
+// The claim is one conditional update, so two processes never claim the same turn.
+func (db *DB) ClaimSweep(ctx context.Context, after time.Duration) (turn int64, ok bool, err error) {
+	err = db.Pool.QueryRow(ctx, `UPDATE sweeper_turns SET turn = turn + 1, at = now()
+		WHERE name = 'sweep' AND at <= now() - $1::interval RETURNING turn`, after).Scan(&turn)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, classify(err)
+	}
+	return turn, true, nil
 }

@@ -145,3 +145,48 @@ func notifications(t *testing.T, conn *pgx.Conn) []int64 {
 		out = append(out, id)
 	}
 }
+
+// TestClaimSweep: of processes claiming the fleet's sweep at once, exactly one wins, with the
+// next turn; none wins again before after has passed since that claim; the turns count on.
+func TestClaimSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		turns []int64
+	)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			turn, ok, err := db.ClaimSweep(ctx, time.Hour)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				turns = append(turns, turn)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if !slices.Equal(turns, []int64{1}) {
+		t.Fatalf("turns won by 8 claims at once: %v, want [1]", turns)
+	}
+	if _, ok, err := db.ClaimSweep(ctx, time.Hour); err != nil || ok {
+		t.Fatalf("a claim within the hour after the last: ok %v, %v; want refused", ok, err)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE sweeper_turns SET at = now() - interval '61 minutes'`); err != nil {
+		t.Fatal(err)
+	}
+	if turn, ok, err := db.ClaimSweep(ctx, time.Hour); err != nil || !ok || turn != 2 {
+		t.Fatalf("a claim an hour after the last: turn %d, ok %v, %v; want turn 2", turn, ok, err)
+	}
+}

@@ -263,7 +263,8 @@ const outboxPurgeBatch = 5000
 // runSweeper periodically releases stale sessions, pauses campaigns with broken links,
 // keeps partitions of sessions ahead of the id sequence, purges old delivered postbacks,
 // completes full campaigns and archives long-finished ones, from when after closes (nil: at
-// once). Every process runs it; each step is idempotent.
+// once). Every process ticks it and the processes take turns (sweepTurn); each step is
+// idempotent, so a sweep cut short is finished by the next.
 func (r *Router) runSweeper(ctx context.Context, after <-chan struct{}) {
 	if after != nil {
 		select {
@@ -272,7 +273,18 @@ func (r *Router) runSweeper(ctx context.Context, after <-chan struct{}) {
 			return
 		}
 	}
-	r.every(ctx, r.cfg.SweepEvery, "sweeper", r.Sweep)
+	r.every(ctx, r.cfg.SweepEvery, "sweeper", r.sweepTurn)
+}
+
+// sweepTurn sweeps when this process wins the fleet's turn: no process's sweep began in the
+// last nine tenths of a period (persistence.DB.ClaimSweep), so that the processes sharing the
+// database sweep about once a period between them, and one alone on each of its ticks.
+func (r *Router) sweepTurn(ctx context.Context) error {
+	turn, ok, err := r.db.ClaimSweep(ctx, r.cfg.SweepEvery*9/10)
+	if err != nil || !ok {
+		return err
+	}
+	return r.sweep(ctx, turn-1)
 }
 
 // runAnalyzer refreshes the planner statistics of the routing tables that have about
@@ -310,10 +322,10 @@ func (r *Router) every(ctx context.Context, period time.Duration, what string, f
 // pauseBrokenLinks system-pauses the campaigns whose link looks broken, looking at those
 // whose entries this sweep released and at this sweep's slice of every active campaign
 // (Config.BrokenLinkSlices, persistence.BrokenLinkScope).
-func (r *Router) pauseBrokenLinks(ctx context.Context, released map[int64]struct{}) error {
+func (r *Router) pauseBrokenLinks(ctx context.Context, released map[int64]struct{}, turn int64) error {
 	scope := persistence.BrokenLinkScope{IDs: slices.Collect(maps.Keys(released))}
 	if n := r.cfg.BrokenLinkSlices; n > 0 {
-		scope.Slices, scope.Slice = n, int((r.sweeps.Add(1)-1)%int64(n))
+		scope.Slices, scope.Slice = n, int(turn%int64(n))
 	}
 	if len(scope.IDs) == 0 && scope.Slices == 0 {
 		return nil
@@ -328,9 +340,13 @@ func (r *Router) pauseBrokenLinks(ctx context.Context, released map[int64]struct
 	return nil
 }
 
-// Sweep runs the sweeper's steps once. A step that fails does not stop the others; the
-// error names every step that failed.
-func (r *Router) Sweep(ctx context.Context) error {
+// Sweep runs the sweeper's steps once, now, whatever the fleet's turns (an operator's or a
+// test's sweep; the broken-link slice follows this process's own count). A step that fails
+// does not stop the others; the error names every step that failed.
+func (r *Router) Sweep(ctx context.Context) error { return r.sweep(ctx, r.sweeps.Add(1)-1) }
+
+// sweep is Sweep as the turn-th sweep (from 0), whose broken-link slice is turn's.
+func (r *Router) sweep(ctx context.Context, turn int64) error {
 	var errs []error
 	released := map[int64]struct{}{}
 	for {
@@ -348,7 +364,7 @@ func (r *Router) Sweep(ctx context.Context) error {
 		}
 	}
 	if r.cfg.BrokenLinkEntries > 0 {
-		if err := r.pauseBrokenLinks(ctx, released); err != nil {
+		if err := r.pauseBrokenLinks(ctx, released, turn); err != nil {
 			errs = append(errs, fmt.Errorf("broken-link detection: %w", err))
 		}
 	}

@@ -49,7 +49,7 @@ type Config struct {
 	// entries the sweep released.
 	BrokenLinkSlices int
 	// SweepEvery is the period of the sweeper: stale sessions, broken links, full campaigns,
-	// archiving (default 30 s).
+	// archiving (default 30 s). It is the fleet's: processes sharing the database take turns.
 	SweepEvery time.Duration
 	// AnalyzeEvery is how often the process looks for routing tables that have about
 	// doubled since their last ANALYZE (default 1 s): a young marketplace's tables (and
@@ -171,7 +171,7 @@ type Router struct {
 	reroutes rerouteCounts // re-routing chains per publisher, for /metrics (reroute.go)
 
 	partitionsAt atomic.Int64 // the sweeper's last check of the partitions of sessions (Unix ns)
-	sweeps       atomic.Int64 // sweeps begun: the broken-link check's slice (BrokenLinkSlices)
+	sweeps       atomic.Int64 // Sweep calls begun: their broken-link slice (BrokenLinkSlices)
 
 	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
 	screeners ttlCache[int64, *persistence.Screener]

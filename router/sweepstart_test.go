@@ -53,3 +53,27 @@ func TestSweeperStartsWhenLoadsAreIn(t *testing.T) {
 	close(loaded)
 	waitFor(t, "the sweeper to release the stale sessions", 10*time.Second, func() bool { return held() == 0 })
 }
+
+// TestSweepersTakeTurns: two processes' sweepers on one database sweep in turns: over a
+// stretch of time the fleet's sweeps are about as many as one process's ticks, not twice
+// that, and it does sweep.
+func TestSweepersTakeTurns(t *testing.T) {
+	w := newWorld(t, "")
+	cfg := router.Config{SweepEvery: 100 * time.Millisecond, BrokenLinkEntries: -1}
+	began := time.Now()
+	for range 2 {
+		r, err := router.New(router.Deps{DB: w.db, Engine: engine.New(nil), Panel: engine.NewPanel(), Key: w.key, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Start(context.Background(), nil)
+		t.Cleanup(r.Close)
+	}
+	time.Sleep(20 * cfg.SweepEvery)
+	turns := w.count(`SELECT turn FROM sweeper_turns WHERE name = 'sweep'`)
+	// Claims are at least nine tenths of a period apart: at most this many in the time gone.
+	most := int64(time.Since(began)/(cfg.SweepEvery*9/10)) + 1
+	if turns < 3 || turns > most {
+		t.Errorf("%d sweeps by two processes in %v of 100 ms periods, want 3 to %d", turns, time.Since(began).Round(time.Millisecond), most)
+	}
+}
