@@ -43,10 +43,10 @@ type Config struct {
 	// BrokenLinkSlices: each sweep looks for broken links in the campaigns whose entries it
 	// released and in one of this many slices of every active campaign, so that each is
 	// looked at once in this many sweeps (a release whose process died before looking) with
-	// no sweep looking at them all. Default 120 (an hour at the default SweepEvery: with a
-	// history of sessions a slice costs about 130 µs of PostgreSQL per campaign, 0.65 s in one
-	// statement for a twentieth of 100,000 campaigns); negative: only the campaigns whose
-	// entries the sweep released.
+	// no sweep looking at them all. Default 120 (an hour at the default SweepEvery; a
+	// twentieth of 100,000 campaigns probed 5,000 campaigns' entries, about 50 ms of
+	// PostgreSQL beside the 20 ms scan of campaigns that picks the slice); negative: only the
+	// campaigns whose entries the sweep released.
 	BrokenLinkSlices int
 	// SweepEvery is the period of the sweeper: stale sessions, broken links, full campaigns,
 	// archiving (default 30 s). It is the fleet's: processes sharing the database take turns.
