@@ -138,10 +138,12 @@ func (db *DB) PauseBrokenLinks(ctx context.Context, n int, scope BrokenLinkScope
 // ClaimSweep claims the fleet's next sweep when the last one began at least after ago, and
 // returns its number (counting from 1). ok is false when another process's sweep began more
 // recently: the processes sharing the database sweep in turns, not each on its own period.
-// The claim is one conditional update, so two processes never claim the same turn.
+// The claim is one conditional upsert (a row deleted by hand is made again), so two
+// processes never claim the same turn.
 func (db *DB) ClaimSweep(ctx context.Context, after time.Duration) (turn int64, ok bool, err error) {
-	err = db.Pool.QueryRow(ctx, `UPDATE sweeper_turns SET turn = turn + 1, at = now()
-		WHERE name = 'sweep' AND at <= now() - $1::interval RETURNING turn`, after).Scan(&turn)
+	err = db.Pool.QueryRow(ctx, `INSERT INTO sweeper_turns AS t (name, turn, at) VALUES ('sweep', 1, now())
+		ON CONFLICT (name) DO UPDATE SET turn = t.turn + 1, at = now() WHERE t.at <= now() - $1::interval
+		RETURNING t.turn`, after).Scan(&turn)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
 	}

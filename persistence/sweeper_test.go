@@ -189,4 +189,11 @@ func TestClaimSweep(t *testing.T) {
 	if turn, ok, err := db.ClaimSweep(ctx, time.Hour); err != nil || !ok || turn != 2 {
 		t.Fatalf("a claim an hour after the last: turn %d, ok %v, %v; want turn 2", turn, ok, err)
 	}
+	// An operator's DELETE does not stop the sweeps: the next claim makes the row again.
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM sweeper_turns`); err != nil {
+		t.Fatal(err)
+	}
+	if turn, ok, err := db.ClaimSweep(ctx, time.Hour); err != nil || !ok || turn != 1 {
+		t.Fatalf("a claim with no row: turn %d, ok %v, %v; want turn 1", turn, ok, err)
+	}
 }
