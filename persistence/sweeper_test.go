@@ -151,11 +151,7 @@ func notifications(t *testing.T, conn *pgx.Conn) []int64 {
 func TestClaimSweep(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migratedDB(t)
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex

@@ -38,15 +38,10 @@ func TestSweeperStartsWhenLoadsAreIn(t *testing.T) {
 	if n := held(); n != 3 {
 		t.Fatalf("%d sessions held before the sweep, want 3", n)
 	}
-	cfg := router.Config{SweepEvery: 20 * time.Millisecond, BrokenLinkEntries: -1}
-	r, err := router.New(router.Deps{DB: w.db, Engine: engine.New(nil), Panel: engine.NewPanel(), Key: w.key, Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	every := 20 * time.Millisecond
 	loaded := make(chan struct{})
-	r.Start(context.Background(), loaded)
-	t.Cleanup(r.Close)
-	time.Sleep(15 * cfg.SweepEvery)
+	startSweeper(t, w, every, loaded)
+	time.Sleep(15 * every)
 	if n := held(); n != 3 {
 		t.Fatalf("%d sessions held before the loads were in, want 3: the sweeper swept", n)
 	}
@@ -59,21 +54,29 @@ func TestSweeperStartsWhenLoadsAreIn(t *testing.T) {
 // that, and it does sweep.
 func TestSweepersTakeTurns(t *testing.T) {
 	w := newWorld(t, "")
-	cfg := router.Config{SweepEvery: 100 * time.Millisecond, BrokenLinkEntries: -1}
+	every := 100 * time.Millisecond
 	began := time.Now()
 	for range 2 {
-		r, err := router.New(router.Deps{DB: w.db, Engine: engine.New(nil), Panel: engine.NewPanel(), Key: w.key, Config: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Start(context.Background(), nil)
-		t.Cleanup(r.Close)
+		startSweeper(t, w, every, nil)
 	}
-	time.Sleep(20 * cfg.SweepEvery)
+	time.Sleep(20 * every)
 	turns := w.count(`SELECT turn FROM sweeper_turns WHERE name = 'sweep'`)
 	// Claims are at least nine tenths of a period apart: at most this many in the time gone.
-	most := int64(time.Since(began)/(cfg.SweepEvery*9/10)) + 1
+	most := int64(time.Since(began)/(every*9/10)) + 1
 	if turns < 3 || turns > most {
 		t.Errorf("%d sweeps by two processes in %v of 100 ms periods, want 3 to %d", turns, time.Since(began).Round(time.Millisecond), most)
 	}
+}
+
+// startSweeper starts a router on w's database whose background work (its sweeper every
+// every, from when after closes) runs until t ends; it serves no requests.
+func startSweeper(t *testing.T, w *world, every time.Duration, after <-chan struct{}) {
+	t.Helper()
+	cfg := router.Config{SweepEvery: every, BrokenLinkEntries: -1}
+	r, err := router.New(router.Deps{DB: w.db, Engine: engine.New(nil), Panel: engine.NewPanel(), Key: w.key, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start(context.Background(), after)
+	t.Cleanup(r.Close)
 }
