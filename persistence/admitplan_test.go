@@ -34,7 +34,9 @@ func TestAdmitChecksNotCompiled(t *testing.T) {
 	defer conn.Release()
 	var plan []string
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL jit_above_cost = 0`); err != nil {
+		// jit on as PostgreSQL's default has it (the pool's connections turn it off): the
+		// admission's own setting is what this test is about.
+		if _, err := tx.Exec(ctx, `SET LOCAL jit = on; SET LOCAL jit_above_cost = 0`); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, persistence.AdmitSettingsSQL); err != nil {

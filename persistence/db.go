@@ -35,6 +35,13 @@ type DB struct {
 // start-up leaves the database's cores to their requests.
 func (db *DB) SetLoadStreams(n int) { db.loadStreams.Store(int32(max(n, 0))) }
 
+// jitDefault is PostgreSQL's jit setting on the service's connections unless the database
+// URL sets one (`?jit=on`). JIT compilation pays for itself on long analytical queries; the
+// service's are short, or walk the market in slices, and PostgreSQL compiled any whose
+// estimate crossed jit_above_cost: the sweeper's broken-link check spent 140–200 ms
+// compiling for 26–75 ms of work, on every sweep (docs/performance.md, "JIT off").
+const jitDefault = "off"
+
 // Open connects a pool to url and checks that the server answers.
 func Open(ctx context.Context, url string, log *zap.Logger) (*DB, error) {
 	if log == nil {
@@ -48,6 +55,9 @@ func Open(ctx context.Context, url string, log *zap.Logger) (*DB, error) {
 		cfg.MaxConns = 16
 	}
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		cfg.ConnConfig.RuntimeParams["jit"] = jitDefault
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open pool: %w", err)
