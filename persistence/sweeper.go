@@ -19,15 +19,18 @@ func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([
 		RETURNING c.id, old.status::int`, StatusArchived, StatusComplete, StatusReconciled, after)
 }
 
-// CompleteFullCampaigns moves those of ids that are active and whose non-global quotas are
-// all full (completes, or entries when click-balanced, reach num_respondents; at least one
-// such quota) to 3 Complete, and announces them. It returns the ids it moved.
+// CompleteFullCampaigns moves those of ids (nil: every campaign) that are active and whose
+// non-global quotas are all full (completes, or entries when click-balanced, reach
+// num_respondents; at least one such quota) to 3 Complete, and announces them. It returns
+// the ids it moved. The quotas are read once, grouped by campaign: over every campaign the
+// sweeper's pass read and hashed them twice (an EXISTS and a NOT EXISTS).
 func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
 	return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
-		WHERE c.status = 2 AND ($1::bigint[] IS NULL OR c.id = ANY($1))
-		AND EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global)
-		AND NOT EXISTS (SELECT 1 FROM campaign_quotas q WHERE q.campaign_id = c.id AND NOT q.is_global
-			AND CASE WHEN q.is_click_balanced THEN q.entries < q.num_respondents ELSE q.completes < q.num_respondents END)
+		FROM (SELECT q.campaign_id FROM campaign_quotas q
+			WHERE NOT q.is_global AND ($1::bigint[] IS NULL OR q.campaign_id = ANY($1))
+			GROUP BY q.campaign_id
+			HAVING bool_and(CASE WHEN q.is_click_balanced THEN q.entries >= q.num_respondents ELSE q.completes >= q.num_respondents END)) f
+		WHERE c.id = f.campaign_id AND c.status = 2
 		RETURNING c.id, 2`, ids)
 }
 

@@ -193,3 +193,95 @@ func TestClaimSweep(t *testing.T) {
 		t.Fatalf("a claim with no row: turn %d, ok %v, %v; want turn 1", turn, ok, err)
 	}
 }
+
+// TestCompleteFullCampaigns: an active campaign moves to 3 Complete when it has a non-global
+// quota and every non-global quota is full (by completes, or by entries when click-balanced);
+// global quotas count for neither; a campaign not active, or not among the ids given, stays.
+func TestCompleteFullCampaigns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := migratedDB(t)
+	buyer := newBuyer(t, db, "full@example.test")
+	type quota struct {
+		global, clicks          bool
+		num, completes, entries int
+	}
+	cases := []struct {
+		name     string
+		status   int
+		quotas   []quota
+		listed   bool // among the ids of the targeted call
+		complete bool
+		id       int64
+	}{
+		{name: "every quota full", status: persistence.StatusActive, listed: true, complete: true,
+			quotas: []quota{{num: 5, completes: 5}, {num: 3, completes: 4}}},
+		{name: "one quota short", status: persistence.StatusActive, listed: true,
+			quotas: []quota{{num: 5, completes: 5}, {num: 3, completes: 2}}},
+		{name: "click-balanced full by entries", status: persistence.StatusActive, listed: true, complete: true,
+			quotas: []quota{{clicks: true, num: 10, entries: 10}}},
+		{name: "click-balanced with completes only", status: persistence.StatusActive, listed: true,
+			quotas: []quota{{clicks: true, num: 10, completes: 10, entries: 9}}},
+		{name: "a global quota short does not hold it", status: persistence.StatusActive, listed: true, complete: true,
+			quotas: []quota{{num: 5, completes: 5}, {global: true, num: 100, completes: 5}}},
+		{name: "only global quotas", status: persistence.StatusActive, listed: true,
+			quotas: []quota{{global: true, num: 5, completes: 5}}},
+		{name: "no quota", status: persistence.StatusActive, listed: true},
+		{name: "paused", status: persistence.StatusPaused, listed: true,
+			quotas: []quota{{num: 5, completes: 5}}},
+		{name: "full, not listed", status: persistence.StatusActive,
+			quotas: []quota{{num: 5, completes: 5}}},
+	}
+	var listed []int64
+	for i := range cases {
+		c := &cases[i]
+		c.id = newCampaign(t, db, buyer, c.name)
+		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = $2 WHERE id = $1`, c.id, c.status); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range c.quotas {
+			if _, err := db.Pool.Exec(ctx, `INSERT INTO campaign_quotas (campaign_id, is_global, is_click_balanced, num_respondents, completes, entries)
+				VALUES ($1, $2, $3, $4, $5, $6)`, c.id, q.global, q.clicks, q.num, q.completes, q.entries); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.listed {
+			listed = append(listed, c.id)
+		}
+	}
+	// check: the call returned wantMoved, and the campaigns 3 Complete are wantComplete.
+	check := func(call string, moved, wantMoved, wantComplete []int64) {
+		t.Helper()
+		slices.Sort(moved)
+		if !slices.Equal(moved, wantMoved) {
+			t.Errorf("%s: moved %v, want %v", call, moved, wantMoved)
+		}
+		for _, c := range cases {
+			var status int
+			if err := db.Pool.QueryRow(ctx, `SELECT status FROM campaigns WHERE id = $1`, c.id).Scan(&status); err != nil {
+				t.Fatal(err)
+			}
+			if (status == persistence.StatusComplete) != slices.Contains(wantComplete, c.id) {
+				t.Errorf("%s: %s: status %d", call, c.name, status)
+			}
+		}
+	}
+	var full []int64
+	for _, c := range cases {
+		if c.complete {
+			full = append(full, c.id)
+		}
+	}
+	last := cases[len(cases)-1].id // full, not listed
+	moved, err := db.CompleteFullCampaigns(ctx, listed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the listed campaigns", moved, full, full)
+	// Every active campaign: the unlisted full one now too; those moved before are not again.
+	moved, err = db.CompleteFullCampaigns(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("every campaign", moved, []int64{last}, append(slices.Clone(full), last))
+}
