@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,16 +24,22 @@ func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([
 // non-global quotas are all full (completes, or entries when click-balanced, reach
 // num_respondents; at least one such quota) to 3 Complete, and announces them. It returns
 // the ids it moved. The quotas are read once, grouped by campaign: over every campaign the
-// sweeper's pass read and hashed them twice (an EXISTS and a NOT EXISTS).
+// sweeper's pass read and hashed them twice (an EXISTS and a NOT EXISTS). The two forms are
+// two statements, so that the listed one's plan always probes the quotas' campaign index.
 func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
-	return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
-		FROM (SELECT q.campaign_id FROM campaign_quotas q
-			WHERE NOT q.is_global AND ($1::bigint[] IS NULL OR q.campaign_id = ANY($1))
-			GROUP BY q.campaign_id
-			HAVING bool_and(CASE WHEN q.is_click_balanced THEN q.entries >= q.num_respondents ELSE q.completes >= q.num_respondents END)) f
-		WHERE c.id = f.campaign_id AND c.status = 2
-		RETURNING c.id, 2`, ids)
+	if ids == nil {
+		return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, fmt.Sprintf(completeFullSQL, ""))
+	}
+	return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, fmt.Sprintf(completeFullSQL, "AND q.campaign_id = ANY($1)"), ids)
 }
+
+// completeFullSQL is CompleteFullCampaigns's statement, %s the quotas' campaign filter.
+const completeFullSQL = `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
+	FROM (SELECT q.campaign_id FROM campaign_quotas q WHERE NOT q.is_global %s
+		GROUP BY q.campaign_id
+		HAVING bool_and(CASE WHEN q.is_click_balanced THEN q.entries >= q.num_respondents ELSE q.completes >= q.num_respondents END)) f
+	WHERE c.id = f.campaign_id AND c.status = 2
+	RETURNING c.id, 2`
 
 // moveCampaigns runs update, a status change of campaigns to status to that returns the ids
 // it moved with their former status, and in the same transaction announces those campaigns
