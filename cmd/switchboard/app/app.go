@@ -204,9 +204,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	mirror.RegisterMetrics(a.Metrics)
 	a.Router.RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
-	// The sweeper starts once this process is ready (router.Router.Start).
+	// The sweeper starts once this process's loads are in (router.Router.Start): ready is
+	// closed below, where a joining start-up also ends.
 	ready := make(chan struct{})
-	go a.afterLoads(bg, func() { close(ready) })
 	a.Router.Start(bg, ready)
 	// Both hear of every campaign change before supply starts its panel load, so that a
 	// relationship created during the load reaches the panel's entry history.
@@ -232,9 +232,12 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	buyerAPI.RegisterConsole(mux)
 	a.Payouts.RegisterMetrics(a.Metrics)
 	go a.Payouts.Run(bg)
-	if endJoin != nil {
-		go a.afterLoads(bg, endJoin)
-	}
+	go a.afterLoads(bg, func() {
+		if endJoin != nil {
+			endJoin()
+		}
+		close(ready)
+	})
 	if cfg.Allocation == engine.AllocationBalanced {
 		go func() {
 			// The weights are computed from the campaigns, the panel and the counters.
