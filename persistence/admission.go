@@ -128,10 +128,18 @@ const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_pl
 // above its floor (SessionFloorSQL), so that an entry reads the partitions of the months
 // the campaign has been in field, not a year of them; for the reentry check, of its
 // reentry_interval when that is shorter (reentryFloorAtSQL).
+//
+// The reentry probe and the offer's session are looked for only when the participant has a
+// respondent id for the campaign's buyer (rs): every session is stored in the statement that
+// stores its participant's respondent id for its buyer when there is none (admitWriteSQL),
+// and no respondent id is ever deleted, so a participant without one has no session with any
+// of the buyer's campaigns. A participant entering a buyer's campaigns for the first time,
+// most entries of a marketplace with many buyers, then costs one index probe of respondents
+// instead of one per partition of sessions since the campaign's creation.
 var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
 	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
 	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
-	c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
+	rs.respondent_id IS NOT NULL AND c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
 		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test AND s.id >= ` + SessionFloorSQL(reentryFloorAtSQL) + `
 		AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))),
 	EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.related_campaign_id WHERE r.campaign_id = c.id
@@ -140,11 +148,12 @@ var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_complet
 	OR EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.campaign_id WHERE r.related_campaign_id = c.id
 		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = rc.id
 			AND s.id >= ` + SessionFloorSQL("rc.created_at") + `)),
-	COALESCE((SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p), ''),
+	COALESCE(rs.respondent_id, ''),
 	COALESCE(o.tid, ''), COALESCE(o.respondent_id, ''), o.entered_at, COALESCE(o.quota_ids, '{}')
 	FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS e(c, p, n, i) JOIN campaigns c ON c.id = e.c
+	LEFT JOIN LATERAL (SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p) rs ON true
 	LEFT JOIN LATERAL (SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
-		WHERE e.n <> 0 AND s.participant_id = e.p AND s.campaign_id = c.id AND s.offer_nonce = e.n AND s.outcome IS NULL
+		WHERE e.n <> 0 AND rs.respondent_id IS NOT NULL AND s.participant_id = e.p AND s.campaign_id = c.id AND s.offer_nonce = e.n AND s.outcome IS NULL
 		AND s.id >= ` + offerSessionFloorSQL + `
 		LIMIT 1) o ON true`
 

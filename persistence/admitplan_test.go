@@ -3,12 +3,53 @@ package persistence_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// explainAdmitChecks runs the admission's checks for one entry (campaign, participant,
+// offer nonce) as an admission does, a generic plan after the admission's settings, in a
+// transaction that first runs setup, and returns EXPLAIN ANALYZE's plan.
+func explainAdmitChecks(t *testing.T, db *persistence.DB, setup string, campaign, participant, nonce int64) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var plan []string
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, setup); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, persistence.AdmitSettingsSQL); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `PREPARE admit_checks(bigint[], bigint[], bigint[]) AS `+persistence.AdmitChecksSQL); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, fmt.Sprintf(`EXPLAIN (ANALYZE, TIMING OFF) EXECUTE admit_checks('{%d}', '{%d}', '{%d}')`,
+			campaign, participant, nonce), pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DEALLOCATE admit_checks`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
+}
 
 // TestAdmitChecksNotCompiled: the admission's checks, planned once per connection (a
 // generic plan), are not compiled when they run even when their plan's cost crosses
@@ -27,44 +68,86 @@ func TestAdmitChecksNotCompiled(t *testing.T) {
 	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := db.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	var plan []string
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		// jit on as PostgreSQL's default has it (the pool's connections turn it off): the
-		// admission's own setting is what this test is about.
-		if _, err := tx.Exec(ctx, `SET LOCAL jit = on; SET LOCAL jit_above_cost = 0`); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, persistence.AdmitSettingsSQL); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `PREPARE admit_checks(bigint[], bigint[], bigint[]) AS `+persistence.AdmitChecksSQL); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, fmt.Sprintf(`EXPLAIN (ANALYZE, TIMING OFF) EXECUTE admit_checks('{%d}', '{%d}', '{7}')`, camp, p.ID),
-			pgx.QueryExecModeSimpleProtocol)
-		if err != nil {
-			return err
-		}
-		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DEALLOCATE admit_checks`)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(plan, "\n")
+	// jit on as PostgreSQL's default has it (the pool's connections turn it off): the
+	// admission's own setting is what this test is about.
+	text := explainAdmitChecks(t, db, `SET LOCAL jit = on; SET LOCAL jit_above_cost = 0`, camp, p.ID, 7)
 	if !strings.Contains(text, "$") { // a generic plan keeps its parameters
 		t.Fatalf("not a generic plan:\n%s", text)
 	}
 	if strings.Contains(text, "JIT:") { // shown only with costs
 		t.Errorf("the checks are compiled when they run:\n%s", text)
+	}
+}
+
+// TestAdmitChecksSkipSessionsOfNewBuyers: an entry of a participant into a campaign of a
+// buyer they never entered a campaign of (no respondent id for that buyer) reads no
+// partition of sessions for its reentry check or its offer's session; one into a campaign of
+// a buyer they have entered reads them, and the stored rules still refuse a reentry.
+func TestAdmitChecksSkipSessionsOfNewBuyers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := migratedDB(t)
+	pub := newPublisher(t, db)
+	known, unknown := newBuyer(t, db, "known@example.test"), newBuyer(t, db, "unknown@example.test")
+	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "new-buyer-user", CountryID: 1},
+		"test", func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
+		t.Fatal(err)
+	}
+	campaign := func(buyer int64, name string) (id, quota int64) {
+		t.Helper()
+		id = newCampaign(t, db, buyer, name)
+		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = NULL WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Pool.QueryRow(ctx, `INSERT INTO campaign_quotas (campaign_id, name, num_respondents) VALUES ($1, 'all', 100)
+			RETURNING id`, id).Scan(&quota); err != nil {
+			t.Fatal(err)
+		}
+		return id, quota
+	}
+	entered, enteredQuota := campaign(known, "entered")
+	sibling, _ := campaign(known, "same buyer")
+	other, _ := campaign(unknown, "other buyer")
+	entry := func(c, q int64) persistence.Entry {
+		return persistence.Entry{TID: randomTID(), CampaignID: c, PublisherID: pub, ParticipantID: p.ID, QuotaIDs: []int64{q},
+			RespondentID: "R-" + fmt.Sprint(c), OfferNonce: 99}
+	}
+	if a, err := db.Admit(ctx, entry(entered, enteredQuota)); err != nil || a.Refused != "" {
+		t.Fatalf("first entry: %+v %v", a, err)
+	}
+	e := entry(entered, enteredQuota)
+	e.OfferNonce = 100 // another offer: not a resume
+	if a, err := db.Admit(ctx, e); err != nil || a.Refused != persistence.RefusedReentry {
+		t.Fatalf("second entry of the campaign: %+v %v, want refused %q", a, err, persistence.RefusedReentry)
+	}
+
+	// The scans of the campaign's own sessions (reentry, the offer's session): their
+	// condition, on the line after, names the campaign. (The relationship checks read the
+	// related campaigns' sessions, which any buyer's campaign may be.)
+	sessionScans := regexp.MustCompile(`(?m)^.*Scan.* on sessions_\w+ s\w*.*\n.*campaign_id = c\.id.*$`)
+	for _, c := range []struct {
+		name     string
+		campaign int64
+		read     bool // some partition of sessions is read
+	}{
+		{"a campaign of a buyer entered before", sibling, true},
+		{"a campaign of a buyer never entered", other, false},
+	} {
+		plan := explainAdmitChecks(t, db, `SELECT 1`, c.campaign, p.ID, 7)
+		scans := sessionScans.FindAllString(plan, -1)
+		if len(scans) == 0 {
+			t.Fatalf("%s: no scan of sessions in the plan:\n%s", c.name, plan)
+		}
+		read := false
+		for _, s := range scans {
+			read = read || !strings.Contains(s, "(never executed)")
+		}
+		if read != c.read {
+			t.Errorf("%s: sessions read %v, want %v:\n%s", c.name, read, c.read, plan)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package persistence_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"testing"
 
 	"github.com/switchboard/switchboard/persistence"
@@ -57,4 +59,11 @@ func newPublisher(t testing.TB, db *persistence.DB) int64 {
 		t.Fatal(err)
 	}
 	return pub.ID
+}
+
+// randomTID is a fresh transaction id as serve draws them: 32 random hex digits.
+func randomTID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -453,9 +453,11 @@ func TestCampaignSessionFloor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	store := func(c, participant, id int64) { // a session of c with that id
+	store := func(c, participant, id int64) { // a session of c with that id, and its respondent id as an admission stores it
 		t.Helper()
-		if _, err := db.Pool.Exec(ctx, `INSERT INTO sessions (id, tid, campaign_id, buyer_id, participant_id)
+		if _, err := db.Pool.Exec(ctx, `WITH r AS (INSERT INTO respondents (buyer_id, participant_id, respondent_id)
+				VALUES ($3::bigint, $4::bigint, 'R' || $4::bigint) ON CONFLICT DO NOTHING)
+			INSERT INTO sessions (id, tid, campaign_id, buyer_id, participant_id)
 			VALUES ($1, md5(random()::text), $2, $3, $4)`, id, c, b.ID, participant); err != nil {
 			t.Fatal(err)
 		}

@@ -2,8 +2,6 @@ package persistence_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -62,11 +60,6 @@ func TestSessionLookupByTID(t *testing.T) {
 			t.Fatal(err)
 		}
 		return strings.Join(lines, "\n")
-	}
-	randomTID := func() string {
-		b := make([]byte, 16)
-		rand.Read(b)
-		return hex.EncodeToString(b)
 	}
 	admit := func() string {
 		t.Helper()
