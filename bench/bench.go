@@ -555,7 +555,10 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		per := min(max(entryPerParticipant, (want+n-1)/n), maxEntryPerParticipant)
 		want = min(want, per*n)
 		o.progress("harvesting up to %d offer entry URLs", want)
-		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration)+joinURLWindow/2, uint64(o.Seed))
+		// It may take as long as the joining window: at 100k campaigns the harvest yields
+		// about 1,900 URLs a second (campaigns' rooms run out), and the joining phase's share
+		// of 65 s of it lasted 52 s of a 65-s start once the entries phases ran at 4,000/s.
+		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration)+joinURLWindow, uint64(o.Seed))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
