@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -169,47 +170,76 @@ func TestSessionLookupByTID(t *testing.T) {
 	}
 	defer conn.Exec(ctx, `RESET plan_cache_mode`)
 	lo, hi := (id>>20)<<20, ((id>>20)+1)<<20
-	for name, sql := range map[string]string{"alone": persistence.SessionInBlockSQL, "coalesced": persistence.SessionsInBlockSQL} {
-		arg := any(tid)
-		if name == "coalesced" {
-			arg = []string{tid}
+	text := explain(conn.Conn(), persistence.SessionInBlockSQL, tid, lo, hi)
+	// A block lies in at most two partitions (their bounds are not the blocks').
+	if n := len(regexp.MustCompile(`on sessions_\w+ s`).FindAllString(text, -1)); n < 1 || n > 2 || n >= parts {
+		t.Errorf("the lookup reads %d of %d partitions:\n%s", n, parts, text)
+	}
+	// The callbacks' coalesced lookups name the partitions of the block, at most two.
+	lookups := persistence.PartLookups(ctx, db, lo, hi)
+	if n := len(lookups); n < 1 || n > 2 || n >= parts {
+		t.Fatalf("the coalesced lookups read %d of %d partitions: %q", n, parts, lookups)
+	}
+	lookup := func(tids ...string) int {
+		t.Helper()
+		m := map[string][]string{}
+		for _, sql := range lookups {
+			m[sql] = tids
 		}
-		text := explain(conn.Conn(), sql, arg, lo, hi)
-		// A block lies in at most two partitions (their bounds are not the blocks').
-		if n := len(regexp.MustCompile(`on sessions_\w+ s`).FindAllString(text, -1)); n < 1 || n > 2 || n >= parts {
-			t.Errorf("%s: the lookup reads %d of %d partitions:\n%s", name, n, parts, text)
-		}
-	}
-	// A block as a busy marketplace fills it: tens of thousands of sessions (at its top, clear
-	// of the sequence), analyzed.
-	if _, err := conn.Exec(ctx, `INSERT INTO sessions (id, tid, campaign_id, buyer_id, publisher_id, participant_id)
-		SELECT $1::bigint - i, 'fill-' || i, $2, $3, $4, $5 FROM generate_series(1, 20000) i`, hi, camp, buyer.ID, pub, p.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `ANALYZE sessions`); err != nil {
-		t.Fatal(err)
-	}
-	// The coalesced lookups are planned for each call: a generic plan reads the whole block
-	// by its id range (every one of those sessions) to find a few tids.
-	for i := range 7 {
 		got := 0
-		err := persistence.SendBlockLookups(ctx, conn, map[int64][]string{lo: {tid, "fill-7", "fill-19999"}}, func(rows pgx.Rows) error {
+		err := persistence.SendPartLookups(ctx, conn, m, func(rows pgx.Rows) error {
 			for rows.Next() {
 				got++
 			}
 			return rows.Err()
 		})
-		if err != nil || got != 3 {
-			t.Fatalf("lookup %d: %d of 3 sessions, %v", i, got, err)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return got
 	}
-	var generic, custom int64
-	if err := conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`,
-		persistence.SessionsInBlockSQL).Scan(&generic, &custom); err != nil {
+	if got := lookup(tid); got != 1 {
+		t.Fatalf("lookup: %d of 1 session", got)
+	}
+	// A block as a busy marketplace fills it: tens of thousands of sessions (at its top, clear
+	// of the sequence), not yet analyzed. Each lookup is planned for its call, by the tid
+	// index: a plan kept from when the partition was nearly empty read it whole.
+	if _, err := conn.Exec(ctx, `INSERT INTO sessions (id, tid, campaign_id, buyer_id, publisher_id, participant_id)
+		SELECT $1::bigint - i, 'fill-' || i, $2, $3, $4, $5 FROM generate_series(1, 20000) i`, hi, camp, buyer.ID, pub, p.ID); err != nil {
 		t.Fatal(err)
 	}
-	if generic != 0 || custom < 7 {
-		t.Errorf("the coalesced lookup ran %d generic and %d custom plans, want custom plans only", generic, custom)
+	for i := range 7 {
+		if got := lookup(tid, "fill-7", "fill-19999"); got != 3 {
+			t.Fatalf("lookup %d: %d of 3 sessions", i, got)
+		}
+	}
+	rows, err := conn.Query(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = ANY($1)`, lookups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) ([2]int64, error) {
+		var n [2]int64
+		return n, row.Scan(&n[0], &n[1])
+	})
+	if err != nil || len(plans) != len(lookups) {
+		t.Fatalf("prepared lookups %v (%v), want %d", plans, err, len(lookups))
+	}
+	for _, n := range plans {
+		if n[0] != 0 || n[1] < 8 {
+			t.Errorf("a coalesced lookup ran %d generic and %d custom plans, want custom plans only", n[0], n[1])
+		}
+	}
+	// The partition holding them is probed by its tid index, not filtered.
+	probed := false
+	for _, sql := range lookups {
+		text := explain(conn.Conn(), sql, []string{"fill-7", "fill-19999"})
+		if strings.Contains(text, "Rows Removed by Filter") {
+			t.Errorf("the coalesced lookup filters the partition's sessions:\n%s", text)
+		}
+		probed = probed || regexp.MustCompile(`Index Scan[^\n]* (using |on )sessions_\w+_tid[^\n]*actual rows=2 `).MatchString(text)
+	}
+	if !probed {
+		t.Errorf("no coalesced lookup found the two sessions by the tid index")
 	}
 	// The callbacks' batch statement probes the session's id in its own partition only, even
 	// from a generic plan (run and rolled back).
@@ -218,11 +248,82 @@ func TestSessionLookupByTID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	text := explain(tx, persistence.RecordOutcomesSQL, []int64{id}, []string{"complete"}, []time.Time{time.Now()},
+	text = explain(tx, persistence.RecordOutcomesSQL, []int64{id}, []string{"complete"}, []time.Time{time.Now()},
 		[]int64{10000}, []int64{100}, []string{""}, []int64{0}, []string{""}, []int64{0}, "tids_test")
 	// Partitions pruned for each probe show as never executed.
 	if n := len(regexp.MustCompile(`Scan[^\n]* on sessions_\w+ s\w* \(actual`).FindAllString(text, -1)); n != 1 ||
 		!regexp.MustCompile(`Index Scan using sessions_\w+_pkey on sessions_\w+ s\w* \(actual rows=1 `).MatchString(text) {
 		t.Errorf("the outcome batch reads %d of %d partitions of sessions, or not by the session's id:\n%s", n, parts, text)
+	}
+}
+
+// TestSessionReaderNewPartition: the coalesced reader finds a session stored in a partition
+// created after it last listed them, and one whose tid names a block no partition holds.
+func TestSessionReaderNewPartition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := migratedDB(t)
+	buyer := newBuyer(t, db, "new-partition@example.test")
+	pub := newPublisher(t, db)
+	camp := newCampaign(t, db, buyer, "New partition")
+	var quota int64
+	if err := db.Pool.QueryRow(ctx, `WITH c AS (UPDATE campaigns SET status = 2, reentry_interval = 0 WHERE id = $1)
+		INSERT INTO campaign_quotas (campaign_id, name, num_respondents) VALUES ($1, 'all', 100) RETURNING id`, camp).Scan(&quota); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "new-partition-user", CountryID: 1},
+		"test", func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := persistence.PartitionPolicy{MinIDs: 1 << 20}
+	if _, err := db.EnsureSessionPartitions(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	admit := func() string {
+		t.Helper()
+		a, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
+			QuotaIDs: []int64{quota}, RespondentID: "R1"})
+		if err != nil || a.Refused != "" {
+			t.Fatalf("admit: %+v %v", a, err)
+		}
+		return a.TID
+	}
+	r := db.NewSessionReader(1)
+	defer r.Close()
+	found := func(tid string) bool {
+		t.Helper()
+		s, err := r.ByTID(ctx, tid)
+		if err != nil && fault.KindOf(err) != fault.KindNotFound {
+			t.Fatal(err)
+		}
+		return err == nil && s.TID == tid
+	}
+	if first := admit(); !found(first) {
+		t.Fatal("the first session is not found")
+	}
+	// Partitions past the list the reader read; the sequence moved into the last of them.
+	ps, err := db.SessionPartitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := ps[len(ps)-1].IDTo
+	policy.Ahead = len(ps) + 3
+	if _, err := db.EnsureSessionPartitions(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `SELECT setval('sessions_id_seq', $1)`, end+2<<20+5); err != nil {
+		t.Fatal(err)
+	}
+	later := admit()
+	if !found(later) { // at once: through every partition
+		t.Error("a session in a partition created since is not found at once")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if !found(later) { // the list read again
+		t.Error("a session in a partition created since is not found a second later")
+	}
+	if unknown := "fffff" + later[5:]; found(unknown) {
+		t.Error("a tid of a block no partition holds was found")
 	}
 }

@@ -81,7 +81,6 @@ func scanSession(row pgx.Row) (Session, error) {
 const (
 	sessionInBlockSQL   = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = $1 AND s.id >= $2 AND s.id < $3`
 	sessionAnywhereSQL  = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = $1`
-	sessionsInBlockSQL  = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = ANY($1) AND s.id >= $2 AND s.id < $3`
 	sessionsAnywhereSQL = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = ANY($1)`
 )
 
@@ -102,8 +101,9 @@ func (db *DB) SessionByTID(ctx context.Context, tid string) (Session, error) {
 // each): at thousands of callbacks a second, the per-statement cost is what PostgreSQL
 // spends most on.
 type SessionReader struct {
-	db *DB
-	gc groupCommit[*readJob]
+	db    *DB
+	gc    groupCommit[*readJob]
+	parts sessionParts
 }
 
 type readJob struct {
@@ -151,24 +151,6 @@ type batchSender interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// sendBlockLookups looks up each block's tids within the block, in one round trip, each
-// statement planned for its call (a custom plan). A generic plan cannot know that the
-// block's id range holds every session of a young database, or most of the latest
-// partition's: it estimated the range at a few rows and read it whole by the primary key,
-// filtering on tid (1.3–3.4 ms of PostgreSQL per callback on a fresh bench database,
-// growing with the block), where a plan for the call's tids probes the tid index; planning
-// it, pruned to the block's partitions, costs a few hundred microseconds per batch.
-func sendBlockLookups(ctx context.Context, db batchSender, blocks map[int64][]string, collect func(pgx.Rows) error) error {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN READ ONLY")
-	b.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
-	for lo, tids := range blocks {
-		b.Queue(sessionsInBlockSQL, tids, lo, lo+1<<tidBlockBits).Query(collect)
-	}
-	b.Queue("COMMIT")
-	return db.SendBatch(ctx, b).Close()
-}
-
 func (r *SessionReader) run(batch []*readJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -183,20 +165,26 @@ func (r *SessionReader) run(batch []*readJob) {
 		}
 		return rows.Err()
 	}
-	// First each block's tids within their block (usually one block: the latest), in one
-	// round trip; then whatever was not found there, over every partition.
-	blocks := map[int64][]string{}
-	var rest []string
+	// First each tid in the partitions that hold its block (usually one: the latest's), in
+	// one round trip; then whatever was not found there, over every partition.
+	lookups := map[string][]string{}
+	var rest, sqls []string
 	for _, j := range batch {
-		if lo, _, ok := tidBlock(j.tid); ok {
-			blocks[lo] = append(blocks[lo], j.tid)
-		} else {
+		lo, hi, ok := tidBlock(j.tid)
+		if ok {
+			sqls, ok = r.parts.overlapping(ctx, r.db.Pool, lo, hi, sqls[:0])
+		}
+		if !ok {
 			rest = append(rest, j.tid)
+			continue
+		}
+		for _, sql := range sqls {
+			lookups[sql] = append(lookups[sql], j.tid)
 		}
 	}
 	var err error
-	if len(blocks) > 0 {
-		err = sendBlockLookups(ctx, r.db.Pool, blocks, collect)
+	if len(lookups) > 0 {
+		err = sendPartLookups(ctx, r.db.Pool, lookups, collect)
 	}
 	if err == nil {
 		for _, j := range batch {

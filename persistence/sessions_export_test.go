@@ -5,11 +5,8 @@ import (
 	"slices"
 )
 
-// The lookups by tid within a block, for the test of their partition pruning.
-const (
-	SessionInBlockSQL  = sessionInBlockSQL
-	SessionsInBlockSQL = sessionsInBlockSQL
-)
+// SessionInBlockSQL is the lookup by tid within a block, for the test of its partition pruning.
+const SessionInBlockSQL = sessionInBlockSQL
 
 // RecordOutcomesSQL is the callbacks' batch statement, for the test of its partition pruning.
 var RecordOutcomesSQL = recordOutcomesSQL
@@ -17,8 +14,16 @@ var RecordOutcomesSQL = recordOutcomesSQL
 // OfferSessionSQL is the lookup of an offer's session in progress, for the test of its floor.
 var OfferSessionSQL = offerSessionSQL
 
-// SendBlockLookups is the coalesced reader's round trip, for the test of its plans.
-var SendBlockLookups = sendBlockLookups
+// SendPartLookups is the coalesced reader's round trip, for the test of its plans.
+var SendPartLookups = sendPartLookups
+
+// PartLookups is the coalesced reader's statements for the ids [lo, hi), for the test of
+// their plans.
+func PartLookups(ctx context.Context, db *DB, lo, hi int64) []string {
+	var ps sessionParts
+	out, _ := ps.overlapping(ctx, db.Pool, lo, hi, nil)
+	return out
+}
 
 // The admission's plan settings and its checks, for the test of the checks' plans.
 const (
