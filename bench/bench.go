@@ -555,10 +555,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		per := min(max(entryPerParticipant, (want+n-1)/n), maxEntryPerParticipant)
 		want = min(want, per*n)
 		o.progress("harvesting up to %d offer entry URLs", want)
-		// It may take as long as the joining window: at 100k campaigns the harvest yields
-		// about 1,900 URLs a second (campaigns' rooms run out), and the joining phase's share
-		// of 65 s of it lasted 52 s of a 65-s start once the entries phases ran at 4,000/s.
-		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration)+joinURLWindow, uint64(o.Seed))
+		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration)+joinURLWindow/2, uint64(o.Seed))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -597,9 +594,14 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			rep.note("no offers were harvested (no participant matched any campaign): entries and mix skipped")
 		} else {
 			// The joining phases' URLs are set aside first: on a fast machine the phases
-			// before them would use up the harvest and leave them nothing to measure.
+			// before them would use up the harvest and leave them nothing to measure. They
+			// may take three fifths of it: at 100k campaigns the harvest is bounded by the
+			// campaigns' rooms (about 125,000 URLs however long it runs), the joining phases
+			// need about 72,000 at JoinRate (a 65-s start), and the entries and mix phases
+			// used 46,000 at 3,900 admitted entries/s; with half, the join's share ran out
+			// 52–56 s into a 62–65-s start.
 			all := rep.Harvest.Entries
-			reserve := min(len(all)/2, int(JoinRate*(o.Warmup+o.Duration+max(3*o.Duration, joinURLWindow)).Seconds()))
+			reserve := min(len(all)*3/5, int(JoinRate*(o.Warmup+o.Duration+max(3*o.Duration, joinURLWindow)).Seconds()))
 			entries, joining := NewEntries(all[:len(all)-reserve]), NewEntries(all[len(all)-reserve:])
 			ep := profiled(ScEntries, func() *Phase {
 				return phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
