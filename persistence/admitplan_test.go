@@ -51,15 +51,11 @@ func explainAdmitChecks(t *testing.T, db *persistence.DB, setup string, campaign
 	return strings.Join(plan, "\n")
 }
 
-// TestAdmitChecksNotCompiled: the admission's checks, planned once per connection (a
-// generic plan), are not compiled when they run even when their plan's cost crosses
-// jit_above_cost (here set to 0; in a bench run, stale statistics): seconds per call.
-func TestAdmitChecksNotCompiled(t *testing.T) {
-	t.Parallel()
+// planParticipant impanels a participant of partner pub and makes the partitions of
+// sessions a serving database has, so that the checks' plans read them.
+func planParticipant(t *testing.T, db *persistence.DB, pub int64) persistence.PanelParticipant {
+	t.Helper()
 	ctx := context.Background()
-	db := migratedDB(t)
-	pub := newPublisher(t, db)
-	camp := newCampaign(t, db, newBuyer(t, db, "plans@example.test"), "Plans")
 	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "plan-user", CountryID: 1},
 		"test", func() error { return nil })
 	if err != nil {
@@ -68,6 +64,18 @@ func TestAdmitChecksNotCompiled(t *testing.T) {
 	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// TestAdmitChecksNotCompiled: the admission's checks, planned once per connection (a
+// generic plan), are not compiled when they run even when their plan's cost crosses
+// jit_above_cost (here set to 0; in a bench run, stale statistics): seconds per call.
+func TestAdmitChecksNotCompiled(t *testing.T) {
+	t.Parallel()
+	db := migratedDB(t)
+	pub := newPublisher(t, db)
+	camp := newCampaign(t, db, newBuyer(t, db, "plans@example.test"), "Plans")
+	p := planParticipant(t, db, pub)
 	// jit on as PostgreSQL's default has it (the pool's connections turn it off): the
 	// admission's own setting is what this test is about.
 	text := explainAdmitChecks(t, db, `SET LOCAL jit = on; SET LOCAL jit_above_cost = 0`, camp, p.ID, 7)
@@ -89,14 +97,7 @@ func TestAdmitChecksSkipSessionsOfNewBuyers(t *testing.T) {
 	db := migratedDB(t)
 	pub := newPublisher(t, db)
 	known, unknown := newBuyer(t, db, "known@example.test"), newBuyer(t, db, "unknown@example.test")
-	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "new-buyer-user", CountryID: 1},
-		"test", func() error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
-		t.Fatal(err)
-	}
+	p := planParticipant(t, db, pub)
 	campaign := func(buyer int64, name string) (id, quota int64) {
 		t.Helper()
 		id = newCampaign(t, db, buyer, name)
