@@ -28,10 +28,16 @@ func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([
 // two statements, so that the listed one's plan always probes the quotas' campaign index.
 func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
 	if ids == nil {
-		return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, fmt.Sprintf(completeFullSQL, ""))
+		return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeAllFullSQL)
 	}
-	return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, fmt.Sprintf(completeFullSQL, "AND q.campaign_id = ANY($1)"), ids)
+	return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeListedFullSQL, ids)
 }
+
+// CompleteFullCampaigns's statements, over every campaign and over those listed in $1.
+var (
+	completeAllFullSQL    = fmt.Sprintf(completeFullSQL, "")
+	completeListedFullSQL = fmt.Sprintf(completeFullSQL, "AND q.campaign_id = ANY($1)")
+)
 
 // completeFullSQL is CompleteFullCampaigns's statement, %s the quotas' campaign filter.
 const completeFullSQL = `UPDATE campaigns c SET status = 3, status_changed_at = now(), completed_at = now(), updated_at = now()
