@@ -98,21 +98,9 @@ func TestAdmitChecksSkipSessionsOfNewBuyers(t *testing.T) {
 	pub := newPublisher(t, db)
 	known, unknown := newBuyer(t, db, "known@example.test"), newBuyer(t, db, "unknown@example.test")
 	p := planParticipant(t, db, pub)
-	campaign := func(buyer int64, name string) (id, quota int64) {
-		t.Helper()
-		id = newCampaign(t, db, buyer, name)
-		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = NULL WHERE id = $1`, id); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Pool.QueryRow(ctx, `INSERT INTO campaign_quotas (campaign_id, name, num_respondents) VALUES ($1, 'all', 100)
-			RETURNING id`, id).Scan(&quota); err != nil {
-			t.Fatal(err)
-		}
-		return id, quota
-	}
-	entered, enteredQuota := campaign(known, "entered")
-	sibling, _ := campaign(known, "same buyer")
-	other, _ := campaign(unknown, "other buyer")
+	entered, enteredQuota := newActiveCampaign(t, db, known, "entered", nil)
+	sibling, _ := newActiveCampaign(t, db, known, "same buyer", nil)
+	other, _ := newActiveCampaign(t, db, unknown, "other buyer", nil)
 	entry := func(c, q int64) persistence.Entry {
 		return persistence.Entry{TID: randomTID(), CampaignID: c, PublisherID: pub, ParticipantID: p.ID, QuotaIDs: []int64{q},
 			RespondentID: "R-" + fmt.Sprint(c), OfferNonce: 99}

@@ -39,6 +39,18 @@ func newCampaign(t testing.TB, db *persistence.DB, buyerID int64, name string) i
 	return c.ID
 }
 
+// newActiveCampaign creates a campaign of buyer named name, active (2), with reentry_interval
+// reentry (nil: never again) and one non-global quota of 100 respondents, and returns their ids.
+func newActiveCampaign(t testing.TB, db *persistence.DB, buyerID int64, name string, reentry any) (id, quota int64) {
+	t.Helper()
+	id = newCampaign(t, db, buyerID, name)
+	if err := db.Pool.QueryRow(context.Background(), `WITH c AS (UPDATE campaigns SET status = 2, reentry_interval = $2 WHERE id = $1)
+		INSERT INTO campaign_quotas (campaign_id, name, num_respondents) VALUES ($1, 'all', 100) RETURNING id`, id, reentry).Scan(&quota); err != nil {
+		t.Fatal(err)
+	}
+	return id, quota
+}
+
 // newBuyer creates a staging buyer with the given email and returns its id.
 func newBuyer(t testing.TB, db *persistence.DB, email string) int64 {
 	t.Helper()

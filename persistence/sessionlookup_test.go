@@ -284,12 +284,7 @@ func TestSessionReaderNewPartition(t *testing.T) {
 	db := migratedDB(t)
 	buyer := newBuyer(t, db, "new-partition@example.test")
 	pub := newPublisher(t, db)
-	camp := newCampaign(t, db, buyer, "New partition")
-	var quota int64
-	if err := db.Pool.QueryRow(ctx, `WITH c AS (UPDATE campaigns SET status = 2, reentry_interval = 0 WHERE id = $1)
-		INSERT INTO campaign_quotas (campaign_id, name, num_respondents) VALUES ($1, 'all', 100) RETURNING id`, camp).Scan(&quota); err != nil {
-		t.Fatal(err)
-	}
+	camp, quota := newActiveCampaign(t, db, buyer, "New partition", 0)
 	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "new-partition-user", CountryID: 1},
 		"test", func() error { return nil })
 	if err != nil {

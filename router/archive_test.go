@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/switchboard/switchboard/cmd/switchboard/app"
-	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 )
 
 // TestSweeperArchivesFinishedCampaigns: the sweeper, on its own period and with the default
@@ -16,9 +13,7 @@ import (
 // no longer change (docs/rules.md §4); one complete for 89 days stays 3.
 func TestSweeperArchivesFinishedCampaigns(t *testing.T) {
 	w := newWorld(t, "")
-	s := apptest.Start(t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1,
-		Configure: func(c *app.Config) { c.Router.SweepEvery = 50 * time.Millisecond }})
-	w.publicURL = s.PublicURL
+	s := w.startSweepingEvery(50 * time.Millisecond)
 	base := s.URL
 	old, _ := w.campaign(base, campaignOpts{quota: 10})
 	young, _ := w.campaign(base, campaignOpts{quota: 10})

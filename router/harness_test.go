@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/payout"
@@ -116,8 +117,13 @@ func newWorld(t testing.TB, dbURL string) *world {
 }
 
 // startInProcess runs one app in this process; the public URL is its own.
-func (w *world) startInProcess() *apptest.Server {
-	s := apptest.Start(w.t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1})
+func (w *world) startInProcess() *apptest.Server { return w.startSweepingEvery(0) }
+
+// startSweepingEvery is startInProcess with the app's sweeper ticking every period (0: its
+// default).
+func (w *world) startSweepingEvery(period time.Duration) *apptest.Server {
+	s := apptest.Start(w.t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1,
+		Configure: func(c *app.Config) { c.Router.SweepEvery = period }})
 	w.publicURL = s.PublicURL
 	return s
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard/switchboard/cmd/switchboard/app"
-	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/router"
 )
@@ -18,9 +16,7 @@ import (
 func TestSweeperStartsWhenLoadsAreIn(t *testing.T) {
 	w := newWorld(t, "")
 	// The serving app never sweeps during the test: only the router under test does.
-	s := apptest.Start(t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1,
-		Configure: func(c *app.Config) { c.Router.SweepEvery = time.Hour }})
-	w.publicURL = s.PublicURL
+	s := w.startSweepingEvery(time.Hour)
 	base := s.URL
 	camp, _ := w.campaign(base, campaignOpts{quota: 100})
 	ps := w.participants(3)
