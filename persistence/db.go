@@ -28,6 +28,9 @@ type DB struct {
 	// loadStreams caps the streams of a participant load (0: loadStreams()).
 	loadStreams atomic.Int32
 	pace        loadPacer // paces bulk loads while the process joins others (loadpace.go)
+	// parts lists the partitions of sessions for the statements that name them (the
+	// callbacks' lookups and outcomes, sessionparts.go).
+	parts sessionParts
 }
 
 // SetLoadStreams caps how many streams (connections) a participant load reads in; 0 lets

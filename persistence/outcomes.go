@@ -57,12 +57,18 @@ type OutcomeResult struct {
 // the session), returns no row. Each session is found by its id's primary key probe, in its
 // own partition (pruned for each probe): a range of the batch's ids beside the join made
 // the generic plan read that whole range by the primary key (every session of a young
-// database, 29 ms for 8 sessions among 30,000).
-var recordOutcomesSQL = `WITH j AS (
+// database, 29 ms for 8 sessions among 30,000). Through the partitioned table every
+// partition's probe is set up on each run; recordOutcomesOn names the partition instead
+// (sessionParts.outcomesOn).
+var recordOutcomesSQL = recordOutcomesOn("sessions")
+
+// recordOutcomesOn is recordOutcomesSQL updating table, sessions or one of its partitions.
+func recordOutcomesOn(table string) string {
+	return `WITH j AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
 		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)
 ), s AS (
-	UPDATE sessions s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward
+	UPDATE ` + table + ` s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward
 	FROM j WHERE s.id = j.id AND s.outcome IS NULL
 	AND NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id = s.campaign_id AND c.status IN (4, 6))
 	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
@@ -92,6 +98,7 @@ var recordOutcomesSQL = `WITH j AS (
 SELECT s.id, s.held, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
 	(SELECT count(pg_notify($10, '')) FROM (SELECT 1 FROM p WHERE p.attempts = 0 UNION ALL SELECT 1 FROM w LIMIT 1) n)
 FROM s LEFT JOIN p ON p.tid = s.pb_tid`
+}
 
 // outcomeItem is one callback of a batch; res is the verdict.
 type outcomeItem struct {
@@ -123,7 +130,8 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
-	b.Queue(recordOutcomesSQL, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel).Query(func(rows pgx.Rows) error {
+	sql := db.parts.outcomesOn(ctx, db.Pool, ids[0], ids[n-1]+1)
+	b.Queue(sql, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var id, pbID, moved, notified int64
 			var held bool

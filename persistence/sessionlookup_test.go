@@ -201,6 +201,14 @@ func TestSessionLookupByTID(t *testing.T) {
 	if got := lookup(tid); got != 1 {
 		t.Fatalf("lookup: %d of 1 session", got)
 	}
+	// The session's partition is analyzed only when the test says so.
+	var part string
+	if err := conn.QueryRow(ctx, `SELECT tableoid::regclass::text FROM sessions WHERE id = $1`, id).Scan(&part); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `ALTER TABLE `+part+` SET (autovacuum_enabled = off)`); err != nil {
+		t.Fatal(err)
+	}
 	// A block as a busy marketplace fills it: tens of thousands of sessions (at its top, clear
 	// of the sequence), not yet analyzed. The lookups' plans, made when the block held one
 	// session, are kept (generic plans: no planning per call) and still probe the tid index.
@@ -260,6 +268,75 @@ func TestSessionLookupByTID(t *testing.T) {
 	if !probed {
 		t.Errorf("no coalesced lookup found the two sessions by the tid index")
 	}
+	// The callbacks' outcomes name the session's partition once its statistics count enough
+	// sessions to plan it by name (before, a plan could read the partition whole: see
+	// sessionparts.go), and their generic plan probes that partition's primary key alone.
+	if got := persistence.OutcomesOn(ctx, db, id, id+1); got != persistence.RecordOutcomesSQL {
+		t.Errorf("outcomes name a partition never analyzed:\n%.120s", got)
+	}
+	var filled int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+part+` WHERE tid LIKE 'fill-%'`).Scan(&filled); err != nil || filled != 20000 {
+		t.Fatalf("%d of the 20,000 sessions filled are in the session's partition %s (%v)", filled, part, err)
+	}
+	if _, err := conn.Exec(ctx, `ANALYZE `+part); err != nil {
+		t.Fatal(err)
+	}
+	named := persistence.OutcomesOn(ctx, db, id, id+1)
+	if !strings.Contains(named, "UPDATE "+pgx.Identifier{part}.Sanitize()+" s ") {
+		t.Fatalf("outcomes of an analyzed partition of 20,000 sessions do not name it %s:\n%.300s", part, named)
+	}
+	if got := persistence.OutcomesOn(ctx, db, lo, hi+1<<30); got != persistence.RecordOutcomesSQL {
+		t.Errorf("outcomes of ids across partitions name one of them")
+	}
+	func() {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, `PREPARE named_outcomes AS `+named, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Exec(ctx, `DEALLOCATE named_outcomes`, pgx.QueryExecModeSimpleProtocol)
+		rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE named_outcomes(
+			'{`+fmt.Sprint(id)+`}', '{complete}', ARRAY[now()], '{10000}', '{100}', '{""}', '{0}', '{""}', '{0}', 'tids_test')`,
+			pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(plan, "\n")
+		if n := len(regexp.MustCompile(`Scan[^\n]* on sessions_\w+ s\w* \(actual`).FindAllString(text, -1)); n != 1 ||
+			!regexp.MustCompile(`Index Scan using sessions_\w+_pkey on sessions_\w+ s\w* \(actual rows=1 `).MatchString(text) {
+			t.Errorf("the named outcomes read %d partitions of sessions, or not by the session's id:\n%s", n, text)
+		}
+	}()
+	// A callback through the named statement (db's list names the partition now).
+	done := admit()
+	s, err := db.SessionByTID(ctx, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := persistence.OutcomesOn(ctx, db, s.ID, s.ID+1); got != named {
+		t.Fatalf("the session %d is not in the named partition", s.ID)
+	}
+	res, err := db.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: "complete", At: time.Now(), PayoutUSD: 10000})
+	if err != nil || !res.Decided || !res.Held {
+		t.Fatalf("RecordOutcome through the named partition: %+v, %v", res, err)
+	}
+	var outcome string
+	var completes, inProgress int
+	if err := db.Pool.QueryRow(ctx, `SELECT s.outcome, q.completes, q.in_progress FROM sessions s, campaign_quotas q
+		WHERE s.tid = $1 AND q.id = $2`, done, q.ID).Scan(&outcome, &completes, &inProgress); err != nil {
+		t.Fatal(err)
+	}
+	if outcome != "complete" || completes != 1 {
+		t.Errorf("after a complete through the named partition: outcome %q, quota completes %d (in progress %d)", outcome, completes, inProgress)
+	}
+
 	// The callbacks' batch statement probes the session's id in its own partition only, even
 	// from a generic plan (run and rolled back).
 	tx, err := conn.Begin(ctx)

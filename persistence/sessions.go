@@ -101,9 +101,8 @@ func (db *DB) SessionByTID(ctx context.Context, tid string) (Session, error) {
 // each): at thousands of callbacks a second, the per-statement cost is what PostgreSQL
 // spends most on.
 type SessionReader struct {
-	db    *DB
-	gc    groupCommit[*readJob]
-	parts sessionParts
+	db *DB
+	gc groupCommit[*readJob]
 }
 
 type readJob struct {
@@ -172,7 +171,7 @@ func (r *SessionReader) run(batch []*readJob) {
 	for _, j := range batch {
 		lo, hi, ok := tidBlock(j.tid)
 		if ok {
-			sqls, ok = r.parts.overlapping(ctx, r.db.Pool, lo, hi, sqls[:0])
+			sqls, ok = r.db.parts.overlapping(ctx, r.db.Pool, lo, hi, sqls[:0])
 		}
 		if !ok {
 			rest = append(rest, j.tid)

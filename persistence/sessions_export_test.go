@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // SessionInBlockSQL is the lookup by tid within a block, for the test of its partition pruning.
@@ -23,6 +24,15 @@ func PartLookups(ctx context.Context, db *DB, lo, hi int64) []string {
 	var ps sessionParts
 	out, _ := ps.overlapping(ctx, db.Pool, lo, hi, nil)
 	return out
+}
+
+// OutcomesOn is the outcome statement db runs for a batch of the ids [lo, hi), from the
+// partitions as they are now (db's list is read again).
+func OutcomesOn(ctx context.Context, db *DB, lo, hi int64) string {
+	db.parts.mu.Lock()
+	db.parts.list, db.parts.read = nil, time.Time{}
+	db.parts.mu.Unlock()
+	return db.parts.outcomesOn(ctx, db.Pool, lo, hi)
 }
 
 // The admission's plan settings and its checks, for the test of the checks' plans.
