@@ -593,21 +593,23 @@ func (m *Market) partitionIDs() int64 {
 }
 
 // seedPartitionIDs is the span of each partition of sessions the seed adds: the serve
-// sweeper's smallest (persistence.PartitionPolicy.MinIDs), as a new marketplace would have.
-const seedPartitionIDs = 1_000_000
+// sweeper's smallest (persistence.PartitionPolicy.MinIDs, a tid block), as a new marketplace
+// would have.
+const seedPartitionIDs = 1 << 20
 
 // partitionSessions adds partitions of sessions (partitioned by ranges of id, migration 0036)
-// of span ids each until the ids the next n rows will take have one: an insert whose id has
-// no partition fails, and the serve sweeper keeps only a few partitions ahead of the
-// sequence.
+// of span ids each (ending where a tid block ends, as the sweeper's do: migration 0043) until
+// the ids the next n rows will take have one: an insert whose id has no partition fails, and
+// the serve sweeper keeps only a few partitions ahead of the sequence.
 func partitionSessions(ctx context.Context, tx pgx.Tx, n, span int64) error {
 	var next, top int64
 	if err := tx.QueryRow(ctx, `SELECT (SELECT last_value + 1 FROM sessions_id_seq),
 		(SELECT coalesce(max(id_to), 1) FROM session_partitions)`).Scan(&next, &top); err != nil {
 		return fmt.Errorf("session partitions: %w", err)
 	}
-	for ; top <= next+n; top += span {
-		if _, err := tx.Exec(ctx, `SELECT switchboard_add_session_partition($1, $2)`, top, top+span); err != nil {
+	for top <= next+n {
+		if err := tx.QueryRow(ctx, `WITH e AS (SELECT switchboard_session_partition_end($1, $2) AS hi)
+			SELECT hi FROM e, switchboard_add_session_partition($1, (SELECT hi FROM e))`, top, span).Scan(&top); err != nil {
 			return fmt.Errorf("add session partition: %w", err)
 		}
 	}

@@ -42,8 +42,9 @@ type PartitionPolicy struct {
 	Period time.Duration
 	// Ahead is how many empty partitions are kept above the sequence (default 2).
 	Ahead int
-	// MinIDs is the fewest ids a new partition spans (default 1,000,000), also its size
-	// while the rate is unknown.
+	// MinIDs is the fewest ids a new partition spans (default 2^20, a tid block), also its
+	// size while the rate is unknown. A partition of a block or more ends where a block
+	// ends (migration 0043), so that a tid's lookup reads one partition.
 	MinIDs int64
 }
 
@@ -55,7 +56,7 @@ func (p PartitionPolicy) withDefaults() PartitionPolicy {
 		p.Ahead = 2
 	}
 	if p.MinIDs <= 0 {
-		p.MinIDs = 1_000_000
+		p.MinIDs = 1 << tidBlockBits
 	}
 	return p
 }

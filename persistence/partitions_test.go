@@ -523,3 +523,56 @@ func TestCampaignSessionFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionPartitionsEndOnBlocks: partitions of a tid block or more end where a block
+// ends, so that past the first one made (which starts where the partitions before it
+// ended) each block lies in one partition and a tid's lookup names one; smaller ones keep
+// their size.
+func TestSessionPartitionsEndOnBlocks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := migratedDB(t)
+	const block = 1 << 20
+	before, err := db.SessionPartitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 4}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := db.SessionPartitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := ps[len(before):]
+	if len(made) < 2 {
+		t.Fatalf("made %+v, want at least 2 partitions", made)
+	}
+	for i, p := range made {
+		if p.IDTo%block != 0 || p.IDTo-p.IDFrom < block-1 {
+			t.Errorf("partition %s [%d, %d) does not end on a block or spans less than one", p.Name, p.IDFrom, p.IDTo)
+		}
+		if i > 0 {
+			lo := p.IDFrom
+			if n := len(persistence.PartLookups(ctx, db, lo, lo+block)); n != 1 {
+				t.Errorf("a block of partition %s is looked up in %d partitions, want 1", p.Name, n)
+			}
+		}
+	}
+	// Smaller partitions (a test's, or a policy's for a tiny marketplace) keep their size.
+	top := ps[len(ps)-1].IDTo
+	if _, err := db.Pool.Exec(ctx, `SELECT setval('sessions_id_seq', $1 - 10)`, top); err != nil {
+		t.Fatal(err)
+	}
+	small, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 2, MinIDs: 1000})
+	if err != nil || len(small) != 2 {
+		t.Fatalf("made %v (%v), want 2", small, err)
+	}
+	ps, err = db.SessionPartitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := ps[len(ps)-1]; last.IDTo-last.IDFrom != 1000 {
+		t.Errorf("a partition of 1,000 ids spans [%d, %d)", last.IDFrom, last.IDTo)
+	}
+}

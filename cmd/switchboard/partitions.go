@@ -20,7 +20,7 @@ func runSessionsPartitions(ctx context.Context, args []string, out io.Writer) er
 	var p persistence.PartitionPolicy
 	f.DurationVar(&p.Period, "period", 30*24*time.Hour, "time one new partition should hold at the current entry rate")
 	f.IntVar(&p.Ahead, "ahead", 2, "empty partitions to keep above the id sequence")
-	f.Int64Var(&p.MinIDs, "min-ids", 1_000_000, "fewest ids a new partition spans")
+	f.Int64Var(&p.MinIDs, "min-ids", 1<<20, "fewest ids a new partition spans (2^20, a tid block: partitions of a block or more end where a block ends)")
 	db, err := parseOpenDB(ctx, f, args, dbURL)
 	if err != nil {
 		return err
