@@ -35,15 +35,7 @@ func BenchmarkAdmitBatch(b *testing.B) {
 	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = 0 WHERE buyer_id = $1`, buyer); err != nil {
 		b.Fatal(err)
 	}
-	parts := make([]int64, participants)
-	for i := range parts {
-		p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: fmt.Sprintf("admit-%d", i), CountryID: 1},
-			"test", func() error { return nil })
-		if err != nil {
-			b.Fatal(err)
-		}
-		parts[i] = p.ID
-	}
+	parts := benchParticipants(b, db, pub, "admit", participants)
 	n := 0
 	admitBatches(b, db, batch, func(es []persistence.Entry) {
 		for i := range es {
@@ -125,15 +117,7 @@ func BenchmarkAdmitYoungCampaigns(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	parts := make([]int64, participants)
-	for i := range parts {
-		p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: fmt.Sprintf("young-%d", i), CountryID: 1},
-			"test", func() error { return nil })
-		if err != nil {
-			b.Fatal(err)
-		}
-		parts[i] = p.ID
-	}
+	parts := benchParticipants(b, db, pub, "young", participants)
 	n := 0
 	for _, batch := range []int{1, 16} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
@@ -147,4 +131,19 @@ func BenchmarkAdmitYoungCampaigns(b *testing.B) {
 			})
 		})
 	}
+}
+
+// benchParticipants impanels n participants of partner pub (users prefix-0, prefix-1, …)
+// and returns their ids.
+func benchParticipants(b *testing.B, db *persistence.DB, pub int64, prefix string, n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		p, err := db.ImpanelParticipant(context.Background(), persistence.Impanel{PublisherID: pub,
+			User: fmt.Sprintf("%s-%d", prefix, i), CountryID: 1}, "test", func() error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = p.ID
+	}
+	return ids
 }

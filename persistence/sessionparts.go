@@ -81,15 +81,7 @@ func (ps *sessionParts) overlapping(ctx context.Context, q querier, lo, hi int64
 			ps.list = list
 		}
 	}
-	i, _ := slices.BinarySearchFunc(ps.list, lo, func(p sessionPart, id int64) int {
-		switch {
-		case p.to <= id:
-			return -1
-		case p.from > id:
-			return 1
-		}
-		return 0
-	})
+	i, _ := ps.find(lo)
 	for ; i < len(ps.list) && ps.list[i].from < hi; i++ {
 		out = append(out, ps.list[i].sql)
 	}
@@ -116,9 +108,9 @@ func (ps *sessionParts) outcomesOn(ctx context.Context, q querier, lo, hi int64)
 	return part.outcomes
 }
 
-// holding is the partition listed that holds every id of [lo, hi), or nil.
-func (ps *sessionParts) holding(lo, hi int64) *sessionPart {
-	i, found := slices.BinarySearchFunc(ps.list, lo, func(p sessionPart, id int64) int {
+// find is the index of the partition listed that holds id (found), else of the first above it.
+func (ps *sessionParts) find(id int64) (i int, found bool) {
+	return slices.BinarySearchFunc(ps.list, id, func(p sessionPart, id int64) int {
 		switch {
 		case p.to <= id:
 			return -1
@@ -127,6 +119,11 @@ func (ps *sessionParts) holding(lo, hi int64) *sessionPart {
 		}
 		return 0
 	})
+}
+
+// holding is the partition listed that holds every id of [lo, hi), or nil.
+func (ps *sessionParts) holding(lo, hi int64) *sessionPart {
+	i, found := ps.find(lo)
 	if !found || ps.list[i].to < hi {
 		return nil
 	}
