@@ -499,8 +499,13 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 	broken, _ := w.campaign(base, campaignOpts{quota: 1000})
 	ps := w.participants(60)
 	w.settle()
+	// Each entry until admitted: on a busy machine the engine may learn of the campaign or a
+	// participant after the settle (a refused entry stores nothing, so trying again is safe).
 	for _, p := range ps[:2] {
-		w.get(w.client, strings.Replace(w.entryURL(base, p, camp), base, w.publicURL, 1))
+		waitFor(t, "an admitted entry", 10*time.Second, func() bool {
+			w.get(w.client, strings.Replace(w.entryURL(base, p, camp), base, w.publicURL, 1))
+			return w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND participant_id = $2`, camp, p) > 0
+		})
 	}
 	t.Logf("sessions: %d complete: %d quota completes: %d", w.count(`SELECT count(*) FROM sessions WHERE campaign_id=$1`, camp), w.count(`SELECT count(*) FROM sessions WHERE campaign_id=$1 AND outcome='complete'`, camp), w.count(`SELECT sum(completes) FROM campaign_quotas WHERE campaign_id=$1`, camp))
 	waitFor(t, "campaign complete", 10*time.Second, func() bool {
