@@ -75,11 +75,8 @@ func partLookupSQL(partition string) string {
 func (ps *sessionParts) overlapping(ctx context.Context, q querier, lo, hi int64, out []string) (_ []string, ok bool) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if n := len(ps.list); (n == 0 || ps.list[n-1].to < hi) && time.Since(ps.read) >= partsReadEvery {
-		ps.read = time.Now()
-		if list, err := readSessionParts(ctx, q); err == nil {
-			ps.list = list
-		}
+	if n := len(ps.list); n == 0 || ps.list[n-1].to < hi {
+		ps.reread(ctx, q, partsReadEvery)
 	}
 	i, _ := ps.find(lo)
 	for ; i < len(ps.list) && ps.list[i].from < hi; i++ {
@@ -95,17 +92,28 @@ func (ps *sessionParts) outcomesOn(ctx context.Context, q querier, lo, hi int64)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	part := ps.holding(lo, hi)
-	if (part == nil || part.outcomes == "") && time.Since(ps.read) >= partsNameEvery {
-		ps.read = time.Now()
-		if list, err := readSessionParts(ctx, q); err == nil {
-			ps.list = list
-			part = ps.holding(lo, hi)
-		}
+	if (part == nil || part.outcomes == "") && ps.reread(ctx, q, partsNameEvery) {
+		part = ps.holding(lo, hi)
 	}
 	if part == nil || part.outcomes == "" {
 		return recordOutcomesSQL
 	}
 	return part.outcomes
+}
+
+// reread reads the list again unless it was read less than every ago, and reports whether
+// it did (a failed read keeps the list it had). ps.mu is held.
+func (ps *sessionParts) reread(ctx context.Context, q querier, every time.Duration) bool {
+	if time.Since(ps.read) < every {
+		return false
+	}
+	ps.read = time.Now()
+	list, err := readSessionParts(ctx, q)
+	if err != nil {
+		return false
+	}
+	ps.list = list
+	return true
 }
 
 // find is the index of the partition listed that holds id (found), else of the first above it.
@@ -140,10 +148,10 @@ func readSessionParts(ctx context.Context, q querier) ([]sessionPart, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (sessionPart, error) {
 		var p sessionPart
 		var name string
-		var rows float32
-		err := row.Scan(&name, &p.from, &p.to, &rows)
+		var tuples float32 // the planner's count of the partition's rows
+		err := row.Scan(&name, &p.from, &p.to, &tuples)
 		p.sql = partLookupSQL(name)
-		if rows >= namedOutcomesRows {
+		if tuples >= namedOutcomesRows {
 			p.outcomes = recordOutcomesOn(pgx.Identifier{name}.Sanitize())
 		}
 		return p, err
