@@ -140,3 +140,41 @@ func TestAdmitChecksSkipSessionsOfNewBuyers(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmitUnknownCampaign: sessions carry no foreign key to campaigns (0044: its per-row
+// check locked the campaign's row on every entry), so the admission itself is what keeps a
+// session from naming a campaign that does not exist: such an entry is refused and stores
+// nothing, while one into a real campaign of the same batch is admitted.
+func TestAdmitUnknownCampaign(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := migratedDB(t)
+	pub := newPublisher(t, db)
+	buyer := newBuyer(t, db, "unknown-campaign@example.test")
+	p := planParticipant(t, db, pub)
+	live, quota := newActiveCampaign(t, db, buyer, "real", nil)
+	var fks int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_constraint WHERE contype = 'f'
+		AND conrelid = 'sessions'::regclass AND confrelid = 'campaigns'::regclass`).Scan(&fks); err != nil || fks != 0 {
+		t.Fatalf("sessions has %d foreign keys to campaigns (%v), want none", fks, err)
+	}
+	missing := live + 1000
+	out, err := db.AdmitBatch(ctx, []persistence.Entry{
+		{TID: randomTID(), CampaignID: missing, PublisherID: pub, ParticipantID: p.ID, QuotaIDs: []int64{quota}, RespondentID: "R-missing"},
+		{TID: randomTID(), CampaignID: live, PublisherID: pub, ParticipantID: p.ID, QuotaIDs: []int64{quota}, RespondentID: "R-real"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Refused != persistence.RefusedStatus || out[1].Refused != "" {
+		t.Fatalf("verdicts %q and %q, want %q and admitted", out[0].Refused, out[1].Refused, persistence.RefusedStatus)
+	}
+	var stored, orphans int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id = s.campaign_id))
+		FROM sessions s`).Scan(&stored, &orphans); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 1 || orphans != 0 {
+		t.Errorf("%d sessions stored, %d of no campaign; want 1 and 0", stored, orphans)
+	}
+}
