@@ -379,7 +379,7 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 		st.Campaigns, st.LeftOut = len(keep), drop
 		switch {
 		case len(drop) == 0:
-		case len(drop) < len(keep): // every session's campaign exists (a foreign key)
+		case len(drop) < len(keep): // every session's campaign exists (nothing deletes campaigns)
 			where, args = `(NOT (campaign_id = ANY($1)) OR entered_at >= $2)`, []any{drop, since}
 		default:
 			where, args = `(campaign_id = ANY($1) OR entered_at >= $2)`, []any{keep, since}
