@@ -533,6 +533,19 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 	}
 	closed := Load{Workers: o.Connections}
 	open := func(rate float64) Load { return Load{Workers: o.OpenConnections, Rate: rate} }
+	// startFloor starts the floor: same client, same requests, a fixed body of the offers
+	// answer's size (the harvest's median).
+	startFloor := func() bool {
+		rep.FloorSize = 2500
+		if rep.Harvest != nil && rep.Harvest.MedianBytes > 0 {
+			rep.FloorSize = rep.Harvest.MedianBytes
+		}
+		if err := srv.startFloor(ctx, o, rep.FloorSize); err != nil {
+			rep.note("the floor server did not start: %v", err)
+			return false
+		}
+		return true
+	}
 
 	// Is the supply interface served at all?
 	probe := probeOffers(client, t)
@@ -574,8 +587,19 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			}
 			return p
 		}
+		// The floor's phases run beside the offers phases they are compared with: its
+		// maximum just before theirs, each open-loop rate right after the offers' at that
+		// rate. Measured minutes apart (the floor last), the two throughputs of one ratio
+		// came from a machine in two states: between two 10k runs of one afternoon the
+		// offers' share fell from 68% to 44% while their own rate rose (26.7k to 29.8k
+		// req/s), the floor's having gone from 39k to 68k.
+		floorUp := startFloor()
+		if floorUp {
+			phase("floor", srv.floor.Process.Pid, closed, t.FloorScenario(ScFloor))
+		}
 		p := profiled(ScOffers, func() *Phase { return phase("switchboard", srv.pid(), closed, t.OffersScenario(ScOffers)) })
 		offersMax = p.Throughput
+		phase("switchboard", srv.pid(), closed, t.OffersDistinctScenario(ScOffersDistinct, uint64(o.Seed)+17))
 		rates = o.Rates
 		if len(rates) == 0 {
 			for _, f := range o.RateFractions {
@@ -585,9 +609,12 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		for _, r := range rates {
 			if r > 0 {
 				phase("switchboard", srv.pid(), open(r), t.OffersScenario(ScOffers))
+				if floorUp {
+					phase("floor", srv.floor.Process.Pid, open(r), t.FloorScenario(ScFloor))
+				}
 			}
 		}
-		phase("switchboard", srv.pid(), closed, t.OffersDistinctScenario(ScOffersDistinct, uint64(o.Seed)+17))
+		srv.stopFloor()
 
 		sessions := &Sessions{max: 1 << 20}
 		if len(rep.Harvest.Entries) == 0 {
@@ -637,26 +664,16 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		}
 	}
 
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || probe == "" {
 		return ctx.Err()
 	}
-	// The floor: same client, same requests, a fixed body of the offers answer's size.
-	rep.FloorSize = 2500
-	if rep.Harvest != nil && rep.Harvest.MedianBytes > 0 {
-		rep.FloorSize = rep.Harvest.MedianBytes
-	}
-	if err := srv.startFloor(ctx, o, rep.FloorSize); err != nil {
-		rep.note("the floor server did not start: %v", err)
+	// No offers phase ran: the floor alone, at its own maximum and fractions of it.
+	if !startFloor() {
 		return nil
 	}
 	fp := phase("floor", srv.floor.Process.Pid, closed, t.FloorScenario(ScFloor))
-	if len(rates) == 0 {
-		for _, f := range o.RateFractions {
-			rates = append(rates, roundRate(f*fp.Throughput))
-		}
-	}
-	for _, r := range rates {
-		if r > 0 {
+	for _, f := range o.RateFractions {
+		if r := roundRate(f * fp.Throughput); r > 0 {
 			phase("floor", srv.floor.Process.Pid, open(r), t.FloorScenario(ScFloor))
 		}
 	}

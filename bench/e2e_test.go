@@ -110,6 +110,19 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("phase %s missing; ran %v", want, keys(seen))
 		}
 	}
+	// The floor beside the offers: its maximum just before theirs, each of its open-loop
+	// rates right after the offers' at that rate.
+	var order []string
+	for i, p := range s.Phases {
+		order = append(order, p.Scenario+"/"+p.Mode)
+		switch {
+		case p.Scenario == ScOffers && p.Mode == "closed" && (i == 0 || s.Phases[i-1].Scenario != ScFloor || s.Phases[i-1].Mode != "closed"):
+			t.Errorf("the offers' maximum does not follow the floor's")
+		case p.Scenario == ScFloor && p.Mode == "open" && (s.Phases[i-1].Scenario != ScOffers || s.Phases[i-1].Offered != p.Offered):
+			t.Errorf("the floor at %.0f/s follows %s at %.0f/s, not the offers at that rate", p.Offered, s.Phases[i-1].Scenario, s.Phases[i-1].Offered)
+		}
+	}
+	t.Logf("phases in order: %v", order)
 	if e := seen["entries/closed"]; e.Ops[OpEntryAdmitted] == 0 {
 		t.Errorf("no entry was admitted: %v", e.Ops)
 	} else if e.AdmittedShare == nil || *e.AdmittedShare < 0.8 {

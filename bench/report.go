@@ -481,7 +481,7 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 		charts["throughput.svg"] = BarChart{Title: "Maximum throughput vs the floor (closed loop)", Unit: "req/s", Bars: bars}.SVG()
 		w("\n![Throughput vs the floor](bench/throughput.svg)\n\n")
 	}
-	w("`vs floor`: the scenario's throughput over the floor's, a fasthttp server in its own process answering a fixed %d-byte JSON body to the same requests. Server CPU counts the `serve` process only (utime+stime from /proc, warm-up included); PostgreSQL CPU sums the postmaster and its live backends. `answer-cache hits`: the share of the phase's offers answers (warm-up included) the server served from its answer cache, from its /metrics.\n\n", r.FloorSize)
+	w("`vs floor`: the scenario's throughput over the floor's, a fasthttp server in its own process answering a fixed %d-byte JSON body to the same requests, measured beside the offers phases (its maximum just before theirs, each of its open-loop rates right after theirs). Server CPU counts the `serve` process only (utime+stime from /proc, warm-up included); PostgreSQL CPU sums the postmaster and its live backends. `answer-cache hits`: the share of the phase's offers answers (warm-up included) the server served from its answer cache, from its /metrics.\n\n", r.FloorSize)
 	if len(r.Memory) > 1 {
 		peak, during := memoryPeak(r.Memory, r.Marks)
 		w("### Memory over the run\n\n")
