@@ -575,3 +575,65 @@ func TestSessionPartitionsEndOnBlocks(t *testing.T) {
 		t.Errorf("a partition of 1,000 ids spans [%d, %d)", last.IDFrom, last.IDTo)
 	}
 }
+
+// TestSessionCampaignReferenceWaitsBriefly: migration 0044 drops the session's foreign key
+// to campaigns under an exclusive lock on sessions. Behind a long reader of sessions (an
+// export) it gives up after its lock timeout instead of queueing every entry behind its
+// request, leaves the reference as it was, and succeeds at the next try once the reader is
+// done.
+func TestSessionCampaignReferenceWaitsBriefly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.EmptyURL(t)
+	db, err := persistence.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.MigrateBelow(ctx, 44); err != nil {
+		t.Fatal(err)
+	}
+	references := func() int {
+		t.Helper()
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_constraint WHERE contype = 'f'
+			AND conrelid = 'sessions'::regclass AND confrelid = 'campaigns'::regclass`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := references(); n != 1 {
+		t.Fatalf("before 0044: %d references from sessions to campaigns, want 1", n)
+	}
+	reader, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Rollback(ctx) //nolint:errcheck // ends it on a failure; after the Rollback below, a no-op
+	if _, err := reader.Exec(ctx, `SELECT count(*) FROM sessions`); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	mctx, cancel := context.WithTimeout(ctx, 20*time.Second) // without its lock timeout, 0044 would wait for the reader
+	_, err = db.Migrate(mctx)
+	cancel()
+	waited := time.Since(began)
+	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "55P03" {
+		t.Fatalf("0044 behind a reader of sessions: %v after %v, want a lock timeout", err, waited)
+	}
+	if waited > 8*time.Second {
+		t.Errorf("0044 waited %v for its lock, want about 5 s", waited)
+	}
+	if n := references(); n != 1 {
+		t.Errorf("after the failed try: %d references, want the 1 before it", n)
+	}
+	if err := reader.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := references(); n != 0 {
+		t.Errorf("after 0044: %d references from sessions to campaigns, want none", n)
+	}
+}

@@ -9,5 +9,9 @@
 -- (they are closed, archived, never removed), so the check proves nothing the writer does
 -- not know; the cascade it carried has nothing to cascade. The same reasons dropped the
 -- session's other references in 0012. Dropping the constraint changes only the catalog:
--- the exclusive lock on sessions and its partitions is held for milliseconds.
+-- the exclusive lock on sessions and its partitions is held for milliseconds once granted,
+-- and waited for at most 5 s (a long export reading sessions would otherwise hold every
+-- entry queued behind the request); past that the migration fails whole and runs again at
+-- the next start, as 0036's locking step does.
+SET LOCAL lock_timeout = '5s';
 ALTER TABLE sessions DROP CONSTRAINT IF EXISTS sessions_campaign_id_fkey;
