@@ -25,6 +25,23 @@ func migratedDB(t testing.TB) *persistence.DB {
 	return db
 }
 
+// dbBelow opens a database of its own migrated below version (as an older build left it),
+// for tests of migration version on a populated database; url reaches the same database.
+func dbBelow(t testing.TB, version int) (db *persistence.DB, url string) {
+	t.Helper()
+	ctx := context.Background()
+	url = pgtest.EmptyURL(t)
+	db, err := persistence.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if _, err := db.MigrateBelow(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	return db, url
+}
+
 // newCampaign creates a campaign of buyer named name through the buyer API's write path
 // (valid required fields, status 5 Paused) and returns its id; tests set the state they need
 // with SQL afterwards.

@@ -24,15 +24,7 @@ import (
 func TestSessionsPartitionConversion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.EmptyURL(t)
-	db, err := persistence.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.MigrateBelow(ctx, 36); err != nil {
-		t.Fatal(err)
-	}
+	db, url := dbBelow(t, 36)
 	b, _, err := db.CreateBuyer(ctx, "partitions@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
@@ -584,15 +576,7 @@ func TestSessionPartitionsEndOnBlocks(t *testing.T) {
 func TestSessionCampaignReferenceWaitsBriefly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.EmptyURL(t)
-	db, err := persistence.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.MigrateBelow(ctx, 44); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := dbBelow(t, 44)
 	references := func() int {
 		t.Helper()
 		var n int
