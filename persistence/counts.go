@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +14,8 @@ import (
 // (docs/architecture.md, "Counting across processes").
 const (
 	// CountsChannel carries comma-separated ids of campaigns whose counts changed; listeners
-	// re-read those campaigns' counts from the database.
+	// re-read those campaigns' counts from the database. A payload whose first field is
+	// "q" names campaigns of which only the quota counts changed (ParseCounts).
 	CountsChannel = "switchboard_counts"
 	// EntriesChannel carries "<origin>|<participant>:<campaign>:<unix>,..." for every admitted
 	// entry, so that other processes' panels learn reentry history at once.
@@ -47,9 +49,28 @@ type CountRows struct {
 // when ids is nil, in one snapshot.
 func (db *DB) Counts(ctx context.Context, ids []int64, rows *CountRows) error {
 	if ids != nil {
-		return db.counts(ctx, rows, `campaign_id = ANY($1)`, ids)
+		return db.counts(ctx, rows, `campaign_id = ANY($1)`, []any{ids}, []any{ids})
 	}
-	return db.counts(ctx, rows, `campaign_id IN (SELECT id FROM campaigns WHERE status = 2)`)
+	const active = `campaign_id IN (SELECT id FROM campaigns WHERE status = 2)`
+	return db.counts(ctx, rows, active, []any{}, []any{})
+}
+
+// CountsOf reads into rows, in one snapshot, the quota and campaign counts of the campaigns
+// whole and only the quota counts of the campaigns quotasOnly (an id in both is read
+// wholly): what a listener of CountsChannel re-reads. A campaign's campaign counts (today's
+// completes, its outcomes) change only with outcomes; the entries that move its quota
+// counts thousands of times a second would otherwise have every process aggregate its
+// daily counts again each time, which cost more than the rest of the re-read.
+func (db *DB) CountsOf(ctx context.Context, whole, quotasOnly []int64, rows *CountRows) error {
+	quotas := whole
+	if len(quotasOnly) > 0 {
+		quotas = append(slices.Clip(whole), quotasOnly...)
+	}
+	var daily []any
+	if len(whole) > 0 {
+		daily = []any{whole}
+	}
+	return db.counts(ctx, rows, `campaign_id = ANY($1)`, []any{quotas}, daily)
 }
 
 // CountsAfter reads into rows, in one snapshot, the counts of at most limit active
@@ -67,13 +88,14 @@ func (db *DB) CountsAfter(ctx context.Context, after int64, limit int, rows *Cou
 		return 0, nil
 	}
 	err := db.counts(ctx, rows, `campaign_id > $1 AND campaign_id <= $2
-		AND campaign_id IN (SELECT id FROM campaigns WHERE status = 2 AND id > $1 AND id <= $2)`, after, last)
+		AND campaign_id IN (SELECT id FROM campaigns WHERE status = 2 AND id > $1 AND id <= $2)`,
+		[]any{after, last}, []any{after, last})
 	return last, err
 }
 
-// counts reads into out the quota and campaign counts of the campaigns filter selects, in
-// one snapshot.
-func (db *DB) counts(ctx context.Context, out *CountRows, filter string, args ...any) error {
+// counts reads into out, in one snapshot, the quota counts of the campaigns filter selects
+// with quotaArgs and the campaign counts of those it selects with campaignArgs (nil: none).
+func (db *DB) counts(ctx context.Context, out *CountRows, filter string, quotaArgs, campaignArgs []any) error {
 	// One row value each, scanned into through one argument list: rows cost no allocation.
 	var q QuotaCount
 	var c CampaignCount
@@ -82,7 +104,7 @@ func (db *DB) counts(ctx context.Context, out *CountRows, filter string, args ..
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// Emptied here, not before: a retried transaction reads them again.
 		out.Quotas, out.Campaigns = out.Quotas[:0], out.Campaigns[:0]
-		rows, err := tx.Query(ctx, `SELECT id, campaign_id, completes, in_progress, entries FROM campaign_quotas WHERE `+filter, args...)
+		rows, err := tx.Query(ctx, `SELECT id, campaign_id, completes, in_progress, entries FROM campaign_quotas WHERE `+filter, quotaArgs...)
 		if err != nil {
 			return err
 		}
@@ -96,12 +118,12 @@ func (db *DB) counts(ctx context.Context, out *CountRows, filter string, args ..
 			out.Quotas = append(out.Quotas, q)
 		}
 		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := rows.Err(); err != nil || campaignArgs == nil {
 			return err
 		}
 		rows, err = tx.Query(ctx, `SELECT campaign_id, (now() AT TIME ZONE 'UTC')::date,
 			COALESCE(sum(completes) FILTER (WHERE day = (now() AT TIME ZONE 'UTC')::date), 0), sum(outcomes), sum(completes)
-			FROM campaign_daily_counts WHERE `+filter+` GROUP BY campaign_id`, args...)
+			FROM campaign_daily_counts WHERE `+filter+` GROUP BY campaign_id`, campaignArgs...)
 		if err != nil {
 			return err
 		}
@@ -124,10 +146,37 @@ func (db *DB) counts(ctx context.Context, out *CountRows, filter string, args ..
 // NotifyCounts announces campaigns whose counts changed (outside any transaction: the
 // changes are committed already).
 func (db *DB) NotifyCounts(ctx context.Context, ids []int64) error {
+	return db.notifyCounts(ctx, "", ids)
+}
+
+// NotifyQuotaCounts announces campaigns of which only the quota counts changed (admitted
+// entries), which listeners re-read alone (CountsOf). A listener that does not know the
+// payload's "q" field re-reads the campaigns wholly: processes of the release before keep
+// their counts right beside this one's.
+func (db *DB) NotifyQuotaCounts(ctx context.Context, ids []int64) error {
+	return db.notifyCounts(ctx, quotasOnlyField, ids)
+}
+
+// quotasOnlyField opens a CountsChannel payload that names campaigns whose quota counts
+// alone changed.
+const quotasOnlyField = "q"
+
+// ParseCounts passes add the campaigns a CountsChannel payload names, and whether only
+// their quota counts changed; fields that are not ids are skipped.
+func ParseCounts(payload string, add func(campaignID int64, quotasOnly bool)) {
+	rest, quotasOnly := strings.CutPrefix(payload, quotasOnlyField+",")
+	for f := range strings.SplitSeq(rest, ",") {
+		if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+			add(id, quotasOnly)
+		}
+	}
+}
+
+func (db *DB) notifyCounts(ctx context.Context, prefix string, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	for _, chunk := range chunkPayloads(ids) {
+	for _, chunk := range chunkPayloads(prefix, ids) {
 		if _, err := db.Pool.Exec(ctx, `SELECT pg_notify($1, $2)`, CountsChannel, chunk); err != nil {
 			return classify(err)
 		}
@@ -160,14 +209,18 @@ func (db *DB) NotifyEntries(ctx context.Context, origin string, items []string) 
 	return nil
 }
 
-// chunkPayloads joins ids into comma-separated payloads under NOTIFY's 8000-byte limit.
-func chunkPayloads(ids []int64) []string {
+// chunkPayloads joins ids into comma-separated payloads under NOTIFY's 8000-byte limit,
+// each opened by the field prefix when there is one.
+func chunkPayloads(prefix string, ids []int64) []string {
 	var out []string
 	var b []byte
 	for _, id := range ids {
 		if len(b) > 7900 {
 			out = append(out, string(b))
 			b = b[:0]
+		}
+		if len(b) == 0 && prefix != "" {
+			b = append(b, prefix...)
 		}
 		if len(b) > 0 {
 			b = append(b, ',')

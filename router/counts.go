@@ -29,6 +29,7 @@ type notifier struct {
 
 	mu      sync.Mutex
 	camps   map[int64]struct{}
+	quotas  map[int64]struct{} // campaigns of which only the quota counts changed (entries)
 	full    map[int64]struct{} // campaigns that got a complete: are all their quotas full?
 	entries []string
 	kick    chan struct{}
@@ -39,13 +40,20 @@ type notifier struct {
 }
 
 func newNotifier(db *persistence.DB, origin string, every time.Duration, log *zap.Logger) *notifier {
-	return &notifier{db: db, origin: origin, every: every, log: log, camps: map[int64]struct{}{}, full: map[int64]struct{}{}, kick: make(chan struct{}, 1),
+	return &notifier{db: db, origin: origin, every: every, log: log, camps: map[int64]struct{}{}, quotas: map[int64]struct{}{}, full: map[int64]struct{}{}, kick: make(chan struct{}, 1),
 		outage: retry.NewOutage(log, "counts flush", retry.Default, nil)}
 }
 
 func (n *notifier) counts(campaignID int64) {
 	n.mu.Lock()
 	n.camps[campaignID] = struct{}{}
+	n.mu.Unlock()
+}
+
+// quotaCounts announces an admitted entry's campaign: only its quota counts changed.
+func (n *notifier) quotaCounts(campaignID int64) {
+	n.mu.Lock()
+	n.quotas[campaignID] = struct{}{}
 	n.mu.Unlock()
 }
 
@@ -88,7 +96,7 @@ func (n *notifier) run(ctx context.Context) {
 // outage and its end: once per state change, not once per flush.
 func (n *notifier) flush(ctx context.Context) {
 	n.mu.Lock()
-	if len(n.camps) == 0 && len(n.entries) == 0 && len(n.full) == 0 {
+	if len(n.camps) == 0 && len(n.quotas) == 0 && len(n.entries) == 0 && len(n.full) == 0 {
 		n.mu.Unlock()
 		return
 	}
@@ -101,7 +109,14 @@ func (n *notifier) flush(ctx context.Context) {
 	for id := range n.camps {
 		ids = append(ids, id)
 	}
+	quotas := make([]int64, 0, len(n.quotas))
+	for id := range n.quotas {
+		if _, whole := n.camps[id]; !whole {
+			quotas = append(quotas, id)
+		}
+	}
 	clear(n.camps)
+	clear(n.quotas)
 	entries := n.entries
 	n.entries = nil
 	n.mu.Unlock()
@@ -114,6 +129,9 @@ func (n *notifier) flush(ctx context.Context) {
 	}
 	// Counts that fail are left to reconciliation, which catches up.
 	if err := n.db.NotifyCounts(ctx, ids); err != nil && failed == nil {
+		failed = err
+	}
+	if err := n.db.NotifyQuotaCounts(ctx, quotas); err != nil && failed == nil {
 		failed = err
 	}
 	if len(full) > 0 {
@@ -180,11 +198,13 @@ func (r *Router) listenCounts(ctx context.Context) {
 		after = last
 		return nil
 	}
-	mirror.Run(ctx, mirror.Config[int64]{
-		Name:     "counters",
-		Log:      r.log,
-		Listen:   mirror.Listener(r.db.ListenOn, persistence.CountsChannel),
-		Notified: mirror.IDs,
+	mirror.Run(ctx, mirror.Config[countsChange]{
+		Name:   "counters",
+		Log:    r.log,
+		Listen: mirror.Listener(r.db.ListenOn, persistence.CountsChannel),
+		Notified: func(payload string, add func(countsChange)) {
+			persistence.ParseCounts(payload, func(id int64, quotasOnly bool) { add(countsChange{id, quotasOnly}) })
+		},
 		Debounce: r.cfg.NotifyEvery, // let a burst of notifications gather
 		Reload:   r.reconcileCounts,
 		Full:     full,
@@ -207,9 +227,30 @@ func (r *Router) countsAfter(ctx context.Context, after int64, limit int) (int64
 	return last, err
 }
 
-// reconcileCounts sets the counters of the given campaigns to the database's values.
-func (r *Router) reconcileCounts(ctx context.Context, ids []int64) error {
-	if err := r.db.Counts(ctx, ids, &r.countRows); err != nil {
+// countsChange is a campaign named on CountsChannel, and whether only its quota counts
+// changed.
+type countsChange struct {
+	campaignID int64
+	quotasOnly bool
+}
+
+// reconcileCounts sets the counters of the campaigns named to the database's values: the
+// quota counts alone of those only their quotas changed of.
+func (r *Router) reconcileCounts(ctx context.Context, changes []countsChange) error {
+	whole, quotas := r.countsWhole[:0], r.countsQuotas[:0]
+	for _, c := range changes {
+		if !c.quotasOnly {
+			whole = append(whole, c.campaignID)
+		}
+	}
+	slices.Sort(whole)
+	for _, c := range changes {
+		if _, both := slices.BinarySearch(whole, c.campaignID); c.quotasOnly && !both {
+			quotas = append(quotas, c.campaignID)
+		}
+	}
+	r.countsWhole, r.countsQuotas = whole, quotas
+	if err := r.db.CountsOf(ctx, whole, quotas, &r.countRows); err != nil {
 		return err
 	}
 	r.setCounts(&r.countRows)

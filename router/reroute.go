@@ -78,7 +78,7 @@ func (r *Router) entered(campaignID, participantID int64, a persistence.Admissio
 	r.eng.Counters().RecordEntry(campaignID, a.QuotaIDs)
 	r.panel.RecordEntry(participantID, campaignID, at)
 	r.notify.entry(participantID, campaignID, at)
-	r.notify.counts(campaignID)
+	r.notify.quotaCounts(campaignID) // an entry moves no campaign count (today's completes, outcomes)
 }
 
 // supplierLocation is the supplier link of an admitted session of route.

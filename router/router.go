@@ -181,8 +181,10 @@ type Router struct {
 	decoded sync.Pool
 
 	// countRows is what the counters' mirror reads counts into (listenCounts: its loop is
-	// the only reader), reused from one read to the next.
-	countRows persistence.CountRows
+	// the only reader), reused from one read to the next, as are the campaign lists of its
+	// reads (reconcileCounts).
+	countRows                 persistence.CountRows
+	countsWhole, countsQuotas []int64
 }
 
 // New builds the router; Start runs its background work.
