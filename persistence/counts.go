@@ -56,8 +56,8 @@ func (db *DB) Counts(ctx context.Context, ids []int64, rows *CountRows) error {
 }
 
 // CountsOf reads into rows, in one snapshot, the quota and campaign counts of the campaigns
-// whole and only the quota counts of the campaigns quotasOnly (an id in both is read
-// wholly): what a listener of CountsChannel re-reads. A campaign's campaign counts (today's
+// whole and only the quota counts of the campaigns quotasOnly (the lists may overlap: an id
+// in both is read wholly, its quota rows once): what a listener of CountsChannel re-reads. A campaign's campaign counts (today's
 // completes, its outcomes) change only with outcomes; the entries that move its quota
 // counts thousands of times a second would otherwise have every process aggregate its
 // daily counts again each time, which cost more than the rest of the re-read.

@@ -89,3 +89,59 @@ func TestCountsAfterWalksActiveCampaigns(t *testing.T) {
 		}
 	}
 }
+
+// CountsOf reads the quota rows of both lists, each row once however the lists overlap, and
+// the campaign counts of the whole list only.
+func TestCountsOf(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	buyer, _, err := db.CreateBuyer(ctx, "countsof@example.test", "Buyer", persistence.EnvStaging)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := newCampaign(t, db, buyer.ID, "a"), newCampaign(t, db, buyer.ID, "b")
+	for _, id := range []int64{a, a, b} {
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO campaign_quotas (campaign_id, num_respondents, entries) VALUES ($1, 10, 1)`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []int64{a, b} {
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO campaign_daily_counts (campaign_id, day, outcomes, completes)
+			VALUES ($1, (now() AT TIME ZONE 'UTC')::date, 3, 2)`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		whole, quotasOnly []int64
+		quotas            int
+		campaigns         []int64
+	}{
+		{nil, []int64{a}, 2, nil},
+		{[]int64{a}, nil, 2, []int64{a}},
+		{[]int64{a}, []int64{a, b}, 3, []int64{a}},
+		{[]int64{a, b}, []int64{b, a}, 3, []int64{a, b}},
+		{nil, nil, 0, nil},
+	} {
+		var rows persistence.CountRows
+		if err := db.CountsOf(ctx, tc.whole, tc.quotasOnly, &rows); err != nil {
+			t.Fatal(err)
+		}
+		var camps []int64
+		for _, c := range rows.Campaigns {
+			camps = append(camps, c.CampaignID)
+			if c.Completes != 2 || c.Outcomes != 3 || c.DayCompletes != 2 {
+				t.Errorf("whole %v, quotas only %v: campaign %d read as %+v", tc.whole, tc.quotasOnly, c.CampaignID, c)
+			}
+		}
+		slices.Sort(camps)
+		if len(rows.Quotas) != tc.quotas || !slices.Equal(camps, tc.campaigns) {
+			t.Errorf("whole %v, quotas only %v: %d quota rows and campaigns %v, want %d and %v",
+				tc.whole, tc.quotasOnly, len(rows.Quotas), camps, tc.quotas, tc.campaigns)
+		}
+	}
+}

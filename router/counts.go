@@ -235,18 +235,15 @@ type countsChange struct {
 }
 
 // reconcileCounts sets the counters of the campaigns named to the database's values: the
-// quota counts alone of those only their quotas changed of.
+// quota counts alone of those only their quotas changed of (a campaign named both ways is
+// read wholly: CountsOf).
 func (r *Router) reconcileCounts(ctx context.Context, changes []countsChange) error {
 	whole, quotas := r.countsWhole[:0], r.countsQuotas[:0]
 	for _, c := range changes {
-		if !c.quotasOnly {
-			whole = append(whole, c.campaignID)
-		}
-	}
-	slices.Sort(whole)
-	for _, c := range changes {
-		if _, both := slices.BinarySearch(whole, c.campaignID); c.quotasOnly && !both {
+		if c.quotasOnly {
 			quotas = append(quotas, c.campaignID)
+		} else {
+			whole = append(whole, c.campaignID)
 		}
 	}
 	r.countsWhole, r.countsQuotas = whole, quotas
