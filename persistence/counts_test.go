@@ -95,16 +95,9 @@ func TestCountsAfterWalksActiveCampaigns(t *testing.T) {
 func TestCountsOf(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	buyer, _, err := db.CreateBuyer(ctx, "countsof@example.test", "Buyer", persistence.EnvStaging)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := newCampaign(t, db, buyer.ID, "a"), newCampaign(t, db, buyer.ID, "b")
+	db := migratedDB(t)
+	buyer := newBuyer(t, db, "countsof@example.test")
+	a, b := newCampaign(t, db, buyer, "a"), newCampaign(t, db, buyer, "b")
 	for _, id := range []int64{a, a, b} {
 		if _, err := db.Pool.Exec(ctx, `INSERT INTO campaign_quotas (campaign_id, num_respondents, entries) VALUES ($1, 10, 1)`, id); err != nil {
 			t.Fatal(err)
