@@ -764,8 +764,14 @@ type EntryWriterConfig struct {
 	// in parallel (docs/performance.md); more cores may want more. Entries of one campaign
 	// always go to the same worker (see groupCommit).
 	Workers  int
-	MaxBatch int           // entries per batch at most (default 128)
-	MaxWait  time.Duration // how long a batch waits for company (default 0: none, batches form while others commit)
+	MaxBatch int // entries per batch at most (default 128)
+	// Cycle is the least time between the starts of a worker's batches (default 0: a batch
+	// starts as soon as the one before it commits). Each transaction costs PostgreSQL about
+	// as much again as a few entries, whatever its size: at moderate rates, when a commit
+	// takes less than the cycle, waiting out the rest of it for company costs the entries a
+	// millisecond or two and PostgreSQL much less per entry (docs/performance.md, "A
+	// commit cycle"); at high rates commits take longer than the cycle and nothing waits.
+	Cycle time.Duration
 }
 
 // NewEntryWriter starts the writer's workers; Close stops them.

@@ -11,8 +11,9 @@ import (
 
 // groupCommit collects concurrent jobs into batches for workers that each commit a batch in
 // one transaction (one WAL flush): the machinery the entry and outcome writers share. A
-// batch forms from whatever is queued when a worker frees up, waiting up to maxWait for
-// company when that is set.
+// batch forms from whatever is queued when a worker frees up; with a cycle set, a worker
+// starts at most one batch per cycle, so that at moderate rates a batch waits the rest of
+// the cycle for company instead of paying a transaction and a WAL flush for one job.
 //
 // Jobs are sharded: each worker owns a queue, and a job's key picks the queue. Jobs that lock
 // the same rows (one campaign's quota rows) therefore meet in one worker's batches instead of
@@ -21,7 +22,7 @@ import (
 type groupCommit[J any] struct {
 	queues   []chan J
 	maxBatch int
-	maxWait  time.Duration
+	cycle    time.Duration
 	run      func(batch []J)
 	wg       sync.WaitGroup
 	stop     chan struct{}
@@ -42,7 +43,7 @@ func (g *groupCommit[J]) start(cfg EntryWriterConfig, run func(batch []J)) {
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = 128
 	}
-	g.maxBatch, g.maxWait, g.run = cfg.MaxBatch, cfg.MaxWait, run
+	g.maxBatch, g.cycle, g.run = cfg.MaxBatch, cfg.Cycle, run
 	g.stop = make(chan struct{})
 	g.queues = make([]chan J, cfg.Workers)
 	for i := range g.queues {
@@ -102,6 +103,10 @@ func (g *groupCommit[J]) close() {
 func (g *groupCommit[J]) work(jobs chan J) {
 	defer g.wg.Done()
 	batch := make([]J, 0, g.maxBatch)
+	var (
+		timer   *time.Timer
+		started time.Time // when the last batch went to run
+	)
 	for {
 		batch = batch[:0]
 		select {
@@ -117,13 +122,23 @@ func (g *groupCommit[J]) work(jobs chan J) {
 				}
 			}
 		}
-		var timer <-chan time.Time
-		if g.maxWait > 0 {
-			timer = time.After(g.maxWait)
+		// A batch starts no sooner than a cycle after the one before it: while commits take
+		// longer than that, batches form from what queued meanwhile and nothing waits; when
+		// they take less, the jobs of the rest of the cycle join this batch.
+		var linger <-chan time.Time
+		if g.cycle > 0 {
+			if wait := g.cycle - time.Since(started); wait > 0 {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				linger = timer.C
+			}
 		}
 	collect:
 		for len(batch) < g.maxBatch {
-			if timer == nil {
+			if linger == nil {
 				select {
 				case j := <-jobs:
 					batch = append(batch, j)
@@ -135,10 +150,14 @@ func (g *groupCommit[J]) work(jobs chan J) {
 			select {
 			case j := <-jobs:
 				batch = append(batch, j)
-			case <-timer:
-				break collect
+			case <-linger:
+				linger = nil
 			}
 		}
+		if linger != nil {
+			timer.Stop()
+		}
+		started = time.Now()
 		g.run(batch)
 	}
 }

@@ -226,9 +226,8 @@ func (j *outcomeJob) release() {
 	outcomeJobs.Put(j)
 }
 
-// NewOutcomeWriter starts the writer's workers (cfg as for EntryWriter; MaxWait unused).
+// NewOutcomeWriter starts the writer's workers (cfg as for EntryWriter).
 func (db *DB) NewOutcomeWriter(cfg EntryWriterConfig) *OutcomeWriter {
-	cfg.MaxWait = 0
 	w := &OutcomeWriter{db: db}
 	w.gc.start(cfg, w.run)
 	return w

@@ -118,7 +118,7 @@ func TestEntryTiming(t *testing.T) {
 		o.gc.Workers = v
 	}
 	if v, err := time.ParseDuration(os.Getenv("SWITCHBOARD_TIMING_WAIT")); err == nil && v > 0 {
-		o.gc.MaxWait = v
+		o.gc.Cycle = v
 	}
 	only := os.Getenv("SWITCHBOARD_TIMING_ONLY")
 	var rows []string
