@@ -53,6 +53,11 @@ func (g *groupCommit[J]) start(cfg EntryWriterConfig, run func(batch []J)) {
 	}
 }
 
+// cycleFill is the batch that no longer waits out its cycle (EntryWriterConfig.Cycle): a
+// transaction's own cost is then shared eight ways or more, and waiting for more would only
+// slow a queue that fills batches by itself.
+const cycleFill = 8
+
 // jobDone tells a job's waiter that its batch has decided it. Unlike a closed channel it
 // can be used again, so that writers keep their jobs for the next callers (entryJobs,
 // outcomeJobs) instead of allocating one per entry: the worker signals once, the waiter
@@ -122,9 +127,10 @@ func (g *groupCommit[J]) work(jobs chan J) {
 				}
 			}
 		}
-		// A batch starts no sooner than a cycle after the one before it: while commits take
-		// longer than that, batches form from what queued meanwhile and nothing waits; when
-		// they take less, the jobs of the rest of the cycle join this batch.
+		// A batch of fewer than cycleFill jobs starts no sooner than a cycle after the one
+		// before it: while commits take longer than that, or jobs queue faster, batches form
+		// from what queued meanwhile and nothing waits; when they take less, the jobs of the
+		// rest of the cycle join this batch.
 		var linger <-chan time.Time
 		if g.cycle > 0 {
 			if wait := g.cycle - time.Since(started); wait > 0 {
@@ -145,6 +151,11 @@ func (g *groupCommit[J]) work(jobs chan J) {
 				default:
 					break collect
 				}
+				continue
+			}
+			if len(batch) >= cycleFill {
+				timer.Stop()
+				linger = nil
 				continue
 			}
 			select {

@@ -19,7 +19,7 @@ func startGroupCommit(t *testing.T, cycle time.Duration) (*groupCommit[int], <-c
 	t.Helper()
 	ran := make(chan ranBatch, 16)
 	g := &groupCommit[int]{}
-	g.start(EntryWriterConfig{Workers: 1, MaxBatch: 8, Cycle: cycle}, func(batch []int) {
+	g.start(EntryWriterConfig{Workers: 1, MaxBatch: 4 * cycleFill, Cycle: cycle}, func(batch []int) {
 		ran <- ranBatch{at: time.Now(), jobs: slices.Clone(batch)}
 	})
 	t.Cleanup(g.close)
@@ -46,7 +46,8 @@ func nextBatch(t *testing.T, ran <-chan ranBatch) ranBatch {
 
 // TestGroupCommitCycle: with a cycle, a job that comes less than a cycle after the last
 // batch started waits out the rest of it, and the jobs that come meanwhile join its batch;
-// a job that comes to a worker idle for longer than a cycle runs at once.
+// a batch that fills to cycleFill, or a job that comes to a worker idle for longer than a
+// cycle, runs at once.
 func TestGroupCommitCycle(t *testing.T) {
 	const cycle = 200 * time.Millisecond
 	g, ran := startGroupCommit(t, cycle)
@@ -69,12 +70,22 @@ func TestGroupCommitCycle(t *testing.T) {
 		t.Fatalf("second batch started %v after the first, want at least the cycle %v", gap, cycle)
 	}
 
+	// A batch that reaches cycleFill starts at once, the rest of its cycle notwithstanding
+	// (MaxBatch is larger: only the fill can end the wait early).
+	for j := range cycleFill {
+		offerJob(t, g, 100+j)
+	}
+	third := nextBatch(t, ran)
+	if third.at.Sub(second.at) >= cycle || len(third.jobs) != cycleFill {
+		t.Fatalf("a batch of %d started %v after the last, want %d at once", len(third.jobs), third.at.Sub(second.at), cycleFill)
+	}
+
 	time.Sleep(cycle + cycle/2)
 	offered = time.Now()
 	offerJob(t, g, 4)
-	third := nextBatch(t, ran)
-	if !slices.Equal(third.jobs, []int{4}) || third.at.Sub(offered) > cycle/2 {
-		t.Fatalf("after an idle cycle, batch %v after %v, want [4] at once", third.jobs, third.at.Sub(offered))
+	fourth := nextBatch(t, ran)
+	if !slices.Equal(fourth.jobs, []int{4}) || fourth.at.Sub(offered) > cycle/2 {
+		t.Fatalf("after an idle cycle, batch %v after %v, want [4] at once", fourth.jobs, fourth.at.Sub(offered))
 	}
 }
 
