@@ -44,15 +44,21 @@ func BenchmarkWith(b *testing.B) {
 }
 
 // heapOf returns the live heap bytes held by what build returns.
-func heapOf(build func() any) uint64 {
-	var before, after runtime.MemStats
+func heapOf(build func() any) int64 {
+	// The heap with the built value, less the heap once it is dropped: read the other way
+	// round (before the build, then with it), a snapshot the counters or an earlier build
+	// held and let go during the build made the figure negative.
+	var m runtime.MemStats
+	with := func() uint64 {
+		v := build()
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		runtime.KeepAlive(v)
+		return m.HeapAlloc
+	}()
 	runtime.GC()
-	runtime.ReadMemStats(&before)
-	v := build()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(v)
-	return after.HeapAlloc - before.HeapAlloc
+	runtime.ReadMemStats(&m)
+	return int64(with) - int64(m.HeapAlloc)
 }
 
 // BenchmarkApplySteady measures Engine.Apply of one changed campaign at a
