@@ -37,6 +37,22 @@ func (c *Condition) textValues() iter.Seq[string] {
 	}
 }
 
+// textCount returns how many text values the condition has.
+func (c *Condition) textCount() int {
+	if c.packed == "" {
+		return len(c.Texts)
+	}
+	n := 0
+	for s := c.packed; len(s) > 0; n++ {
+		l, k := stringUvarint(s)
+		if k <= 0 || uint64(len(s)-k) < l {
+			break
+		}
+		s = s[k+int(l):]
+	}
+	return n
+}
+
 // hasTexts reports whether the condition has text values.
 func (c *Condition) hasTexts() bool { return len(c.Texts) > 0 || c.packed != "" }
 

@@ -73,3 +73,25 @@ func TestPackTexts(t *testing.T) {
 		t.Error("packing no texts left some")
 	}
 }
+
+// textCount counts the values textValues yields, packed or not (the build sizes its
+// postings by it), an empty value and a 200-character one included.
+func TestConditionTextCount(t *testing.T) {
+	for _, texts := range [][]string{nil, {""}, {"10001", "", strings.Repeat("é", 200), "99501"}} {
+		raw := make([][]byte, len(texts))
+		for i, s := range texts {
+			raw[i] = []byte(s)
+		}
+		var packed Condition
+		packed.PackTexts(raw)
+		for _, c := range []Condition{{Texts: texts}, packed} {
+			n := 0
+			for range c.textValues() {
+				n++
+			}
+			if got := c.textCount(); got != len(texts) || got != n {
+				t.Errorf("texts %q (packed %t): textCount %d, textValues %d, want %d", texts, c.packed != "", got, n, len(texts))
+			}
+		}
+	}
+}

@@ -279,14 +279,16 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 	// Slots in bound order: matching walks them (nearly) sequentially.
 	slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(keys[y], keys[x]) })
 
-	nq, nc := 0, 0
+	nq, nc, np := 0, 0, 0
 	qset := make(map[int32]struct{})
 	for _, c := range defs {
 		nq += len(c.Quotas)
 		for i := range c.Quotas {
 			nc += len(c.Quotas[i].Conditions)
 			for j := range c.Quotas[i].Conditions {
-				qset[c.Quotas[i].Conditions[j].QuestionID] = struct{}{}
+				cond := &c.Quotas[i].Conditions[j]
+				qset[cond.QuestionID] = struct{}{}
+				np += len(cond.Codes) + cond.textCount()
 			}
 		}
 	}
@@ -309,6 +311,7 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 		ord.w, ord.x = make([]float64, n), make([]float64, n)
 	}
 	var pb postBuilder
+	pb.reserve(np)
 	for slot, ci := range perm {
 		c := defs[ci]
 		ord.slots[slot] = int32(slot)

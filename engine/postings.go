@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+)
 
 // keyTable maps uint64 keys to dense indexes (open addressing, linear
 // probing). Building the postings takes one probe per posting instead of a
@@ -122,6 +125,13 @@ type postBuilder struct {
 	counts        []uint32 // per key index
 	idx           []int32  // key index of each posting, in order
 	post          []uint32
+}
+
+// reserve makes room for n postings, so that a market's millions of them (ZIP codes) are
+// not copied again each time their slices grow.
+func (b *postBuilder) reserve(n int) {
+	b.idx = slices.Grow(b.idx, n)
+	b.post = slices.Grow(b.post, n)
 }
 
 func (b *postBuilder) key(i int32, added bool, post uint32) {
