@@ -765,12 +765,13 @@ type EntryWriterConfig struct {
 	// always go to the same worker (see groupCommit).
 	Workers  int
 	MaxBatch int // entries per batch at most (default 128)
-	// Cycle is the least time between the starts of a worker's batches (default 0: a batch
-	// starts as soon as the one before it commits). Each transaction costs PostgreSQL about
-	// as much again as a few entries, whatever its size: at moderate rates, when a commit
-	// takes less than the cycle, waiting out the rest of it for company costs the entries a
-	// millisecond or two and PostgreSQL much less per entry (docs/performance.md, "A
-	// commit cycle"); at high rates commits take longer than the cycle and nothing waits.
+	// Cycle is the least time between the starts of a worker's batches of fewer than eight
+	// jobs (default 0: a batch starts as soon as the one before it commits). Each
+	// transaction costs PostgreSQL about as much as several entries, whatever its size: at
+	// moderate rates, when a commit takes less than the cycle, waiting out the rest of it
+	// for company costs the entries a few milliseconds and PostgreSQL much less per entry
+	// (docs/performance.md, "A commit cycle"); at high rates commits take longer than the
+	// cycle, or batches of eight queue within it, and nothing waits.
 	Cycle time.Duration
 }
 
