@@ -37,18 +37,14 @@ func (c *Condition) textValues() iter.Seq[string] {
 	}
 }
 
-// textCount returns how many text values the condition has.
+// textCount returns how many text values the condition has (as many as textValues yields).
 func (c *Condition) textCount() int {
 	if c.packed == "" {
 		return len(c.Texts)
 	}
 	n := 0
-	for s := c.packed; len(s) > 0; n++ {
-		l, k := stringUvarint(s)
-		if k <= 0 || uint64(len(s)-k) < l {
-			break
-		}
-		s = s[k+int(l):]
+	for range c.textValues() {
+		n++
 	}
 	return n
 }
