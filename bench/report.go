@@ -206,13 +206,20 @@ func (r *Report) Targets() []TargetCheck {
 		missing(name)
 	}
 	for _, w := range []struct {
-		scenario, what string
-		rate           float64
-	}{{ScEntries, "entries", TargetEntriesPerSec}, {ScCallbacks, "callbacks", TargetCallbacksPerSec}} {
+		scenario, what, supply string
+		rate                   float64
+	}{{ScEntries, "entries", "entry URLs", TargetEntriesPerSec}, {ScCallbacks, "callbacks", "admitted sessions", TargetCallbacksPerSec}} {
 		name = fmt.Sprintf("%s p99 ≤ %s at %.0f/s (open loop)", w.what, TargetWriteP99, w.rate)
 		p := r.openAt(w.scenario, w.rate)
 		if p == nil {
 			missing(name + ": the closed-loop maximum did not reach the rate")
+			continue
+		}
+		if !p.ranWindow() {
+			// A phase that ran out of entry URLs or admitted sessions measured too little, or
+			// nothing: its p99 says nothing about the rate.
+			missing(fmt.Sprintf("%s: the phase ran out of %s after %s of its %s window (%d answered)",
+				name, w.supply, p.Span.Round(100*time.Millisecond), p.Window, p.Requests))
 			continue
 		}
 		p99 := time.Duration(p.Hist.Quantile(0.99))
@@ -269,6 +276,13 @@ func (r *Report) Targets() []TargetCheck {
 		missing(name)
 	}
 	return out
+}
+
+// ranWindow reports whether the phase answered requests through at least nine tenths of its
+// window: one that ran out of what it sends (entry URLs, admitted sessions) sooner measured
+// only the time it ran, or nothing at all.
+func (p *Phase) ranWindow() bool {
+	return p.Requests > 0 && p.Span >= p.Window*9/10
 }
 
 // openAt returns the open-loop phase of scenario offered rate (within 1%), nil when none
