@@ -232,7 +232,7 @@ func (e *Engine) SetAllocation(a Allocation, panel *Panel) {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
 	e.alloc = &allocator{policy: a, panel: panel}
-	e.snap.Store(build(e.snap.Load().campaigns(), e.counters, e.alloc))
+	e.snap.Store(build(e.snap.Load().campaigns(), e.counters, e.alloc, nil))
 }
 
 // campaigns copies the definitions of every indexed campaign.
@@ -297,7 +297,7 @@ func (e *Engine) RefreshAllocation(now int64) {
 	if cur := e.snap.Load(); cur.alloc == a {
 		e.snap.Store(cur.reweighed(st))
 	} else {
-		e.snap.Store(build(cur.campaigns(), e.counters, a))
+		e.snap.Store(build(cur.campaigns(), e.counters, a, nil))
 	}
 }
 
@@ -311,7 +311,7 @@ func (s *Snapshot) reweighed(st *allocState) *Snapshot {
 	n := &Snapshot{counters: s.counters, alloc: s.alloc, parts: make(map[int32]*country, len(s.parts)), version: snapshotVersions.Add(1)}
 	for id, c := range s.parts {
 		if c.delta != nil || c.ndead > 0 {
-			n.parts[id] = &country{base: buildPartition(c.defs(nil), s.counters, s.alloc)}
+			n.parts[id] = &country{base: buildPartition(c.defs(nil), s.counters, s.alloc, nil)}
 			continue
 		}
 		c.base.reweigh(st)

@@ -23,7 +23,7 @@ func (c *Counters) Raises() uint64 { return c.raises.Load() }
 func (e *Engine) Rebuild() {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
-	e.snap.Store(build(e.snap.Load().campaigns(), e.counters, e.alloc))
+	e.snap.Store(build(e.snap.Load().campaigns(), e.counters, e.alloc, nil))
 }
 
 // SharesIndex reports whether s and o share the base index of some country:

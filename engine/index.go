@@ -245,9 +245,13 @@ func weighted(key float64, w, x []float64, i int) float64 {
 	return key * w[i] * (1 + x[i]) * boundSlack
 }
 
+// yieldEvery is how many campaigns a build goes through between two calls of its yield: a
+// few milliseconds of work at 100k campaigns.
+const yieldEvery = 256
+
 // buildPartition indexes the given active campaigns of one country, taking
-// counter pointers from ctr.
-func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partition {
+// counter pointers from ctr, calling yield (when not nil) between steps.
+func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator, yield func()) *partition {
 	n := len(defs)
 	seq := ctr.raises.Load() // before reading any bound
 	kc := ctr.campaignsOf(defs)
@@ -352,10 +356,19 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator) *partitio
 			}
 		}
 		m.q1 = int32(len(p.quotas))
+		if yield != nil && slot%yieldEvery == yieldEvery-1 {
+			yield()
+		}
 	}
 	p.codes, p.shorts, p.texts, p.spans, p.posts = pb.layout()
+	if yield != nil {
+		yield()
+	}
 	p.indexRelations()
 	p.placeGates()
+	if yield != nil {
+		yield()
+	}
 	ord.place(p)
 	p.ord.Store(ord)
 	return p

@@ -85,11 +85,15 @@ func (c *country) defs(skip map[int64]bool) []*Campaign {
 // The snapshot keeps copies of the campaigns that share their slices: do not
 // modify those afterwards.
 func Build(campaigns []Campaign, counters *Counters) *Snapshot {
-	return build(campaigns, counters, nil)
+	return build(campaigns, counters, nil, nil)
 }
 
-// build is Build ranking under alloc (nil: greedy).
-func build(campaigns []Campaign, counters *Counters, alloc *allocator) *Snapshot {
+// build is Build ranking under alloc (nil: greedy), calling yield (when not nil) between
+// steps of a few milliseconds of work.
+func build(campaigns []Campaign, counters *Counters, alloc *allocator, yield func()) *Snapshot {
+	if yield != nil {
+		yield() // the build starts here
+	}
 	if counters == nil {
 		counters = NewCounters()
 	}
@@ -104,6 +108,9 @@ func build(campaigns []Campaign, counters *Counters, alloc *allocator) *Snapshot
 		if campaigns[i].Status == StatusActive {
 			owned = append(owned, ownCampaign(&campaigns[i]))
 		}
+		if yield != nil && i%yieldEvery == yieldEvery-1 {
+			yield()
+		}
 	}
 	byCountry := make(map[int32][]*Campaign)
 	for i := range owned {
@@ -112,7 +119,7 @@ func build(campaigns []Campaign, counters *Counters, alloc *allocator) *Snapshot
 	}
 	s := &Snapshot{counters: counters, alloc: alloc, parts: make(map[int32]*country, len(byCountry)), version: snapshotVersions.Add(1)}
 	for id, defs := range byCountry {
-		s.parts[id] = &country{base: buildPartition(defs, counters, alloc)}
+		s.parts[id] = &country{base: buildPartition(defs, counters, alloc, yield)}
 	}
 	return s
 }
@@ -161,7 +168,7 @@ func (s *Snapshot) With(changed []Campaign, removed []int64) *Snapshot {
 		old := s.parts[id]
 		if old == nil {
 			if len(added) > 0 {
-				n.parts[id] = &country{base: buildPartition(added, s.counters, s.alloc)}
+				n.parts[id] = &country{base: buildPartition(added, s.counters, s.alloc, nil)}
 			}
 			continue
 		}
@@ -200,10 +207,10 @@ func (c *country) with(added []*Campaign, gone map[int64]bool, ctr *Counters, al
 	if n.ndead+len(delta) > deltaLimit(live) {
 		defs := c.defs(gone)
 		defs = append(defs, added...)
-		return &country{base: buildPartition(defs, ctr, alloc)}
+		return &country{base: buildPartition(defs, ctr, alloc, nil)}
 	}
 	if len(delta) > 0 {
-		n.delta = buildPartition(delta, ctr, alloc)
+		n.delta = buildPartition(delta, ctr, alloc, nil)
 	}
 	return n
 }

@@ -74,6 +74,12 @@ func (m *loadMeter) row(ctx context.Context) {
 		return
 	}
 	m.rows = 0
+	m.look(ctx)
+}
+
+// look hands the work done since the last look to the pacer and sleeps as long as it says
+// (less when ctx ends).
+func (m *loadMeter) look(ctx context.Context) {
 	now := time.Now()
 	worked := now.Sub(m.start)
 	if worked < paceBurst/4 {
@@ -91,4 +97,27 @@ func (m *loadMeter) row(ctx context.Context) {
 		t.Stop()
 	}
 	m.start = time.Now()
+}
+
+// yieldGap is the longest time between two calls of a LoadYield pause that counts as work:
+// a longer one is the start of another piece of work, not work.
+const yieldGap = time.Second
+
+// LoadYield returns a pause for start-up work of this process that reads no rows but
+// belongs with its loads (the engine's first build): each call hands the time since the
+// last (up to yieldGap) to the loads' pacer (SetLoadDuty) and sleeps as long as it says, so
+// the build shares the loads' budget. Unpaced, a call reads the clock and returns. Safe for
+// concurrent use.
+func (db *DB) LoadYield() func() {
+	var mu sync.Mutex
+	m := db.meter()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(m.start) > yieldGap {
+			m.start = time.Now()
+			return
+		}
+		m.look(context.Background())
+	}
 }

@@ -65,3 +65,35 @@ func TestLoadMeterPaces(t *testing.T) {
 		t.Fatalf("paced with its context ended: %v against %v unpaced", d, plain)
 	}
 }
+
+// TestLoadYield: a pause after work sleeps it off at the loads' duty; unpaced it returns at
+// once; a gap longer than yieldGap since the last call is not counted as work.
+func TestLoadYield(t *testing.T) {
+	busy := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); {
+		}
+	}
+	timed := func(f func()) time.Duration {
+		start := time.Now()
+		f()
+		return time.Since(start)
+	}
+	var db DB
+	y := db.LoadYield()
+	busy(10 * time.Millisecond)
+	if d := timed(y); d > 5*time.Millisecond {
+		t.Fatalf("unpaced: the pause took %v", d)
+	}
+	db.SetLoadDuty(0.25)
+	y = db.LoadYield()
+	y()
+	busy(10 * time.Millisecond)
+	// 10 ms of work less the 2-ms burst, at a quarter: about 32 ms of sleep.
+	if d := timed(y); d < 20*time.Millisecond || d > time.Second {
+		t.Fatalf("paced at 0.25 after 10 ms of work: the pause took %v, want about 32 ms", d)
+	}
+	time.Sleep(yieldGap + 100*time.Millisecond)
+	if d := timed(y); d > 5*time.Millisecond {
+		t.Fatalf("after a gap of %v: the pause took %v, want none", yieldGap, d)
+	}
+}

@@ -15,8 +15,8 @@ import (
 // start-up (the engine, the panel in several streams, the entry history) would take every
 // core of the machine and of the database for seconds, and the serving processes' entries
 // would wait behind it. A joining process loads gently instead until every load is in: one
-// participant stream, one core of Go, and its loads paced to work a quarter of the time
-// (joinLoadDuty); it is ready later, the fleet keeps its latency. A process that starts
+// participant stream, one core of Go, and its loads and its engine's first build paced to
+// work a quarter of the time (joinLoadDuty); it is ready later, the fleet keeps its latency. A process that starts
 // alone loads with everything it has.
 
 // joinLoadDuty is the share of wall-clock time a joining process's loads may work, together
@@ -58,8 +58,13 @@ func (a *App) joinGently(ctx context.Context) (end func()) {
 		zap.Float64("duty", joinLoadDuty))
 	a.DB.SetLoadStreams(1)
 	a.DB.SetLoadDuty(joinLoadDuty)
+	// The engine's first build is paced with the loads: unpaced, at 100k campaigns it took a
+	// core for a second and more, and the serving processes' PostgreSQL backends waited
+	// tens of milliseconds at a time for the CPU (docs/performance.md, "The join's stall").
+	a.Engine.SetBuildYield(a.DB.LoadYield())
 	restore := throttleProcs()
 	return func() {
+		a.Engine.SetBuildYield(nil)
 		a.DB.SetLoadStreams(0)
 		a.DB.SetLoadDuty(0)
 		restore()
