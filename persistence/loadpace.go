@@ -104,17 +104,17 @@ func (m *loadMeter) look(ctx context.Context) {
 const yieldGap = time.Second
 
 // LoadYield returns a pause for start-up work of this process that reads no rows but
-// belongs with its loads (the engine's first build): each call hands the time since the
-// last (up to yieldGap) to the loads' pacer (SetLoadDuty) and sleeps as long as it says, so
-// the build shares the loads' budget. Unpaced, a call reads the clock and returns. Safe for
-// concurrent use.
+// belongs with its loads (the engine's first build): its first call marks the start of the
+// work; each later one hands the time since the one before (up to yieldGap) to the loads'
+// pacer (SetLoadDuty) and sleeps as long as it says, so the build shares the loads' budget.
+// Unpaced, a call reads the clock and returns. Safe for concurrent use.
 func (db *DB) LoadYield() func() {
 	var mu sync.Mutex
-	m := db.meter()
+	m := loadMeter{p: &db.pace}
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if time.Since(m.start) > yieldGap {
+		if m.start.IsZero() || time.Since(m.start) > yieldGap {
 			m.start = time.Now()
 			return
 		}
