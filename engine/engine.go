@@ -11,10 +11,10 @@ import (
 type Engine struct {
 	snap     atomic.Pointer[Snapshot]
 	counters *Counters
-	writeMu  sync.Mutex // serializes Apply so no update is lost
-	scratch  sync.Pool  // *scratch, reused across matches
-	alloc    *allocator // allocation policy; nil: greedy (writeMu)
-	yield    atomic.Pointer[func()]
+	writeMu  sync.Mutex             // serializes Apply so no update is lost
+	scratch  sync.Pool              // *scratch, reused across matches
+	alloc    *allocator             // allocation policy; nil: greedy (writeMu)
+	yield    atomic.Pointer[func()] // called by Load's builds (SetBuildYield); nil: none
 }
 
 // New returns an engine with an empty snapshot over counters (a new set when

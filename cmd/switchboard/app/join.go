@@ -16,8 +16,8 @@ import (
 // core of the machine and of the database for seconds, and the serving processes' entries
 // would wait behind it. A joining process loads gently instead until every load is in: one
 // participant stream, one core of Go, and its loads and its engine's first build paced to
-// work a quarter of the time (joinLoadDuty); it is ready later, the fleet keeps its latency. A process that starts
-// alone loads with everything it has.
+// work a quarter of the time (joinLoadDuty); it is ready later, the fleet keeps its
+// latency. A process that starts alone loads with everything it has.
 
 // joinLoadDuty is the share of wall-clock time a joining process's loads may work, together
 // (persistence.DB.SetLoadDuty): one stream and one core still took most of a two-core
