@@ -242,9 +242,10 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		return nil
 	}
 	// The rows are generated consistent with each other; checking every foreign key row by
-	// row (four index probes per session) would double the load. The migrations define no
-	// triggers of their own, so this switches off exactly the foreign-key checks, for this
-	// transaction only (the bench is the cluster's superuser).
+	// row (four index probes per session) would double the load. This switches off the
+	// foreign-key checks and the one trigger of the migrations (sessions_participations,
+	// 0045), for this transaction only (the bench is the cluster's superuser): the seed
+	// writes participations itself, in one sorted statement after the sessions.
 	if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
 		return err
 	}
@@ -407,6 +408,11 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 				return fmt.Errorf("recreate index: %w", err)
 			}
 		}
+		n, err := tx.Exec(ctx, seedParticipationsSQL)
+		if err != nil {
+			return fmt.Errorf("participations: %w", err)
+		}
+		rows["participations"] += n.RowsAffected()
 		// The time range of each partition, as serve's sweeper records it: what lets a
 		// campaign's reads skip the partitions before it.
 		if _, err := tx.Exec(ctx, `SELECT count(*) FROM switchboard_ensure_session_partitions('30 days', 2, $1)`, seedPartitionIDs); err != nil {
@@ -423,6 +429,14 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 	}
 	return nil
 }
+
+// seedParticipationsSQL writes what the trigger on sessions (migration 0045) would have
+// kept for the copied sessions: the latest entry of each (campaign, participant), in key
+// order, so that the primary key grows by appends.
+const seedParticipationsSQL = `INSERT INTO participations (campaign_id, participant_id, entered_at, session_id, offer_nonce)
+	SELECT DISTINCT ON (campaign_id, participant_id) campaign_id, participant_id, entered_at, id, offer_nonce
+	FROM sessions WHERE NOT is_test AND participant_id IS NOT NULL
+	ORDER BY campaign_id, participant_id, entered_at DESC, id DESC`
 
 // copyHistory writes the market's own month of sessions: the entries synth gave each
 // participant, generated again from the panel's seed.

@@ -99,12 +99,6 @@ const admitParticipantsSQL = `SELECT pg_advisory_xact_lock(730045103, k)
 const admitLockSQL = `SELECT id, campaign_id, is_global, is_click_balanced, num_respondents, entries, completes, in_progress
 	FROM campaign_quotas WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`
 
-// offerSessionFloorSQL is the lowest id an offer's session in progress can have: that of
-// a session entered within OfferSessionAge (SessionFloorSQL). An offer's token lives 30
-// minutes, so its session entered within them; the lookup of an offer's session then reads
-// only the latest partitions, not a year of them.
-var offerSessionFloorSQL = SessionFloorSQL(`now() - interval '` + strconv.Itoa(int(OfferSessionAge/time.Second)) + ` seconds'`)
-
 // OfferSessionAge is how long ago an offer's session may have been admitted and still be
 // resumed by following the offer's link again: longer than any offer token lives.
 const OfferSessionAge = 2 * time.Hour
@@ -120,49 +114,63 @@ const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_pl
 
 // admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
 // today's UTC completes) and what stored rows say: excluded, entered within
-// reentry_interval, entered a related campaign, and the participant's respondent id for the
-// campaign's buyer ("" when none yet), and the session in progress of the entry's offer, if
-// any (tid "" when none). An entry whose campaign does not exist returns no row.
-// A relationship is looked up from each side by its own index (an OR of both columns made
-// every entry read the whole relationships table). A campaign's sessions are looked for
-// above its floor (SessionFloorSQL), so that an entry reads the partitions of the months
-// the campaign has been in field, not a year of them; for the reentry check, of its
-// reentry_interval when that is shorter (reentryFloorAtSQL).
+// reentry_interval, entered a related campaign, the participant's respondent id for the
+// campaign's buyer ("" when none yet), and where the session the entry may resume is (its
+// offer's, in progress, entered within OfferSessionAge): 0 nowhere (no nonce, or no entry
+// into the campaign within OfferSessionAge), the id of the participant's latest session in
+// the campaign when that came from the entry's offer, -1 when the latest came from another
+// offer (an earlier one of this offer may still be in progress: a campaign that allows
+// reentries). readResumes reads the candidate. An entry whose campaign does not exist
+// returns no row.
 //
-// The reentry probe and the offer's session are looked for only when the participant has a
+// Every rule about the participant's past entries reads participations (migration 0045),
+// the latest session of each (campaign, participant), which a trigger on sessions keeps in
+// the transaction of every insert: one probe of one index per rule, however many months of
+// sessions are stored. The probes of the partitions of sessions they replace set up a scan
+// of every partition for each of four subqueries at every execution (their floors depend
+// on the row, so the plan's start prunes nothing): about half a millisecond per batch at 13
+// partitions, more with each month (docs/performance.md, "Participations").
+//
+// The campaign's own participation is looked for only when the participant has a
 // respondent id for the campaign's buyer (rs): every session is stored in the statement that
 // stores its participant's respondent id for its buyer when there is none (admitWriteSQL),
-// and no respondent id is ever deleted, so a participant without one has no session with any
-// of the buyer's campaigns. A participant entering a buyer's campaigns for the first time,
-// most entries of a marketplace with many buyers, then costs one index probe of respondents
-// instead of one per partition of sessions since the campaign's creation.
+// and no respondent id is ever deleted, so a participant without one has not entered any of
+// that buyer's campaigns. A participant entering a buyer's campaigns for the first time,
+// most entries of a marketplace with many buyers, then costs one index probe of
+// respondents (the LIMIT keeps that lookup a subquery of its own, so that the planner tests
+// rs before it rather than joining participations in and filtering after). A relationship
+// is looked up from each side by its own index (an OR of both columns made every entry read
+// the whole relationships table), and each related campaign's participation by its key in a
+// subquery of its own (OFFSET 0: not flattened into a join, whose order the statistics of
+// the moment would choose).
 var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
 	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
 	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
-	rs.respondent_id IS NOT NULL AND c.reentry_interval IS DISTINCT FROM 0 AND EXISTS (SELECT 1 FROM sessions s
-		WHERE s.participant_id = e.p AND s.campaign_id = c.id AND NOT s.is_test AND s.id >= ` + SessionFloorSQL(reentryFloorAtSQL) + `
-		AND (c.reentry_interval IS NULL OR s.entered_at > now() - make_interval(mins => c.reentry_interval))),
-	EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.related_campaign_id WHERE r.campaign_id = c.id
-		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = rc.id
-			AND s.id >= ` + SessionFloorSQL("rc.created_at") + `))
-	OR EXISTS (SELECT 1 FROM campaign_relationships r JOIN campaigns rc ON rc.id = r.campaign_id WHERE r.related_campaign_id = c.id
-		AND EXISTS (SELECT 1 FROM sessions s WHERE s.participant_id = e.p AND NOT s.is_test AND s.campaign_id = rc.id
-			AND s.id >= ` + SessionFloorSQL("rc.created_at") + `)),
+	pc.entered_at IS NOT NULL AND c.reentry_interval IS DISTINCT FROM 0
+		AND (c.reentry_interval IS NULL OR pc.entered_at > now() - make_interval(mins => c.reentry_interval)),
+	EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.campaign_id = c.id
+		AND EXISTS (SELECT 1 FROM participations pr WHERE pr.campaign_id = r.related_campaign_id AND pr.participant_id = e.p OFFSET 0))
+	OR EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.related_campaign_id = c.id
+		AND EXISTS (SELECT 1 FROM participations pr WHERE pr.campaign_id = r.campaign_id AND pr.participant_id = e.p OFFSET 0)),
 	COALESCE(rs.respondent_id, ''),
-	COALESCE(o.tid, ''), COALESCE(o.respondent_id, ''), o.entered_at, COALESCE(o.quota_ids, '{}')
+	CASE WHEN e.n = 0 OR pc.entered_at IS NULL OR pc.entered_at <= now() - interval '` + strconv.Itoa(int(OfferSessionAge/time.Second)) + ` seconds' THEN 0
+		WHEN pc.offer_nonce = e.n THEN pc.session_id ELSE -1 END
 	FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS e(c, p, n, i) JOIN campaigns c ON c.id = e.c
 	LEFT JOIN LATERAL (SELECT x.respondent_id FROM respondents x WHERE x.buyer_id = c.buyer_id AND x.participant_id = e.p) rs ON true
-	LEFT JOIN LATERAL (SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
-		WHERE e.n <> 0 AND rs.respondent_id IS NOT NULL AND s.participant_id = e.p AND s.campaign_id = c.id AND s.offer_nonce = e.n AND s.outcome IS NULL
-		AND s.id >= ` + offerSessionFloorSQL + `
-		LIMIT 1) o ON true`
+	LEFT JOIN LATERAL (SELECT p.entered_at, p.session_id, p.offer_nonce FROM participations p
+		WHERE rs.respondent_id IS NOT NULL AND p.campaign_id = c.id AND p.participant_id = e.p LIMIT 1) pc ON true`
 
-// reentryFloorAtSQL is the earliest time an entry of campaign c that bars a new one can have
-// been made: the campaign's creation, or the start of its reentry_interval when one is set
-// (a session before it no longer bars anything), so that a campaign in field for months
-// with a reentry interval of a day reads the latest partition of sessions only.
-const reentryFloorAtSQL = `CASE WHEN c.reentry_interval IS NULL THEN c.created_at
-	ELSE greatest(c.created_at, now() - make_interval(mins => c.reentry_interval)) END`
+// resumeSQL reads the session in progress that an entry may resume, by id (admitChecksSQL's
+// candidate): none when it has an outcome. Its id as a parameter prunes the partitions to
+// the one that holds it when the plan starts.
+const resumeSQL = `SELECT tid, respondent_id, entered_at, quota_ids FROM sessions WHERE id = $1 AND outcome IS NULL`
+
+// offerSessionSQL finds the session in progress of an offer (participant, campaign, nonce)
+// among the sessions of its campaign entered within OfferSessionAge: for an offer whose
+// session is not the participant's latest in the campaign (admitChecksSQL's -1).
+var offerSessionSQL = `SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
+	WHERE s.participant_id = $1 AND s.campaign_id = $2 AND s.offer_nonce = $3 AND s.outcome IS NULL
+	AND s.id >= ` + SessionFloorSQL(`now() - interval '`+strconv.Itoa(int(OfferSessionAge/time.Second))+` seconds'`) + ` LIMIT 1`
 
 // admitRelatedSQL lists the relationships of the batch's campaigns, for entries of one
 // participant into related campaigns within the same batch.
@@ -220,6 +228,7 @@ type admitCampaign struct {
 type admitFacts struct {
 	excluded, reentry, related bool
 	respondent                 string
+	resumeID                   int64     // the session the entry may resume (admitChecksSQL), 0: none
 	resume                     Admission // the offer's session in progress (TID "" when none)
 }
 
@@ -303,7 +312,6 @@ type admitCheckRow struct {
 	i    int32
 	camp admitCampaign
 	f    admitFacts
-	at   pgtype.Timestamptz
 }
 
 // admitLockRow is a row of admitLockSQL.
@@ -322,8 +330,7 @@ func newAdmitScratch() *admitScratch {
 	s.w.reset()
 	c, l := &s.check, &s.lock
 	s.checkArgs = []any{&c.i, &c.camp.buyerID, &c.camp.status, &c.camp.maxDaily, &c.camp.reentry, &c.camp.dayCompletes,
-		&c.f.excluded, &c.f.reentry, &c.f.related, &c.f.respondent,
-		&c.f.resume.TID, &c.f.resume.RespondentID, &c.at, &c.f.resume.QuotaIDs}
+		&c.f.excluded, &c.f.reentry, &c.f.related, &c.f.respondent, &c.f.resumeID}
 	s.lockArgs = []any{&l.id, &l.q.campaignID, &l.q.global, &l.q.clickBalanced, &l.num, &l.entries, &l.completes, &l.inProgress}
 	s.writtenArgs = []any{nil, &s.at, &s.rid} // tid is looked up from the row's raw value
 	return s
@@ -533,9 +540,6 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool, s *admit
 			if err := rows.Scan(s.checkArgs...); err != nil {
 				return err
 			}
-			if r.at.Valid {
-				r.f.resume.EnteredAt = r.at.Time
-			}
 			i := int(r.i)
 			if i < 1 || i > len(es) {
 				return fmt.Errorf("admit: unexpected entry %d", i)
@@ -579,6 +583,9 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool, s *admit
 		return rows.Err()
 	})
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	if err := readResumes(ctx, conn, es, st.facts); err != nil {
 		return err
 	}
 
@@ -644,10 +651,55 @@ func admitOn(ctx context.Context, conn *pgx.Conn, es []Entry, own bool, s *admit
 	return nil
 }
 
-// offerSessionSQL finds the session in progress of an offer (participant, campaign, nonce).
-var offerSessionSQL = `SELECT s.tid, s.respondent_id, s.entered_at, s.quota_ids FROM sessions s
-	WHERE s.participant_id = $1 AND s.campaign_id = $2 AND s.offer_nonce = $3 AND s.outcome IS NULL
-	AND s.id >= ` + offerSessionFloorSQL + ` LIMIT 1`
+// readResumes reads, for each entry whose checks found a session it may resume, that
+// session if it is still in progress: an offer's link followed again, rare, so one lookup
+// each rather than a probe of every partition of sessions in every batch.
+func readResumes(ctx context.Context, conn *pgx.Conn, es []Entry, facts []admitFacts) error {
+	for i := range facts {
+		f := &facts[i]
+		if f.resumeID == 0 {
+			continue
+		}
+		a, ok, err := offerSession(ctx, conn, es[i].ParticipantID, es[i].CampaignID, es[i].OfferNonce, f.resumeID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			f.resume = a
+		}
+	}
+	return nil
+}
+
+// offerSession reads the session in progress of the offer (participant, campaign, nonce)
+// where candidate says it is: the session of that id, or (-1) among the campaign's recent
+// sessions.
+func offerSession(ctx context.Context, q queryRower, participantID, campaignID, nonce, candidate int64) (Admission, bool, error) {
+	var row pgx.Row
+	if candidate > 0 {
+		row = q.QueryRow(ctx, resumeSQL, candidate)
+	} else {
+		row = q.QueryRow(ctx, offerSessionSQL, participantID, campaignID, nonce)
+	}
+	a := Admission{Resumed: true}
+	var at pgtype.Timestamptz
+	err := row.Scan(&a.TID, &a.RespondentID, &at, &a.QuotaIDs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Admission{}, false, nil
+	}
+	if err != nil {
+		return Admission{}, false, err
+	}
+	a.EnteredAt = at.Time
+	return a, true, nil
+}
+
+// offerCandidateSQL says where the session an offer may resume is, as admitChecksSQL does
+// for an entry: no row or 0 nowhere, a session id, or -1 among the campaign's recent
+// sessions.
+var offerCandidateSQL = `SELECT CASE WHEN offer_nonce = $3 THEN session_id ELSE -1 END FROM participations
+	WHERE campaign_id = $2 AND participant_id = $1
+	AND entered_at > now() - interval '` + strconv.Itoa(int(OfferSessionAge/time.Second)) + ` seconds'`
 
 // OfferSession returns the session in progress that an entry of the offer with nonce
 // admitted for participant into campaign, if any: following an offer link again resumes it
@@ -656,15 +708,16 @@ func (db *DB) OfferSession(ctx context.Context, participantID, campaignID, nonce
 	if nonce == 0 {
 		return Admission{}, false, nil
 	}
-	a := Admission{Resumed: true}
-	err := db.Pool.QueryRow(ctx, offerSessionSQL, participantID, campaignID, nonce).Scan(&a.TID, &a.RespondentID, &a.EnteredAt, &a.QuotaIDs)
+	var candidate int64
+	err := db.Pool.QueryRow(ctx, offerCandidateSQL, participantID, campaignID, nonce).Scan(&candidate)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Admission{}, false, nil
 	}
 	if err != nil {
 		return Admission{}, false, classify(err)
 	}
-	return a, true, nil
+	a, ok, err := offerSession(ctx, db.Pool, participantID, campaignID, nonce, candidate)
+	return a, ok, classify(err)
 }
 
 // Admit decides one entry in its own transaction: the naive path, one commit per entry.

@@ -398,11 +398,12 @@ func TestAnalyzeGrowingSessionPartition(t *testing.T) {
 	}
 }
 
-// TestCampaignSessionFloor: an entry's reentry and relationship checks read a campaign's
-// sessions from the partition that held the sessions of an hour before the campaign was
-// created (SessionFloorSQL), not a year of partitions before it; and an id drawn a little
-// before a newer partition's first entry is still read.
-func TestCampaignSessionFloor(t *testing.T) {
+// TestEntryChecksSeeEveryPartition: an entry's reentry and relationship checks read the
+// participant's latest entry into each campaign (participations, kept by a trigger on
+// sessions), so a session counts wherever it is stored: in a partition a month older than
+// the campaign, in the partition being filled, or with an id drawn before a newer partition
+// began; a session older than the reentry interval no longer bars an entry.
+func TestEntryChecksSeeEveryPartition(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migratedDB(t)
@@ -410,17 +411,16 @@ func TestCampaignSessionFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	campaign := func(name string) (id int64, created time.Time) {
+	campaign := func(name string) int64 {
 		t.Helper()
-		id = newCampaign(t, db, b.ID, name)
-		if err := db.Pool.QueryRow(ctx, `UPDATE campaigns SET status = 2, reentry_interval = NULL WHERE id = $1
-			RETURNING created_at`, id).Scan(&created); err != nil {
+		id := newCampaign(t, db, b.ID, name)
+		if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = NULL WHERE id = $1`, id); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.Pool.Exec(ctx, `INSERT INTO campaign_quotas (campaign_id, name, num_respondents) VALUES ($1, 'all', 100)`, id); err != nil {
 			t.Fatal(err)
 		}
-		return id, created
+		return id
 	}
 	var quota = func(c int64) []int64 {
 		var q int64
@@ -438,18 +438,17 @@ func TestCampaignSessionFloor(t *testing.T) {
 		t.Fatalf("partitions %+v (%v), want 4", ps, err)
 	}
 	p1, p2, p3 := ps[len(ps)-3], ps[len(ps)-2], ps[len(ps)-1]
-	firstEntry := func(p persistence.SessionPartition, at time.Time) {
-		t.Helper()
-		if _, err := db.Pool.Exec(ctx, `UPDATE session_partitions SET first_entered_at = $2 WHERE name = $1`, p.Name, at); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := db.Pool.Exec(ctx, `UPDATE session_partitions SET first_entered_at = now() - interval '30 days' WHERE name = $1`, p1.Name); err != nil {
+		t.Fatal(err)
 	}
-	store := func(c, participant, id int64) { // a session of c with that id, and its respondent id as an admission stores it
+	// store writes a session of c with that id, entered ago, and its respondent id as an
+	// admission stores it.
+	store := func(c, participant, id int64, ago time.Duration) {
 		t.Helper()
 		if _, err := db.Pool.Exec(ctx, `WITH r AS (INSERT INTO respondents (buyer_id, participant_id, respondent_id)
 				VALUES ($3::bigint, $4::bigint, 'R' || $4::bigint) ON CONFLICT DO NOTHING)
-			INSERT INTO sessions (id, tid, campaign_id, buyer_id, participant_id)
-			VALUES ($1, md5(random()::text), $2, $3, $4)`, id, c, b.ID, participant); err != nil {
+			INSERT INTO sessions (id, tid, campaign_id, buyer_id, participant_id, entered_at)
+			VALUES ($1, md5(random()::text), $2, $3, $4, now() - $5::interval)`, id, c, b.ID, participant, ago); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -466,48 +465,39 @@ func TestCampaignSessionFloor(t *testing.T) {
 		return a.Refused
 	}
 
-	// A campaign created after p2's first entry (more than an hour before): its floor is p2's
-	// start. A session stored below it (in p1) is not read; one in p2 is.
-	old, created := campaign("created after p2 began")
-	firstEntry(p1, created.Add(-30*24*time.Hour))
-	firstEntry(p2, created.Add(-2*time.Hour))
-	store(old, 101, p1.IDFrom+1)
-	store(old, 102, p2.IDFrom+1)
-	related, _ := campaign("related")
+	old := campaign("in field a month")
+	store(old, 101, p1.IDFrom+1, 30*24*time.Hour)
+	store(old, 102, p2.IDFrom+1, time.Hour)
+	related := campaign("related")
 	if _, err := db.CreateRelationship(ctx, b.ID, related, old); err != nil {
 		t.Fatal(err)
 	}
-	store(old, 103, p1.IDFrom+2)
-	store(old, 104, p2.IDFrom+2)
-	// p3's first entry came 30 s before a campaign was created, but a session of the campaign
-	// can have an id drawn before it (in p2): the floor keeps an hour's margin and reads p2.
-	late, created := campaign("created as p3 began")
-	firstEntry(p3, created.Add(-30*time.Second))
-	store(late, 105, p2.IDFrom+3)
-	// A campaign in field for two months that lets a respondent in again after an hour: its
-	// reentry check reads from the partition of an hour before the interval began (p2), not
-	// from its creation (p1). The session planted in p1 (entered now, with an id no session
-	// entered now has) would bar the entry if p1 were read.
-	hourly, _ := campaign("reentry after an hour")
-	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET created_at = now() - interval '60 days', reentry_interval = 60
-		WHERE id = $1`, hourly); err != nil {
+	store(old, 103, p1.IDFrom+2, 30*24*time.Hour)
+	store(old, 104, p2.IDFrom+2, time.Hour)
+	late := campaign("entered as p3 began")
+	store(late, 105, p2.IDFrom+3, 0)
+	hourly := campaign("reentry after an hour")
+	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET reentry_interval = 60 WHERE id = $1`, hourly); err != nil {
 		t.Fatal(err)
 	}
-	store(hourly, 106, p1.IDFrom+4)
-	store(hourly, 107, p2.IDFrom+4)
+	store(hourly, 106, p1.IDFrom+4, 2*time.Hour)
+	store(hourly, 107, p2.IDFrom+4, 10*time.Minute)
+	store(hourly, 108, p1.IDFrom+5, 10*time.Minute) // a smaller id entered later: the later entry is what counts
+	store(hourly, 108, p2.IDFrom+5, 2*time.Hour)
 
 	for _, c := range []struct {
 		name                  string
 		campaign, participant int64
 		want                  string
 	}{
-		{"a session of the campaign below its floor (p1 not read)", old, 101, ""},
+		{"a session of the campaign a month old, in p1", old, 101, persistence.RefusedReentry},
 		{"a session of the campaign in p2", old, 102, persistence.RefusedReentry},
-		{"a session of the related campaign below its floor", related, 103, ""},
+		{"a session of the related campaign in p1", related, 103, persistence.RefusedRelated},
 		{"a session of the related campaign in p2", related, 104, persistence.RefusedRelated},
-		{"a session drawn just before p3 began (read within the margin)", late, 105, persistence.RefusedReentry},
-		{"a session below the reentry interval's floor (p1 not read)", hourly, 106, ""},
-		{"a session within the reentry interval, in p2", hourly, 107, persistence.RefusedReentry},
+		{"a session drawn just before p3 began", late, 105, persistence.RefusedReentry},
+		{"a session before the reentry interval", hourly, 106, ""},
+		{"a session within the reentry interval", hourly, 107, persistence.RefusedReentry},
+		{"a session within the interval, and a later id before it", hourly, 108, persistence.RefusedReentry},
 	} {
 		if got := admit(c.campaign, c.participant); got != c.want {
 			t.Errorf("%s: refused %q, want %q", c.name, got, c.want)

@@ -7,10 +7,11 @@ import (
 )
 
 // growingTables are the tables the routing statements read by index while they grow fast:
-// the tables an entry or a callback writes a row to. Sessions, partitioned (0036), is not
+// the tables an entry or a callback writes a row to (participations through the trigger on
+// sessions). Sessions, partitioned (0036), is not
 // named: its partitions are found through pg_inherits (the one being filled is young and
 // fast-growing) and the partitioned table itself by sessionsParentDueSQL.
-var growingTables = []string{"respondents", "participants", "postback_outbox"}
+var growingTables = []string{"respondents", "participants", "participations", "postback_outbox"}
 
 // sessionsParentDueSQL names the partitioned table sessions when it is due an analyze: it
 // has never been analyzed (reltuples −1) and holds at least 1,000 rows, or its partitions'
