@@ -35,8 +35,11 @@ type Config struct {
 	// Naive admits every entry, and records every callback, in its own transaction instead of
 	// group commit (for the benchmark comparison).
 	Naive bool
-	// GroupCommit tunes the group-commit writer.
+	// GroupCommit tunes the group-commit writers of entries and callbacks.
 	GroupCommit persistence.EntryWriterConfig
+	// EntryWorkers, when positive, is how many batches of entries are in flight at once, in
+	// place of GroupCommit.Workers (callbacks keep that).
+	EntryWorkers int
 	// BrokenLinkEntries: this many entries in a row with no callback within 2 × LOI + 10
 	// minutes pause a campaign (7 System Paused). Default 50; negative: off.
 	BrokenLinkEntries int
@@ -206,7 +209,11 @@ func New(d Deps) (*Router, error) {
 	r.pubs.ttl = 30 * time.Second
 	r.screeners.ttl = 30 * time.Second
 	if !cfg.Naive {
-		r.writer = d.DB.NewEntryWriter(cfg.GroupCommit)
+		entries := cfg.GroupCommit
+		if cfg.EntryWorkers > 0 {
+			entries.Workers = cfg.EntryWorkers
+		}
+		r.writer = d.DB.NewEntryWriter(entries)
 		r.outw = d.DB.NewOutcomeWriter(cfg.GroupCommit)
 		r.reader = d.DB.NewSessionReader(1)
 	}

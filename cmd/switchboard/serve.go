@@ -27,6 +27,9 @@ var errNoDatabase = errors.New("serve: no database: set --database-url or DATABA
 // within it, nothing waits (docs/performance.md, "A commit cycle").
 const defaultCommitCycle = 5 * time.Millisecond
 
+// defaultEntryWorkers is serve's --entry-workers.
+const defaultEntryWorkers = 1
+
 func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("serve")
 	var cfg app.Config
@@ -51,6 +54,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.BoolVar(&cfg.Postbacks.WebhookPrivate, "webhook-allow-private", false, "deliver buyer webhooks to loopback, private and link-local addresses too (default: refused, so that a buyer's URL cannot reach this network)")
 	f.DurationVar(&cfg.Router.OutboxRetention, "outbox-retention", 90*24*time.Hour, "delivered postbacks and webhooks older than this leave the outbox (negative: kept forever)")
 	f.DurationVar(&cfg.Router.GroupCommit.Cycle, "commit-cycle", defaultCommitCycle, "least time between the starts of two group commits of entries (and of callbacks): below the rate that fills a cycle, an entry waits up to this for others to share its transaction (0: a commit starts as soon as the last one is done)")
+	f.IntVar(&cfg.Router.EntryWorkers, "entry-workers", defaultEntryWorkers, "batches of entries decided at once, each in its own transaction (a campaign's entries always share one)")
 	f.DurationVar(&cfg.Router.Partitions.Period, "session-partition-period", 30*24*time.Hour, "time one new partition of sessions should hold at the current entry rate (docs/operations.md, \"A year of sessions\")")
 	qualityFlags(f, &cfg) // quality.go
 	allocationFlags(f, &cfg)
@@ -63,6 +67,9 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if cfg.DatabaseURL == "" && !*dev {
 		return errNoDatabase
+	}
+	if cfg.Router.EntryWorkers < 1 {
+		return fmt.Errorf("--entry-workers must be at least 1, got %d", cfg.Router.EntryWorkers)
 	}
 	if cfg.Router.GroupCommit.Cycle < 0 {
 		return fmt.Errorf("--commit-cycle must not be negative, got %v", cfg.Router.GroupCommit.Cycle)
