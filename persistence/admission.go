@@ -113,7 +113,8 @@ const OfferSessionAge = 2 * time.Hour
 const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`
 
 // admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
-// today's UTC completes) and what stored rows say: excluded, entered within
+// today's UTC completes when it has a daily cap, else 0: nothing else reads them) and what
+// stored rows say: excluded, entered within
 // reentry_interval, entered a related campaign, the participant's respondent id for the
 // campaign's buyer ("" when none yet), and where the session the entry may resume is (its
 // offer's, in progress, entered within OfferSessionAge): 0 nowhere (no nonce, or no entry
@@ -144,7 +145,8 @@ const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_pl
 // subquery of its own (OFFSET 0: not flattened into a join, whose order the statistics of
 // the moment would choose).
 var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
-	COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0),
+	CASE WHEN c.max_daily_completes IS NULL THEN 0
+		ELSE COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0) END,
 	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
 	pc.entered_at IS NOT NULL AND c.reentry_interval IS DISTINCT FROM 0
 		AND (c.reentry_interval IS NULL OR pc.entered_at > now() - make_interval(mins => c.reentry_interval)),
