@@ -619,6 +619,22 @@ func (pl *Panel) LookupByID(id int64, dst *Participant) bool {
 	return true
 }
 
+// UserOf returns the publisher and the partner's user identifier of the participant with
+// the given id: what a callback's redirect and postback name the participant by, without
+// asking the database for it.
+func (pl *Panel) UserOf(id int64) (publisherID int64, user string, ok bool) {
+	ref, ok := pl.byID(id)
+	if !ok {
+		return 0, "", false
+	}
+	s := &pl.shards[ref>>rowBits]
+	s.mu.RLock()
+	rec := s.record(ref & (1<<rowBits - 1))
+	publisherID, user = rec.pub, string(rec.user)
+	s.mu.RUnlock()
+	return publisherID, user, true
+}
+
 // RecordEntry notes that the participant entered campaignID at `at` (unix
 // seconds): the entry history that reentry and relationships read, and
 // activity. It reports false for an unknown participant.

@@ -201,3 +201,33 @@ func TestTouchDecoded(t *testing.T) {
 		t.Fatal("an unknown participant was touched")
 	}
 }
+
+// TestPanelUserOf: a participant's publisher and user identifier by id, as impaneled and
+// after its row is rewritten with a longer profile (its record moves in the arena); none
+// for an id the panel does not hold.
+func TestPanelUserOf(t *testing.T) {
+	pl := engine.NewPanel()
+	for i, u := range []string{"alice", "bob-the-second", "c"} {
+		if _, err := pl.Upsert(int64(10+i), u, engine.Participant{ID: int64(100 + i), CountryID: 1}, ruleNow); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string, id, wantPub int64, wantUser string) {
+		t.Helper()
+		pub, user, ok := pl.UserOf(id)
+		if !ok || pub != wantPub || user != wantUser {
+			t.Errorf("%s: UserOf(%d) = %d %q %v, want %d %q", step, id, pub, user, ok, wantPub, wantUser)
+		}
+	}
+	check("impaneled", 101, 11, "bob-the-second")
+	if _, err := pl.Upsert(11, "bob-the-second", engine.Participant{CountryID: 1, DeviceID: "a-device", Answers: []engine.Answer{
+		{QuestionID: engine.QuestionZip, Text: "90210"}, {QuestionID: engine.QuestionAge, Codes: []int32{41}},
+	}}, ruleNow+1); err != nil {
+		t.Fatal(err)
+	}
+	check("rewritten", 101, 11, "bob-the-second")
+	check("another", 102, 12, "c")
+	if _, _, ok := pl.UserOf(999); ok {
+		t.Error("UserOf(999) found a participant the panel does not hold")
+	}
+}

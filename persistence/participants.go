@@ -490,6 +490,17 @@ func roundedSeconds(us int64) int64 {
 	return q
 }
 
+// ParticipantUser returns the partner's user identifier of participant id ("" for an id
+// no participant has).
+func (db *DB) ParticipantUser(ctx context.Context, id int64) (string, error) {
+	var user string
+	err := db.Pool.QueryRow(ctx, `SELECT user_identifier FROM participants WHERE id = $1`, id).Scan(&user)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return user, classify(err)
+}
+
 // TouchParticipants raises last_active_at of each participant to the matching unix time of
 // at (never lowers it), so that the start-up load keeps recently active participants.
 func (db *DB) TouchParticipants(ctx context.Context, ids, at []int64) error {

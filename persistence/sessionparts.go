@@ -60,12 +60,13 @@ const (
 	partsNameEvery    = 15 * time.Second
 )
 
-// partLookupSQL looks tids up in one partition of sessions. The campaign is read in a
+// partLookupSQL looks tids up in one partition of sessions, for SessionReader (without
+// the participant's user identifier). The campaign is read in a
 // lateral subquery kept apart (OFFSET 0) rather than joined: no join could use the
 // partition's rows in an index's order, so that, sequential scans off, the tid index is the
 // only way into the partition a plan can take.
 func partLookupSQL(partition string) string {
-	return `SELECT ` + sessionColumns + ` FROM ` + pgx.Identifier{partition}.Sanitize() + ` s,
+	return `SELECT ` + readerSessionColumns + ` FROM ` + pgx.Identifier{partition}.Sanitize() + ` s,
 		LATERAL (SELECT c.cpi_cents, c.length_of_interview, c.status FROM campaigns c WHERE c.id = s.campaign_id OFFSET 0) c
 		WHERE s.tid = ANY($1)`
 }

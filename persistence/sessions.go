@@ -55,11 +55,22 @@ func (s Session) Closed() bool {
 	return s.CampaignStatus == StatusReconciled || s.CampaignStatus == StatusArchived
 }
 
-const sessionColumns = `s.id, s.tid, s.campaign_id, s.buyer_id, COALESCE(s.publisher_id, 0), COALESCE(s.participant_id, 0),
-	COALESCE((SELECT p.user_identifier FROM participants p WHERE p.id = s.participant_id), ''),
+const sessionColumns = sessionHead + `COALESCE((SELECT p.user_identifier FROM participants p WHERE p.id = s.participant_id), ''),` + sessionTail
+
+// readerSessionColumns are sessionColumns without the participant's user identifier
+// (left ""): SessionReader's callers know most participants from their panel, and the
+// lookup of the participant's row was a tenth of a callback's PostgreSQL time at 1M
+// participants, its heap rarely in shared buffers (docs/performance.md, "The callbacks'
+// participant").
+const readerSessionColumns = sessionHead + `'',` + sessionTail
+
+const (
+	sessionHead = `s.id, s.tid, s.campaign_id, s.buyer_id, COALESCE(s.publisher_id, 0), COALESCE(s.participant_id, 0), `
+	sessionTail = `
 	s.quota_ids, s.is_test, s.entered_at, COALESCE(s.outcome, ''), COALESCE(s.outcome_at, 'epoch'::timestamptz),
 	s.released_at IS NOT NULL, s.rejected, COALESCE((s.payout_usd * 10000)::bigint, 0), COALESCE(s.reward, 0),
 	c.cpi_cents, c.length_of_interview, c.status, COALESCE(s.chain_id, 0), COALESCE(s.chain_hop, 0)`
+)
 
 // The participant is a scalar subquery rather than a join so that every plan (generic ones
 // for arrays of tids included) looks it up by key instead of hashing the whole table.
@@ -79,9 +90,9 @@ func scanSession(row pgx.Row) (Session, error) {
 // Lookups by tid: within the id block the tid names (tid.go), which PostgreSQL prunes to the
 // partitions holding it, and over every partition for a tid not found there.
 const (
-	sessionInBlockSQL   = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = $1 AND s.id >= $2 AND s.id < $3`
-	sessionAnywhereSQL  = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = $1`
-	sessionsAnywhereSQL = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = ANY($1)`
+	sessionInBlockSQL  = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = $1 AND s.id >= $2 AND s.id < $3`
+	sessionAnywhereSQL = `SELECT ` + sessionColumns + sessionFrom + ` WHERE s.tid = $1`
+	readerAnywhereSQL  = `SELECT ` + readerSessionColumns + sessionFrom + ` WHERE s.tid = ANY($1)`
 )
 
 // SessionByTID loads a session; an unknown tid is fault.NotFound.
@@ -131,7 +142,8 @@ func (db *DB) NewSessionReader(workers int) *SessionReader {
 // Close stops the workers once the queued lookups are answered.
 func (r *SessionReader) Close() { r.gc.close() }
 
-// ByTID is SessionByTID through the coalescing reader.
+// ByTID is SessionByTID through the coalescing reader, but for the participant's user
+// identifier, which it leaves "": the caller takes it from its panel or ParticipantUser.
 func (r *SessionReader) ByTID(ctx context.Context, tid string) (Session, error) {
 	j := readJobs.Get().(*readJob)
 	j.tid = tid
@@ -193,7 +205,7 @@ func (r *SessionReader) run(batch []*readJob) {
 		}
 		if len(rest) > 0 {
 			var rows pgx.Rows
-			if rows, err = r.db.Pool.Query(ctx, sessionsAnywhereSQL, rest); err == nil {
+			if rows, err = r.db.Pool.Query(ctx, readerAnywhereSQL, rest); err == nil {
 				err = collect(rows)
 				rows.Close()
 			}

@@ -270,11 +270,22 @@ func (r *Router) admit(ctx context.Context, e persistence.Entry) (persistence.Ad
 }
 
 // session loads a callback's session through the coalescing reader or, when naive, alone.
+// The reader leaves the participant's user identifier to this process's panel, which holds
+// every participant active in the last 30 days; the database is asked for one it does not.
 func (r *Router) session(ctx context.Context, tid string) (persistence.Session, error) {
-	if r.reader != nil {
-		return r.reader.ByTID(ctx, tid)
+	if r.reader == nil {
+		return r.db.SessionByTID(ctx, tid)
 	}
-	return r.db.SessionByTID(ctx, tid)
+	s, err := r.reader.ByTID(ctx, tid)
+	if err != nil || s.ParticipantID == 0 {
+		return s, err
+	}
+	if pub, user, ok := r.panel.UserOf(s.ParticipantID); ok && pub == s.PublisherID {
+		s.UserIdentifier = user
+		return s, nil
+	}
+	s.UserIdentifier, err = r.db.ParticipantUser(ctx, s.ParticipantID)
+	return s, err
 }
 
 // record stores a callback's outcome through the group-commit writer or, when naive, alone.
