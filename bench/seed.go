@@ -177,6 +177,13 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 		db.Close()
 		return st, err
 	}
+	// The seeded database is one this release serves: no process of a release before
+	// migration 0046 runs beside it, so the sweeper's retirement is done at once (and the
+	// copy below builds none of the retired indexes).
+	if _, err := db.RetireSessionIndexes(ctx); err != nil {
+		db.Close()
+		return st, err
+	}
 	m.Buyers = make([]Account, benchBuyerCount)
 	for i := range m.Buyers {
 		tok, sec := fmt.Sprintf("bench-buyer-token-%02d", i+1), fmt.Sprintf("bench-buyer-secret-%02d", i+1)

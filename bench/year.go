@@ -52,8 +52,9 @@ func measureYear(ctx context.Context, dbURL string, t *Target, log *zap.Logger) 
 	}
 	defer db.Close()
 	count := func(ids []int64, err error) (int64, error) { return int64(len(ids)), err }
-	run("sweeper: release stale sessions (a batch of 5,000)", "sessions", func() (int64, error) {
-		return count(db.ReleaseStaleSessions(ctx, 5000))
+	run("sweeper: release stale sessions (up to 5,000 per campaign)", "campaigns", func() (int64, error) {
+		ids, _, err := db.ReleaseStaleSessions(ctx, 5000)
+		return count(ids, err)
 	})
 	run("sweeper: pause campaigns whose link looks broken", "campaigns", func() (int64, error) {
 		return count(db.PauseBrokenLinks(ctx, 50, persistence.BrokenLinkScope{All: true}))

@@ -82,37 +82,74 @@ func (db *DB) moveCampaigns(ctx context.Context, to int, reason, update string, 
 
 // ReleaseStaleSessions takes sessions that got no callback within 2 × LOI + 10 minutes out
 // of in_progress, so that they stop holding quota places (a later callback is still
-// accepted). It handles at most limit sessions and returns the campaigns whose counts moved.
-// The campaign-independent bound (older than 10 minutes) lets the scan of sessions_waiting
-// skip the young sessions, which are most of those waiting. Oldest first, in the order of
-// sessions_waiting: ordered by id, the planner walked the primary key of a 10M-row partition
-// with no waiting session in it (docs/performance.md, "A year of sessions").
-func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) ([]int64, error) {
-	var out []int64
-	err := retry(ctx, func() error {
-		rows, err := db.Pool.Query(ctx, `WITH s AS (
-				UPDATE sessions s SET released_at = now()
-				WHERE s.id IN (SELECT s2.id FROM sessions s2 JOIN campaigns c ON c.id = s2.campaign_id
-					WHERE s2.outcome IS NULL AND s2.released_at IS NULL AND NOT s2.is_test
-					AND s2.entered_at < now() - interval '10 minutes'
-					AND s2.entered_at < now() - make_interval(mins => 2 * c.length_of_interview + 10)
-					ORDER BY s2.entered_at LIMIT $1 FOR UPDATE OF s2 SKIP LOCKED)
-				AND s.outcome IS NULL AND s.released_at IS NULL
-				RETURNING s.campaign_id, s.quota_ids
-			), x AS (
-				SELECT qid, count(*) AS n FROM s, unnest(s.quota_ids) AS qid GROUP BY qid
-			), q AS (
-				UPDATE campaign_quotas cq SET in_progress = cq.in_progress - x.n FROM x WHERE cq.id = x.qid RETURNING cq.id
-			)
-			SELECT DISTINCT campaign_id FROM s`, limit)
+// accepted). It returns the campaigns whose counts moved, and more when some campaign has
+// sessions past its window left to look at (call it again).
+//
+// Each campaign holding places (a quota with in_progress > 0) is read from its mark
+// (session_sweep_marks: every session below it has an outcome, was released, or is a test
+// one) in id order through its (campaign_id, id) index, at most limit sessions: the held
+// ones whose window has passed are released, and the mark moves to the first session whose
+// window has not (ids grow with entry time, within the seconds an admission lasts), or past
+// the last one read. So each session is read once after its window passes, and no index of
+// sessions names outcome or released_at: a callback's update of its session and a release
+// stay HOT (migration 0046). A campaign created after 0046 starts at its own first session
+// (SessionFloorSQL of its creation). A session is released only while it still has no
+// outcome and is not released (a callback committing meanwhile wins).
+func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) (moved []int64, more bool, err error) {
+	err = retry(ctx, func() error {
+		moved, more = moved[:0], false
+		rows, err := db.Pool.Query(ctx, releaseStaleSQL, limit)
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		var id int64
+		var released, left bool
+		_, err = pgx.ForEachRow(rows, []any{&id, &released, &left}, func() error {
+			if released {
+				moved = append(moved, id)
+			}
+			more = more || left
+			return nil
+		})
 		return err
 	})
-	return out, classify(err)
+	return moved, more, classify(err)
 }
+
+// releaseStaleSQL is ReleaseStaleSessions's statement ($1 the sessions read per campaign at
+// most): one row per campaign read, with whether its counts moved and whether it has
+// sessions past its window left to read.
+var releaseStaleSQL = `WITH c AS (
+	SELECT c.id, c.length_of_interview AS loi, COALESCE(m.next_id, ` + SessionFloorSQL("c.created_at") + `) AS mark
+	FROM campaigns c LEFT JOIN session_sweep_marks m ON m.campaign_id = c.id
+	WHERE c.id IN (SELECT q.campaign_id FROM campaign_quotas q WHERE q.in_progress > 0)
+), s AS (
+	SELECT c.id AS cid, x.id, x.held, x.due
+	FROM c CROSS JOIN LATERAL (
+		SELECT s.id, s.outcome IS NULL AND s.released_at IS NULL AS held,
+			s.entered_at < now() - interval '10 minutes' AND s.entered_at < now() - make_interval(mins => 2 * c.loi + 10) AS due
+		FROM sessions s WHERE s.campaign_id = c.id AND s.id >= c.mark AND NOT s.is_test
+		ORDER BY s.id LIMIT $1) x
+), stop AS (
+	SELECT cid, min(id) FILTER (WHERE NOT due) AS young, max(id) AS last, count(*) AS n FROM s GROUP BY cid
+), r AS (
+	UPDATE sessions t SET released_at = now()
+	FROM s JOIN stop USING (cid)
+	WHERE t.id = s.id AND s.held AND s.due AND (stop.young IS NULL OR s.id < stop.young)
+	AND t.outcome IS NULL AND t.released_at IS NULL
+	RETURNING t.campaign_id, t.quota_ids
+), x AS (
+	SELECT qid, count(*) AS n FROM r, unnest(r.quota_ids) AS qid GROUP BY qid
+), q AS (
+	UPDATE campaign_quotas cq SET in_progress = cq.in_progress - x.n FROM x WHERE cq.id = x.qid RETURNING 1
+), m AS (
+	INSERT INTO session_sweep_marks AS m (campaign_id, next_id)
+	SELECT cid, COALESCE(young, last + 1) FROM stop
+	ON CONFLICT (campaign_id) DO UPDATE SET next_id = GREATEST(m.next_id, excluded.next_id)
+	RETURNING 1
+)
+SELECT stop.cid, EXISTS (SELECT 1 FROM r WHERE r.campaign_id = stop.cid), stop.young IS NULL AND stop.n >= $1
+FROM stop`
 
 // BrokenLinkScope names the active campaigns PauseBrokenLinks looks at. Looking at every one
 // costs a probe of its latest entries per campaign (1.6 s of PostgreSQL at 100,000

@@ -386,9 +386,14 @@ func (r *Router) Sweep(ctx context.Context) error { return r.sweep(ctx, r.sweeps
 // sweep is Sweep as the turn-th sweep (from 0), whose broken-link slice is turn's.
 func (r *Router) sweep(ctx context.Context, turn int64) error {
 	var errs []error
+	if dropped, err := r.db.RetireSessionIndexes(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("retiring indexes of sessions: %w", err))
+	} else if dropped {
+		r.log.Info("retired the indexes of sessions no serving release reads")
+	}
 	released := map[int64]struct{}{}
 	for {
-		ids, err := r.db.ReleaseStaleSessions(ctx, 5000)
+		ids, more, err := r.db.ReleaseStaleSessions(ctx, 5000)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("releasing stale sessions: %w", err))
 			break
@@ -397,7 +402,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 			r.notify.counts(id)
 			released[id] = struct{}{}
 		}
-		if len(ids) == 0 {
+		if !more {
 			break
 		}
 	}
