@@ -3,8 +3,6 @@ package persistence_test
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,53 +93,16 @@ func TestParticipationsMigration(t *testing.T) {
 		FROM generate_series(1, $1) g`, seeded); err != nil {
 		t.Fatal(err)
 	}
-	w, err := persistence.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
+	bw := migrateBesideWriter(t, db, url, func(ctx context.Context, w *persistence.DB, i int) error {
+		_, err := w.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, participant_id) VALUES ($1, $2, 1, $3)`,
+			fmt.Sprintf("writer-%d", i), 1+i%200, 1+i%3000)
+		return err
+	})
+	t.Logf("0045 over %d sessions: %v; %d concurrent inserts, the slowest %v", seeded, bw.took, bw.inserted, bw.slowest)
+	if bw.slowest > 3*time.Second {
+		t.Errorf("an insert waited %v during the migration, want at most 3s", bw.slowest)
 	}
-	defer w.Close()
-	var (
-		stop     atomic.Bool
-		inserted atomic.Int64
-		slowest  atomic.Int64 // ns
-		wg       sync.WaitGroup
-		writeErr error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; !stop.Load(); i++ {
-			start := time.Now()
-			_, err := w.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, participant_id) VALUES ($1, $2, 1, $3)`,
-				fmt.Sprintf("writer-%d", i), 1+i%200, 1+i%3000)
-			if err != nil {
-				writeErr = err
-				return
-			}
-			inserted.Add(1)
-			if d := int64(time.Since(start)); d > slowest.Load() {
-				slowest.Store(d)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	time.Sleep(100 * time.Millisecond)
-	began := time.Now()
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(began)
-	time.Sleep(200 * time.Millisecond)
-	stop.Store(true)
-	wg.Wait()
-	if writeErr != nil {
-		t.Fatalf("an insert during the migration failed: %v", writeErr)
-	}
-	t.Logf("0045 over %d sessions: %v; %d concurrent inserts, the slowest %v", seeded, took, inserted.Load(), time.Duration(slowest.Load()))
-	if s := time.Duration(slowest.Load()); s > 3*time.Second {
-		t.Errorf("an insert waited %v during the migration, want at most 3s", s)
-	}
-	if inserted.Load() == 0 {
+	if bw.inserted == 0 {
 		t.Fatal("no insert ran beside the migration")
 	}
 	if missing, wrong, extra := participationsDrift(t, db); missing+wrong+extra != 0 {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,51 +51,14 @@ func TestSessionsPartitionConversion(t *testing.T) {
 	}
 
 	// The writer: one session at a time through its own pool, as entries arrive.
-	w, err := persistence.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	var (
-		stop     atomic.Bool
-		inserted atomic.Int64
-		slowest  atomic.Int64 // ns
-		wg       sync.WaitGroup
-		writeErr error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; !stop.Load(); i++ {
-			start := time.Now()
-			_, err := w.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id) VALUES ($1, $2, $3)`,
-				fmt.Sprintf("writer-%d", i), cid, b.ID)
-			if err != nil {
-				writeErr = err
-				return
-			}
-			inserted.Add(1)
-			if d := int64(time.Since(start)); d > slowest.Load() {
-				slowest.Store(d)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	time.Sleep(100 * time.Millisecond)
-	began := time.Now()
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(began)
-	time.Sleep(200 * time.Millisecond)
-	stop.Store(true)
-	wg.Wait()
-	if writeErr != nil {
-		t.Fatalf("an insert during the conversion failed: %v", writeErr)
-	}
-	t.Logf("conversion of %d sessions: %v; %d concurrent inserts, the slowest %v", seeded, took, inserted.Load(), time.Duration(slowest.Load()))
-	if s := time.Duration(slowest.Load()); s > 3*time.Second {
-		t.Errorf("an insert waited %v during the conversion, want at most 3s", s)
+	bw := migrateBesideWriter(t, db, url, func(ctx context.Context, w *persistence.DB, i int) error {
+		_, err := w.Pool.Exec(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id) VALUES ($1, $2, $3)`,
+			fmt.Sprintf("writer-%d", i), cid, b.ID)
+		return err
+	})
+	t.Logf("conversion of %d sessions: %v; %d concurrent inserts, the slowest %v", seeded, bw.took, bw.inserted, bw.slowest)
+	if bw.slowest > 3*time.Second {
+		t.Errorf("an insert waited %v during the conversion, want at most 3s", bw.slowest)
 	}
 
 	var kind string
@@ -107,9 +68,9 @@ func TestSessionsPartitionConversion(t *testing.T) {
 		Scan(&kind, &total, &answers, &inOld); err != nil {
 		t.Fatal(err)
 	}
-	if kind != "p" || total != seeded+inserted.Load() || answers != seeded/100 || inOld < seeded {
+	if kind != "p" || total != seeded+bw.inserted || answers != seeded/100 || inOld < seeded {
 		t.Fatalf("after: relkind %q, %d sessions (want %d), %d answers (want %d), %d in sessions_p0", kind, total,
-			seeded+inserted.Load(), answers, seeded/100, inOld)
+			seeded+bw.inserted, answers, seeded/100, inOld)
 	}
 	// Every reference to and from sessions is valid and enforced, once (the campaign's
 	// is gone since 0044).
