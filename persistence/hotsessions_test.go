@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
 // TestReleaseStaleSessionsByMark: the sweeper reads each campaign holding places from where
@@ -209,5 +210,87 @@ func TestRetireSessionIndexes(t *testing.T) {
 			t.Fatalf("%s: no update counted in 10 s", part)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestReleaseReadsOnlyItsPartitions: a release finds the sessions it releases by id in the
+// partitions that hold them, whatever join the planner would prefer. With nested loops
+// made unattractive (as the planner finds them when it expects many sessions to release),
+// releasing a few sessions of the latest partition reads no row of the partitions before
+// it, however many sessions they hold.
+func TestReleaseReadsOnlyItsPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// One connection, whose table counters it flushes before reading them: every statement
+	// runs on it, so that no other backend's counters arrive late.
+	db, err := persistence.Open(ctx, pgtest.EmptyURL(t)+"&pool_max_conns=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buyer := newBuyer(t, db, "sweep-partitions@example.test")
+	past := newCampaign(t, db, buyer, "a closed campaign of the year before")
+	camp, quota := newActiveCampaign(t, db, buyer, "LOI 10", nil)
+
+	// The year before: 200,000 decided sessions, vacuumed and analyzed, left alone by
+	// autovacuum while the test reads the counters.
+	exec(`INSERT INTO sessions (tid, campaign_id, buyer_id, entered_at, outcome)
+		SELECT 'past-' || g, $1, $2, now() - interval '200 days', 'complete' FROM generate_series(1, 200000) g`, past, buyer)
+	// Today's partition: 600 held sessions of the active campaign, 500 of them past their
+	// window, swept before (its mark stands at the partition's start).
+	var today int64
+	if err := db.Pool.QueryRow(ctx, `SELECT max(id_to) FROM session_partitions`).Scan(&today); err != nil {
+		t.Fatal(err)
+	}
+	exec(`SELECT switchboard_add_session_partition($1::bigint, $1::bigint + 1000000)`, today)
+	exec(`SELECT setval('sessions_id_seq', $1)`, today)
+	exec(`INSERT INTO sessions (tid, campaign_id, buyer_id, quota_ids, entered_at)
+		SELECT 'today-' || g, $1, $2, ARRAY[$3::bigint], now() - CASE WHEN g <= 500 THEN interval '40 minutes' ELSE interval '1 minute' END
+		FROM generate_series(1, 600) g`, camp, buyer, quota)
+	exec(`UPDATE campaign_quotas SET in_progress = 600, entries = 600 WHERE id = $1`, quota)
+	exec(`INSERT INTO session_sweep_marks (campaign_id, next_id) VALUES ($1, $2)`, camp, today)
+	exec(`DO $$ DECLARE p text; BEGIN
+		FOR p IN SELECT name FROM session_partitions LOOP
+			EXECUTE format('ALTER TABLE %I SET (autovacuum_enabled = false)', p);
+		END LOOP; END $$`)
+	exec(`VACUUM ANALYZE sessions`)
+	exec(`SET enable_nestloop = off`) // on the pool's one connection, for the rest of the test
+
+	// The heap blocks read of every partition but today's.
+	earlier := func() int64 {
+		t.Helper()
+		exec(`SELECT pg_stat_force_next_flush()`)
+		var n int64
+		if err := db.Pool.QueryRow(ctx, `SELECT COALESCE(sum(t.heap_blks_read + t.heap_blks_hit), 0)::bigint
+			FROM pg_statio_user_tables t JOIN session_partitions p ON p.name = t.relname WHERE p.id_from < $1`, today).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := earlier()
+	moved, _, err := db.ReleaseStaleSessions(ctx, 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := earlier() - before
+	var released, inProgress int64
+	if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM sessions WHERE released_at IS NOT NULL),
+		(SELECT in_progress FROM campaign_quotas WHERE id = $1)`, quota).Scan(&released, &inProgress); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(moved, []int64{camp}) || released != 500 || inProgress != 100 {
+		t.Fatalf("moved %v, %d released, in_progress %d; want [%d], 500, 100", moved, released, inProgress, camp)
+	}
+	if read != 0 { // (their indexes' metapages are read when a statement is planned)
+		t.Errorf("the release read %d heap blocks of the partitions before today's, want none", read)
 	}
 }

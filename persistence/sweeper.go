@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -90,36 +91,65 @@ func (db *DB) moveCampaigns(ctx context.Context, to int, reason, update string, 
 // one) in id order through its (campaign_id, id) index, at most limit sessions: the held
 // ones whose window has passed are released, and the mark moves to the first session whose
 // window has not (ids grow with entry time, within the seconds an admission lasts), or past
-// the last one read. So each session is read once after its window passes, and no index of
-// sessions names outcome or released_at: a callback's update of its session and a release
-// stay HOT (migration 0046). A campaign created after 0046 starts at its own first session
-// (SessionFloorSQL of its creation). A session is released only while it still has no
-// outcome and is not released (a callback committing meanwhile wins).
+// the last one read. No index of sessions names outcome or released_at: a callback's update
+// of its session and a release stay HOT (migration 0046). A campaign created after 0046
+// starts at its own first session (SessionFloorSQL of its creation). A session is released
+// only while it still has no outcome and is not released (a callback committing meanwhile
+// wins).
+//
+// The read and the release are separate statements: the release names its sessions by id,
+// planned for those ids, so that PostgreSQL keeps only the partitions that hold them and
+// finds each in its partition's primary key. Released in the read's own statement, joined
+// to its rows, the planner may hash them and scan every partition of sessions, a year of
+// them, to find a few (docs/performance.md, "The sweeper's release on a year of sessions").
 func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) (moved []int64, more bool, err error) {
+	var ids, cids, marks []int64
 	err = retry(ctx, func() error {
 		moved, more = moved[:0], false
-		rows, err := db.Pool.Query(ctx, releaseStaleSQL, limit)
+		ids, cids, marks = ids[:0], cids[:0], marks[:0]
+		rows, err := db.Pool.Query(ctx, staleSessionsSQL, limit)
 		if err != nil {
 			return err
 		}
-		var id int64
-		var released, left bool
-		_, err = pgx.ForEachRow(rows, []any{&id, &released, &left}, func() error {
-			if released {
-				moved = append(moved, id)
-			}
+		var cid, mark int64
+		var left bool
+		var due []int64
+		_, err = pgx.ForEachRow(rows, []any{&cid, &mark, &left, &due}, func() error {
+			ids = append(ids, due...)
+			cids, marks = append(cids, cid), append(marks, mark)
 			more = more || left
 			return nil
 		})
-		return err
+		if err != nil || len(cids) == 0 {
+			return err
+		}
+		slices.Sort(ids) // chunks that each fall in few partitions
+		return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, releaseSettingsSQL); err != nil {
+				return err
+			}
+			for chunk := range slices.Chunk(ids, releaseChunk) {
+				rows, err := tx.Query(ctx, releaseSessionsSQL, chunk)
+				if err != nil {
+					return err
+				}
+				if moved, err = pgx.AppendRows(moved, rows, pgx.RowTo[int64]); err != nil {
+					return err
+				}
+			}
+			slices.Sort(moved)
+			moved = slices.Compact(moved)
+			_, err := tx.Exec(ctx, markSweptSQL, cids, marks)
+			return err
+		})
 	})
 	return moved, more, classify(err)
 }
 
-// releaseStaleSQL is ReleaseStaleSessions's statement ($1 the sessions read per campaign at
-// most): one row per campaign read, with whether its counts moved and whether it has
-// sessions past its window left to read.
-var releaseStaleSQL = `WITH c AS (
+// staleSessionsSQL is ReleaseStaleSessions's read ($1 the sessions read per campaign at
+// most): one row per campaign read, with where its mark moves, whether it has sessions past
+// its window left to read, and the ids of its held sessions to release.
+var staleSessionsSQL = `WITH c AS (
 	SELECT c.id, c.length_of_interview AS loi, COALESCE(m.next_id, ` + SessionFloorSQL("c.created_at") + `) AS mark
 	FROM campaigns c LEFT JOIN session_sweep_marks m ON m.campaign_id = c.id
 	WHERE c.id IN (SELECT q.campaign_id FROM campaign_quotas q WHERE q.in_progress > 0)
@@ -130,26 +160,39 @@ var releaseStaleSQL = `WITH c AS (
 			s.entered_at < now() - interval '10 minutes' AND s.entered_at < now() - make_interval(mins => 2 * c.loi + 10) AS due
 		FROM sessions s WHERE s.campaign_id = c.id AND s.id >= c.mark AND NOT s.is_test
 		ORDER BY s.id LIMIT $1) x
-), stop AS (
-	SELECT cid, min(id) FILTER (WHERE NOT due) AS young, max(id) AS last, count(*) AS n FROM s GROUP BY cid
-), r AS (
+), w AS (
+	SELECT s.*, min(s.id) FILTER (WHERE NOT s.due) OVER (PARTITION BY s.cid) AS young FROM s
+)
+SELECT cid, COALESCE(min(young), max(id) + 1), min(young) IS NULL AND count(*) >= $1,
+	COALESCE(array_agg(id) FILTER (WHERE held AND due AND (young IS NULL OR id < young)), '{}')
+FROM w GROUP BY cid`
+
+// releaseSettingsSQL plans each release for the ids it is given (a custom plan, whose
+// partitions are pruned to those that hold them) and finds them by primary key.
+const releaseSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('enable_seqscan', 'off', true)`
+
+// releaseChunk is how many sessions one release statement names at most: planning prunes
+// the partitions by each id, about 2 µs apiece.
+const releaseChunk = 10_000
+
+// releaseSessionsSQL releases the sessions $1 that still have no outcome and are not
+// released and takes them out of their quotas' in_progress; it returns the campaigns whose
+// counts moved.
+const releaseSessionsSQL = `WITH r AS (
 	UPDATE sessions t SET released_at = now()
-	FROM s JOIN stop USING (cid)
-	WHERE t.id = s.id AND s.held AND s.due AND (stop.young IS NULL OR s.id < stop.young)
-	AND t.outcome IS NULL AND t.released_at IS NULL
+	WHERE t.id = ANY ($1::bigint[]) AND t.outcome IS NULL AND t.released_at IS NULL
 	RETURNING t.campaign_id, t.quota_ids
 ), x AS (
 	SELECT qid, count(*) AS n FROM r, unnest(r.quota_ids) AS qid GROUP BY qid
 ), q AS (
 	UPDATE campaign_quotas cq SET in_progress = cq.in_progress - x.n FROM x WHERE cq.id = x.qid RETURNING 1
-), m AS (
-	INSERT INTO session_sweep_marks AS m (campaign_id, next_id)
-	SELECT cid, COALESCE(young, last + 1) FROM stop
-	ON CONFLICT (campaign_id) DO UPDATE SET next_id = GREATEST(m.next_id, excluded.next_id)
-	RETURNING 1
 )
-SELECT stop.cid, EXISTS (SELECT 1 FROM r WHERE r.campaign_id = stop.cid), stop.young IS NULL AND stop.n >= $1
-FROM stop`
+SELECT DISTINCT campaign_id FROM r`
+
+// markSweptSQL moves the marks of campaigns $1 up to $2.
+const markSweptSQL = `INSERT INTO session_sweep_marks AS m (campaign_id, next_id)
+	SELECT * FROM unnest($1::bigint[], $2::bigint[])
+	ON CONFLICT (campaign_id) DO UPDATE SET next_id = GREATEST(m.next_id, excluded.next_id)`
 
 // BrokenLinkScope names the active campaigns PauseBrokenLinks looks at. Looking at every one
 // costs a probe of its latest entries per campaign (1.6 s of PostgreSQL at 100,000
