@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -198,12 +197,7 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 // campaigns).
 func TestEntryHistoryCustomPlans(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.URL(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	db, err := persistence.Open(ctx, url+sep+"pool_max_conns=1", nil) // every range on one connection
+	db, err := persistence.Open(ctx, oneConnection(pgtest.URL(t)), nil) // every range on one connection
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"testing"
 
 	"github.com/switchboard/switchboard/persistence"
@@ -95,4 +96,13 @@ func randomTID() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// oneConnection returns url with a pool of one connection: every statement of the pool on
+// the same backend (its settings, its plans, its statistics counters).
+func oneConnection(url string) string {
+	if strings.Contains(url, "?") {
+		return url + "&pool_max_conns=1"
+	}
+	return url + "?pool_max_conns=1"
 }

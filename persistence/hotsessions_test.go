@@ -223,7 +223,7 @@ func TestReleaseReadsOnlyItsPartitions(t *testing.T) {
 	ctx := context.Background()
 	// One connection, whose table counters it flushes before reading them: every statement
 	// runs on it, so that no other backend's counters arrive late.
-	db, err := persistence.Open(ctx, pgtest.EmptyURL(t)+"&pool_max_conns=1", nil)
+	db, err := persistence.Open(ctx, oneConnection(pgtest.EmptyURL(t)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
