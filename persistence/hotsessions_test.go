@@ -6,107 +6,138 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
+
+// sweepFixture is a buyer's campaigns with sessions written as an admission writes them,
+// for the sweeper's release.
+type sweepFixture struct {
+	t     *testing.T
+	ctx   context.Context
+	db    *persistence.DB
+	buyer int64
+}
+
+func newSweepFixture(t *testing.T, email string) *sweepFixture {
+	db := migratedDB(t)
+	return &sweepFixture{t: t, ctx: context.Background(), db: db, buyer: newBuyer(t, db, email)}
+}
+
+func (f *sweepFixture) exec(sql string, args ...any) {
+	f.t.Helper()
+	if _, err := f.db.Pool.Exec(f.ctx, sql, args...); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// store writes a session of c entered ago, held (in progress) or decided, counted on q as
+// an admission counts it, and returns its id.
+func (f *sweepFixture) store(tid string, c, q int64, ago time.Duration, held bool) int64 {
+	f.t.Helper()
+	outcome := any(nil)
+	if !held {
+		outcome = "complete"
+	}
+	var id int64
+	if err := f.db.Pool.QueryRow(f.ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, participant_id, quota_ids, entered_at, outcome)
+		VALUES ($1, $2, $3, NULL, ARRAY[$4::bigint], now() - $5::interval, $6) RETURNING id`, tid, c, f.buyer, q, ago, outcome).Scan(&id); err != nil {
+		f.t.Fatal(err)
+	}
+	if held {
+		f.exec(`UPDATE campaign_quotas SET in_progress = in_progress + 1, entries = entries + 1 WHERE id = $1`, q)
+	}
+	return id
+}
+
+// released lists the tids of the released sessions.
+func (f *sweepFixture) released() []string {
+	f.t.Helper()
+	rows, err := f.db.Pool.Query(f.ctx, `SELECT tid FROM sessions WHERE released_at IS NOT NULL ORDER BY tid`)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+// inProgress is quota q's in_progress.
+func (f *sweepFixture) inProgress(q int64) int {
+	f.t.Helper()
+	var n int
+	if err := f.db.Pool.QueryRow(f.ctx, `SELECT in_progress FROM campaign_quotas WHERE id = $1`, q).Scan(&n); err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+// mark is campaign c's sweep mark (0: none).
+func (f *sweepFixture) mark(c int64) int64 {
+	f.t.Helper()
+	var m int64
+	if err := f.db.Pool.QueryRow(f.ctx, `SELECT COALESCE((SELECT next_id FROM session_sweep_marks WHERE campaign_id = $1), 0)`, c).Scan(&m); err != nil {
+		f.t.Fatal(err)
+	}
+	return m
+}
+
+// sweep releases with limit and checks the campaigns moved and whether more is left.
+func (f *sweepFixture) sweep(step string, limit int, wantMoved []int64, wantMore bool) {
+	f.t.Helper()
+	moved, more, err := f.db.ReleaseStaleSessions(f.ctx, limit)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if !slices.Equal(moved, wantMoved) || more != wantMore {
+		f.t.Errorf("%s: moved %v more %v, want %v %v", step, moved, more, wantMoved, wantMore)
+	}
+}
 
 // TestReleaseStaleSessionsByMark: the sweeper reads each campaign holding places from where
 // its last sweep stopped, in id order: it releases the held sessions whose window (2 × LOI
 // + 10 minutes) has passed, skips those decided, stops at the first whose window has not
 // (a later id waits for it), goes on where a read stopped at the limit, and never reads a
-// campaign that holds no place.
+// campaign that holds no place. (The sessions' entry times are written, not lived: the
+// clock's only readings are the releases' own, which bound the reads at the sequence's
+// next id.)
 func TestReleaseStaleSessionsByMark(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := migratedDB(t)
-	buyer := newBuyer(t, db, "sweep-marks@example.test")
-	camp, quota := newActiveCampaign(t, db, buyer, "LOI 10", nil) // window 30 minutes
-	idle, idleQuota := newActiveCampaign(t, db, buyer, "holds nothing", nil)
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := db.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// store writes a session of c entered ago, held (in progress) or decided, counted on q as
-	// an admission counts it.
-	store := func(tid string, c, q int64, ago time.Duration, held bool) {
-		t.Helper()
-		outcome := any(nil)
-		if !held {
-			outcome = "complete"
-		}
-		exec(`INSERT INTO sessions (tid, campaign_id, buyer_id, participant_id, quota_ids, entered_at, outcome)
-			VALUES ($1, $2, $3, NULL, ARRAY[$4::bigint], now() - $5::interval, $6)`, tid, c, buyer, q, ago, outcome)
-		if held {
-			exec(`UPDATE campaign_quotas SET in_progress = in_progress + 1, entries = entries + 1 WHERE id = $1`, q)
-		}
-	}
-	store("a", camp, quota, 40*time.Minute, true)
-	store("b", camp, quota, 40*time.Minute, false)
-	store("c", camp, quota, 35*time.Minute, true)
-	store("d", camp, quota, 5*time.Minute, true)
-	store("e", camp, quota, 40*time.Minute, true) // a later id entered earlier: waits for d
-	store("f", idle, idleQuota, 40*time.Minute, false)
-	exec(`UPDATE campaign_quotas SET in_progress = 0 WHERE id = $1`, idleQuota)
-	released := func() []string {
-		t.Helper()
-		rows, err := db.Pool.Query(ctx, `SELECT tid FROM sessions WHERE released_at IS NOT NULL ORDER BY tid`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, s)
-		}
-		return out
-	}
-	inProgress := func() int {
-		t.Helper()
-		var n int
-		if err := db.Pool.QueryRow(ctx, `SELECT in_progress FROM campaign_quotas WHERE id = $1`, quota).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	sweep := func(step string, limit int, wantMoved []int64, wantMore bool) {
-		t.Helper()
-		moved, more, err := db.ReleaseStaleSessions(ctx, limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(moved, wantMoved) || more != wantMore {
-			t.Errorf("%s: moved %v more %v, want %v %v", step, moved, more, wantMoved, wantMore)
-		}
-	}
+	f := newSweepFixture(t, "sweep-marks@example.test")
+	ctx, db := f.ctx, f.db
+	camp, quota := newActiveCampaign(t, db, f.buyer, "LOI 10", nil) // window 30 minutes
+	idle, idleQuota := newActiveCampaign(t, db, f.buyer, "holds nothing", nil)
+	f.store("a", camp, quota, 40*time.Minute, true)
+	f.store("b", camp, quota, 40*time.Minute, false)
+	f.store("c", camp, quota, 35*time.Minute, true)
+	f.store("d", camp, quota, 5*time.Minute, true)
+	f.store("e", camp, quota, 40*time.Minute, true) // a later id entered earlier: waits for d
+	last := f.store("f", idle, idleQuota, 40*time.Minute, false)
+	f.exec(`UPDATE campaign_quotas SET in_progress = 0 WHERE id = $1`, idleQuota)
 
-	sweep("a read of two", 2, []int64{camp}, true) // a released, b decided
-	if got := released(); !slices.Equal(got, []string{"a"}) || inProgress() != 3 {
-		t.Errorf("after a read of two: released %v, in_progress %d; want [a] 3", got, inProgress())
+	f.sweep("a read of two", 2, []int64{camp}, true) // a released, b decided
+	if got := f.released(); !slices.Equal(got, []string{"a"}) || f.inProgress(quota) != 3 {
+		t.Errorf("after a read of two: released %v, in_progress %d; want [a] 3", got, f.inProgress(quota))
 	}
-	sweep("the rest", 100, []int64{camp}, false) // c released, stops at d
-	if got := released(); !slices.Equal(got, []string{"a", "c"}) || inProgress() != 2 {
-		t.Errorf("after the rest: released %v, in_progress %d; want [a c] 2", got, inProgress())
+	f.sweep("the rest", 100, []int64{camp}, false) // c released, stops at d
+	if got := f.released(); !slices.Equal(got, []string{"a", "c"}) || f.inProgress(quota) != 2 {
+		t.Errorf("after the rest: released %v, in_progress %d; want [a c] 2", got, f.inProgress(quota))
 	}
-	sweep("d still young", 100, nil, false)
-	exec(`UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE tid = 'd'`)
-	sweep("d's window passed", 100, []int64{camp}, false)
-	if got := released(); !slices.Equal(got, []string{"a", "c", "d", "e"}) || inProgress() != 0 {
-		t.Errorf("at last: released %v, in_progress %d; want [a c d e] 0", got, inProgress())
+	f.sweep("d still young", 100, nil, false)
+	f.exec(`UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE tid = 'd'`)
+	f.sweep("d's window passed", 100, []int64{camp}, false)
+	if got := f.released(); !slices.Equal(got, []string{"a", "c", "d", "e"}) || f.inProgress(quota) != 0 {
+		t.Errorf("at last: released %v, in_progress %d; want [a c d e] 0", got, f.inProgress(quota))
 	}
-	var mark, top int64
-	if err := db.Pool.QueryRow(ctx, `SELECT m.next_id, (SELECT max(id) FROM sessions WHERE campaign_id = $1)
-		FROM session_sweep_marks m WHERE m.campaign_id = $1`, camp).Scan(&mark, &top); err != nil || mark != top+1 {
-		t.Errorf("mark %d (%v), want %d: past every session read", mark, err, top+1)
+	if m := f.mark(camp); m != last+1 {
+		t.Errorf("mark %d, want %d: past every session read, at the bound (the sequence's next id)", m, last+1)
 	}
-	var idleMarks int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM session_sweep_marks WHERE campaign_id = $1`, idle).Scan(&idleMarks); err != nil || idleMarks != 0 {
-		t.Errorf("the campaign holding no place was read (%d marks, %v)", idleMarks, err)
+	if m := f.mark(idle); m != 0 {
+		t.Errorf("the campaign holding no place was read (mark %d)", m)
 	}
 	// A callback after the release is still recorded, and takes no place it no longer holds.
 	s, err := db.SessionByTID(ctx, "a")
@@ -117,8 +148,58 @@ func TestReleaseStaleSessionsByMark(t *testing.T) {
 	if err != nil || !res.Decided || res.Held {
 		t.Errorf("a late callback: %+v %v, want decided, not held", res, err)
 	}
-	if n := inProgress(); n != 0 {
+	if n := f.inProgress(quota); n != 0 {
 		t.Errorf("in_progress %d after the late callback, want 0", n)
+	}
+}
+
+// TestReleaseStopsAtTheClock: each release records where the id sequence stands, and a
+// campaign's read stops below the next id of the earliest reading within its window (not
+// at an older one): a session above it, drawn after that reading, waits for a later
+// reading's bound even when its own window has passed, and a read that covers the whole
+// range, with no session inside its window, moves the mark up to the bound. Readings a day
+// old are forgotten.
+func TestReleaseStopsAtTheClock(t *testing.T) {
+	t.Parallel()
+	f := newSweepFixture(t, "sweep-clock@example.test")
+	camp, quota := newActiveCampaign(t, f.db, f.buyer, "LOI 10", nil) // window 30 minutes
+	other, otherQuota := newActiveCampaign(t, f.db, f.buyer, "another", nil)
+	reading := func(ago time.Duration, next int64) {
+		t.Helper()
+		f.exec(`INSERT INTO session_clock (at, next_id) VALUES (now() - $1::interval, $2)`, ago, next)
+	}
+	f.store("a", camp, quota, 40*time.Minute, true)
+	c := f.store("c", camp, quota, 35*time.Minute, true)
+	f.store("x", other, otherQuota, 40*time.Minute, false) // between c and the bound
+	e := f.store("e", camp, quota, 40*time.Minute, true)   // drawn after the bound's reading
+	reading(25*time.Hour, 1)                               // forgotten at the first release
+	reading(31*time.Minute, 1)                             // older than the window: no bound
+	reading(29*time.Minute, e)                             // the earliest within the window
+
+	f.sweep("bounded by the reading 29 minutes old", 100, []int64{camp}, false)
+	if got := f.released(); !slices.Equal(got, []string{"a", "c"}) || f.inProgress(quota) != 1 {
+		t.Errorf("bounded: released %v, in_progress %d; want [a c] 1", got, f.inProgress(quota))
+	}
+	if m := f.mark(camp); m != e || m == c+1 {
+		t.Errorf("mark %d after a read of the whole range, want the bound %d (not past c only, %d)", m, e, c+1)
+	}
+	var kept, top int64
+	if err := f.db.Pool.QueryRow(f.ctx, `SELECT count(*) FILTER (WHERE at < now() - interval '1 day'),
+		(SELECT next_id FROM session_clock ORDER BY at DESC LIMIT 1) FROM session_clock`).Scan(&kept, &top); err != nil {
+		t.Fatal(err)
+	}
+	if kept != 0 || top != e+1 {
+		t.Errorf("clock: %d readings a day old kept, latest next id %d; want 0 and %d (the sequence's next)", kept, top, e+1)
+	}
+
+	f.exec(`UPDATE session_clock SET at = at - interval '2 minutes'`) // two minutes later
+	young := f.store("y", camp, quota, 0, true)
+	f.sweep("two minutes later", 100, []int64{camp}, false)
+	if got := f.released(); !slices.Equal(got, []string{"a", "c", "e"}) || f.inProgress(quota) != 1 {
+		t.Errorf("at last: released %v, in_progress %d; want [a c e] 1 (y young)", got, f.inProgress(quota))
+	}
+	if m := f.mark(camp); m != young {
+		t.Errorf("mark %d, want %d: the bound, below the young session", m, young)
 	}
 }
 

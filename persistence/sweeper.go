@@ -91,7 +91,13 @@ func (db *DB) moveCampaigns(ctx context.Context, to int, reason, update string, 
 // one) in id order through its (campaign_id, id) index, at most limit sessions: the held
 // ones whose window has passed are released, and the mark moves to the first session whose
 // window has not (ids grow with entry time, within the seconds an admission lasts), or past
-// the last one read. No index of sessions names outcome or released_at: a callback's update
+// the last one read. Each call first records where the id sequence stands (session_clock),
+// and a campaign's read stops below the next id of the earliest reading taken within its
+// window: every session above it was drawn, so entered, after that reading, inside the
+// window. A sweep so reads again at most the sessions drawn between the window's start and
+// that reading (one sweep's worth), not every session still inside its window; and when it
+// reads the whole range with none inside, the mark moves up to the bound. No
+// index of sessions names outcome or released_at: a callback's update
 // of its session and a release stay HOT (migration 0046). A campaign created after 0046
 // starts at its own first session (SessionFloorSQL of its creation). A session is released
 // only while it still has no outcome and is not released (a callback committing meanwhile
@@ -107,6 +113,9 @@ func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) (moved []int6
 	err = retry(ctx, func() error {
 		moved, more = moved[:0], false
 		ids, cids, marks = ids[:0], cids[:0], marks[:0]
+		if _, err := db.Pool.Exec(ctx, tickClockSQL); err != nil {
+			return err
+		}
 		rows, err := db.Pool.Query(ctx, staleSessionsSQL, limit)
 		if err != nil {
 			return err
@@ -146,24 +155,38 @@ func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) (moved []int6
 	return moved, more, classify(err)
 }
 
+// tickClockSQL records where the sessions' id sequence stands (its next id) and forgets the
+// readings older than a day: a callback window is at most 2 × 120 + 10 minutes.
+const tickClockSQL = `WITH old AS (DELETE FROM session_clock WHERE at < now() - interval '1 day')
+INSERT INTO session_clock (at, next_id)
+SELECT now(), CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM sessions_id_seq
+ON CONFLICT (at) DO NOTHING`
+
 // staleSessionsSQL is ReleaseStaleSessions's read ($1 the sessions read per campaign at
 // most): one row per campaign read, with where its mark moves, whether it has sessions past
-// its window left to read, and the ids of its held sessions to release.
+// its window left to read, and the ids of its held sessions to release. A campaign's bound
+// is the next id of the earliest clock reading within its window (there is always one, the
+// call's own): every session at or above it was drawn after that reading, so its window has
+// not passed. A session whose admission began before the reading and drew its id after it
+// lies above the bound while its window may have passed: a later sweep releases it.
 var staleSessionsSQL = `WITH c AS (
-	SELECT c.id, c.length_of_interview AS loi, COALESCE(m.next_id, ` + SessionFloorSQL("c.created_at") + `) AS mark
+	SELECT c.id, c.length_of_interview AS loi, COALESCE(m.next_id, ` + SessionFloorSQL("c.created_at") + `) AS mark,
+		(SELECT k.next_id FROM session_clock k WHERE k.at >= now() - make_interval(mins => 2 * c.length_of_interview + 10)
+			ORDER BY k.at LIMIT 1) AS bound
 	FROM campaigns c LEFT JOIN session_sweep_marks m ON m.campaign_id = c.id
 	WHERE c.id IN (SELECT q.campaign_id FROM campaign_quotas q WHERE q.in_progress > 0)
 ), s AS (
-	SELECT c.id AS cid, x.id, x.held, x.due
+	SELECT c.id AS cid, c.bound, x.id, x.held, x.due
 	FROM c CROSS JOIN LATERAL (
 		SELECT s.id, s.outcome IS NULL AND s.released_at IS NULL AS held,
 			s.entered_at < now() - interval '10 minutes' AND s.entered_at < now() - make_interval(mins => 2 * c.loi + 10) AS due
-		FROM sessions s WHERE s.campaign_id = c.id AND s.id >= c.mark AND NOT s.is_test
+		FROM sessions s WHERE s.campaign_id = c.id AND s.id >= c.mark AND s.id < COALESCE(c.bound, 9223372036854775807) AND NOT s.is_test
 		ORDER BY s.id LIMIT $1) x
 ), w AS (
 	SELECT s.*, min(s.id) FILTER (WHERE NOT s.due) OVER (PARTITION BY s.cid) AS young FROM s
 )
-SELECT cid, COALESCE(min(young), max(id) + 1), min(young) IS NULL AND count(*) >= $1,
+SELECT cid, COALESCE(min(young), CASE WHEN count(*) < $1 AND min(bound) IS NOT NULL THEN min(bound) ELSE max(id) + 1 END),
+	min(young) IS NULL AND count(*) >= $1,
 	COALESCE(array_agg(id) FILTER (WHERE held AND due AND (young IS NULL OR id < young)), '{}')
 FROM w GROUP BY cid`
 

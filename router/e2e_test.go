@@ -519,9 +519,7 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 	for _, p := range ps[:50] {
 		w.get(w.client, strings.Replace(w.entryURL(base, p, broken), base, w.publicURL, 1))
 	}
-	if _, err := w.db.Pool.Exec(context.Background(), `UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE campaign_id = $1`, broken); err != nil {
-		t.Fatal(err)
-	}
+	w.age(broken, "31 minutes")
 	if _, err := w.db.Pool.Exec(context.Background(), `UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, broken); err != nil {
 		t.Fatal(err)
 	}
@@ -539,9 +537,7 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 	for _, p := range ps[50:53] {
 		w.get(w.client, strings.Replace(w.entryURL(base, p, young), base, w.publicURL, 1))
 	}
-	if _, err := w.db.Pool.Exec(context.Background(), `UPDATE sessions SET entered_at = now() - interval '29 minutes' WHERE campaign_id = $1`, young); err != nil {
-		t.Fatal(err)
-	}
+	w.age(young, "29 minutes")
 	s.App.Router.Sweep(context.Background())
 	if n := w.count(`SELECT sum(in_progress) FROM campaign_quotas WHERE campaign_id = $1`, young); n != 3 {
 		t.Errorf("in_progress %d after sweeping sessions 29 minutes old (LOI 10), want 3", n)
@@ -598,7 +594,7 @@ func TestBrokenLinkFoundByRelease(t *testing.T) {
 		w.get(w.client, strings.Replace(w.entryURL(base, p, quiet), base, w.publicURL, 1))
 	}
 	// quiet's entries pass their window before its last status change: released, not broken.
-	exec(`UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE campaign_id = $1`, quiet)
+	w.age(quiet, "31 minutes")
 	s.App.Router.Sweep(ctx)
 	if n := w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND released_at IS NULL`, quiet); n != 0 || status(quiet) != 2 {
 		t.Fatalf("quiet: %d sessions not released, status %d", n, status(quiet))
@@ -608,7 +604,7 @@ func TestBrokenLinkFoundByRelease(t *testing.T) {
 	for _, p := range ps {
 		w.get(w.client, strings.Replace(w.entryURL(base, p, broken), base, w.publicURL, 1))
 	}
-	exec(`UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE campaign_id = $1`, broken)
+	w.age(broken, "31 minutes")
 	exec(`UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, broken)
 	s.App.Router.Sweep(ctx)
 	if st := status(broken); st != 7 {

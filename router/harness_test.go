@@ -284,6 +284,20 @@ func (w *world) count(sql string, args ...any) int64 {
 	return n
 }
 
+// age lets ago (an interval) pass for campaign's sessions: they entered that much earlier,
+// and the id sequence's clock readings (session_clock, which bounds the sweeper's reads)
+// were taken that much earlier too, as when the time really passes.
+func (w *world) age(campaign int64, ago string) {
+	w.t.Helper()
+	ctx := context.Background()
+	if _, err := w.db.Pool.Exec(ctx, `UPDATE sessions SET entered_at = entered_at - $2::interval WHERE campaign_id = $1`, campaign, ago); err != nil {
+		w.t.Fatal(err)
+	}
+	if _, err := w.db.Pool.Exec(ctx, `UPDATE session_clock SET at = at - $1::interval`, ago); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
 // --- real serve processes ---
 
 var (

@@ -25,9 +25,7 @@ func TestSweeperStartsWhenLoadsAreIn(t *testing.T) {
 	for _, p := range ps {
 		w.get(w.client, strings.Replace(w.entryURL(base, p, camp), base, w.publicURL, 1))
 	}
-	if _, err := w.db.Pool.Exec(context.Background(), `UPDATE sessions SET entered_at = now() - interval '31 minutes' WHERE campaign_id = $1`, camp); err != nil {
-		t.Fatal(err)
-	}
+	w.age(camp, "31 minutes")
 	held := func() int64 {
 		return w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND released_at IS NULL`, camp)
 	}
