@@ -385,6 +385,9 @@ func (r *Router) Sweep(ctx context.Context) error { return r.sweep(ctx, r.sweeps
 
 // sweep is Sweep as the turn-th sweep (from 0), whose broken-link slice is turn's.
 func (r *Router) sweep(ctx context.Context, turn int64) error {
+	start := time.Now()
+	var release time.Duration
+	defer func() { r.sweepStats.add(time.Since(start), release) }()
 	var errs []error
 	if dropped, err := r.db.RetireSessionIndexes(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("retiring indexes of sessions: %w", err))
@@ -392,6 +395,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 		r.log.Info("retired the indexes of sessions no serving release reads")
 	}
 	released := map[int64]struct{}{}
+	releaseStart := time.Now()
 	for {
 		ids, more, err := r.db.ReleaseStaleSessions(ctx, 5000)
 		if err != nil {
@@ -406,6 +410,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 			break
 		}
 	}
+	release = time.Since(releaseStart)
 	if r.cfg.BrokenLinkEntries > 0 {
 		if err := r.pauseBrokenLinks(ctx, released, turn); err != nil {
 			errs = append(errs, fmt.Errorf("broken-link detection: %w", err))

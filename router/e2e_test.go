@@ -531,6 +531,24 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 	if n := w.count(`SELECT sum(in_progress) FROM campaign_quotas WHERE campaign_id = $1`, broken); n != 0 {
 		t.Errorf("in_progress %d after the sweep, want 0", n)
 	}
+	// /metrics counts the sweep and its time, the release's within it.
+	_, body := w.get(w.client, base+"/metrics")
+	fams := scrapeFamilies(t, []byte(body))
+	value := func(name string) float64 {
+		if f := fams[name]; f != nil && len(f.Metric) == 1 {
+			if c := f.Metric[0].GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return f.Metric[0].GetGauge().GetValue()
+		}
+		t.Errorf("%s: not one sample on /metrics", name)
+		return 0
+	}
+	sweeps, took, release, last := value("switchboard_sweeps_total"), value("switchboard_sweep_seconds_total"),
+		value("switchboard_sweep_release_seconds_total"), value("switchboard_sweep_last_duration_seconds")
+	if sweeps < 1 || took <= 0 || release <= 0 || release > took || last <= 0 || last > took {
+		t.Errorf("sweep metrics: %v sweeps, %v s, release %v s, last %v s; want at least one, release and last within the total", sweeps, took, release, last)
+	}
 	// Sessions younger than 2 × LOI + 10 minutes keep theirs.
 	young, _ := w.campaign(base, campaignOpts{quota: 1000})
 	w.settle()

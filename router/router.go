@@ -175,6 +175,7 @@ type Router struct {
 
 	partitionsAt atomic.Int64 // the sweeper's last check of the partitions of sessions (Unix ns)
 	sweeps       atomic.Int64 // Sweep calls begun: their broken-link slice (BrokenLinkSlices)
+	sweepStats   sweepStats   // what the sweeps cost, for /metrics (sweepmetrics.go)
 
 	// screeners: the hosted pre-screener of each campaign, nil when it has none (prescreen.go).
 	screeners ttlCache[int64, *persistence.Screener]

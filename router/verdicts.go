@@ -51,9 +51,11 @@ func (v *verdicts) refused(by int, reason string) {
 }
 
 // RegisterMetrics exposes the entry decisions of this process on /metrics as
-// switchboard_entries_total{verdict, by, reason}, and its re-routing chains (reroute.go).
+// switchboard_entries_total{verdict, by, reason}, its re-routing chains (reroute.go) and
+// what its sweeps cost (sweepmetrics.go).
 func (r *Router) RegisterMetrics(m *httpio.Metrics) {
 	r.registerRerouteMetrics(m)
+	registerSweepMetrics(m, &r.sweepStats)
 	v := &r.verdicts
 	m.Gauge("switchboard_entries_total", "counter",
 		"Entries this process decided: admitted, resumed (an offer link followed again while its session is in progress), or refused and by whom (router, engine mirror, database arbiter with its reason).",
