@@ -283,6 +283,16 @@ type Report struct {
 	Marks  []RunMark
 	// Maintenance is what autovacuum did to each table during the load phases.
 	Maintenance []Maintenance
+	// Sweeps is what the serve process's sweeps cost during the load phases (nil: its
+	// /metrics not read).
+	Sweeps *SweepSummary
+}
+
+// SweepSummary is the serve process's sweeps over a stretch of the run, from its /metrics:
+// how many, their time in all and the part of it releasing stale sessions.
+type SweepSummary struct {
+	Count                   int64
+	Seconds, ReleaseSeconds float64
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -426,8 +436,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	pgPID := PostmasterPID(pg.DataDir())
 	srv.mem.watchPostgres(pgPID)
 	maintBefore, maintErr := readMaintenance(ctx, dbURL)
+	metricsClient := NewClient(addr, 1)
+	sweepsBefore := scrapeCounts(metricsClient, addr)
 	if err := runLoad(ctx, o, rep, t, srv, pgPID, profile, stmts); err != nil {
 		return rep, err
+	}
+	if after := scrapeCounts(metricsClient, addr); after.verdicts != nil && sweepsBefore.verdicts != nil {
+		rep.Sweeps = &SweepSummary{Count: int64(after.sweeps - sweepsBefore.sweeps), Seconds: after.sweepSeconds - sweepsBefore.sweepSeconds,
+			ReleaseSeconds: after.releaseSeconds - sweepsBefore.releaseSeconds}
 	}
 	if maintErr == nil {
 		var after map[string]tableMaintenance
@@ -824,6 +840,9 @@ const entryPerParticipant, maxEntryPerParticipant = 4, 16
 type serverCounts struct {
 	verdicts               map[string]float64 // switchboard_entries_total by its labels; nil: not read
 	cacheHits, cacheMisses float64            // switchboard_offers_cache_{hits,misses}_total
+	// switchboard_sweeps_total, switchboard_sweep_seconds_total and
+	// switchboard_sweep_release_seconds_total
+	sweeps, sweepSeconds, releaseSeconds float64
 }
 
 // scrapeCounts reads the server's /metrics (verdicts nil when it cannot).
@@ -838,7 +857,8 @@ func scrapeCounts(c *fasthttp.HostClient, addr string) serverCounts {
 	}
 	text := string(resp.Body())
 	return serverCounts{verdicts: parseVerdicts(text), cacheHits: parseCounter(text, "switchboard_offers_cache_hits_total"),
-		cacheMisses: parseCounter(text, "switchboard_offers_cache_misses_total")}
+		cacheMisses: parseCounter(text, "switchboard_offers_cache_misses_total"), sweeps: parseCounter(text, "switchboard_sweeps_total"),
+		sweepSeconds: parseCounter(text, "switchboard_sweep_seconds_total"), releaseSeconds: parseCounter(text, "switchboard_sweep_release_seconds_total")}
 }
 
 // parseCounter returns the value of the unlabelled sample name in a Prometheus text

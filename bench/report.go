@@ -103,6 +103,8 @@ type Summary struct {
 	Marks  []MarkPoint   `json:",omitempty"`
 	// Maintenance is what autovacuum did to each table during the load phases.
 	Maintenance []Maintenance `json:",omitempty"`
+	// Sweeps is what the serve process's sweeps cost during the load phases.
+	Sweeps *SweepSummary `json:",omitempty"`
 }
 
 // BinarySummary is one round of the paired comparison with a baseline binary in
@@ -384,7 +386,7 @@ func WriteReport(out string, r *Report) error {
 	for _, m := range r.Marks {
 		sum.Marks = append(sum.Marks, MarkPoint{Seconds: m.At.Seconds(), Name: m.Name})
 	}
-	sum.Maintenance = r.Maintenance
+	sum.Maintenance, sum.Sweeps = r.Maintenance, r.Sweeps
 	js, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
@@ -579,6 +581,7 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 	w("\n")
 	writeSlowest(w, r.Phases)
 	writeMaintenance(w, r.Maintenance)
+	writeSweeps(w, r.Sweeps)
 	if off, fl := series[ScOffers], series[ScFloor]; off != nil || fl != nil {
 		var all []Series
 		for _, s := range off {
@@ -713,6 +716,17 @@ func writeSlowest(w func(string, ...any), phases []*Phase) {
 		w("%s", r)
 	}
 	w("\n")
+}
+
+// writeSweeps says what the serve process's sweeps cost during the load, whose reads of
+// sessions share PostgreSQL with the entries and callbacks.
+func writeSweeps(w func(string, ...any), s *SweepSummary) {
+	if s == nil || s.Count <= 0 {
+		return
+	}
+	n := float64(s.Count)
+	w("The serve process's sweeps during the load phases (its /metrics): %d, %.2f s in all (%.0f ms a sweep), of which %.2f s releasing stale sessions (%.0f ms a sweep).\n\n",
+		s.Count, s.Seconds, 1e3*s.Seconds/n, s.ReleaseSeconds, 1e3*s.ReleaseSeconds/n)
 }
 
 // writeMaintenance lists the tables autovacuum vacuumed or analyzed during the load, whose

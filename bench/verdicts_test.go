@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 )
@@ -37,5 +38,22 @@ func TestParseCounter(t *testing.T) {
 		if got := parseCounter(text, name); got != want {
 			t.Errorf("parseCounter(%s) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestWriteSweeps: the sweeps' line states their count, their time and the release's, each
+// in all and per sweep; no sweep, no line.
+func TestWriteSweeps(t *testing.T) {
+	var got string
+	w := func(format string, args ...any) { got += fmt.Sprintf(format, args...) }
+	writeSweeps(w, &SweepSummary{})
+	writeSweeps(w, nil)
+	if got != "" {
+		t.Errorf("no sweep: %q, want nothing", got)
+	}
+	writeSweeps(w, &SweepSummary{Count: 4, Seconds: 1.2, ReleaseSeconds: 0.4})
+	want := "The serve process's sweeps during the load phases (its /metrics): 4, 1.20 s in all (300 ms a sweep), of which 0.40 s releasing stale sessions (100 ms a sweep).\n\n"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
