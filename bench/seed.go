@@ -425,6 +425,15 @@ func copyMarket(ctx context.Context, tx pgx.Tx, m *Market, history bool, now tim
 		if _, err := tx.Exec(ctx, `SELECT count(*) FROM switchboard_ensure_session_partitions('30 days', 2, $1)`, seedPartitionIDs); err != nil {
 			return fmt.Errorf("record the partitions' time ranges: %w", err)
 		}
+		// Every seeded session has its outcome: a serving database's sweeper read each once
+		// its window passed, and moved its campaign's mark past it. Without the marks the
+		// run's first sweep of each campaign its entries reach walks the campaign's month of
+		// history (183k buffers, 45k of them read from disk, at 10k campaigns), a burst of
+		// PostgreSQL in whichever phase it falls.
+		if _, err := tx.Exec(ctx, `INSERT INTO session_sweep_marks (campaign_id, next_id)
+			SELECT c.id, (SELECT COALESCE(max(s.id), 0) + 1 FROM sessions s) FROM campaigns c`); err != nil {
+			return fmt.Errorf("sweep marks: %w", err)
+		}
 	}
 	if err := cp("campaign_exclusions", []string{"campaign_id", "participant_id"}, excl); err != nil {
 		return err

@@ -197,6 +197,16 @@ func TestSeedStreamsThePanel(t *testing.T) {
 	if days == 0 || differ != 0 {
 		t.Fatalf("%d campaign days counted, %d of them unlike the sessions' outcomes", days, differ)
 	}
+	// Every campaign's sweep mark lies past its seeded sessions, all decided, as a serving
+	// database's sweeper leaves them.
+	var unmarked, behind int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM campaigns c LEFT JOIN session_sweep_marks m ON m.campaign_id = c.id WHERE m.campaign_id IS NULL),
+		(SELECT count(*) FROM sessions s JOIN session_sweep_marks m USING (campaign_id) WHERE s.id >= m.next_id OR s.outcome IS NULL)`).Scan(&unmarked, &behind); err != nil {
+		t.Fatal(err)
+	}
+	if unmarked != 0 || behind != 0 {
+		t.Fatalf("%d campaigns without a sweep mark, %d seeded sessions at or past their campaign's mark or undecided", unmarked, behind)
+	}
 }
 
 // The past sessions are the months before the market's own history: ids 1..PastSessions in
