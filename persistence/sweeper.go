@@ -180,12 +180,12 @@ var staleSessionsSQL = `WITH c AS (
 	FROM c CROSS JOIN LATERAL (
 		SELECT s.id, s.outcome IS NULL AND s.released_at IS NULL AS held,
 			s.entered_at < now() - interval '10 minutes' AND s.entered_at < now() - make_interval(mins => 2 * c.loi + 10) AS due
-		FROM sessions s WHERE s.campaign_id = c.id AND s.id >= c.mark AND s.id < COALESCE(c.bound, 9223372036854775807) AND NOT s.is_test
+		FROM sessions s WHERE s.campaign_id = c.id AND s.id >= c.mark AND s.id < c.bound AND NOT s.is_test
 		ORDER BY s.id LIMIT $1) x
 ), w AS (
 	SELECT s.*, min(s.id) FILTER (WHERE NOT s.due) OVER (PARTITION BY s.cid) AS young FROM s
 )
-SELECT cid, COALESCE(min(young), CASE WHEN count(*) < $1 AND min(bound) IS NOT NULL THEN min(bound) ELSE max(id) + 1 END),
+SELECT cid, COALESCE(min(young), CASE WHEN count(*) < $1 THEN min(bound) ELSE max(id) + 1 END),
 	min(young) IS NULL AND count(*) >= $1,
 	COALESCE(array_agg(id) FILTER (WHERE held AND due AND (young IS NULL OR id < young)), '{}')
 FROM w GROUP BY cid`
