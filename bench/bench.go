@@ -140,7 +140,10 @@ type Phase struct {
 	PostgresCPU time.Duration // CPU of the postmaster and its live backends (lower bound)
 	BenchCPU    time.Duration // CPU of this load generator
 	Elapsed     time.Duration // wall time of the phase, warm-up included
-	RSS, HWM    int64         // server memory after the phase
+	// ServerWaiting is the time the server process's threads spent runnable with no core
+	// free during the phase (RunQueueWait; warm-up included, 0 when unknown).
+	ServerWaiting time.Duration
+	RSS, HWM      int64 // server memory after the phase
 	// Verdicts are the server's entry decisions during the phase (warm-up included), from
 	// switchboard_entries_total on /metrics: "admitted", "refused by engine (not_eligible)",
 	// "refused by database (quota)" and so on; nil when /metrics could not be read.
@@ -164,6 +167,11 @@ type SlowSecond struct {
 	MaxMS          float64
 	// ServeCores and PostgresCores are their CPU in that second, in cores (0: unknown).
 	ServeCores, PostgresCores float64 `json:",omitempty"`
+	// ServeWaiting and PhaseWaiting are the time the serve process's threads waited for a
+	// core (runnable, no core free: the load generator and PostgreSQL hold both) in that
+	// second and over the phase, in milliseconds per second summed over its threads (0:
+	// unknown).
+	ServeWaiting, PhaseWaiting float64 `json:",omitempty"`
 }
 
 // placeSlowest fills Slowest of the open-loop phases against serve from its trace: the
@@ -180,8 +188,23 @@ func placeSlowest(phases []*Phase, samples []MemorySample, started time.Time) {
 		if serve, pg, ok := cpuBetween(samples, at, at+time.Second); ok {
 			ss.ServeCores, ss.PostgresCores = serve, pg
 		}
+		if w, ok := waitingBetween(samples, at, at+time.Second); ok {
+			ss.ServeWaiting = w
+		}
+		from := p.Start.Sub(started)
+		if w, ok := waitingBetween(samples, from, from+time.Duration(len(p.Seconds))*time.Second); ok {
+			ss.PhaseWaiting = w
+		}
 		p.Slowest = ss
 	}
+}
+
+// WaitingPerSecond is ServerWaiting in milliseconds per second of the phase (0: unknown).
+func (p *Phase) WaitingPerSecond() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.ServerWaiting.Microseconds()) / 1e3 / p.Elapsed.Seconds()
 }
 
 // CacheHitShare is the share of the phase's offers answers served from the server's answer
@@ -707,10 +730,14 @@ func measure(client *fasthttp.HostClient, addr string, pid, pgPID int, l Load, s
 		before0 = scrapeCounts(client, addr)
 	}
 	before, pgBefore, selfBefore, t0 := ReadProc(pid), TreeCPU(pgPID), SelfCPU(), time.Now()
+	waitBefore, waitOK := RunQueueWait(pid)
 	r := Drive(l, s)
 	after := ReadProc(pid)
 	p := &Phase{Result: r, ServerCPU: after.CPU - before.CPU, BenchCPU: SelfCPU() - selfBefore,
 		Elapsed: time.Since(t0), RSS: after.RSS, HWM: after.HWM}
+	if waitAfter, ok := RunQueueWait(pid); ok && waitOK {
+		p.ServerWaiting = max(0, waitAfter-waitBefore)
+	}
 	if s.Repeats != nil {
 		p.Repeats = s.Repeats()
 	}

@@ -104,6 +104,17 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("%s %s: slowest second %+v (serve ready at %.1f s)", p.Scenario, p.Mode, ss, s.ReadySeconds)
 		}
 	}
+	// Two cores shared by the load generator, the servers and PostgreSQL: some server's threads
+	// waited for a core in some phase, and the report says so.
+	if _, err := os.Stat("/proc/self/schedstat"); err == nil {
+		waited := false
+		for _, p := range s.Phases {
+			waited = waited || p.ServerWaitingMSPerS > 0
+		}
+		if !waited {
+			t.Errorf("no phase's server waited for a core")
+		}
+	}
 	for _, want := range []string{"offers/closed", "offers/open", "offers-distinct/closed", "entries/closed", "entries/open",
 		"mix/closed", "entries-alone/open", "entries-joining/open", "callbacks/closed", "floor/closed", "floor/open"} {
 		if _, ok := seen[want]; !ok {

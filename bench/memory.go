@@ -19,6 +19,9 @@ type MemorySample struct {
 	// CPU and PostgresCPU are the serve process's and PostgreSQL's (TreeCPU) CPU so far;
 	// PostgresCPU is 0 until the trace knows the postmaster.
 	CPU, PostgresCPU time.Duration
+	// Waiting is the time the serve process's threads have waited for a core so far
+	// (RunQueueWait; 0 when the kernel does not say).
+	Waiting time.Duration
 }
 
 // RunMark is when something began in the run (a phase, the second process's start), on the
@@ -63,6 +66,7 @@ func traceMemory(pid int, start time.Time, every time.Duration) *memoryTrace {
 				return // the process is gone
 			}
 			sample := MemorySample{At: time.Since(start), RSS: st.RSS, CPU: st.CPU}
+			sample.Waiting, _ = RunQueueWait(pid)
 			if pg := t.postgres.Load(); pg > 0 {
 				sample.PostgresCPU = TreeCPU(int(pg))
 			}
@@ -188,4 +192,16 @@ func cpuBetween(s []MemorySample, from, to time.Duration) (serve, postgres float
 	}
 	span := (s[j].At - s[i].At).Seconds()
 	return (s[j].CPU - s[i].CPU).Seconds() / span, (s[j].PostgresCPU - s[i].PostgresCPU).Seconds() / span, true
+}
+
+// waitingBetween returns the time the serve process's threads waited for a core over the
+// samples that span [from, to), in milliseconds per second, as cpuBetween spans them (ok
+// false when the samples do not span it or carry no waits).
+func waitingBetween(s []MemorySample, from, to time.Duration) (msPerSecond float64, ok bool) {
+	i := sort.Search(len(s), func(i int) bool { return s[i].At > from }) - 1
+	j := sort.Search(len(s), func(j int) bool { return s[j].At >= to })
+	if i < 0 || j >= len(s) || s[j].Waiting == 0 {
+		return 0, false
+	}
+	return float64((s[j].Waiting - s[i].Waiting).Microseconds()) / 1e3 / (s[j].At - s[i].At).Seconds(), true
 }

@@ -122,8 +122,10 @@ func TestPlaceSlowest(t *testing.T) {
 	started := time.Unix(1000, 0)
 	var s []MemorySample
 	for i := range 101 {
+		// The threads wait 50 ms a second, and 250 ms in the second from 13 s (samples 65–70).
+		waiting := time.Duration(i)*10*time.Millisecond + time.Duration(min(max(i-65, 0), 5))*40*time.Millisecond
 		s = append(s, MemorySample{At: time.Duration(i) * 200 * time.Millisecond, CPU: time.Duration(i) * 160 * time.Millisecond,
-			PostgresCPU: time.Millisecond + time.Duration(i)*20*time.Millisecond})
+			PostgresCPU: time.Millisecond + time.Duration(i)*20*time.Millisecond, Waiting: waiting})
 	}
 	phase := func(target, mode string, secs ...Second) *Phase {
 		return &Phase{Target: target, Result: &Result{Mode: mode, Start: started.Add(10 * time.Second), Seconds: secs}}
@@ -144,6 +146,10 @@ func TestPlaceSlowest(t *testing.T) {
 	}
 	if math.Abs(got.ServeCores-0.8) > 1e-9 || math.Abs(got.PostgresCores-0.1) > 1e-9 {
 		t.Errorf("CPU in it: serve %.3f, PostgreSQL %.3f cores, want 0.8 and 0.1", got.ServeCores, got.PostgresCores)
+	}
+	// The phase's five seconds (10–15 s) waited 25 × 10 ms plus the burst's 200 ms.
+	if math.Abs(got.ServeWaiting-250) > 1e-6 || math.Abs(got.PhaseWaiting-90) > 1e-6 {
+		t.Errorf("waiting for a core: %.3f ms/s in it, %.3f over the phase, want 250 and 90", got.ServeWaiting, got.PhaseWaiting)
 	}
 	for i, p := range ps[1:] {
 		if p.Slowest != nil {
@@ -173,5 +179,41 @@ func TestMaintenanceBetween(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestParseSchedstat: the run-queue wait is the second of schedstat's three figures; a
+// line without them is not a reading.
+func TestParseSchedstat(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want time.Duration
+		ok   bool
+	}{
+		{"12158998 2554067 12\n", 2554067, true},
+		{"0 0 0", 0, true},
+		{"1172775 2336348", 0, false},
+		{"", 0, false},
+		{"1 x 3", 0, false},
+		{"1 -5 3", 0, false},
+	} {
+		got, ok := parseSchedstat([]byte(c.line))
+		if got != c.want || ok != c.ok {
+			t.Errorf("%q: %v (%v), want %v (%v)", c.line, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestRunQueueWait reads this process's threads: every Linux kernel this runs on keeps the
+// figures (CONFIG_SCHED_INFO), and a pid that does not exist has none.
+func TestRunQueueWait(t *testing.T) {
+	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
+		t.Skip("no schedstat on this kernel")
+	}
+	if w, ok := RunQueueWait(os.Getpid()); !ok || w < 0 {
+		t.Errorf("this process: %v (%v), want a reading", w, ok)
+	}
+	if _, ok := RunQueueWait(1 << 30); ok {
+		t.Errorf("a pid that does not exist has a reading")
 	}
 }

@@ -205,3 +205,41 @@ func DescribeMachine() Machine {
 	}
 	return m
 }
+
+// RunQueueWait is the time the threads of pid have spent runnable but waiting for a core,
+// summed over its live threads (the second field of /proc/<pid>/task/<tid>/schedstat): on
+// a machine whose cores the load generator and PostgreSQL share with the server, the time
+// a request waits with no core to run it, which the server's own code cannot remove. ok is
+// false when the kernel does not keep these figures.
+func RunQueueWait(pid int) (wait time.Duration, ok bool) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		if w, good := parseSchedstat(b); good {
+			wait += w
+			ok = true
+		}
+	}
+	return wait, ok
+}
+
+// parseSchedstat reads the run-queue wait of one schedstat line: "<on cpu ns> <waiting ns>
+// <timeslices>".
+func parseSchedstat(b []byte) (time.Duration, bool) {
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil || ns < 0 {
+		return 0, false
+	}
+	return time.Duration(ns), true
+}

@@ -54,10 +54,13 @@ type PhaseSummary struct {
 	P50, P90, P99, P999, Max, Mean float64 // milliseconds
 	ServerCPUPer1k                 float64
 	ServerCPU, PostgresCPU         float64 // seconds
-	BenchCPU                       float64
-	RSS, HWM                       int64
-	Ops                            map[string]uint64
-	Status                         map[int]uint64
+	// ServerWaitingMSPerS is the server process's threads' wait for a core, in
+	// milliseconds per second of the phase (Phase.WaitingPerSecond).
+	ServerWaitingMSPerS float64 `json:",omitempty"`
+	BenchCPU            float64
+	RSS, HWM            int64
+	Ops                 map[string]uint64
+	Status              map[int]uint64
 	// AdmittedShare is the share of entry answers that admitted (absent: no entries);
 	// AdmittedPerSec and CompletesPerSec are over the measured span.
 	AdmittedShare   *float64           `json:",omitempty"`
@@ -137,7 +140,7 @@ func summarize(p *Phase) PhaseSummary {
 		P50: ms(p.Hist.Quantile(0.5)), P90: ms(p.Hist.Quantile(0.9)), P99: ms(p.Hist.Quantile(0.99)),
 		P999: ms(p.Hist.Quantile(0.999)), Max: ms(p.Hist.Max()), Mean: p.Hist.Mean() / 1e6,
 		ServerCPUPer1k: p.CPUPer1k(), ServerCPU: p.ServerCPU.Seconds(), PostgresCPU: p.PostgresCPU.Seconds(),
-		BenchCPU: p.BenchCPU.Seconds(), RSS: p.RSS, HWM: p.HWM, Ops: map[string]uint64{}, Status: p.Status}
+		ServerWaitingMSPerS: p.WaitingPerSecond(), BenchCPU: p.BenchCPU.Seconds(), RSS: p.RSS, HWM: p.HWM, Ops: map[string]uint64{}, Status: p.Status}
 	for _, o := range p.Ops {
 		if o.Requests > 0 {
 			s.Ops[o.Name] = o.Requests
@@ -560,15 +563,20 @@ func (r *Report) Markdown(charts map[string][]byte) string {
 
 	w("### Latency vs offered load (open loop)\n\n")
 	w("Requests are scheduled on a fixed timeline; each latency runs from the request's *intended* send time, so a stall shows as the queue it causes (no coordinated omission). `unsent`: requests still not sent %s after the window, counted as errors with the time they had waited.\n\n", max(o.Duration, 5*time.Second))
-	w("| Scenario | offered req/s | achieved req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unsent | server CPU s / 1k req |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("`server waiting for a core`: the time the server process's threads (serve's, or the floor's) spent runnable with no core free over the phase, warm-up included, in milliseconds per second summed over its threads (/proc's schedstat): the load generator and PostgreSQL share the machine's cores with it, and a request that waits for a core waits however little work it needs.\n\n")
+	w("| Scenario | offered req/s | achieved req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unsent | server CPU s / 1k req | server waiting for a core (ms per s) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	series := map[string][]Series{}
 	for _, p := range r.Phases {
 		if p.Mode != "open" {
 			continue
 		}
-		w("| %s | %.0f | %.0f | %s | %s | %s | %s | %s | %d | %d | %.3f |\n", p.Scenario, p.Offered, p.Throughput,
+		waiting := "–"
+		if p.ServerWaiting > 0 {
+			waiting = fmt.Sprintf("%.0f", p.WaitingPerSecond())
+		}
+		w("| %s | %.0f | %.0f | %s | %s | %s | %s | %s | %d | %d | %.3f | %s |\n", p.Scenario, p.Offered, p.Throughput,
 			fmtMS(p.Hist.Quantile(0.5)), fmtMS(p.Hist.Quantile(0.9)), fmtMS(p.Hist.Quantile(0.99)), fmtMS(p.Hist.Quantile(0.999)),
-			fmtMS(p.Hist.Max()), p.Errors, p.Unsent, p.CPUPer1k())
+			fmtMS(p.Hist.Max()), p.Errors, p.Unsent, p.CPUPer1k(), waiting)
 		ss := series[p.Scenario]
 		if ss == nil {
 			ss = []Series{{Name: "p50"}, {Name: "p90"}, {Name: "p99"}, {Name: "p99.9"}}
@@ -704,14 +712,18 @@ func writeSlowest(w func(string, ...any), phases []*Phase) {
 			el := p.Elapsed.Seconds()
 			cpu = fmt.Sprintf("%.2f / %.2f | %.2f / %.2f", ss.ServeCores, p.ServerCPU.Seconds()/el, ss.PostgresCores, p.PostgresCPU.Seconds()/el)
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %.0f | %s | %.1f | %d | %d | %.1f | %s |\n", p.Scenario, p.Offered,
-			fmtMS(p.Hist.Quantile(0.99)), ss.Seconds, ss.Requests, ss.Slow, ss.MaxMS, cpu))
+		waiting := "–"
+		if ss.ServeWaiting > 0 || ss.PhaseWaiting > 0 {
+			waiting = fmt.Sprintf("%.0f / %.0f", ss.ServeWaiting, ss.PhaseWaiting)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %.0f | %s | %.1f | %d | %d | %.1f | %s | %s |\n", p.Scenario, p.Offered,
+			fmtMS(p.Hist.Quantile(0.99)), ss.Seconds, ss.Requests, ss.Slow, ss.MaxMS, cpu, waiting))
 	}
 	if len(rows) == 0 {
 		return
 	}
-	w("The slowest second of each open-loop phase against serve: the one with the most requests over %s (by when they were due), on the serve process's clock as in the memory chart, with the CPU the serve process and PostgreSQL spent in it against their average over the phase.\n\n", SlowLatency)
-	w("| Scenario | offered req/s | p99 ms | slowest second, s since serve started | requests due in it | over %s | max ms | serve CPU in it / phase (cores) | PostgreSQL CPU in it / phase (cores) |\n|---|---|---|---|---|---|---|---|---|\n", SlowLatency)
+	w("The slowest second of each open-loop phase against serve: the one with the most requests over %s (by when they were due), on the serve process's clock as in the memory chart, with the CPU the serve process and PostgreSQL spent in it against their average over the phase, and the time the serve process's threads spent runnable with no core to run on (/proc's schedstat, summed over its threads: the load generator and PostgreSQL held the cores), in it against the phase's average.\n\n", SlowLatency)
+	w("| Scenario | offered req/s | p99 ms | slowest second, s since serve started | requests due in it | over %s | max ms | serve CPU in it / phase (cores) | PostgreSQL CPU in it / phase (cores) | serve waiting for a core in it / phase (ms per s) |\n|---|---|---|---|---|---|---|---|---|---|\n", SlowLatency)
 	for _, r := range rows {
 		w("%s", r)
 	}
