@@ -118,6 +118,7 @@ func TestPanelConcurrent(t *testing.T) {
 				pl.Activity(id)
 				pl.Get(0, "a")
 				pl.Range(func(*engine.Participant, engine.Activity) bool { return false })
+				pl.RangeActivity(func(int64, engine.Activity) bool { return true })
 			}
 		}()
 	}
@@ -229,5 +230,43 @@ func TestPanelUserOf(t *testing.T) {
 	check("another", 102, 12, "c")
 	if _, _, ok := pl.UserOf(999); ok {
 		t.Error("UserOf(999) found a participant the panel does not hold")
+	}
+}
+
+// TestRangeActivity: every participant once, with the activity Activity reads, across the
+// chunks a shard is copied in (64 shards of about 470 rows here), and nothing after fn
+// returns false.
+func TestRangeActivity(t *testing.T) {
+	pl := engine.NewPanel()
+	const n = 30_000
+	for i := range n {
+		id := int64(i)*7 + 3
+		if _, err := pl.Upsert(1, "u"+strconv.Itoa(i), engine.Participant{ID: id, CountryID: 1}, ruleNow); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			pl.Touch(id, ruleNow+int64(i))
+		}
+	}
+	seen := map[int64]engine.Activity{}
+	pl.RangeActivity(func(id int64, a engine.Activity) bool {
+		if _, dup := seen[id]; dup {
+			t.Fatalf("%d seen twice", id)
+		}
+		seen[id] = a
+		return true
+	})
+	if len(seen) != n {
+		t.Fatalf("saw %d of %d", len(seen), n)
+	}
+	for id, a := range seen {
+		if want, _ := pl.Activity(id); a != want {
+			t.Fatalf("%d: %+v, want %+v", id, a, want)
+		}
+	}
+	calls := 0
+	pl.RangeActivity(func(int64, engine.Activity) bool { calls++; return false })
+	if calls != 1 {
+		t.Fatalf("%d calls after the first returned false", calls)
 	}
 }

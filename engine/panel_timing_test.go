@@ -96,3 +96,31 @@ func BenchmarkPanelLookup(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPanelWalk walks a panel of 1M synthetic participants as the activity write-back
+// does (every participant's id and activity): decoding each (Range) against reading the two
+// columns (RangeActivity). ns/participant is one walk's time over the panel's size.
+func BenchmarkPanelWalk(b *testing.B) {
+	const n = 1_000_000
+	pl := engine.NewPanel()
+	loadSynthPanel(pl, n)
+	var sum int64
+	walk := map[string]func(){
+		"Range": func() {
+			pl.Range(func(p *engine.Participant, a engine.Activity) bool { sum += p.ID ^ a.LastActive; return true })
+		},
+		"RangeActivity": func() {
+			pl.RangeActivity(func(id int64, a engine.Activity) bool { sum += id ^ a.LastActive; return true })
+		},
+	}
+	for _, name := range []string{"Range", "RangeActivity"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				walk[name]()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/participant")
+		})
+	}
+	_ = sum
+}

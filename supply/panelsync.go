@@ -155,9 +155,9 @@ func (a *API) flushActivity(ctx context.Context, since int64) (int64, error) {
 		return true
 	}
 	ok := true
-	a.panel.Range(func(p *engine.Participant, act engine.Activity) bool {
+	a.panel.RangeActivity(func(id int64, act engine.Activity) bool {
 		if act.LastActive > since {
-			ids = append(ids, p.ID)
+			ids = append(ids, id)
 			ats = append(ats, act.LastActive)
 			if len(ids) == 10_000 {
 				ok = flush()
