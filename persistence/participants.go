@@ -501,14 +501,20 @@ func (db *DB) ParticipantUser(ctx context.Context, id int64) (string, error) {
 	return user, classify(err)
 }
 
-// TouchParticipants raises last_active_at of each participant to the matching unix time of
-// at (never lowers it), so that the start-up load keeps recently active participants.
+// TouchParticipants records that each participant was active at the matching unix time of
+// at, so that the start-up load keeps recently active participants. last_active_at counts
+// days: it is raised to at only when it lies before at's UTC day, so it holds a
+// participant's first activity of its latest active day and a participant's row is
+// rewritten at most once a day however often it asks for offers (each write is a new row
+// version and an entry in every index of participants). What reads it reads days: the
+// start-up's window and the active days of the panel's activity.
 func (db *DB) TouchParticipants(ctx context.Context, ids, at []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := db.Pool.Exec(ctx, `UPDATE participants p SET last_active_at = greatest(p.last_active_at, to_timestamp(t.at))
-		FROM unnest($1::bigint[], $2::bigint[]) AS t(id, at) WHERE p.id = t.id`, ids, at)
+	_, err := db.Pool.Exec(ctx, `UPDATE participants p SET last_active_at = to_timestamp(t.at)
+		FROM unnest($1::bigint[], $2::bigint[]) AS t(id, at)
+		WHERE p.id = t.id AND p.last_active_at < to_timestamp(t.at - t.at % 86400)`, ids, at)
 	return classify(err)
 }
 
