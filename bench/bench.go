@@ -192,7 +192,7 @@ func placeSlowest(phases []*Phase, samples []MemorySample, started time.Time) {
 			ss.ServeWaiting = w
 		}
 		from := p.Start.Sub(started)
-		if w, ok := waitingBetween(samples, from, from+time.Duration(len(p.Seconds))*time.Second); ok {
+		if w, ok := waitingBetween(samples, from, from+p.Span); ok {
 			ss.PhaseWaiting = w
 		}
 		p.Slowest = ss

@@ -196,11 +196,12 @@ func cpuBetween(s []MemorySample, from, to time.Duration) (serve, postgres float
 
 // waitingBetween returns the time the serve process's threads waited for a core over the
 // samples that span [from, to), in milliseconds per second, as cpuBetween spans them (ok
-// false when the samples do not span it or carry no waits).
+// false when the samples do not span it or carry no waits, or when the sum fell: a thread
+// that exits takes its wait out of it, as the process's do while it stops).
 func waitingBetween(s []MemorySample, from, to time.Duration) (msPerSecond float64, ok bool) {
 	i := sort.Search(len(s), func(i int) bool { return s[i].At > from }) - 1
 	j := sort.Search(len(s), func(j int) bool { return s[j].At >= to })
-	if i < 0 || j >= len(s) || s[j].Waiting == 0 {
+	if i < 0 || j >= len(s) || s[j].Waiting == 0 || s[j].Waiting < s[i].Waiting {
 		return 0, false
 	}
 	return float64((s[j].Waiting - s[i].Waiting).Microseconds()) / 1e3 / (s[j].At - s[i].At).Seconds(), true

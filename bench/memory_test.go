@@ -128,7 +128,8 @@ func TestPlaceSlowest(t *testing.T) {
 			PostgresCPU: time.Millisecond + time.Duration(i)*20*time.Millisecond, Waiting: waiting})
 	}
 	phase := func(target, mode string, secs ...Second) *Phase {
-		return &Phase{Target: target, Result: &Result{Mode: mode, Start: started.Add(10 * time.Second), Seconds: secs}}
+		return &Phase{Target: target, Result: &Result{Mode: mode, Start: started.Add(10 * time.Second), Seconds: secs,
+			Span: time.Duration(len(secs)) * time.Second}}
 	}
 	quiet := Second{Requests: 100, Max: time.Millisecond}
 	stall := Second{Requests: 90, Slow: 40, Max: 90 * time.Millisecond}
@@ -150,6 +151,12 @@ func TestPlaceSlowest(t *testing.T) {
 	// The phase's five seconds (10–15 s) waited 25 × 10 ms plus the burst's 200 ms.
 	if math.Abs(got.ServeWaiting-250) > 1e-6 || math.Abs(got.PhaseWaiting-90) > 1e-6 {
 		t.Errorf("waiting for a core: %.3f ms/s in it, %.3f over the phase, want 250 and 90", got.ServeWaiting, got.PhaseWaiting)
+	}
+	// A thread that exits takes its wait out of the sum (the process stopping): no figure
+	// rather than a negative one.
+	s[70].Waiting = s[65].Waiting - time.Millisecond
+	if w, ok := waitingBetween(s, 13*time.Second, 14*time.Second); ok {
+		t.Errorf("a sum that fell: %.3f ms/s, want none", w)
 	}
 	for i, p := range ps[1:] {
 		if p.Slowest != nil {
