@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -129,4 +130,73 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// BenchmarkTouchParticipants times one batch of the activity write-back (10,000 ids of a
+// table of 200,000 participants, the write-back's batch): "new day" when the stored
+// last_active_at lies on an earlier UTC day (each row rewritten), "same day" when it lies
+// earlier the same day (the rows only looked up, since last_active_at counts days).
+// ms/batch is the median batch. Run with
+// go test ./persistence -run '^$' -bench TouchParticipants -benchtime 10x
+func BenchmarkTouchParticipants(b *testing.B) {
+	const n, batch = 200_000, 10_000
+	ctx := context.Background()
+	db, err := persistence.Open(ctx, pgtest.URL(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var pub int64
+	err = db.Pool.QueryRow(ctx, `INSERT INTO publishers (name, currency_name, exchange_rate, revenue_share,
+		redirect_url, api_secret, environment, token_hash)
+		VALUES ('bench', 'points', 1, 0.5, 'https://p.example/r', 's', 'live', '\x01') RETURNING id`).Scan(&pub)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = db.Pool.Exec(ctx, `INSERT INTO participants (publisher_id, user_identifier, country_id, profile)
+		SELECT $1, 'u' || (100000000000 + i)::text, (SELECT min(id) FROM countries),
+			jsonb_build_object('42', jsonb_build_array(18 + i % 62), '43', jsonb_build_array(1 + i % 2),
+				'45', jsonb_build_array(lpad((i % 40000)::text, 5, '0')))
+		FROM generate_series(1, $2::int) AS i`, pub, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `VACUUM ANALYZE participants`); err != nil {
+		b.Fatal(err)
+	}
+	var first int64
+	if err := db.Pool.QueryRow(ctx, `SELECT min(id) FROM participants`).Scan(&first); err != nil {
+		b.Fatal(err)
+	}
+	day := time.Now().UTC().Truncate(24*time.Hour).Unix() + 3600
+	for _, c := range []struct {
+		name   string
+		stored int64 // last_active_at before each batch, relative to day
+	}{{"new day", -2 * 86400}, {"same day", -1800}} {
+		b.Run(c.name, func(b *testing.B) {
+			var lat []time.Duration
+			k := 0
+			for b.Loop() {
+				b.StopTimer()
+				from := first + int64(k%(n/batch))*batch
+				k++
+				if _, err := db.Pool.Exec(ctx, `UPDATE participants SET last_active_at = to_timestamp($1)
+					WHERE id >= $2 AND id < $3`, day+c.stored, from, from+batch); err != nil {
+					b.Fatal(err)
+				}
+				ids, ats := make([]int64, batch), make([]int64, batch)
+				for i := range ids {
+					ids[i], ats[i] = from+int64(i), day+int64(i%600)
+				}
+				b.StartTimer()
+				start := time.Now()
+				if err := db.TouchParticipants(ctx, ids, ats); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1e3, "ms/batch")
+		})
+	}
 }
