@@ -662,10 +662,10 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			// The joining phases' URLs are set aside first: on a fast machine the phases
 			// before them would use up the harvest and leave them nothing to measure. They
 			// may take three fifths of it: at 100k campaigns the harvest is bounded by the
-			// campaigns' rooms (about 125,000 URLs however long it runs), the joining phases
-			// need about 72,000 at JoinRate (a 65-s start), and the entries and mix phases
-			// used 46,000 at 3,900 admitted entries/s; with half, the join's share ran out
-			// 52–56 s into a 62–65-s start.
+			// campaigns' rooms (about 210,000 URLs with quota targets ×10), the joining
+			// phases need up to 127,000 at JoinRate (joinURLWindow), and the entries and mix
+			// phases used 61,000 at 4,800 admitted entries/s (2026-12-02); with half, the
+			// join's share once ran out 52–56 s into a 62–65-s start.
 			all := rep.Harvest.Entries
 			reserve := min(len(all)*3/5, int(JoinRate*(o.Warmup+o.Duration+max(3*o.Duration, joinURLWindow)).Seconds()))
 			entries, joining := NewEntries(all[:len(all)-reserve]), NewEntries(all[len(all)-reserve:])
@@ -762,9 +762,11 @@ func measure(client *fasthttp.HostClient, addr string, pid, pgPID int, l Load, s
 const JoinRate = 1000
 
 // joinURLWindow is how long the entry URLs set aside for the joining phase last at JoinRate:
-// the phase runs until the second process is ready (a joining process loads gently: about
-// 45 s at 100,000 campaigns and a million participants), or until they run out.
-const joinURLWindow = 90 * time.Second
+// the phase runs until the second process is ready (a joining process loads gently: 45–95 s
+// at 100,000 campaigns and a million participants since its first build is paced too; at 90 s
+// three runs of 2026-12-02 measured only the first 1m30s of a 1m31s–1m36s start), or until
+// they run out.
+const joinURLWindow = 2 * time.Minute
 
 // joinWindowMax bounds the joining phase when the second process is slow to be ready.
 const joinWindowMax = 10 * time.Minute
