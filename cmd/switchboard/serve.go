@@ -56,6 +56,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.DurationVar(&cfg.Router.GroupCommit.Cycle, "commit-cycle", defaultCommitCycle, "least time between the starts of two group commits of entries (and of callbacks): below the rate that fills a cycle, an entry waits up to this for others to share its transaction (0: a commit starts as soon as the last one is done)")
 	f.IntVar(&cfg.Router.EntryWorkers, "entry-workers", defaultEntryWorkers, "batches of entries decided at once, each in its own transaction (a campaign's entries always share one)")
 	f.DurationVar(&cfg.Router.Partitions.Period, "session-partition-period", 30*24*time.Hour, "time one new partition of sessions should hold at the current entry rate (docs/operations.md, \"A year of sessions\")")
+	f.Float64Var(&cfg.JoinLoadShare, "join-load-share", app.DefaultJoinLoadShare, "share of wall-clock time, above 0 and at most 1, that the start-up loads of a process joining serving ones may work (1: unpaced): lower keeps the serving processes' latency, at the cost of a longer start (docs/operations.md, \"Adding a process beside serving ones\")")
 	qualityFlags(f, &cfg) // quality.go
 	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
@@ -73,6 +74,9 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if cfg.Router.GroupCommit.Cycle < 0 {
 		return fmt.Errorf("--commit-cycle must not be negative, got %v", cfg.Router.GroupCommit.Cycle)
+	}
+	if r := cfg.JoinLoadShare; !(r > 0 && r <= 1) {
+		return fmt.Errorf("--join-load-share must be above 0 and at most 1, got %v", r)
 	}
 	if r := cfg.HTTP.AccessLogSample; !(r >= 0 && r <= 1) {
 		return fmt.Errorf("--access-log-sample must be between 0 and 1, got %v", r)

@@ -63,6 +63,10 @@ type Config struct {
 	// AllocationEvery is the period at which the balanced allocation recomputes its weights
 	// off the request path (default 5 min).
 	AllocationEvery time.Duration
+	// JoinLoadShare is the share of wall-clock time, in (0, 1], that the start-up loads of a
+	// process joining serving ones may work (join.go; 1: unpaced; 0: DefaultJoinLoadShare):
+	// lower keeps the serving processes' latency, at the cost of a longer start.
+	JoinLoadShare float64
 }
 
 // withDefaults fills what the caller left empty.
@@ -94,6 +98,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AllocationEvery <= 0 {
 		c.AllocationEvery = 5 * time.Minute
+	}
+	if c.JoinLoadShare == 0 {
+		c.JoinLoadShare = DefaultJoinLoadShare
 	}
 	return c
 }

@@ -16,14 +16,16 @@ import (
 // core of the machine and of the database for seconds, and the serving processes' entries
 // would wait behind it. A joining process loads gently instead until every load is in: one
 // participant stream, one core of Go, and its loads and its engine's first build paced to
-// work a quarter of the time (joinLoadDuty); it is ready later, the fleet keeps its
+// work a share of the time (Config.JoinLoadShare); it is ready later, the fleet keeps its
 // latency. A process that starts alone loads with everything it has.
 
-// joinLoadDuty is the share of wall-clock time a joining process's loads may work, together
-// (persistence.DB.SetLoadDuty): one stream and one core still took most of a two-core
-// machine's time (about 0.9 core of Go and 0.7 of PostgreSQL), and the serving processes'
-// entries queued behind them.
-const joinLoadDuty = 0.25
+// DefaultJoinLoadShare is the share of wall-clock time a joining process's loads may work,
+// together (persistence.DB.SetLoadDuty), unless Config.JoinLoadShare says otherwise. Unpaced,
+// one stream and one core still took most of a two-core machine's time (about 0.9 core of
+// Go and 0.7 of PostgreSQL); at a quarter, the serving process's entries at 1,000/s had a
+// p99 of 36–62 ms over the start at 100k campaigns (10–15 ms alone), at a tenth 22–30 ms
+// (docs/performance.md, "A joining process's share of the clock").
+const DefaultJoinLoadShare = 0.1
 
 // servingFresh is how recent a heartbeat must be for its process to count as serving:
 // three heartbeats.
@@ -55,9 +57,9 @@ func (a *App) joinGently(ctx context.Context) (end func()) {
 		return nil
 	}
 	a.log.Info("joining serving processes: loading with one stream and one core, paced", zap.Int("serving", n),
-		zap.Float64("duty", joinLoadDuty))
+		zap.Float64("duty", a.cfg.JoinLoadShare))
 	a.DB.SetLoadStreams(1)
-	a.DB.SetLoadDuty(joinLoadDuty)
+	a.DB.SetLoadDuty(a.cfg.JoinLoadShare)
 	// The engine's first build is paced with the loads: unpaced, at 100k campaigns it took a
 	// core for a second and more, and the serving processes' PostgreSQL backends waited
 	// tens of milliseconds at a time for the CPU (docs/performance.md, "The join's stall").

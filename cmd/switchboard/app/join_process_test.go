@@ -7,12 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
 
-// A process that starts while another serves the same database joins gently, and gets
-// every core back once its loads are in; the first process, alone when it started, did not.
+// A process that starts while another serves the same database joins gently, its loads
+// paced to the share of the clock it was given, and gets every core back once its loads are
+// in; the first process, alone when it started, did not.
 func TestJoiningProcessLoadsGently(t *testing.T) {
 	url := pgtest.URL(t)
 	procs := runtime.GOMAXPROCS(0)
@@ -33,9 +38,16 @@ func TestJoiningProcessLoadsGently(t *testing.T) {
 			t.Fatalf("no heartbeat of the first process: %+v", ps)
 		}
 	}
-	second := apptest.Start(t, apptest.Options{DatabaseURL: url})
+	core, logs := observer.New(zap.InfoLevel)
+	const share = 0.3
+	second := apptest.Start(t, apptest.Options{DatabaseURL: url, Log: zap.New(core),
+		Configure: func(c *app.Config) { c.JoinLoadShare = share }})
 	if !second.App.Joining {
 		t.Fatal("the second process did not join gently beside a serving one")
+	}
+	joined := logs.FilterMessage("joining serving processes: loading with one stream and one core, paced").All()
+	if len(joined) != 1 || joined[0].ContextMap()["duty"] != share {
+		t.Errorf("the joining process's log: %+v, want one entry with duty %v", joined, share)
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		resp, err := second.Client.Get(second.URL + "/readyz")
