@@ -661,13 +661,14 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		} else {
 			// The joining phases' URLs are set aside first: on a fast machine the phases
 			// before them would use up the harvest and leave them nothing to measure. They
-			// may take three fifths of it: at 100k campaigns the harvest is bounded by the
-			// campaigns' rooms (about 210,000 URLs with quota targets ×10), the joining
-			// phases need up to 127,000 at JoinRate (joinURLWindow), and the entries and mix
-			// phases used 61,000 at 4,800 admitted entries/s (2026-12-02); with half, the
-			// join's share once ran out 52–56 s into a 62–65-s start.
+			// may take seven tenths of it: at 100k campaigns the harvest is bounded by the
+			// campaigns' rooms (about 235,000 URLs with quota targets ×10 when every
+			// participant is asked), the joining phases need about 160,000 at JoinRate (a
+			// start of 2m35s), and the entries and mix phases used 61,000 at 4,800 admitted
+			// entries/s (2026-12-02); with half, the join's share once ran out 52–56 s into
+			// a 62–65-s start.
 			all := rep.Harvest.Entries
-			reserve := min(len(all)*3/5, int(JoinRate*(o.Warmup+o.Duration+max(3*o.Duration, joinURLWindow)).Seconds()))
+			reserve := min(len(all)*7/10, int(JoinRate*(o.Warmup+o.Duration+max(3*o.Duration, joinURLWindow)).Seconds()))
 			entries, joining := NewEntries(all[:len(all)-reserve]), NewEntries(all[len(all)-reserve:])
 			ep := profiled(ScEntries, func() *Phase {
 				return phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
@@ -762,11 +763,10 @@ func measure(client *fasthttp.HostClient, addr string, pid, pgPID int, l Load, s
 const JoinRate = 1000
 
 // joinURLWindow is how long the entry URLs set aside for the joining phase last at JoinRate:
-// the phase runs until the second process is ready (a joining process loads gently: 45–95 s
-// at 100,000 campaigns and a million participants since its first build is paced too; at 90 s
-// three runs of 2026-12-02 measured only the first 1m30s of a 1m31s–1m36s start), or until
-// they run out.
-const joinURLWindow = 2 * time.Minute
+// the phase runs until the second process is ready (a joining process loads gently: at
+// 100,000 campaigns and a million participants 45–95 s at a quarter of the clock, 2m35s at
+// serve's default tenth), or until they run out.
+const joinURLWindow = 3 * time.Minute
 
 // joinWindowMax bounds the joining phase when the second process is slow to be ready.
 const joinWindowMax = 10 * time.Minute
