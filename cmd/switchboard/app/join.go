@@ -23,7 +23,7 @@ import (
 // together (persistence.DB.SetLoadDuty), unless Config.JoinLoadShare says otherwise. Unpaced,
 // one stream and one core still took most of a two-core machine's time (about 0.9 core of
 // Go and 0.7 of PostgreSQL); at a quarter, the serving process's entries at 1,000/s had a
-// p99 of 36–62 ms over the start at 100k campaigns (10–15 ms alone), at a tenth 22–30 ms
+// p99 of 36–62 ms over the start at 100k campaigns (10–15 ms alone), at a tenth 22–44 ms
 // (docs/performance.md, "A joining process's share of the clock").
 const DefaultJoinLoadShare = 0.1
 
