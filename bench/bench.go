@@ -663,8 +663,8 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			// before them would use up the harvest and leave them nothing to measure. They
 			// may take seven tenths of it: at 100k campaigns the harvest is bounded by the
 			// campaigns' rooms (about 235,000 URLs with quota targets ×10 when every
-			// participant is asked), the joining phases need about 160,000 at JoinRate (a
-			// start of 2m35s), and the entries and mix phases used 61,000 at 4,800 admitted
+			// participant is asked), the joining phases need 160,000–220,000 at JoinRate (a
+			// start of 2m35s–3m42s), and the entries and mix phases used 61,000 at 4,800 admitted
 			// entries/s (2026-12-02); with half, the join's share once ran out 52–56 s into
 			// a 62–65-s start.
 			all := rep.Harvest.Entries
@@ -764,8 +764,8 @@ const JoinRate = 1000
 
 // joinURLWindow is how long the entry URLs set aside for the joining phase last at JoinRate:
 // the phase runs until the second process is ready (a joining process loads gently: at
-// 100,000 campaigns and a million participants 45–95 s at a quarter of the clock, 2m35s at
-// serve's default tenth), or until they run out.
+// 100,000 campaigns and a million participants 45–95 s at a quarter of the clock, 2m35s–3m42s
+// at serve's default tenth), or until they run out, which the report says.
 const joinURLWindow = 3 * time.Minute
 
 // joinWindowMax bounds the joining phase when the second process is slow to be ready.
