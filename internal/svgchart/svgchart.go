@@ -1,8 +1,8 @@
 // Package svgchart draws the project's charts as SVG on the server: line charts over numeric
-// (optionally logarithmic) axes and horizontal bar charts. The benchmark report writes them
-// as standalone files; the web console inlines them in its pages (Inline), where each carries
-// a <title> and a <desc> as its text alternative and nothing that needs a script or a style
-// attribute (the console's Content-Security-Policy allows neither).
+// (optionally logarithmic) or date axes and horizontal bar charts. The benchmark report writes
+// them as standalone files; the web console inlines them in its pages (Inline), where each
+// carries a <title> and a <desc> as its text alternative and nothing that needs a script or a
+// style attribute (the console's Content-Security-Policy allows neither).
 package svgchart
 
 import (
@@ -11,18 +11,23 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // Point is one (x, y) of a series.
 type Point struct{ X, Y float64 }
 
-// Series is one line of a LineChart.
+// Series is one line of a LineChart. A point that cannot be drawn (NaN, or not positive on a
+// logarithmic axis) breaks the line; a point left without a neighbour is drawn as a large dot.
 type Series struct {
 	Name   string
 	Points []Point
 	Dashed bool
 	// Bare draws the line without a dot at each point: for a long series sampled over time.
 	Bare bool
+	// Color is the line's colour (an SVG colour); empty: the palette's, by the series' place.
+	// A caller whose series stand for the same thing on several charts sets it.
+	Color string
 }
 
 // Mark is a vertical line across a LineChart at X with a label: when something began.
@@ -31,12 +36,16 @@ type Mark struct {
 	Label string
 }
 
-// LineChart is a chart of lines over numeric axes, either of them logarithmic.
+// LineChart is a chart of lines over numeric axes, either of them logarithmic, or over days.
 type LineChart struct {
 	Title, XLabel, YLabel string
 	Desc                  string // the text alternative's longer part (<desc>); empty: none
 	LogX, LogY            bool
-	Series                []Series
+	// Dates makes X a day (Day): the axis reaches half a day beyond the first and the last,
+	// so that a single day stands in the middle, and its ticks are whole days labelled as
+	// dates ("Dec 7"), the last day always among them. LogX is ignored.
+	Dates  bool
+	Series []Series
 	// Marks are drawn behind the series, their labels written upwards from the plot's foot.
 	Marks []Mark
 }
@@ -46,6 +55,8 @@ type Bar struct {
 	Label string
 	Value float64
 	Note  string // printed after the value
+	// Color is the bar's colour (an SVG colour); empty: the palette's, by the bar's place.
+	Color string
 }
 
 // BarChart is a horizontal bar chart.
@@ -56,6 +67,45 @@ type BarChart struct {
 }
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"}
+
+// colorOf is c (escaped for an attribute), or the palette's colour for place i when c is empty.
+func colorOf(c string, i int) string {
+	if c != "" {
+		return esc(c)
+	}
+	return palette[i%len(palette)]
+}
+
+// Day is t's UTC day as an X value of a Dates chart: whole days since the Unix epoch.
+func Day(t time.Time) float64 { return math.Floor(float64(t.Unix()) / 86400) }
+
+// dayTicks returns whole days covering [lo, hi] (days), counted back from the last one at a
+// step of 1, 2, 7, 14, 28 days or more, for at most 8 labels.
+func dayTicks(lo, hi float64) []float64 {
+	step := 1.0
+	for _, s := range []float64{1, 2, 7, 14, 28, 91, 182, 364} {
+		step = s
+		if (hi-lo)/s <= 8 {
+			break
+		}
+	}
+	var out []float64
+	for v := math.Floor(hi); v >= lo; v -= step {
+		out = append(out, v)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// fmtDay labels day d (Day) as "Dec 7".
+func fmtDay(d float64) string { return time.Unix(int64(d)*86400, 0).UTC().Format("Jan 2") }
+
+// loneR and dotR are the radii of a point without a neighbour on its line (the only mark of
+// its value, so large enough to see on a phone, where the chart is drawn at half its size)
+// and of a point on a line.
+const loneR, dotR = 6, 3
 
 const (
 	chartW, chartH                     = 720, 420
@@ -151,30 +201,43 @@ func (c LineChart) Inline() []byte { return c.render(true) }
 func (c LineChart) render(inline bool) []byte {
 	var b bytes.Buffer
 	svgHead(&b, chartW, chartH, c.Title, c.Desc, inline)
+	if c.Dates {
+		c.LogX = false
+	}
+	skip := func(p Point) bool {
+		return (c.LogX && p.X <= 0) || (c.LogY && p.Y <= 0) || math.IsNaN(p.X) || math.IsNaN(p.Y)
+	}
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, s := range c.Series {
 		for _, p := range s.Points {
-			if (c.LogX && p.X <= 0) || (c.LogY && p.Y <= 0) || math.IsNaN(p.X) || math.IsNaN(p.Y) {
+			if skip(p) {
 				continue
 			}
 			xlo, xhi = math.Min(xlo, p.X), math.Max(xhi, p.X)
 			ylo, yhi = math.Min(ylo, p.Y), math.Max(yhi, p.Y)
 		}
 	}
-	if math.IsInf(xlo, 0) {
+	empty := math.IsInf(xlo, 0)
+	if empty {
 		xlo, xhi, ylo, yhi = 1, 10, 1, 10
 	}
 	if !c.LogY {
 		ylo = 0
 	}
-	if !c.LogX && xlo > 0 && xlo < (xhi-xlo) {
+	if !c.LogX && !c.Dates && xlo > 0 && xlo < (xhi-xlo) {
 		xlo = 0
 	}
 	var xt, yt []float64
-	if c.LogX {
+	switch {
+	case c.Dates:
+		xlo, xhi = xlo-0.5, xhi+0.5
+		if !empty { // no day to label
+			xt = dayTicks(xlo, xhi)
+		}
+	case c.LogX:
 		xt = logTicks(xlo, xhi)
 		xlo, xhi = math.Min(xlo, xt[0]), math.Max(xhi, xt[len(xt)-1])
-	} else {
+	default:
 		xt = niceTicks(xlo, xhi, 6)
 		xlo, xhi = xt[0], math.Max(xhi, xt[len(xt)-1])
 	}
@@ -200,8 +263,12 @@ func (c LineChart) render(inline bool) []byte {
 	}
 	for _, v := range xt {
 		x := sx(v)
+		label := fmtTick(v)
+		if c.Dates {
+			label = fmtDay(v)
+		}
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", x, marginT, x, marginT+ph)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, marginT+ph+16, esc(fmtTick(v)))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, marginT+ph+16, esc(label))
 	}
 	for _, v := range yt {
 		y := sy(v)
@@ -220,26 +287,39 @@ func (c LineChart) render(inline bool) []byte {
 		fmt.Fprintf(&b, `<text transform="translate(%.1f %.1f) rotate(-90)" font-size="10" fill="#555">%s</text>`+"\n", x+10, marginT+ph-4, esc(m.Label))
 	}
 	for i, s := range c.Series {
-		col := palette[i%len(palette)]
-		var pts []string
-		for _, p := range s.Points {
-			if (c.LogX && p.X <= 0) || (c.LogY && p.Y <= 0) || math.IsNaN(p.X) || math.IsNaN(p.Y) {
-				continue
-			}
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", sx(p.X), sy(p.Y)))
-		}
+		col := colorOf(s.Color, i)
 		dash := ""
 		if s.Dashed {
 			dash = ` stroke-dasharray="6 4"`
 		}
-		if len(pts) > 0 {
-			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
-			for _, p := range pts {
-				if s.Bare {
-					break // a dot per sample would hide the line
+		// The runs of points that can be drawn, each one line.
+		var runs [][]string
+		var run []string
+		for _, p := range s.Points {
+			if skip(p) {
+				if len(run) > 0 {
+					runs, run = append(runs, run), nil
 				}
+				continue
+			}
+			run = append(run, fmt.Sprintf("%.1f,%.1f", sx(p.X), sy(p.Y)))
+		}
+		if len(run) > 0 {
+			runs = append(runs, run)
+		}
+		for _, pts := range runs {
+			r := dotR
+			if len(pts) == 1 {
+				r = loneR
+			} else {
+				fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
+				if s.Bare {
+					continue // a dot per sample would hide the line
+				}
+			}
+			for _, p := range pts {
 				x, y, _ := strings.Cut(p, ",")
-				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", x, y, col)
+				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="%d" fill="%s"/>`+"\n", x, y, r, col)
 			}
 		}
 		ly := marginT + 10 + 18*i
@@ -274,7 +354,7 @@ func (c BarChart) render(inline bool) []byte {
 		y := marginT + rowH*i
 		w := pw * math.Max(x.Value, 0) / hi
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", labelW-8, y+rowH/2+4, esc(x.Label))
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", labelW, y+4, w, rowH-8, palette[i%len(palette)])
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", labelW, y+4, w, rowH-8, colorOf(x.Color, i))
 		label := fmtTick(x.Value) + " " + c.Unit
 		if x.Note != "" {
 			label += " (" + x.Note + ")"
