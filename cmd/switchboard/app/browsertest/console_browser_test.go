@@ -34,6 +34,25 @@ func (tb *tab) consoleLayout() {
 	}
 }
 
+// fieldStyle is a JavaScript function of an element giving what draws it as a text field:
+// its box, borders, padding, font and colours, as computed.
+const fieldStyle = `e => { const s = getComputedStyle(e); return ["display", "boxSizing", "width", "minHeight",
+	"borderTopWidth", "borderTopStyle", "borderTopColor", "borderRightWidth", "borderRightStyle", "borderRightColor",
+	"borderBottomWidth", "borderBottomStyle", "borderBottomColor", "borderLeftWidth", "borderLeftStyle", "borderLeftColor",
+	"borderTopLeftRadius", "paddingTop", "paddingRight", "paddingBottom", "paddingLeft",
+	"fontFamily", "fontSize", "fontWeight", "lineHeight", "color", "backgroundColor"].map(p => p + ": " + s[p]).join("; ") }`
+
+// styledAsText fails unless the field sel (not focused) is drawn as the stylesheet draws a
+// text input: one put beside it has the same computed style.
+func (tb *tab) styledAsText(sel string) {
+	tb.t.Helper()
+	if diff := tb.str(`(() => { const f = document.querySelector(` + strconv.Quote(sel) + `), t = document.createElement("input");
+		t.type = "text"; f.after(t); const style = ` + fieldStyle + `; const a = style(f), b = style(t); t.remove();
+		return a === b ? "" : "field: " + a + "\ntext:  " + b })()`); diff != "" {
+		tb.t.Fatalf("%s is not drawn as a text input:\n%s", sel, diff)
+	}
+}
+
 // enter takes user into campaign id's survey through the offer's entry link, as a partner's
 // app would, and returns the session's tid.
 func (w *world) enter(user string, id int64) string {
@@ -62,6 +81,8 @@ func TestConsoleBrowser(t *testing.T) {
 		tb := b.tab(t)
 		tb.navigates(w.s.PublicURL+"/console/sign-in", chromedp.Navigate(w.s.PublicURL+"/console"))
 		tb.consoleLayout()
+		tb.styledAsText("#email")
+		tb.styledAsText("#token")
 		tb.shot("console-sign-in")
 
 		// Keyboard only: the skip link, the e-mail, the token, Enter submits.
@@ -173,6 +194,7 @@ func TestConsoleBrowser(t *testing.T) {
 		tb := b.tab(t)
 		tb.navigates(w.s.PublicURL+"/console/operator/sign-in", chromedp.Navigate(w.s.PublicURL+"/console/operator/sign-in"))
 		tb.consoleLayout()
+		tb.styledAsText("#token")
 		tb.shot("console-operator-sign-in")
 		tb.navigates(w.s.PublicURL+"/console/operator", chromedp.SendKeys(chromedp.CSS("#token"), token),
 			chromedp.Click(chromedp.CSS("button[type=submit]")))
