@@ -80,10 +80,11 @@ type campaignPage struct {
 
 // pacingDay is one day of field: completes that day, cumulative, and the even-pacing target.
 type pacingDay struct {
-	Day        string
+	Day        time.Time // UTC midnight
 	Completes  int64
 	Cumulative int64
 	Even       int64
+	Ahead      bool // the day has not begun: it has no completes to show yet
 }
 
 func (a *API) campaignOf(ctx *fasthttp.RequestCtx, s *consoleSession) (persistence.CampaignDetail, error) {
@@ -94,8 +95,7 @@ func (a *API) campaignOf(ctx *fasthttp.RequestCtx, s *consoleSession) (persisten
 	return a.d.DB.Campaign(dbContext(ctx), s.Buyer.ID, id)
 }
 
-// pacing lays out completes per day from the campaign's start to its last day in field (or
-// today, when later), with the even-pacing line: target × days elapsed / days in field.
+// pacing lays out the campaign's completes per day (pacingDays).
 func (a *API) pacing(ctx *fasthttp.RequestCtx, c persistence.CampaignDetail, target int64) ([]pacingDay, error) {
 	start, err := a.d.DB.CampaignStart(dbContext(ctx), c.ID)
 	if err != nil {
@@ -105,11 +105,17 @@ func (a *API) pacing(ctx *fasthttp.RequestCtx, c persistence.CampaignDetail, tar
 	if err != nil {
 		return nil, err
 	}
-	first := start.Truncate(24 * time.Hour)
-	days := max(c.DaysInField, 1)
-	if today := int(time.Now().UTC().Sub(first)/(24*time.Hour)) + 1; today > days {
-		days = today
-	}
+	return pacingDays(start, c.DaysInField, target, daily, time.Now()), nil
+}
+
+// pacingDays lays out completes per UTC day from start to the last day in field (or today,
+// or the last day with completes, when later; a year at most), with the even-pacing line:
+// target × days elapsed / days in field. The days after now's are Ahead.
+func pacingDays(start time.Time, daysInField int, target int64, daily []persistence.DayCount, now time.Time) []pacingDay {
+	first := start.UTC().Truncate(24 * time.Hour)
+	days := max(daysInField, 1)
+	today := int(now.UTC().Sub(first) / (24 * time.Hour))
+	days = max(days, today+1)
 	if n := len(daily); n > 0 {
 		if last := int(daily[n-1].Day.Sub(first)/(24*time.Hour)) + 1; last > days {
 			days = last
@@ -118,8 +124,9 @@ func (a *API) pacing(ctx *fasthttp.RequestCtx, c persistence.CampaignDetail, tar
 	days = min(days, 366)
 	out := make([]pacingDay, days)
 	for i := range out {
-		out[i].Day = first.AddDate(0, 0, i).Format("2006-01-02")
-		out[i].Even = int64(math.Round(float64(target) * float64(min(i+1, c.DaysInField)) / float64(max(c.DaysInField, 1))))
+		out[i].Day = first.AddDate(0, 0, i)
+		out[i].Even = int64(math.Round(float64(target) * float64(min(i+1, daysInField)) / float64(max(daysInField, 1))))
+		out[i].Ahead = i > today
 	}
 	for _, d := range daily {
 		if i := int(d.Day.Sub(first) / (24 * time.Hour)); i >= 0 && i < days {
@@ -131,7 +138,7 @@ func (a *API) pacing(ctx *fasthttp.RequestCtx, c persistence.CampaignDetail, tar
 		sum += out[i].Completes
 		out[i].Cumulative = sum
 	}
-	return out, nil
+	return out
 }
 
 func (a *API) consoleCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
@@ -160,27 +167,45 @@ func (a *API) consoleCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error
 		}
 		p.Quotas = append(p.Quotas, quotaRow{Quota: q, Label: label})
 	}
-	p.Pacing = pacingChart(c.Name, days)
+	p.Pacing = pacingChart(days)
 	p.DropOff = dropOffChart(outcomes)
 	a.render(ctx, fasthttp.StatusOK, "campaign", p)
 	return nil
 }
 
-func pacingChart(name string, days []pacingDay) template.HTML {
-	got := svgchart.Series{Name: "completes"}
-	even := svgchart.Series{Name: "even pacing", Dashed: true}
-	for i, d := range days {
-		got.Points = append(got.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Cumulative)})
-		even.Points = append(even.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Even)})
+// pacingSeries are the pacing chart's lines: cumulative completes over the days that have
+// begun (a day ahead has no completes yet, not zero), and the even-pacing line over the whole
+// field.
+func pacingSeries(days []pacingDay) (got, even svgchart.Series) {
+	got = svgchart.Series{Name: "completes", Color: outcomeColor("complete")}
+	even = svgchart.Series{Name: "even pacing", Dashed: true, Color: evenPacingColor}
+	for _, d := range days {
+		x := svgchart.Day(d.Day)
+		if !d.Ahead {
+			got.Points = append(got.Points, svgchart.Point{X: x, Y: float64(d.Cumulative)})
+		}
+		even.Points = append(even.Points, svgchart.Point{X: x, Y: float64(d.Even)})
 	}
+	return got, even
+}
+
+func pacingChart(days []pacingDay) template.HTML {
+	got, even := pacingSeries(days)
 	desc := "No day in field yet."
 	if n := len(days); n > 0 {
-		desc = fmt.Sprintf("Over %d days from %s: %d completes, against %d by even pacing. The table below and the CSV link give every day.",
-			n, days[0].Day, days[n-1].Cumulative, days[n-1].Even)
+		now := days[0]
+		for _, d := range days {
+			if !d.Ahead {
+				now = d
+			}
+		}
+		desc = fmt.Sprintf("Over %d days from %s: %d completes by %s, against %d by even pacing then and %d by %s. The table below and the CSV link give every day.",
+			n, days[0].Day.Format(time.DateOnly), now.Cumulative, now.Day.Format(time.DateOnly), now.Even, days[n-1].Even,
+			days[n-1].Day.Format(time.DateOnly))
 	}
 	//nolint:gosec // svgchart escapes every text it writes
 	return template.HTML(svgchart.LineChart{Title: "Completes per day against even pacing", Desc: desc,
-		XLabel: "day in field", YLabel: "completes (cumulative)", Series: []svgchart.Series{got, even}}.Inline())
+		XLabel: "day (UTC)", YLabel: "completes (cumulative)", Dates: true, Series: []svgchart.Series{got, even}}.Inline())
 }
 
 func dropOffChart(outcomes []persistence.OutcomeCount) template.HTML {
@@ -192,13 +217,40 @@ func dropOffChart(outcomes []persistence.OutcomeCount) template.HTML {
 	}
 	for _, o := range outcomes {
 		bars = append(bars, svgchart.Bar{Label: outcomeLabel(o.Outcome), Value: float64(o.Count),
-			Note: percent(float64(o.Count) / float64(max(total, 1)))})
+			Note: percent(float64(o.Count) / float64(max(total, 1))), Color: outcomeColor(o.Outcome)})
 	}
 	if total > 0 {
 		desc = fmt.Sprintf("%d entries by how they ended; the table below and the CSV link give the numbers.", total)
 	}
 	//nolint:gosec // svgchart escapes every text it writes
 	return template.HTML(svgchart.BarChart{Title: "Entries by outcome", Unit: "entries", Desc: desc, Bars: bars}.Inline())
+}
+
+// Chart colours. Each outcome has one colour on every chart of the console, whatever its
+// rank or place (outcomeColor); the other lines take colours no outcome has. Each stands out
+// from the white background by at least 3:1 (WCAG's contrast for graphics).
+const (
+	offersColor     = "#0b4fb3" // blue, the console's links and buttons
+	entriesColor    = "#00838f" // teal
+	evenPacingColor = "#4a4a4a" // dark grey, dashed: a reference, not a count
+	otherColor      = "#37474f" // slate: an outcome without its own colour
+)
+
+var outcomeColors = map[string]string{
+	"complete":     "#2e7d32", // green
+	"rejected":     "#b3261e", // red
+	"over_quota":   "#b35900", // orange
+	"quality_term": "#6a1b9a", // purple
+	"disqualified": "#795548", // brown
+	"in_progress":  "#757575", // grey
+}
+
+// outcomeColor is outcome o's colour on every chart (persistence.OutcomeCount's outcomes).
+func outcomeColor(o string) string {
+	if c, ok := outcomeColors[o]; ok {
+		return c
+	}
+	return otherColor
 }
 
 // outcomeLabel names an outcome for people.
@@ -264,7 +316,7 @@ func (a *API) consoleCompletesCSV(ctx *fasthttp.RequestCtx, s *consoleSession) e
 	}
 	rows := [][]string{{"day", "completes", "cumulative_completes", "even_pacing_target"}}
 	for _, d := range days {
-		rows = append(rows, []string{d.Day, strconv.FormatInt(d.Completes, 10), strconv.FormatInt(d.Cumulative, 10),
+		rows = append(rows, []string{d.Day.Format(time.DateOnly), strconv.FormatInt(d.Completes, 10), strconv.FormatInt(d.Cumulative, 10),
 			strconv.FormatInt(d.Even, 10)})
 	}
 	writeCSV(ctx, fmt.Sprintf("campaign-%d-completes.csv", c.ID), rows)

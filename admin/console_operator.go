@@ -165,26 +165,42 @@ func (a *API) processes(ctx *fasthttp.RequestCtx, self string) ([]processRow, er
 	return out, nil
 }
 
-func marketChart(days []persistence.MarketDay) template.HTML {
-	offers := svgchart.Series{Name: "offers"}
-	entries := svgchart.Series{Name: "entries"}
-	completes := svgchart.Series{Name: "completes"}
+// marketSeries are the market chart's lines over every day from the first day in days to
+// the last (a day missing from days has none of anything).
+func marketSeries(days []persistence.MarketDay) []svgchart.Series {
+	offers := svgchart.Series{Name: "offers", Color: offersColor}
+	entries := svgchart.Series{Name: "entries", Color: entriesColor}
+	completes := svgchart.Series{Name: "completes", Color: outcomeColor("complete")}
 	for i, d := range days {
-		offers.Points = append(offers.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Offers)})
-		entries.Points = append(entries.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Entries)})
-		completes.Points = append(completes.Points, svgchart.Point{X: float64(i + 1), Y: float64(d.Completes)})
+		if i > 0 {
+			for gap := days[i-1].Day.AddDate(0, 0, 1); gap.Before(d.Day); gap = gap.AddDate(0, 0, 1) {
+				x := svgchart.Day(gap)
+				offers.Points = append(offers.Points, svgchart.Point{X: x})
+				entries.Points = append(entries.Points, svgchart.Point{X: x})
+				completes.Points = append(completes.Points, svgchart.Point{X: x})
+			}
+		}
+		x := svgchart.Day(d.Day)
+		offers.Points = append(offers.Points, svgchart.Point{X: x, Y: float64(d.Offers)})
+		entries.Points = append(entries.Points, svgchart.Point{X: x, Y: float64(d.Entries)})
+		completes.Points = append(completes.Points, svgchart.Point{X: x, Y: float64(d.Completes)})
 	}
+	return []svgchart.Series{offers, entries, completes}
+}
+
+func marketChart(days []persistence.MarketDay) template.HTML {
 	desc := "No offers and no sessions in the last 14 days."
 	if n := len(days); n > 0 {
 		desc = fmt.Sprintf("%d days with offers or sessions from %s to %s; the table below and the CSV link give offers, entries, completes and revenue per day.",
-			n, days[0].Day.Format("2006-01-02"), days[n-1].Day.Format("2006-01-02"))
+			n, days[0].Day.Format(time.DateOnly), days[n-1].Day.Format(time.DateOnly))
 	}
 	// A logarithmic axis: offers outnumber entries, and entries completes, by one or two
 	// orders of magnitude, and on a linear axis the two lower lines would lie flat at zero.
-	// A day with none of a series leaves a gap in its line (the table has the zeros).
+	// A day with none of a series leaves a gap in its line (the table has the zeros); a
+	// day alone between gaps, or the only day, is a dot.
 	//nolint:gosec // svgchart escapes every text it writes
-	return template.HTML(svgchart.LineChart{Title: "Offers, entries and completes per day", Desc: desc, XLabel: "day (with offers or sessions)",
-		YLabel: "count (log scale)", LogY: true, Series: []svgchart.Series{offers, entries, completes}}.Inline())
+	return template.HTML(svgchart.LineChart{Title: "Offers, entries and completes per day", Desc: desc, XLabel: "day (UTC)",
+		YLabel: "count (log scale)", LogY: true, Dates: true, Series: marketSeries(days)}.Inline())
 }
 
 func (a *API) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {

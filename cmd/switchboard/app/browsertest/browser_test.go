@@ -209,6 +209,25 @@ func (tb *tab) shot(name string) {
 	tb.t.Logf("screenshot %s", p)
 }
 
+// fullShot saves a screenshot of the whole page laid out width px wide as
+// test-artifacts/<name>-<width>.png (a phone's 390, a laptop's 1280), then puts the phone
+// viewport back.
+func (tb *tab) fullShot(name string, width int64) {
+	tb.t.Helper()
+	tb.do(chromedp.EmulateViewport(width, phoneHeight, chromedp.EmulateScale(1)))
+	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	tb.do(chromedp.EmulateViewport(phoneWidth, phoneHeight, chromedp.EmulateScale(1), chromedp.EmulateMobile,
+		chromedp.EmulatePortrait))
+	if err != nil {
+		tb.t.Fatalf("screenshot: %v", err)
+	}
+	p := filepath.Join(tb.b.shots, fmt.Sprintf("%s-%d.png", name, width))
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.t.Logf("screenshot %s", p)
+}
+
 // checkLayout checks what a phone user sees: the page's language, the stylesheet applied
 // (its CSP hash accepted), nothing wider than the screen, and touch targets of 44 px.
 func (tb *tab) checkLayout(lang string) {

@@ -2,9 +2,11 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -53,6 +55,38 @@ func (tb *tab) styledAsText(sel string) {
 	}
 }
 
+// barColor is the colour of the bar labelled label in the page's drop-off chart ("": none).
+func (tb *tab) barColor(label string) string {
+	tb.t.Helper()
+	return tb.str(`(() => { const t = [...document.querySelectorAll("#dropoff-h ~ figure svg text")].find(e => e.textContent === ` +
+		strconv.Quote(label) + `); return t ? getComputedStyle(t.nextElementSibling).fill : "" })()`)
+}
+
+// chartDay is what a chart of the page shows on a date axis: its x tick labels with their
+// x, and the x and on-screen width of the marks of the series named series.
+type chartDay struct {
+	Labels []string
+	X      []float64 // of Labels
+	Marks  []float64 // x of every point drawn (dots, and a line's points)
+	Widths []float64 // on-screen width of each dot
+}
+
+func (tb *tab) chartDay(svg, series string) chartDay {
+	tb.t.Helper()
+	js := `(() => { const svg = document.querySelector(` + strconv.Quote(svg) + `), texts = [...svg.querySelectorAll("text")];
+		const ticks = texts.filter(e => e.getAttribute("y") === "380.0");
+		const color = texts.find(e => e.textContent === ` + strconv.Quote(series) + `).previousElementSibling.getAttribute("stroke");
+		const marks = [...svg.querySelectorAll("polyline, circle")].filter(e => (e.getAttribute("stroke") || e.getAttribute("fill")) === color);
+		return JSON.stringify({Labels: ticks.map(e => e.textContent), X: ticks.map(e => +e.getAttribute("x")),
+			Marks: marks.flatMap(e => e.tagName === "circle" ? [+e.getAttribute("cx")] : e.getAttribute("points").split(" ").map(p => +p.split(",")[0])),
+			Widths: marks.filter(e => e.tagName === "circle").map(e => e.getBoundingClientRect().width)}) })()`
+	var d chartDay
+	if err := json.Unmarshal([]byte(tb.str(js)), &d); err != nil {
+		tb.t.Fatal(err)
+	}
+	return d
+}
+
 // enter takes user into campaign id's survey through the offer's entry link, as a partner's
 // app would, and returns the session's tid.
 func (w *world) enter(user string, id int64) string {
@@ -76,6 +110,18 @@ func TestConsoleBrowser(t *testing.T) {
 	b := startBrowser(t)
 	id, _ := w.campaign("Streaming habits")
 	campaignURL := fmt.Sprintf("%s/console/campaigns/%d", w.s.PublicURL, id)
+
+	// A second campaign whose entries end otherwise first: two still in the survey, one complete.
+	second, _ := w.campaign("Car-free commuters")
+	for i := range 3 {
+		player := newUser()
+		w.impanel(player)
+		tid := w.enter(player, second)
+		if i == 0 {
+			w.complete(tid)
+		}
+	}
+	today := time.Now().UTC().Format("Jan 2")
 
 	t.Run("buyer", func(t *testing.T) {
 		tb := b.tab(t)
@@ -127,7 +173,25 @@ func TestConsoleBrowser(t *testing.T) {
 		if n := tb.num(`document.querySelectorAll("svg[role=img] > title + desc").length`); n != 2 {
 			t.Fatalf("%v charts with a title and a description, want 2", n)
 		}
+		// Pacing: the completes end at today, a date on the axis (the campaign began today).
+		pacing := tb.chartDay("#pacing-h ~ figure svg", "completes")
+		if i := slices.Index(pacing.Labels, today); i < 0 || len(pacing.Marks) != 1 || pacing.Marks[0] != pacing.X[i] {
+			t.Fatalf("pacing: completes drawn at x %v, the axis labels %q at %v: want one mark, at today (%s)",
+				pacing.Marks, pacing.Labels, pacing.X, today)
+		}
+		complete := tb.barColor("complete")
 		tb.shot("console-campaign")
+		tb.fullShot("console-campaign", phoneWidth)
+		tb.fullShot("console-campaign", 1280)
+
+		// The other campaign ranks its outcomes otherwise: "complete" keeps its colour.
+		tb.navigates(fmt.Sprintf("%s/console/campaigns/%d", w.s.PublicURL, second),
+			chromedp.Navigate(fmt.Sprintf("%s/console/campaigns/%d", w.s.PublicURL, second)))
+		if other := tb.barColor("complete"); complete == "" || other != complete || tb.barColor("no outcome yet") == complete {
+			t.Fatalf("complete is %q on one campaign's drop-off and %q on the other's", complete, other)
+		}
+		tb.fullShot("console-campaign-other", 1280)
+		tb.navigates(campaignURL, chromedp.Navigate(campaignURL))
 
 		// Pause from the console: the partner's next GET /campaigns no longer lists it.
 		watcher := newUser()
@@ -191,6 +255,11 @@ func TestConsoleBrowser(t *testing.T) {
 			}
 		}
 
+		// The partners' GET /campaigns answers so far, written as every minute.
+		if err := w.s.App.Supply.FlushOffers(ctx); err != nil {
+			t.Fatal(err)
+		}
+
 		tb := b.tab(t)
 		tb.navigates(w.s.PublicURL+"/console/operator/sign-in", chromedp.Navigate(w.s.PublicURL+"/console/operator/sign-in"))
 		tb.consoleLayout()
@@ -205,7 +274,16 @@ func TestConsoleBrowser(t *testing.T) {
 		if n := tb.num(`document.querySelectorAll("#processes tr[id^=process-]").length`); n < 1 {
 			t.Fatalf("%v serve processes listed", n)
 		}
+		// The day's market on a date axis, each series a dot to see on the phone.
+		market := tb.chartDay("#market-h ~ figure svg", "entries")
+		if len(market.Labels) != 1 || market.Labels[0] != today || len(market.Marks) != 1 || market.Marks[0] != market.X[0] ||
+			len(market.Widths) != 1 || market.Widths[0] < 5 {
+			t.Fatalf("market: labels %q at %v, entries drawn at %v, %v px wide: want one dot of 5 px or more, over %s",
+				market.Labels, market.X, market.Marks, market.Widths, today)
+		}
 		tb.shot("console-operator")
+		tb.fullShot("console-operator", phoneWidth)
+		tb.fullShot("console-operator", 1280)
 		tb.navigates(w.s.PublicURL+"/console/operator?done=unblocked", chromedp.Click(chromedp.CSS("button[id^=unblock-]")))
 		if n := tb.num(`document.querySelectorAll("[id^=block-]").length`); n != 0 {
 			t.Fatalf("%v blocks shown after the unblock", n)

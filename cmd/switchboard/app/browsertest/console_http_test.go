@@ -400,7 +400,7 @@ func TestConsoleOperatorOffersHTTP(t *testing.T) {
 		`<th scope="col">Offers</th><th scope="col">Entries</th><th scope="col">Completes</th>`,
 		"<tr><th scope=\"row\">"+today+"</th><td>"+n+"</td><td>1</td><td>1</td><td>$2.00</td>",
 		`<span class="opt">#`+strconv.FormatInt(w.pub.ID, 10)+`</span></th><td>`+n+`</td><td>1</td><td>`+perOffer+`</td><td>1</td><td>0</td><td>100.0%</td>`,
-		`<polyline`)
+		`<circle cx=`)
 	market := string(c.do("GET", "/console/operator/market.csv", nil, nil).Expect(t, 200).Body)
 	if !strings.HasPrefix(market, "day,entries,completes,revenue_usd,partner_payout_usd,offers\n") ||
 		!strings.Contains(market, "\n"+today+",1,1,2.00,") || !strings.HasSuffix(market, ","+n+"\n") {
