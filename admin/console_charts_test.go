@@ -150,3 +150,30 @@ func TestMarketChartDates(t *testing.T) {
 		t.Fatalf("x labels %v, want the last day's date last", labels)
 	}
 }
+
+// TestEntriesPerOffer: no ratio while an hour's entries have no offers written in their hour
+// or the one before.
+func TestEntriesPerOffer(t *testing.T) {
+	since := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	h := func(hour int, offers, entries int64) persistence.PublisherHour {
+		return persistence.PublisherHour{Hour: since.Add(time.Duration(hour) * time.Hour), Offers: offers, Entries: entries}
+	}
+	for _, tc := range []struct {
+		name  string
+		hours []persistence.PublisherHour
+		want  string
+	}{
+		{"nothing", nil, "–"},
+		{"offers only", []persistence.PublisherHour{h(5, 10, 0)}, "0.0%"},
+		{"entries, no offers written", []persistence.PublisherHour{h(5, 0, 3)}, "–"},
+		{"this hour's offers not written yet", []persistence.PublisherHour{h(5, 4, 1), h(300, 0, 121)}, "–"},
+		{"hours before offers were counted", []persistence.PublisherHour{h(2, 0, 50), h(200, 10, 2)}, "–"},
+		{"written", []persistence.PublisherHour{h(5, 4, 1), h(300, 20, 5)}, "25.0%"},
+		{"entered from the hour before's offers", []persistence.PublisherHour{h(299, 20, 4), h(300, 0, 1)}, "25.0%"},
+		{"the window's first hour (its offers may lie before it)", []persistence.PublisherHour{h(0, 0, 1), h(1, 4, 1)}, "50.0%"},
+	} {
+		if got := entriesPerOffer(tc.hours, since); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

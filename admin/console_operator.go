@@ -65,7 +65,31 @@ type partnerRow struct {
 	Entries, Completes, Rejected int64
 	Terminations                 int64
 	Conversion                   string // completes per entry
-	OfferEntry                   string // entries per offer ("–" without offers)
+	OfferEntry                   string // entries per offer (entriesPerOffer)
+}
+
+// entriesPerOffer is the entries of hours (oldest first, from since on) per offer, or "–"
+// while an hour's entries have no offers written for them: no offers at all, an hour whose
+// offers each serve process has not written yet (about once a minute), or hours from before
+// offers were counted. An entry's offer was served in its hour or the one before (an entry
+// link lives 30 minutes, docs/rules.md), so an hour with entries needs offers written in one
+// of the two; a ratio over the offers written so far would set entries against a part of
+// their offers. The hour before since is not in hours: the first hour is taken as backed.
+func entriesPerOffer(hours []persistence.PublisherHour, since time.Time) string {
+	var entries, offers int64
+	for i, h := range hours {
+		entries += h.Entries
+		offers += h.Offers
+		backed := h.Offers > 0 || !h.Hour.After(since) ||
+			(i > 0 && hours[i-1].Offers > 0 && hours[i-1].Hour.Equal(h.Hour.Add(-time.Hour)))
+		if h.Entries > 0 && !backed {
+			return "–"
+		}
+	}
+	if offers == 0 {
+		return "–"
+	}
+	return percent(float64(entries) / float64(offers))
 }
 
 func (a *API) registerOperator(mux *httpio.Mux) {
@@ -99,10 +123,7 @@ func (a *API) partners(ctx *fasthttp.RequestCtx, since time.Time) ([]partnerRow,
 			r.Terminations += h.Terminations
 		}
 		r.Conversion = percent(float64(r.Completes) / float64(max(r.Entries, 1)))
-		r.OfferEntry = "–"
-		if r.Offers > 0 {
-			r.OfferEntry = percent(float64(r.Entries) / float64(r.Offers))
-		}
+		r.OfferEntry = entriesPerOffer(hours, since)
 		out = append(out, r)
 	}
 	return out, nil

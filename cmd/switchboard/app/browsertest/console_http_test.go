@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -411,6 +412,49 @@ func TestConsoleOperatorOffersHTTP(t *testing.T) {
 		!strings.Contains(partners, ",Puzzle Quest,1,1,0,0,100.0%,"+n+","+perOffer+"\n") {
 		t.Fatalf("partners CSV (%s offers):\n%s", n, partners)
 	}
+}
+
+// TestConsoleOperatorEntriesPerOfferHTTP: while the offers behind a partner's entries are
+// not written yet (each process writes its count about once a minute; here once an hour, or
+// when asked), the operator's partner row and CSV give no entries per offer, not a ratio
+// over the offers written earlier; once the offers are written, they give it.
+func TestConsoleOperatorEntriesPerOfferHTTP(t *testing.T) {
+	w := newWorld(t, func(c *app.Config) { c.Supply.OfferFlush = time.Hour })
+	ctx := context.Background()
+	_, token, err := w.s.DB.CreateOperator(ctx, "Ops Ona")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One offer written three hours ago; three entries now, from offers counted in memory.
+	if err := w.s.DB.AddPublisherOffers(ctx, []persistence.OfferHour{{Publisher: w.pub.ID,
+		Hour: time.Now().Add(-3 * time.Hour), Offers: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := w.campaign("Entered")
+	for range 3 {
+		player := newUser()
+		w.impanel(player)
+		w.enter(player, id)
+	}
+	c := w.console()
+	form := c.do("GET", "/console/operator/sign-in", nil, nil)
+	expectSeeOther(t, c.do("POST", "/console/operator/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "token": {token}}, nil), "/console/operator")
+	row := `<span class="opt">#` + strconv.FormatInt(w.pub.ID, 10) + `</span></th><td>`
+	expectConsolePage(t, c.do("GET", "/console/operator", nil, nil), http.StatusOK, row+`1</td><td>3</td><td>–</td>`)
+	if partners := string(c.do("GET", "/console/operator/partners.csv", nil, nil).Expect(t, 200).Body); !strings.Contains(partners, ",1,–\n") {
+		t.Fatalf("partners CSV before the offers are written:\n%s", partners)
+	}
+
+	if err := w.s.App.Supply.FlushOffers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	offers := w.count(`SELECT COALESCE(sum(offers), 0)::bigint FROM publisher_offer_hours WHERE publisher_id = $1`, w.pub.ID)
+	if offers < 4 {
+		t.Fatalf("%d offers written after at least 3 answers", offers)
+	}
+	perOffer := strconv.FormatFloat(300/float64(offers), 'f', 1, 64) + "%"
+	expectConsolePage(t, c.do("GET", "/console/operator", nil, nil), http.StatusOK,
+		row+strconv.FormatInt(offers, 10)+`</td><td>3</td><td>`+perOffer+`</td>`)
 }
 
 // TestConsoleOperatorProcessesHTTP: every serve process sharing the database writes a

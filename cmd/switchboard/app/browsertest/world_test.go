@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
@@ -74,9 +75,14 @@ func newRecorder(t testing.TB, title string) *recorder {
 	return r
 }
 
-func newWorld(t testing.TB) *world {
+// newWorld starts the world's server, its Config adjusted by configure when given.
+func newWorld(t testing.TB, configure ...func(*app.Config)) *world {
 	t.Helper()
-	w := &world{t: t, s: apptest.Start(t, apptest.Options{RateLimit: -1})}
+	o := apptest.Options{RateLimit: -1}
+	if len(configure) > 0 {
+		o.Configure = configure[0]
+	}
+	w := &world{t: t, s: apptest.Start(t, o)}
 	w.buyer = w.s.NewBuyer(t)
 	w.partner = newRecorder(t, "Partner app")
 	w.survey = newRecorder(t, "Buyer survey")
