@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,41 +68,86 @@ func freeAddr(t *testing.T) string {
 // startServe starts `switchboard serve --addr addr args...` in dir ("": this directory)
 // with env and waits until http://addr/healthz answers; the process is interrupted and
 // waited for when t ends.
-func startServe(t *testing.T, dir string, env []string, addr string, args ...string) {
+func startServe(t *testing.T, dir string, env []string, addr string, args ...string) *served {
+	t.Helper()
+	return startServeLimited(t, 0, dir, env, addr, args...)
+}
+
+// served is a running serve process.
+type served struct {
+	exited chan error  // receives the process's end (put back by whoever reads it)
+	stderr *syncBuffer // its standard error
+}
+
+// alive reports whether the process still runs; when it has ended, the error and its
+// standard error.
+func (s *served) alive() (bool, string) {
+	select {
+	case err := <-s.exited:
+		s.exited <- err
+		return false, fmt.Sprintf("serve exited: %v\n%s", err, s.stderr.String())
+	default:
+		return true, ""
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a process writes while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// startServeLimited is startServe with the process's limit of open file descriptors
+// (RLIMIT_NOFILE, soft and hard) set to nofile, as a unit's LimitNOFILE does (0: this
+// process's).
+func startServeLimited(t *testing.T, nofile int, dir string, env []string, addr string, args ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := process(ctx, append([]string{"SWITCHBOARD_LOG_LEVEL=warn"}, env...), append([]string{"serve", "--addr", addr}, args...)...)
+	if nofile > 0 { // the shell sets the limit and becomes the process (exec): same pid
+		cmd.Path = "/bin/sh"
+		cmd.Args = append([]string{"sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile), os.Args[0]}, cmd.Args[1:]...)
+	}
 	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	s := &served{exited: make(chan error, 1), stderr: &syncBuffer{}}
+	cmd.Stderr = s.stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 20 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { s.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		cancel()
-		<-exited
+		<-s.exited
 	})
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("serve exited: %v\n%s", err, stderr.String())
-		default:
+		if ok, why := s.alive(); !ok {
+			t.Fatal(why)
 		}
 		if r, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			r.Body.Close()
 			if r.StatusCode == 200 {
-				return
+				return s
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("serve did not answer /healthz within 60s\n%s", stderr.String())
+	t.Fatalf("serve did not answer /healthz within 60s\n%s", s.stderr.String())
+	return nil
 }
 
 // TestVersion: `switchboard version` prints the module, the revision, its time and the Go

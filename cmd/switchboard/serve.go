@@ -50,6 +50,8 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.IntVar(&cfg.HTTP.BodyMinRate, "body-min-rate", 64<<10, "slowest expected body upload in bytes/s: a body gets header-timeout + length/rate, at most body-timeout")
 	f.DurationVar(&cfg.HTTP.WriteTimeout, "write-timeout", time.Minute, "time allowed to write one response")
 	f.DurationVar(&cfg.HTTP.IdleTimeout, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request")
+	f.IntVar(&cfg.HTTP.MaxConns, "max-conns", 0, "client connections open at once; past it the oldest idle one is closed to make room, a new one refused only when none is idle (0: three quarters of the file descriptor limit, LimitNOFILE; negative: no limit)")
+	f.IntVar(&cfg.HTTP.MaxConnsPerIP, "max-conns-per-ip", 0, "client connections open at once from one address, an IPv6 /64 (0: a quarter of --max-conns; negative: no limit; behind a proxy every client has its address: set -1 there)")
 	f.Float64Var(&cfg.HTTP.AccessLogSample, "access-log-sample", 0.01, "fraction of requests, 0 to 1, written to the access log (method, path without query, status, duration, bytes, X-Request-Id); 5xx answers always are")
 	f.BoolVar(&cfg.Postbacks.WebhookPrivate, "webhook-allow-private", false, "deliver buyer webhooks to loopback, private and link-local addresses too (default: refused, so that a buyer's URL cannot reach this network)")
 	f.DurationVar(&cfg.Router.OutboxRetention, "outbox-retention", 90*24*time.Hour, "delivered postbacks and webhooks older than this leave the outbox (negative: kept forever)")

@@ -32,8 +32,21 @@ type ServerConfig struct {
 	// MaxBodySize is the largest request body read (default 8 MiB); larger ones get 413.
 	MaxBodySize int
 	// AccessLogSample is the fraction of requests, 0 to 1, that get an access log line
-	// (accesslog.go); responses of status 500 and above always get one. 0: only those.
+	// (accesslog.go); responses of status 500 and above always get one, except refusals
+	// because a dependency is unavailable (MarkUnavailable), which are counted as an
+	// incident instead. 0: only those.
 	AccessLogSample float64
+	// MaxConns bounds the connections open at once, MaxConnsPerIP those of one client
+	// address (an IPv6 /64); past a bound the oldest idle connection is closed to make room,
+	// and only when none is idle is the new one refused (connlimit.go). Defaults: three
+	// quarters of the process's file descriptor limit (the rest is for the database, outgoing
+	// deliveries and files), and a quarter of MaxConns per address. Negative: no bound.
+	// Behind a proxy every client has the proxy's address: switch MaxConnsPerIP off there.
+	MaxConns, MaxConnsPerIP int
+	// IncidentEvery is how often a lasting incident (requests refused because the database
+	// is unavailable, the connection limit reached) is counted in the log between the lines
+	// of its start and its end (default 10 s).
+	IncidentEvery time.Duration
 }
 
 func (c ServerConfig) withDefaults() ServerConfig {
@@ -58,23 +71,42 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	if c.MaxBodySize <= 0 {
 		c.MaxBodySize = 8 << 20
 	}
+	switch {
+	case c.MaxConns == 0:
+		c.MaxConns = DescriptorLimit() / 4 * 3
+	case c.MaxConns < 0:
+		c.MaxConns = 0
+	}
+	switch {
+	case c.MaxConnsPerIP == 0:
+		c.MaxConnsPerIP = c.MaxConns / 4
+	case c.MaxConnsPerIP < 0:
+		c.MaxConnsPerIP = 0
+	}
+	if c.IncidentEvery <= 0 {
+		c.IncidentEvery = DefaultIncidentEvery
+	}
 	return c
 }
 
 // Server is the HTTP server of a Switchboard process: fasthttp with the timeouts of
-// ServerConfig, a listener that closes TLS handshakes and bare-LF requests at once, an
+// ServerConfig, bounded connections that survive running out of file descriptors
+// (connlimit.go), a listener that closes TLS handshakes and bare-LF requests at once, an
 // X-Request-Id on every response and a sampled access log (accesslog.go), and error logging
 // through zap that never writes a request's content (its headers carry credentials): a
 // malformed request is logged as method, path, client address and the kind of error, at
-// most a few lines a second.
+// most a few lines a second. Requests refused because the database is unavailable are
+// logged as one incident (incident.go), not a line each.
 type Server struct {
-	fs        *fasthttp.Server
-	cfg       ServerConfig
-	log       *zap.Logger
-	logLimit  *Throttle
-	dropped   atomic.Int64 // log lines suppressed since the last one written
-	malformed atomic.Int64 // requests refused before the handler, ever
-	ids       *requestIDs
+	fs          *fasthttp.Server
+	cfg         ServerConfig
+	log         *zap.Logger
+	logLimit    *Throttle
+	dropped     atomic.Int64 // log lines suppressed since the last one written
+	malformed   atomic.Int64 // requests refused before the handler, ever
+	ids         *requestIDs
+	conns       *connLimiter
+	unavailable *incidentLog // requests refused because a dependency is unavailable
 }
 
 // WriteBufferSize is the buffer a response is written through: an offers answer of 30 offers
@@ -86,7 +118,10 @@ const WriteBufferSize = 16 << 10
 // NewServer returns a server that runs h.
 func NewServer(h fasthttp.RequestHandler, cfg ServerConfig, log *zap.Logger) *Server {
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, log: log, logLimit: NewThrottle(10, 50), ids: newRequestIDs()}
+	s := &Server{cfg: cfg, log: log, logLimit: NewThrottle(10, 50), ids: newRequestIDs(),
+		conns: newConnLimiter(cfg.MaxConns, cfg.MaxConnsPerIP, log, cfg.IncidentEvery),
+		unavailable: newIncidentLog(log, cfg.IncidentEvery, "dependency unavailable: refusing requests",
+			"dependency still unavailable: requests refused", "dependency available again: no request refused for an interval")}
 	s.fs = &fasthttp.Server{
 		Handler:               s.accessLogged(h),
 		Name:                  "switchboard",
@@ -101,17 +136,39 @@ func NewServer(h fasthttp.RequestHandler, cfg ServerConfig, log *zap.Logger) *Se
 		HeaderReceived:        s.headerReceived,
 		ErrorHandler:          s.errorHandler,
 		Logger:                fasthttpLogger{s},
+		ConnState:             s.conns.connState,
 	}
 	return s
 }
 
 // Serve answers requests on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.fs.Serve(sniffListener{Listener: ln, s: s})
+	return s.fs.Serve(&limitListener{Listener: sniffListener{Listener: ln, s: s}, l: s.conns, done: make(chan struct{})})
 }
 
-// Shutdown stops accepting connections and waits for those in flight until ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error { return s.fs.ShutdownWithContext(ctx) }
+// Shutdown stops accepting connections and waits for those in flight until ctx ends; an
+// incident in progress is logged as ended.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.fs.ShutdownWithContext(ctx)
+	s.unavailable.close()
+	s.conns.pressure.close()
+	return err
+}
+
+// ConnStats are the counts of a server's connections.
+type ConnStats struct {
+	Open                int   // open now
+	Limit, PerAddrLimit int   // ServerConfig.MaxConns, MaxConnsPerIP; 0: none
+	Refused, Shed       int64 // refused at a limit; closed while idle or silent to make room
+	AcceptErrors        int64 // accepts that failed and were retried
+}
+
+// Connections returns the counts of the server's connections.
+func (s *Server) Connections() ConnStats {
+	l := s.conns
+	return ConnStats{Open: l.openConns(), Limit: l.max, PerAddrLimit: l.perAddr, Refused: l.refused.Load(),
+		Shed: l.shed.Load(), AcceptErrors: l.acceptErrors.Load()}
+}
 
 // Refused counts the requests refused before reaching the handler (malformed, too slow, a
 // TLS handshake on the plain port).

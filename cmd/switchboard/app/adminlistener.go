@@ -19,9 +19,15 @@ import (
 // execution trace answers after its ?seconds= (30 s by default for a profile).
 const adminWriteTimeout = 2 * time.Minute
 
-// adminHTTP is the main listener's server configuration with room for profiles.
+// adminMaxConns bounds the admin listener's connections (scrapes, probes, profiles), on top
+// of the main listener's share of the file descriptors.
+const adminMaxConns = 128
+
+// adminHTTP is the main listener's server configuration with room for profiles and a few
+// connections of the operators' tools, from any one address.
 func adminHTTP(c httpio.ServerConfig) httpio.ServerConfig {
 	c.WriteTimeout = max(c.WriteTimeout, adminWriteTimeout)
+	c.MaxConns, c.MaxConnsPerIP = adminMaxConns, -1
 	return c
 }
 

@@ -278,6 +278,7 @@ waiting:
 	a.Metrics.Gauge("switchboard_http_refused_requests_total", "counter",
 		"Requests refused before reaching a handler: malformed, too slow, TLS on the plain port.",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.server.Refused())}} })
+	a.registerConnMetrics()
 	built = true
 	return a, nil
 }
@@ -357,6 +358,30 @@ func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	httpio.WriteJSON(ctx, status, checks)
+}
+
+// registerConnMetrics reports the main listener's connections against their limits
+// (docs/operations.md, "Connections").
+func (a *App) registerConnMetrics() {
+	conns := func(f func(httpio.ConnStats) float64) func() []httpio.Sample {
+		return func() []httpio.Sample { return []httpio.Sample{{Value: f(a.server.Connections())}} }
+	}
+	a.Metrics.Gauge("switchboard_http_connections", "gauge", "Client connections open.",
+		conns(func(c httpio.ConnStats) float64 { return float64(c.Open) }))
+	a.Metrics.Gauge("switchboard_http_connections_limit", "gauge", "Client connections allowed at once (0: no limit).",
+		conns(func(c httpio.ConnStats) float64 { return float64(c.Limit) }))
+	a.Metrics.Gauge("switchboard_http_connections_per_address_limit", "gauge",
+		"Client connections allowed at once from one address (0: no limit).",
+		conns(func(c httpio.ConnStats) float64 { return float64(c.PerAddrLimit) }))
+	a.Metrics.Gauge("switchboard_http_connections_refused_total", "counter",
+		"Connections closed at once because a limit was reached and no connection was idle.",
+		conns(func(c httpio.ConnStats) float64 { return float64(c.Refused) }))
+	a.Metrics.Gauge("switchboard_http_connections_shed_total", "counter",
+		"Idle or silent connections closed to make room for new ones at a limit, or to free a descriptor.",
+		conns(func(c httpio.ConnStats) float64 { return float64(c.Shed) }))
+	a.Metrics.Gauge("switchboard_http_accept_errors_total", "counter",
+		"Accepts that failed (out of file descriptors, a connection aborted) and were retried after a backoff.",
+		conns(func(c httpio.ConnStats) float64 { return float64(c.AcceptErrors) }))
 }
 
 func (a *App) registerPoolMetrics() {
