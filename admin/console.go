@@ -121,7 +121,8 @@ func (a *API) message(ctx *fasthttp.RequestCtx, status int, heading, body string
 }
 
 // consoleFail answers err on a console page: sign-in again for an ended session, a page
-// naming the problem for what the user can act on, else the failure page (cause logged).
+// naming the problem for what the user can act on, the busy page when the database is
+// unavailable (httpio.MarkUnavailable), else the failure page (cause logged).
 func (a *API) consoleFail(ctx *fasthttp.RequestCtx, signIn string, err error) {
 	f := fault.As(err)
 	kind := fault.KindOf(err)
@@ -140,7 +141,7 @@ func (a *API) consoleFail(ctx *fasthttp.RequestCtx, signIn string, err error) {
 		a.message(ctx, fasthttp.StatusTooManyRequests, "Too many attempts", "Wait a moment, then try again.")
 	case kind == fault.KindUnavailable:
 		ctx.Response.Header.Set("Retry-After", "1")
-		a.d.Log.Warn("console: dependency unavailable", zap.ByteString("path", ctx.Path()), zap.Error(err))
+		httpio.MarkUnavailable(ctx, err)
 		a.message(ctx, fasthttp.StatusServiceUnavailable, "Unavailable", "The service is busy. Try again in a moment.")
 	default:
 		a.d.Log.Error("console page failed", zap.ByteString("path", ctx.Path()), zap.Error(err))

@@ -100,11 +100,22 @@ func (s *Server) accessLogged(h fasthttp.RequestHandler) fasthttp.RequestHandler
 	}
 }
 
-// logAccess writes the access line of a request answered in d, if it is to be written.
+// logAccess writes the access line of a request answered in d, if it is to be written. A
+// request refused because a dependency is unavailable (MarkUnavailable) is counted in the
+// server's incident log instead.
 func (s *Server) logAccess(ctx *fasthttp.RequestCtx, id []byte, d time.Duration) {
 	status := ctx.Response.StatusCode()
 	if status < 500 && !s.sampled() {
 		return
+	}
+	if status == fasthttp.StatusServiceUnavailable {
+		if err := unavailable(ctx); err != nil {
+			s.unavailable.occurred(func() []zap.Field {
+				return []zap.Field{zap.String("method", printable(ctx.Method(), 16)),
+					zap.String("path", printable(ctx.Path(), 256)), zap.String("request_id", string(id)), zap.Error(err)}
+			})
+			return
+		}
 	}
 	size := len(ctx.Response.Body())
 	if ctx.Response.IsBodyStream() {

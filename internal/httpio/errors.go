@@ -54,8 +54,9 @@ func Status(k fault.Kind) int {
 	}
 }
 
-// WriteError answers err in the given style. Internal and unavailable errors are logged here,
-// once, with their cause; clients only ever see the fault's safe message.
+// WriteError answers err in the given style. Internal errors are logged here, once, with
+// their cause; unavailable ones are marked for the server's incident log (MarkUnavailable).
+// Clients only ever see the fault's safe message.
 func WriteError(ctx *fasthttp.RequestCtx, log *zap.Logger, style Style, err error) {
 	f := fault.As(err)
 	if f == nil {
@@ -67,8 +68,7 @@ func WriteError(ctx *fasthttp.RequestCtx, log *zap.Logger, style Style, err erro
 		log.Error("request failed", zap.ByteString("method", ctx.Method()),
 			zap.ByteString("path", ctx.Path()), zap.Error(err))
 	case fault.KindUnavailable:
-		log.Warn("dependency unavailable", zap.ByteString("method", ctx.Method()),
-			zap.ByteString("path", ctx.Path()), zap.Error(err))
+		MarkUnavailable(ctx, err)
 		ctx.Response.Header.Set("Retry-After", "1")
 	case fault.KindUnauthorized:
 		if style == StyleMessage {
@@ -95,4 +95,22 @@ func WriteMessage(ctx *fasthttp.RequestCtx, style Style, status int, msg string)
 	b = strconv.AppendQuote(b, msg)
 	b = append(b, '}')
 	ctx.Response.SetBodyRaw(b)
+}
+
+// unavailableKey is the request user value that MarkUnavailable sets.
+type unavailableKey struct{}
+
+// MarkUnavailable records that the request of ctx is answered 503 because a dependency (the
+// database) is unavailable, with err the cause. The server logs such refusals as one incident
+// (its start with the first cause, a count per interval, its end) instead of a line and an
+// access line each (docs/operations.md, "A database outage in the log"); every handler that
+// answers an unavailable fault calls this rather than logging it.
+func MarkUnavailable(ctx *fasthttp.RequestCtx, err error) {
+	ctx.SetUserValue(unavailableKey{}, err)
+}
+
+// unavailable returns the cause MarkUnavailable recorded on ctx, if any.
+func unavailable(ctx *fasthttp.RequestCtx) error {
+	err, _ := ctx.UserValue(unavailableKey{}).(error)
+	return err
 }

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 )
 
 //go:embed templates/*.html style.css
@@ -184,7 +185,8 @@ func SeeOther(ctx *fasthttp.RequestCtx, location string) {
 }
 
 // Failure answers an error that is not the participant's: 503 when the database is
-// unreachable (Retry-After 1), 429 for a rate limit, else 500; the cause is logged.
+// unreachable (Retry-After 1; counted in the server's incident log, httpio.MarkUnavailable),
+// 429 for a rate limit, else 500 (the cause logged).
 func Failure(ctx *fasthttp.RequestCtx, log *zap.Logger, lang string, err error) {
 	t := Lookup(lang)
 	status := fasthttp.StatusInternalServerError
@@ -193,7 +195,7 @@ func Failure(ctx *fasthttp.RequestCtx, log *zap.Logger, lang string, err error) 
 	case fault.KindUnavailable:
 		status = fasthttp.StatusServiceUnavailable
 		ctx.Response.Header.Set("Retry-After", "1")
-		log.Warn("page: dependency unavailable", zap.ByteString("path", ctx.Path()), zap.Error(err))
+		httpio.MarkUnavailable(ctx, err)
 	case fault.KindRateLimited:
 		status = fasthttp.StatusTooManyRequests
 		heading, body = t["too_many_title"], t["too_many_body"]
