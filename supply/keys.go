@@ -16,8 +16,11 @@ const KeyGrace = 5 * time.Minute
 
 // loadKeys reads the service key and the keys it replaced within the tokens' lifetime plus
 // KeyGrace into a keyring, or sets them in a.key when it exists (a rotation: the ring is
-// swapped atomically, so the hot path never waits).
+// swapped atomically, so the hot path never waits). Loads run one at a time, so that a read
+// older than the ring never replaces it.
 func (a *API) loadKeys(ctx context.Context) error {
+	a.keysMu.Lock()
+	defer a.keysMu.Unlock()
 	life := entrytoken.TTL*time.Second + KeyGrace
 	cur, prev, err := a.db.ServiceKeys(ctx, persistence.EntryKeyName, life)
 	if err != nil {
@@ -29,9 +32,29 @@ func (a *API) loadKeys(ctx context.Context) error {
 	}
 	if a.key == nil {
 		a.key = entrytoken.NewKey(cur)
+		a.key.SetLookup(a.lookUpKeys)
 	}
 	a.key.SetKeys(cur, ps...)
 	return nil
+}
+
+// keyLookupTimeout bounds one look-up of the keys for a token under an unknown key id.
+const keyLookupTimeout = 2 * time.Second
+
+// lookUpKeys loads the keys for a token whose key id the ring does not hold: a rotation this
+// process has not heard of yet (its notification on its way, or its LISTEN connection
+// down). The keyring runs it at most once per entrytoken.LookupEvery, one at a time; a
+// failure is logged once per outage.
+func (a *API) lookUpKeys() error {
+	ctx, cancel := context.WithTimeout(context.Background(), keyLookupTimeout)
+	defer cancel()
+	err := a.loadKeys(ctx)
+	if err != nil {
+		a.keyLookups.Failed(err)
+	} else {
+		a.keyLookups.Succeeded()
+	}
+	return err
 }
 
 // mirrorKeys keeps the keyring equal to the database until ctx ends: a rotation notifies

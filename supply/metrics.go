@@ -7,6 +7,9 @@ import "github.com/switchboard/switchboard/internal/httpio"
 func (a *API) RegisterMetrics(m *httpio.Metrics) {
 	ac := a.cache
 	one := func(v float64) []httpio.Sample { return []httpio.Sample{{Value: v}} }
+	m.Gauge("switchboard_service_key_lookups_total", "counter",
+		"Reloads of the service keys for a token under a key id this process did not hold (a rotation not heard of yet, or a forgery); at most ten a second.",
+		func() []httpio.Sample { return one(float64(a.key.Lookups())) })
 	m.Gauge("switchboard_offers_cache_hits_total", "counter",
 		"GET /campaigns answers served from the answer cache.",
 		func() []httpio.Sample { return one(float64(ac.hits.Load())) })

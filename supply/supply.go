@@ -130,10 +130,13 @@ type API struct {
 	now    func() int64
 	origin string // names this process in participant notifications
 
-	key     *entrytoken.Key
-	catalog *catalog
-	pages   *pageCatalog // the hosted profiler's texts (pages_catalog.go)
-	pubs    *publisherStore
+	key    *entrytoken.Key
+	keysMu sync.Mutex // serializes loadKeys
+	// keyLookups logs the failures of look-ups for unknown key ids (run one at a time).
+	keyLookups *retry.Outage
+	catalog    *catalog
+	pages      *pageCatalog // the hosted profiler's texts (pages_catalog.go)
+	pubs       *publisherStore
 	// authFailures limits unknown tokens per client address (httpio.AuthFailures).
 	authFailures *httpio.AuthFailures
 	cache        *answerCache
@@ -175,6 +178,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	a := &API{db: d.DB, pbs: d.Postbacks, testing: map[int64]bool{}, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}), hist: entryHistory{wake: make(chan struct{}, 1)},
 		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
+	a.keyLookups = retry.NewOutage(log, "service key look-up", retry.Default, nil)
 
 	if err := a.loadKeys(ctx); err != nil {
 		return nil, err

@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,4 +181,113 @@ func TestKeysRetireAfterLeak(t *testing.T) {
 	third := sign()
 	wait("third key", third, "unknown publisher")
 	wait("second key after rotate --retire-previous", second, "invalid token")
+}
+
+// TestKeysRotationNotYetHeard: a process that has not applied a rotation's notification yet
+// (its LISTEN connection down, or the NOTIFY still on its way) accepts an offer link signed
+// with the new key by a process that has: it looks the unknown key id up in the database
+// before refusing. Process B serves the demo market; the key is rotated without a
+// notification, so that B cannot hear it; process A starts after the rotation and hands out
+// offers under the new key; B admits their entry links at once (302 to the survey) instead
+// of answering 403 "invalid token" until its 1-minute reload. Links under key ids no process
+// holds stay refused, and they cost B a bounded number of look-ups: at most one per 100 ms
+// whatever their number, and none for an id just looked up in vain.
+func TestKeysRotationNotYetHeard(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	env := []string{"DATABASE_URL=" + url}
+	a, b := freeAddr(t), freeAddr(t)
+	startServe(t, "", env, b, "--demo")
+	db, err := persistence.Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fresh := make([]byte, 32)
+	rand.Read(fresh) //nolint:errcheck
+	if _, err := db.Pool.Exec(context.Background(), `WITH prev AS (
+		INSERT INTO service_keys_previous (name, key) SELECT name, key FROM service_keys WHERE name = $1)
+		UPDATE service_keys SET key = $2, created_at = now() WHERE name = $1`, persistence.EntryKeyName, fresh); err != nil {
+		t.Fatal(err)
+	}
+	startServe(t, "", env, a)
+
+	req, _ := http.NewRequest("GET", "http://"+a+"/supply_api/v4/campaigns?user_ip=73.15.20.9&device_type=1", nil)
+	req.Header.Set("X-Api-Token", demoPublisherToken)
+	req.Header.Set("X-User-Identifier", "demo-user-0001")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offers struct {
+		Surveys []struct {
+			EntryURL string `json:"offer_entry_url"`
+		} `json:"surveys"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&offers)
+	resp.Body.Close()
+	if err != nil || len(offers.Surveys) == 0 {
+		t.Fatalf("offers from A: %d %v %+v", resp.StatusCode, err, offers)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	entry := strings.Replace(offers.Surveys[0].EntryURL, "http://"+a, "http://"+b, 1)
+	resp, err = noFollow.Get(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("B, on A's offer link under the new key: %d %s, want 302 to the survey", resp.StatusCode, body)
+	}
+
+	lookups := func() float64 {
+		_, body := get(t, "http://"+b+"/metrics")
+		return metricValue(t, body, "switchboard_service_key_lookups_total")
+	}
+	forge := func(secret []byte) string {
+		return entrytoken.NewKey(secret).Sign(entrytoken.Claims{Kind: entrytoken.KindOffer, PublisherID: 1,
+			ParticipantID: 1, CampaignID: 1, Expires: time.Now().Unix() + entrytoken.TTL, Nonce: entrytoken.NewNonce()})
+	}
+	answer := func(token string) string {
+		_, body := get(t, "http://"+b+"/supply_api/v4/entry?token="+token)
+		return body
+	}
+	before, start := lookups(), time.Now()
+	var wg sync.WaitGroup
+	var accepted atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				key := make([]byte, 32)
+				rand.Read(key) //nolint:errcheck
+				if !strings.Contains(answer(forge(key)), "invalid token") {
+					accepted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	n := lookups() - before
+	t.Logf("200 links under random key ids in %v: %v look-ups", elapsed.Round(time.Millisecond), n)
+	if accepted.Load() != 0 {
+		t.Errorf("%d links under unknown keys accepted", accepted.Load())
+	}
+	if most := float64(elapsed/(100*time.Millisecond)) + 2; n < 1 || n > most {
+		t.Errorf("%v look-ups for 200 unknown key ids in %v, want 1 to %v", n, elapsed, most)
+	}
+	forged := forge([]byte("a key no process has ever held.."))
+	answer(forged)
+	before = lookups()
+	for range 20 {
+		if body := answer(forged); !strings.Contains(body, "invalid token") {
+			t.Fatalf("a link under an unknown key: %s", body)
+		}
+	}
+	if n := lookups() - before; n != 0 {
+		t.Errorf("%v look-ups for an unknown key id looked up just before", n)
+	}
 }

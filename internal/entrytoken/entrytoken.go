@@ -25,8 +25,10 @@
 // their nonce too; the campaign keeps each one distinct).
 //
 // A Key holds the current service key, which signs, and the previous ones still within the
-// tokens' lifetime after a rotation (SetKeys), which verify until they are retired; a token
-// naming any other key id is refused as a forged one is.
+// tokens' lifetime after a rotation (SetKeys), which verify until they are retired. A token
+// naming any other key id makes the Key reload its keys first, a bounded number of times
+// (SetLookup, lookup.go: a rotation another process has already heard of), and is then
+// refused as a forged one is.
 //
 // Version 3 tokens have the campaign after the participant instead of last; version 2 ones
 // are version 3 without the key id. Processes of earlier releases issued them, and during a
@@ -107,6 +109,7 @@ type Claims struct {
 // replaces the ring atomically (a running process picks up a rotation with it).
 type Key struct {
 	ring atomic.Pointer[ring]
+	look *lookup // how to learn a key the ring does not hold (SetLookup); nil: refuse
 }
 
 // ring is one immutable state of a Key.
@@ -338,7 +341,8 @@ func (k *Key) Verify(token string, now int64) (Claims, error) {
 	if err != nil || m != TagSize {
 		return Claims{}, fault.Forbidden("invalid token")
 	}
-	if !k.ring.Load().check(payload, tbuf[:TagSize], now) {
+	if ok, unknown := k.ring.Load().check(payload, tbuf[:TagSize], now); !ok &&
+		(!unknown || !k.verifyLooked(payload, tbuf[:TagSize], now)) {
 		return Claims{}, fault.Forbidden("invalid token")
 	}
 	// Base64 has several encodings of one payload (trailing bits); only the canonical one
@@ -359,28 +363,35 @@ func (k *Key) Verify(token string, now int64) (Claims, error) {
 }
 
 // check reports whether tag is the tag of payload under a key of the ring not retired at
-// now: the key the payload names (version 3), or any of them (version 2, which names none).
-// Key ids are not secret, so the lookup need not be constant-time; each tag compare is.
-func (r *ring) check(payload, tag []byte, now int64) bool {
+// now: the key the payload names (versions 3 and 4), or any of them (version 2, which names
+// none); and, when it is not, whether the payload names a key id the ring does not hold at
+// all (retired or not). Key ids are not secret, so the lookup need not be constant-time;
+// each tag compare is.
+func (r *ring) check(payload, tag []byte, now int64) (ok, unknown bool) {
 	if len(payload) < headerLenNoKeyID {
-		return false
+		return false, false
 	}
 	var id uint32
 	named := payload[0] == version || payload[0] == versionCampaignFirst
 	switch {
 	case named:
 		if len(payload) < headerLen {
-			return false
+			return false, false
 		}
 		id = binary.BigEndian.Uint32(payload[2:headerLen])
 	case payload[0] == versionNoKeyID:
 	default:
-		return false
+		return false, false
 	}
 	// One working block serves every key tried (cmac.sum needs heap memory).
 	var scratch []byte
+	held := false
 	for _, s := range r.keys {
-		if s.until != 0 && now >= s.until || named && s.id != id {
+		if named && s.id != id {
+			continue
+		}
+		held = true
+		if s.until != 0 && now >= s.until {
 			continue
 		}
 		if scratch == nil {
@@ -389,10 +400,10 @@ func (r *ring) check(payload, tag []byte, now int64) bool {
 		var want [TagSize]byte
 		s.tok.sum(&want, scratch, payload)
 		if subtle.ConstantTimeCompare(want[:], tag) == 1 {
-			return true
+			return true, false
 		}
 	}
-	return false
+	return false, named && !held
 }
 
 func parsePayload(b []byte) (Claims, bool) {
