@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -346,4 +350,122 @@ func respondThroughBalancer(w *world, token, user string, camp int64, r *lbResul
 		return
 	}
 	r.status = resp.Request.URL.Query().Get("status")
+}
+
+// TestHAProxyLimitsFailedAuthenticationOnly runs docs/deploy/haproxy.cfg in front of a
+// process (its three servers on one address) and checks its per-client limit, three clients
+// at addresses of their own: a buyer whose 60 authenticated requests name a campaign that
+// does not exist (404), and a partner whose backend has 60 impanels rejected in 10 s (422),
+// keep every route, the offers above all; a client failing authentication 60 times in 10 s
+// (401) is answered 429 on every route, except the offers of a partner token, while another
+// address is served as before.
+func TestHAProxyLimitsFailedAuthenticationOnly(t *testing.T) {
+	bin := requireHAProxy(t)
+	ctx := context.Background()
+	w := newWorld(t, "")
+	s := w.startInProcess()
+	token, err := w.db.RotatePublisherToken(ctx, w.pub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := fmt.Sprintf("haproxy-user-%d", time.Now().UnixNano())
+	if _, err := w.db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: w.pub.ID, User: user, CountryID: 1,
+		Profile: []persistence.ProfileAnswer{{QuestionID: 42, Codes: []int32{30}}, {QuestionID: 43, Codes: []int32{1}},
+			{QuestionID: 45, Texts: []string{"94105"}}}}, "test", func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.App.Supply.ReloadPublishers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	backend := strings.TrimPrefix(s.URL, "http://")
+	lb := freeAddr(t)
+	h := startHAProxy(t, bin, lb, [3]string{backend, backend, backend})
+	for _, name := range []string{"serve1", "serve2", "serve3"} {
+		h.waitState(t, name, "UP", 10*time.Second)
+	}
+	base := "http://" + lb
+
+	// send makes one request from the loopback address ip and returns its status.
+	send := func(ip, method, path string, body []byte, header map[string]string, basic ...string) int {
+		t.Helper()
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+		req, _ := http.NewRequest(method, base+path, bytes.NewReader(body))
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		if len(basic) == 2 {
+			req.SetBasicAuth(basic[0], basic[1])
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s from %s: %v", method, path, ip, err)
+		}
+		io.Copy(io.Discard, resp.Body) //nolint:errcheck
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	buyer := func(ip string) int {
+		return send(ip, "GET", "/api/v1/campaigns", nil, nil, w.buyer.Email, w.token)
+	}
+	offers := func(ip string) int {
+		return send(ip, "GET", "/supply_api/v4/campaigns?user_ip=73.15.20.9&device_type=2", nil,
+			map[string]string{"X-Api-Token": token, "X-User-Identifier": user})
+	}
+	const tries = 60 // past the 50 in 10 s the configuration allows
+
+	t.Run("a buyer's 404s", func(t *testing.T) {
+		const ip = "127.0.0.21"
+		for i := range tries {
+			if st := send(ip, "GET", "/api/v1/campaigns/999999999", nil, nil, w.buyer.Email, w.token); st != 404 {
+				t.Fatalf("request %d for a campaign that does not exist: %d, want 404", i+1, st)
+			}
+		}
+		if st := buyer(ip); st != 200 {
+			t.Errorf("a valid buyer call after %d 404s: %d, want 200", tries, st)
+		}
+		if st := offers(ip); st != 200 {
+			t.Errorf("offers from the same address after %d 404s: %d, want 200", tries, st)
+		}
+	})
+
+	t.Run("a partner's rejected impanels", func(t *testing.T) {
+		const ip = "127.0.0.22"
+		for i := range tries {
+			ts := time.Now().Unix()
+			m := hmac.New(sha256.New, []byte(w.pub.APISecret))
+			fmt.Fprintf(m, "%s:%d", user, ts)
+			body := fmt.Sprintf(`{"ts":%d,"sech":%q,"country_id":999999,"profile":[]}`, ts, hex.EncodeToString(m.Sum(nil)))
+			st := send(ip, "POST", "/supply_api/v4/players/impanel", []byte(body), map[string]string{"X-Api-Token": token,
+				"X-User-Identifier": user, "Content-Type": "application/json"})
+			if st != 422 {
+				t.Fatalf("rejected impanel %d: %d, want 422", i+1, st)
+			}
+		}
+		if st := offers(ip); st != 200 {
+			t.Errorf("the partner's offers after %d rejected impanels: %d, want 200", tries, st)
+		}
+	})
+
+	t.Run("failed authentications", func(t *testing.T) {
+		const ip, other = "127.0.0.23", "127.0.0.24"
+		for i := range tries {
+			st := send(ip, "GET", "/api/v1/campaigns", nil, nil, w.buyer.Email, fmt.Sprintf("wrong-%d", i))
+			if st != 401 && !(i >= 50 && st == 429) {
+				t.Fatalf("failed authentication %d: %d, want 401 (429 past 50)", i+1, st)
+			}
+		}
+		if st := buyer(ip); st != 429 {
+			t.Errorf("a buyer call from the failing address: %d, want 429", st)
+		}
+		if st := send(ip, "GET", "/supply_api/v4/countries", nil, map[string]string{"X-Api-Token": token}); st != 429 {
+			t.Errorf("another supply route from the failing address: %d, want 429", st)
+		}
+		if st := offers(ip); st != 200 {
+			t.Errorf("a partner's offers from the failing address: %d, want 200", st)
+		}
+		if st := buyer(other); st != 200 {
+			t.Errorf("a buyer call from another address: %d, want 200", st)
+		}
+	})
 }
