@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/persistence"
@@ -309,6 +310,7 @@ func TestGolden(t *testing.T) {
 		"campaign_quotas": []any{map[string]any{"num_respondents": 100, "campaign_qualifications": []any{}}}}, 200)
 	r.buyer("reject_completes", b, "POST", "/api/v1/campaigns/1/reject_completes", map[string]any{"transaction_ids": []string{"tid-0001"}}, 200)
 	r.buyer("reconcile", b, "POST", "/api/v1/campaigns/1/reconcile", map[string]any{"accepted_ids": []string{"tid-0001"}, "purchase_order": "PO-1"}, 200)
+	recordEveryStatus(t, s, b, r)
 
 	// Conventions.
 	r.do("error_401", s.NewRequest(t, "GET", "/api/v1/campaigns", nil), nil, 401)
@@ -366,4 +368,83 @@ func goldenNames(t *testing.T) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// recordEveryStatus records campaign reads in every status the service gives a campaign
+// (docs/rules.md §4), each reached the way the service reaches it, so that the OpenAPI
+// validation of the recorded exchanges (internal/openapi) sees every status a client can
+// meet: campaign 1 is 6 Reconciled and campaign 2 is 5 Paused when it runs; it adds 3
+// (2 Active), 4 (3 Complete, by the buyer), 5 (4 Archived, by the sweeper) and 6 (7 System
+// Paused, by the sweeper's broken-link check).
+func recordEveryStatus(t *testing.T, s *apptest.Server, b *apptest.Buyer, r *recorder) {
+	t.Helper()
+	ctx := context.Background()
+	campaign := func(name string) int64 {
+		t.Helper()
+		c := b.Do(t, "POST", "/api/v1/campaigns", map[string]any{"name": name, "incidence": 50, "length_of_interview": 10,
+			"country_language_id": 1, "supplier_link": "https://survey.example/s/habits?tid={ID}"}).Expect(t, 201).Object(t)
+		return int64(c["id"].(float64))
+	}
+	activate := func(id int64) {
+		t.Helper()
+		path := "/api/v1/campaigns/" + strconv.FormatInt(id, 10)
+		b.Do(t, "POST", path+"/campaign_quotas", map[string]any{"name": "Everyone", "num_respondents": 100,
+			"campaign_qualifications": []any{}}).Expect(t, 201)
+		b.Do(t, "PUT", path, map[string]any{"status": 2}).Expect(t, 200)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := s.DB.Pool.Exec(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	activate(campaign("Tea habits"))
+
+	complete := campaign("Juice habits")
+	activate(complete)
+	r.buyer("campaign_complete", b, "PUT", "/api/v1/campaigns/"+strconv.FormatInt(complete, 10), map[string]any{"status": 3}, 200)
+
+	archived := campaign("Soda habits")
+	activate(archived)
+	b.Do(t, "PUT", "/api/v1/campaigns/"+strconv.FormatInt(archived, 10), map[string]any{"status": 3}).Expect(t, 200)
+	exec(`UPDATE campaigns SET status_changed_at = now() - interval '91 days' WHERE id = $1`, archived)
+	if ids, err := s.DB.ArchiveStaleCampaigns(ctx, 90*24*time.Hour); err != nil || len(ids) != 1 || ids[0] != archived {
+		t.Fatalf("ArchiveStaleCampaigns: %v %v, want [%d]", ids, err, archived)
+	}
+
+	// Created for tablets only (supported_devices 0), then paused by the sweeper: its one
+	// entry's callback window passed with no callback.
+	devices := map[string]any{"name": "Water habits", "incidence": 50, "length_of_interview": 10, "country_language_id": 1,
+		"supplier_link": "https://survey.example/s/water?tid={ID}", "supported_devices": []int{0}}
+	paused := int64(r.buyer("campaign_create_tablets", b, "POST", "/api/v1/campaigns", devices, 201).Object(t)["id"].(float64))
+	activate(paused)
+	seedSession(t, s, b, paused, "user-3", "R5T6Y7", "tid-0003")
+	exec(`UPDATE sessions SET entered_at = now() - interval '1 hour' WHERE tid = 'tid-0003'`)
+	exec(`UPDATE campaigns SET status_changed_at = now() - interval '2 hours' WHERE id = $1`, paused)
+	if ids, err := s.DB.PauseBrokenLinks(ctx, 1, persistence.BrokenLinkScope{IDs: []int64{paused}}); err != nil || len(ids) != 1 {
+		t.Fatalf("PauseBrokenLinks: %v %v, want [%d]", ids, err, paused)
+	}
+	r.buyer("retargets_add_system_paused", b, "POST", "/api/v1/campaigns/"+strconv.FormatInt(paused, 10)+"/campaign_retargets",
+		map[string]any{"retargeting_type": 1, "retargeting_ids": []string{"R5T6Y7"}}, 200)
+
+	r.buyer("campaign_show_reconciled", b, "GET", "/api/v1/campaigns/1", nil, 200)
+	r.buyer("campaign_show_archived", b, "GET", "/api/v1/campaigns/"+strconv.FormatInt(archived, 10), nil, 200)
+	r.buyer("campaign_show_system_paused", b, "GET", "/api/v1/campaigns/"+strconv.FormatInt(paused, 10), nil, 200)
+	list := r.buyer("campaigns_list_every_status", b, "GET", "/api/v1/campaigns", nil, 200)
+	var items []struct {
+		ID     int64 `json:"id"`
+		Status int   `json:"status"`
+	}
+	list.Decode(t, &items)
+	seen := map[int]bool{}
+	for _, c := range items {
+		seen[c.Status] = true
+	}
+	for _, st := range []int{persistence.StatusActive, persistence.StatusComplete, persistence.StatusArchived,
+		persistence.StatusPaused, persistence.StatusReconciled, persistence.StatusSystemPaused} {
+		if !seen[st] {
+			t.Errorf("campaigns_list_every_status has no campaign in status %d: %+v", st, items)
+		}
+	}
 }

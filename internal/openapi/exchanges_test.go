@@ -413,6 +413,16 @@ func TestValidationFails(t *testing.T) {
 			ex.uri = strings.Replace(ex.uri, "&sech=", "&hops=2&sech=", 1)
 		}},
 		{"a request with an undocumented query parameter", "campaigns_list.golden", "", func(ex *exchange) { ex.uri += "&status=2" }},
+		{"a campaign status the document does not list", "campaign_show_system_paused.golden", "", replace(`"status": 7`, `"status": 8`)},
+		{"a listed campaign in a status the document does not list", "campaigns_list_every_status.golden", "", replace(`"status": 4`, `"status": 1`)},
+		{"a status a buyer may not set", "campaign_complete.golden", "", func(ex *exchange) {
+			ex.reqBody = strings.Replace(ex.reqBody, `"status": 3`, `"status": 6`, 1)
+		}},
+		{"a device the document does not list", "campaign_create_tablets.golden", "", replace(`"supported_devices": [
+    0
+  ]`, `"supported_devices": [
+    3
+  ]`)},
 		{"a postback with an unknown status", "supply-api.md", "GET /postback", func(ex *exchange) {
 			ex.uri = strings.Replace(ex.uri, "status=complete", "status=done", 1)
 		}},

@@ -17,11 +17,77 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for CampaignSupportedDevices.
+const (
+	CampaignSupportedDevicesN0 CampaignSupportedDevices = 0
+	CampaignSupportedDevicesN1 CampaignSupportedDevices = 1
+	CampaignSupportedDevicesN2 CampaignSupportedDevices = 2
+)
+
+// Valid indicates whether the value is a known member of the CampaignSupportedDevices enum.
+func (e CampaignSupportedDevices) Valid() bool {
+	switch e {
+	case CampaignSupportedDevicesN0:
+		return true
+	case CampaignSupportedDevicesN1:
+		return true
+	case CampaignSupportedDevicesN2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignCreateSupportedDevices.
+const (
+	CampaignCreateSupportedDevicesN0 CampaignCreateSupportedDevices = 0
+	CampaignCreateSupportedDevicesN1 CampaignCreateSupportedDevices = 1
+	CampaignCreateSupportedDevicesN2 CampaignCreateSupportedDevices = 2
+)
+
+// Valid indicates whether the value is a known member of the CampaignCreateSupportedDevices enum.
+func (e CampaignCreateSupportedDevices) Valid() bool {
+	switch e {
+	case CampaignCreateSupportedDevicesN0:
+		return true
+	case CampaignCreateSupportedDevicesN1:
+		return true
+	case CampaignCreateSupportedDevicesN2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CampaignListItemSupportedDevices.
+const (
+	CampaignListItemSupportedDevicesN0 CampaignListItemSupportedDevices = 0
+	CampaignListItemSupportedDevicesN1 CampaignListItemSupportedDevices = 1
+	CampaignListItemSupportedDevicesN2 CampaignListItemSupportedDevices = 2
+)
+
+// Valid indicates whether the value is a known member of the CampaignListItemSupportedDevices enum.
+func (e CampaignListItemSupportedDevices) Valid() bool {
+	switch e {
+	case CampaignListItemSupportedDevicesN0:
+		return true
+	case CampaignListItemSupportedDevicesN1:
+		return true
+	case CampaignListItemSupportedDevicesN2:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CampaignStatus.
 const (
 	CampaignStatusN2 CampaignStatus = 2
 	CampaignStatusN3 CampaignStatus = 3
+	CampaignStatusN4 CampaignStatus = 4
 	CampaignStatusN5 CampaignStatus = 5
+	CampaignStatusN6 CampaignStatus = 6
+	CampaignStatusN7 CampaignStatus = 7
 )
 
 // Valid indicates whether the value is a known member of the CampaignStatus enum.
@@ -31,70 +97,13 @@ func (e CampaignStatus) Valid() bool {
 		return true
 	case CampaignStatusN3:
 		return true
+	case CampaignStatusN4:
+		return true
 	case CampaignStatusN5:
 		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CampaignCreateSupportedDevices.
-const (
-	CampaignCreateSupportedDevicesN1 CampaignCreateSupportedDevices = 1
-	CampaignCreateSupportedDevicesN2 CampaignCreateSupportedDevices = 2
-	CampaignCreateSupportedDevicesN3 CampaignCreateSupportedDevices = 3
-)
-
-// Valid indicates whether the value is a known member of the CampaignCreateSupportedDevices enum.
-func (e CampaignCreateSupportedDevices) Valid() bool {
-	switch e {
-	case CampaignCreateSupportedDevicesN1:
+	case CampaignStatusN6:
 		return true
-	case CampaignCreateSupportedDevicesN2:
-		return true
-	case CampaignCreateSupportedDevicesN3:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CampaignListItemStatus.
-const (
-	CampaignListItemStatusN2 CampaignListItemStatus = 2
-	CampaignListItemStatusN3 CampaignListItemStatus = 3
-	CampaignListItemStatusN5 CampaignListItemStatus = 5
-)
-
-// Valid indicates whether the value is a known member of the CampaignListItemStatus enum.
-func (e CampaignListItemStatus) Valid() bool {
-	switch e {
-	case CampaignListItemStatusN2:
-		return true
-	case CampaignListItemStatusN3:
-		return true
-	case CampaignListItemStatusN5:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CampaignSummaryStatus.
-const (
-	CampaignSummaryStatusN2 CampaignSummaryStatus = 2
-	CampaignSummaryStatusN3 CampaignSummaryStatus = 3
-	CampaignSummaryStatusN5 CampaignSummaryStatus = 5
-)
-
-// Valid indicates whether the value is a known member of the CampaignSummaryStatus enum.
-func (e CampaignSummaryStatus) Valid() bool {
-	switch e {
-	case CampaignSummaryStatusN2:
-		return true
-	case CampaignSummaryStatusN3:
-		return true
-	case CampaignSummaryStatusN5:
+	case CampaignStatusN7:
 		return true
 	default:
 		return false
@@ -124,19 +133,19 @@ func (e CampaignUpdateStatus) Valid() bool {
 
 // Defines values for CampaignUpdateSupportedDevices.
 const (
+	CampaignUpdateSupportedDevicesN0 CampaignUpdateSupportedDevices = 0
 	CampaignUpdateSupportedDevicesN1 CampaignUpdateSupportedDevices = 1
 	CampaignUpdateSupportedDevicesN2 CampaignUpdateSupportedDevices = 2
-	CampaignUpdateSupportedDevicesN3 CampaignUpdateSupportedDevices = 3
 )
 
 // Valid indicates whether the value is a known member of the CampaignUpdateSupportedDevices enum.
 func (e CampaignUpdateSupportedDevices) Valid() bool {
 	switch e {
+	case CampaignUpdateSupportedDevicesN0:
+		return true
 	case CampaignUpdateSupportedDevicesN1:
 		return true
 	case CampaignUpdateSupportedDevicesN2:
-		return true
-	case CampaignUpdateSupportedDevicesN3:
 		return true
 	default:
 		return false
@@ -155,6 +164,30 @@ func (e CustomQualificationRequestAnswerType) Valid() bool {
 	case CustomQualificationRequestAnswerTypeN0:
 		return true
 	case CustomQualificationRequestAnswerTypeN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InsightsCampaignAttributesStatus.
+const (
+	Active   InsightsCampaignAttributesStatus = "active"
+	Archived InsightsCampaignAttributesStatus = "archived"
+	Complete InsightsCampaignAttributesStatus = "complete"
+	Paused   InsightsCampaignAttributesStatus = "paused"
+)
+
+// Valid indicates whether the value is a known member of the InsightsCampaignAttributesStatus enum.
+func (e InsightsCampaignAttributesStatus) Valid() bool {
+	switch e {
+	case Active:
+		return true
+	case Archived:
+		return true
+	case Complete:
+		return true
+	case Paused:
 		return true
 	default:
 		return false
@@ -360,21 +393,25 @@ type Campaign struct {
 	ProjectId                    int                     `json:"project_id"`
 
 	// RedirectTestUrl signed link of a test session (GET /router/test/{campaign_id})
-	RedirectTestUrl string        `json:"redirect_test_url"`
+	RedirectTestUrl string `json:"redirect_test_url"`
+
+	// ReentryInterval minutes a respondent waits before entering again: null never again, 0 no limit
 	ReentryInterval *int          `json:"reentry_interval"`
 	RetargetCount   int           `json:"retarget_count"`
 	Stats           CampaignStats `json:"stats"`
 
-	// Status 2 active, 3 complete, 5 paused
-	Status           CampaignStatus `json:"status"`
-	SupplierLink     string         `json:"supplier_link"`
-	SupportedDevices []int          `json:"supported_devices"`
-	TotalRemaining   int            `json:"total_remaining"`
-	WaveNumber       int            `json:"wave_number"`
+	// Status A campaign's status: 2 active, 3 complete, 4 archived, 5 paused, 6 reconciled, 7 system paused. A buyer sets 2, 3 and 5 (CampaignUpdate); the service moves a campaign to 3 when its quotas are full, to 4 90 days after it became complete or reconciled, to 6 on reconcile and to 7 when its end links stop coming back (docs/rules.md §4). A client must accept every value listed here.
+	Status       CampaignStatus `json:"status"`
+	SupplierLink string         `json:"supplier_link"`
+
+	// SupportedDevices 0 tablet, 1 mobile, 2 desktop; empty: all
+	SupportedDevices []CampaignSupportedDevices `json:"supported_devices"`
+	TotalRemaining   int                        `json:"total_remaining"`
+	WaveNumber       int                        `json:"wave_number"`
 }
 
-// CampaignStatus 2 active, 3 complete, 5 paused
-type CampaignStatus int
+// CampaignSupportedDevices defines model for Campaign.SupportedDevices.
+type CampaignSupportedDevices int
 
 // CampaignCreate A new campaign; it starts paused (status 5).
 type CampaignCreate struct {
@@ -396,13 +433,13 @@ type CampaignCreate struct {
 	// ProjectId the project of a previous wave: the campaign becomes its next wave
 	ProjectId *int `json:"project_id,omitempty"`
 
-	// ReentryInterval seconds before a respondent may enter again; null never
+	// ReentryInterval minutes a respondent waits before entering again: null never again, 0 no limit
 	ReentryInterval *int `json:"reentry_interval,omitempty"`
 
 	// SupplierLink the buyer's survey URL; placeholders {ID}, {RESPONDENT_ID}, {LINK_HASH} and profile names such as {AGE}
 	SupplierLink string `json:"supplier_link"`
 
-	// SupportedDevices 1 mobile, 2 desktop, 3 tablet; empty: all
+	// SupportedDevices 0 tablet, 1 mobile, 2 desktop; empty: all
 	SupportedDevices *[]CampaignCreateSupportedDevices `json:"supported_devices,omitempty"`
 }
 
@@ -448,19 +485,23 @@ type CampaignListItem struct {
 
 	// RedirectTestUrl signed link of a test session (GET /router/test/{campaign_id})
 	RedirectTestUrl string `json:"redirect_test_url"`
-	ReentryInterval *int   `json:"reentry_interval"`
-	RetargetCount   int    `json:"retarget_count"`
 
-	// Status 2 active, 3 complete, 5 paused
-	Status           CampaignListItemStatus `json:"status"`
-	SupplierLink     string                 `json:"supplier_link"`
-	SupportedDevices []int                  `json:"supported_devices"`
-	TotalRemaining   int                    `json:"total_remaining"`
-	WaveNumber       int                    `json:"wave_number"`
+	// ReentryInterval minutes a respondent waits before entering again: null never again, 0 no limit
+	ReentryInterval *int `json:"reentry_interval"`
+	RetargetCount   int  `json:"retarget_count"`
+
+	// Status A campaign's status: 2 active, 3 complete, 4 archived, 5 paused, 6 reconciled, 7 system paused. A buyer sets 2, 3 and 5 (CampaignUpdate); the service moves a campaign to 3 when its quotas are full, to 4 90 days after it became complete or reconciled, to 6 on reconcile and to 7 when its end links stop coming back (docs/rules.md §4). A client must accept every value listed here.
+	Status       CampaignStatus `json:"status"`
+	SupplierLink string         `json:"supplier_link"`
+
+	// SupportedDevices 0 tablet, 1 mobile, 2 desktop; empty: all
+	SupportedDevices []CampaignListItemSupportedDevices `json:"supported_devices"`
+	TotalRemaining   int                                `json:"total_remaining"`
+	WaveNumber       int                                `json:"wave_number"`
 }
 
-// CampaignListItemStatus 2 active, 3 complete, 5 paused
-type CampaignListItemStatus int
+// CampaignListItemSupportedDevices defines model for CampaignListItem.SupportedDevices.
+type CampaignListItemSupportedDevices int
 
 // CampaignQualification defines model for CampaignQualification.
 type CampaignQualification struct {
@@ -515,6 +556,9 @@ type CampaignStats struct {
 	MedianLoiMinutes *float32 `json:"median_loi_minutes"`
 }
 
+// CampaignStatus A campaign's status: 2 active, 3 complete, 4 archived, 5 paused, 6 reconciled, 7 system paused. A buyer sets 2, 3 and 5 (CampaignUpdate); the service moves a campaign to 3 when its quotas are full, to 4 90 days after it became complete or reconciled, to 6 on reconcile and to 7 when its end links stop coming back (docs/rules.md §4). A client must accept every value listed here.
+type CampaignStatus int
+
 // CampaignSummary A campaign as the retarget routes answer it.
 type CampaignSummary struct {
 	// Cpi cost per interview in USD, two decimals
@@ -528,14 +572,11 @@ type CampaignSummary struct {
 	Name              string `json:"name"`
 	RetargetCount     int    `json:"retarget_count"`
 
-	// Status 2 active, 3 complete, 5 paused
-	Status         CampaignSummaryStatus `json:"status"`
-	SupplierLink   string                `json:"supplier_link"`
-	TotalRemaining int                   `json:"total_remaining"`
+	// Status A campaign's status: 2 active, 3 complete, 4 archived, 5 paused, 6 reconciled, 7 system paused. A buyer sets 2, 3 and 5 (CampaignUpdate); the service moves a campaign to 3 when its quotas are full, to 4 90 days after it became complete or reconciled, to 6 on reconcile and to 7 when its end links stop coming back (docs/rules.md §4). A client must accept every value listed here.
+	Status         CampaignStatus `json:"status"`
+	SupplierLink   string         `json:"supplier_link"`
+	TotalRemaining int            `json:"total_remaining"`
 }
-
-// CampaignSummaryStatus 2 active, 3 complete, 5 paused
-type CampaignSummaryStatus int
 
 // CampaignUpdate The fields to change; absent fields keep their value.
 type CampaignUpdate struct {
@@ -554,16 +595,16 @@ type CampaignUpdate struct {
 	MaxDailyCompletes *int    `json:"max_daily_completes,omitempty"`
 	Name              *string `json:"name,omitempty"`
 
-	// ReentryInterval seconds before a respondent may enter again; null never
+	// ReentryInterval minutes a respondent waits before entering again: null never again, 0 no limit
 	ReentryInterval *int `json:"reentry_interval,omitempty"`
 
-	// Status 2 active, 3 complete, 5 paused
+	// Status the statuses a buyer sets: 2 active (needs a quota), 3 complete, 5 paused; any other value, or a change of a campaign in 4 (archived) or 6 (reconciled), is a 422. Reads answer every CampaignStatus.
 	Status *CampaignUpdateStatus `json:"status,omitempty"`
 
 	// SupplierLink the buyer's survey URL; placeholders {ID}, {RESPONDENT_ID}, {LINK_HASH} and profile names such as {AGE}
 	SupplierLink *string `json:"supplier_link,omitempty"`
 
-	// SupportedDevices 1 mobile, 2 desktop, 3 tablet; empty: all
+	// SupportedDevices 0 tablet, 1 mobile, 2 desktop; empty: all
 	SupportedDevices *[]CampaignUpdateSupportedDevices `json:"supported_devices,omitempty"`
 }
 
@@ -578,7 +619,7 @@ type CampaignUpdate_Cpi struct {
 	union json.RawMessage
 }
 
-// CampaignUpdateStatus 2 active, 3 complete, 5 paused
+// CampaignUpdateStatus the statuses a buyer sets: 2 active (needs a quota), 3 complete, 5 paused; any other value, or a change of a campaign in 4 (archived) or 6 (reconciled), is a 422. Reads answer every CampaignStatus.
 type CampaignUpdateStatus int
 
 // CampaignUpdateSupportedDevices defines model for CampaignUpdate.SupportedDevices.
@@ -689,8 +730,10 @@ type InsightsCampaign struct {
 	Attributes struct {
 		CompleteAt *string `json:"complete_at"`
 		Id         int     `json:"id"`
-		Status     string  `json:"status"`
-		WaveNumber int     `json:"wave_number"`
+
+		// Status 2 active; 5 and 7 paused; 3 and 6 complete; 4 archived
+		Status     InsightsCampaignAttributesStatus `json:"status"`
+		WaveNumber int                              `json:"wave_number"`
 	} `json:"attributes"`
 	Id    string `json:"id"`
 	Links struct {
@@ -699,6 +742,9 @@ type InsightsCampaign struct {
 	} `json:"links"`
 	Type InsightsCampaignType `json:"type"`
 }
+
+// InsightsCampaignAttributesStatus 2 active; 5 and 7 paused; 3 and 6 complete; 4 archived
+type InsightsCampaignAttributesStatus string
 
 // InsightsCampaignType defines model for InsightsCampaign.Type.
 type InsightsCampaignType string
@@ -879,7 +925,9 @@ type RealtimeFeasibilityRequest_Cpi struct {
 
 // Reconcile defines model for Reconcile.
 type Reconcile struct {
-	AcceptedCount int     `json:"accepted_count"`
+	AcceptedCount int `json:"accepted_count"`
+
+	// Id the reconciliation's id (each reconcile gets a new one), not the campaign's: the campaign is the one of the path
 	Id            int     `json:"id"`
 	PurchaseOrder *string `json:"purchase_order"`
 	RejectedCount int     `json:"rejected_count"`
@@ -899,6 +947,7 @@ type RedirectTest struct {
 
 // RejectCompletes defines model for RejectCompletes.
 type RejectCompletes struct {
+	// Id the rejection's id (each reject_completes gets a new one), not the campaign's: the campaign is the one of the path
 	Id                     int      `json:"id"`
 	NotFoundTransactionIds []string `json:"not_found_transaction_ids"`
 	RejectedTransactionIds []string `json:"rejected_transaction_ids"`
@@ -926,13 +975,26 @@ type RelationshipRequest struct {
 type RetargetsAdd struct {
 	// ExpirationDate MM-DD-YYYY
 	ExpirationDate *string `json:"expiration_date,omitempty"`
-	RetargetingIds []struct {
-		Id            string  `json:"id"`
-		ReplacementId *string `json:"replacement_id,omitempty"`
-	} `json:"retargeting_ids"`
+
+	// RetargetingIds each an object {id, replacement_id} or the id as a string; 1 to 10,000
+	RetargetingIds []RetargetsAdd_RetargetingIds_Item `json:"retargeting_ids"`
 
 	// RetargetingType 0 transaction id, 1 respondent id, 2 device id, 3 hashed mobile ad id
 	RetargetingType RetargetsAddRetargetingType `json:"retargeting_type"`
+}
+
+// RetargetsAddRetargetingIds0 the id alone
+type RetargetsAddRetargetingIds0 = string
+
+// RetargetsAddRetargetingIds1 defines model for RetargetsAdd.RetargetingIds.1.
+type RetargetsAddRetargetingIds1 struct {
+	Id            string  `json:"id"`
+	ReplacementId *string `json:"replacement_id,omitempty"`
+}
+
+// RetargetsAdd_RetargetingIds_Item defines model for RetargetsAdd.retargeting_ids.Item.
+type RetargetsAdd_RetargetingIds_Item struct {
+	union json.RawMessage
 }
 
 // RetargetsAddRetargetingType 0 transaction id, 1 respondent id, 2 device id, 3 hashed mobile ad id
@@ -960,12 +1022,16 @@ type WebhookEvent struct {
 
 	// Data campaign.status_changed: old_status, new_status, reason (quotas_full, no_callbacks, archived) when the service made the change; quota.filled: quota_id, completes, num_respondents; campaign.completed: reason (buyer, quotas_full)
 	Data struct {
-		Completes      *int    `json:"completes,omitempty"`
-		NewStatus      *int    `json:"new_status,omitempty"`
-		NumRespondents *int    `json:"num_respondents,omitempty"`
-		OldStatus      *int    `json:"old_status,omitempty"`
-		QuotaId        *int    `json:"quota_id,omitempty"`
-		Reason         *string `json:"reason,omitempty"`
+		Completes *int `json:"completes,omitempty"`
+
+		// NewStatus A campaign's status: 2 active, 3 complete, 4 archived, 5 paused, 6 reconciled, 7 system paused. A buyer sets 2, 3 and 5 (CampaignUpdate); the service moves a campaign to 3 when its quotas are full, to 4 90 days after it became complete or reconciled, to 6 on reconcile and to 7 when its end links stop coming back (docs/rules.md §4). A client must accept every value listed here.
+		NewStatus      *CampaignStatus `json:"new_status,omitempty"`
+		NumRespondents *int            `json:"num_respondents,omitempty"`
+
+		// OldStatus A campaign's status: 2 active, 3 complete, 4 archived, 5 paused, 6 reconciled, 7 system paused. A buyer sets 2, 3 and 5 (CampaignUpdate); the service moves a campaign to 3 when its quotas are full, to 4 90 days after it became complete or reconciled, to 6 on reconcile and to 7 when its end links stop coming back (docs/rules.md §4). A client must accept every value listed here.
+		OldStatus *CampaignStatus `json:"old_status,omitempty"`
+		QuotaId   *int            `json:"quota_id,omitempty"`
+		Reason    *string         `json:"reason,omitempty"`
 	} `json:"data"`
 	EventId    string           `json:"event_id"`
 	OccurredAt time.Time        `json:"occurred_at"`
@@ -1628,6 +1694,68 @@ func (t *RealtimeFeasibilityRequest_Cpi) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsRetargetsAddRetargetingIds0 returns the union data inside the RetargetsAdd_RetargetingIds_Item as a RetargetsAddRetargetingIds0
+func (t RetargetsAdd_RetargetingIds_Item) AsRetargetsAddRetargetingIds0() (RetargetsAddRetargetingIds0, error) {
+	var body RetargetsAddRetargetingIds0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRetargetsAddRetargetingIds0 overwrites any union data inside the RetargetsAdd_RetargetingIds_Item as the provided RetargetsAddRetargetingIds0
+func (t *RetargetsAdd_RetargetingIds_Item) FromRetargetsAddRetargetingIds0(v RetargetsAddRetargetingIds0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRetargetsAddRetargetingIds0 performs a merge with any union data inside the RetargetsAdd_RetargetingIds_Item, using the provided RetargetsAddRetargetingIds0
+func (t *RetargetsAdd_RetargetingIds_Item) MergeRetargetsAddRetargetingIds0(v RetargetsAddRetargetingIds0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRetargetsAddRetargetingIds1 returns the union data inside the RetargetsAdd_RetargetingIds_Item as a RetargetsAddRetargetingIds1
+func (t RetargetsAdd_RetargetingIds_Item) AsRetargetsAddRetargetingIds1() (RetargetsAddRetargetingIds1, error) {
+	var body RetargetsAddRetargetingIds1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRetargetsAddRetargetingIds1 overwrites any union data inside the RetargetsAdd_RetargetingIds_Item as the provided RetargetsAddRetargetingIds1
+func (t *RetargetsAdd_RetargetingIds_Item) FromRetargetsAddRetargetingIds1(v RetargetsAddRetargetingIds1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRetargetsAddRetargetingIds1 performs a merge with any union data inside the RetargetsAdd_RetargetingIds_Item, using the provided RetargetsAddRetargetingIds1
+func (t *RetargetsAdd_RetargetingIds_Item) MergeRetargetsAddRetargetingIds1(v RetargetsAddRetargetingIds1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t RetargetsAdd_RetargetingIds_Item) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *RetargetsAdd_RetargetingIds_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -1926,12 +2054,16 @@ type ClientInterface interface {
 
 	// ReconcileWithBody Reconcile a campaign: the accepted ids are its completes
 	//
+	// The listed ids are the campaign's final accepted completes: a listed session that is not a complete becomes one, a complete not listed is rejected (its partner gets a reversal postback), and the campaign becomes 6 (reconciled). The answer's id is the reconciliation's, not the campaign's.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/campaigns/{id}/reconcile (the `Reconcile` operationId).
 	ReconcileWithBody(ctx context.Context, id int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Reconcile Reconcile a campaign: the accepted ids are its completes
+	//
+	// The listed ids are the campaign's final accepted completes: a listed session that is not a complete becomes one, a complete not listed is rejected (its partner gets a reversal postback), and the campaign becomes 6 (reconciled). The answer's id is the reconciliation's, not the campaign's.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2625,6 +2757,8 @@ func (c *Client) CampaignFeasibility(ctx context.Context, id int, reqEditors ...
 
 // ReconcileWithBody Reconcile a campaign: the accepted ids are its completes
 //
+// The listed ids are the campaign's final accepted completes: a listed session that is not a complete becomes one, a complete not listed is rejected (its partner gets a reversal postback), and the campaign becomes 6 (reconciled). The answer's id is the reconciliation's, not the campaign's.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/campaigns/{id}/reconcile (the `Reconcile` operationId).
@@ -2641,6 +2775,8 @@ func (c *Client) ReconcileWithBody(ctx context.Context, id int, contentType stri
 }
 
 // Reconcile Reconcile a campaign: the accepted ids are its completes
+//
+// The listed ids are the campaign's final accepted completes: a listed session that is not a complete becomes one, a complete not listed is rejected (its partner gets a reversal postback), and the campaign becomes 6 (reconciled). The answer's id is the reconciliation's, not the campaign's.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4971,12 +5107,16 @@ type ClientWithResponsesInterface interface {
 
 	// ReconcileWithBodyWithResponse Reconcile a campaign: the accepted ids are its completes
 	//
+	// The listed ids are the campaign's final accepted completes: a listed session that is not a complete becomes one, a complete not listed is rejected (its partner gets a reversal postback), and the campaign becomes 6 (reconciled). The answer's id is the reconciliation's, not the campaign's.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/campaigns/{id}/reconcile (the `Reconcile` operationId).
 	ReconcileWithBodyWithResponse(ctx context.Context, id int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReconcileResponse, error)
 
 	// ReconcileWithResponse Reconcile a campaign: the accepted ids are its completes
+	//
+	// The listed ids are the campaign's final accepted completes: a listed session that is not a complete becomes one, a complete not listed is rejected (its partner gets a reversal postback), and the campaign becomes 6 (reconciled). The answer's id is the reconciliation's, not the campaign's.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9449,6 +9589,8 @@ func (c *ClientWithResponses) CampaignFeasibilityWithResponse(ctx context.Contex
 
 // ReconcileWithBodyWithResponse Reconcile a campaign: the accepted ids are its completes
 //
+// The listed ids are the campaign's final accepted completes: a listed session that is not a complete becomes one, a complete not listed is rejected (its partner gets a reversal postback), and the campaign becomes 6 (reconciled). The answer's id is the reconciliation's, not the campaign's.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/campaigns/{id}/reconcile (the `Reconcile` operationId).
@@ -9461,6 +9603,8 @@ func (c *ClientWithResponses) ReconcileWithBodyWithResponse(ctx context.Context,
 }
 
 // ReconcileWithResponse Reconcile a campaign: the accepted ids are its completes
+//
+// The listed ids are the campaign's final accepted completes: a listed session that is not a complete becomes one, a complete not listed is rejected (its partner gets a reversal postback), and the campaign becomes 6 (reconciled). The answer's id is the reconciliation's, not the campaign's.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
