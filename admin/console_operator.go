@@ -139,11 +139,11 @@ func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	if err != nil {
 		return err
 	}
-	pending, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{Status: persistence.PostbackStatusPending, Limit: 1000})
+	pending, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{States: persistence.PostbackBacklog, Limit: 1000})
 	if err != nil {
 		return err
 	}
-	failed, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{Status: persistence.PostbackStatusFailed, Limit: 50})
+	failed, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{States: persistence.PostbackFailures, Limit: 50})
 	if err != nil {
 		return err
 	}

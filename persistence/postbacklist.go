@@ -2,30 +2,70 @@ package persistence
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// Postback listing statuses: which outbox rows ListPostbacks returns. Delivered rows, the
-// bulk of the table, are not listed: only the two partial indexes over undelivered rows are
-// read, so a listing never scans the outbox (which has no index by publisher).
+// Postback delivery states: the status a listed postback carries, and what a listing
+// selects (one vocabulary for both). Delivered rows, the bulk of the table, are not listed:
+// only the two partial indexes over undelivered rows are read, so a listing never scans the
+// outbox (which has no index by publisher).
 const (
-	PostbackStatusFailed  = "failed"  // failed at least once and not delivered: retrying or dead
-	PostbackStatusDead    = "dead"    // dead-lettered after the retry window
-	PostbackStatusPending = "pending" // neither delivered nor dead (retrying or not tried yet)
+	PostbackPending  = "pending"  // not tried yet
+	PostbackRetrying = "retrying" // failed at least once, tried again at next_attempt_at
+	PostbackDead     = "dead"     // dead-lettered after the retry window
 )
 
-// PostbackStatuses are the statuses ListPostbacks accepts.
-var PostbackStatuses = []string{PostbackStatusFailed, PostbackStatusDead, PostbackStatusPending}
+// PostbackStates are the delivery states a listing selects, in the order a postback goes
+// through them.
+var PostbackStates = []string{PostbackPending, PostbackRetrying, PostbackDead}
+
+// PostbackFailures are the states of the postbacks that failed and are not delivered: a
+// listing's default, what a partner or an operator looks at first.
+var PostbackFailures = []string{PostbackRetrying, PostbackDead}
+
+// PostbackBacklog are the states of the postbacks still owed and not given up on.
+var PostbackBacklog = []string{PostbackPending, PostbackRetrying}
+
+// postbackFailedAlias is another spelling of PostbackFailures in a status filter, which
+// partners' and operators' scripts use.
+const postbackFailedAlias = "failed"
+
+// ParsePostbackStates reads a listing's status filter: states of PostbackStates separated by
+// commas ("failed" stands for retrying and dead). It returns them in
+// PostbackStates's order, and false when the filter is empty or names anything else.
+func ParsePostbackStates(filter string) ([]string, bool) {
+	want := map[string]bool{}
+	for _, s := range strings.Split(filter, ",") {
+		switch {
+		case s == postbackFailedAlias:
+			want[PostbackRetrying], want[PostbackDead] = true, true
+		case slices.Contains(PostbackStates, s):
+			want[s] = true
+		default:
+			return nil, false
+		}
+	}
+	var out []string
+	for _, s := range PostbackStates {
+		if want[s] {
+			out = append(out, s)
+		}
+	}
+	return out, true
+}
 
 // PostbackFilter selects outbox rows for ListPostbacks.
 type PostbackFilter struct {
-	PublisherID int64  // 0: every publisher (operators)
-	Status      string // one of PostbackStatuses
-	BeforeID    int64  // 0: from the newest; else rows with a smaller id (the next page)
-	Limit       int    // rows at most (1..1000)
+	PublisherID int64    // 0: every publisher (operators)
+	States      []string // the delivery states listed (PostbackStates), at least one
+	BeforeID    int64    // 0: from the newest; else rows with a smaller id (the next page)
+	Limit       int      // rows at most (1..1000)
 }
 
 // PostbackDelivery is one outbox row as partners and operators see it: its delivery state
@@ -35,7 +75,7 @@ type PostbackDelivery struct {
 	PublisherID   int64      `json:"publisher_id"`
 	TID           string     `json:"tid"`
 	Kind          string     `json:"kind"`
-	Status        string     `json:"status"` // pending, retrying or dead
+	Status        string     `json:"status"` // one of PostbackStates
 	Attempts      int        `json:"attempts"`
 	LastError     *string    `json:"last_error"`
 	CreatedAt     time.Time  `json:"created_at"`
@@ -47,20 +87,14 @@ type PostbackDelivery struct {
 // ListPostbacks returns the undelivered partner postbacks f selects, newest first (buyer
 // webhooks share the table and are not listed).
 func (db *DB) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDelivery, error) {
-	var where string
-	switch f.Status {
-	case PostbackStatusFailed:
-		where = `(delivered_at IS NULL AND dead_at IS NULL AND last_error IS NOT NULL) OR dead_at IS NOT NULL`
-	case PostbackStatusDead:
-		where = `dead_at IS NOT NULL`
-	case PostbackStatusPending:
-		where = `delivered_at IS NULL AND dead_at IS NULL`
-	default:
-		return nil, fmt.Errorf("persistence: unknown postback status %q", f.Status)
+	where, err := postbackStatesSQL(f.States)
+	if err != nil {
+		return nil, err
 	}
 	limit := min(max(f.Limit, 1), 1000)
 	rows, err := db.Pool.Query(ctx, `SELECT id, publisher_id, tid, kind,
-			CASE WHEN dead_at IS NOT NULL THEN 'dead' WHEN last_error IS NOT NULL THEN 'retrying' ELSE 'pending' END,
+			CASE WHEN dead_at IS NOT NULL THEN '`+PostbackDead+`' WHEN last_error IS NOT NULL THEN '`+PostbackRetrying+`'
+				ELSE '`+PostbackPending+`' END,
 			attempts, last_error, created_at,
 			CASE WHEN dead_at IS NULL THEN next_attempt_at END, dead_at, retried_at
 		FROM postback_outbox
@@ -76,6 +110,40 @@ func (db *DB) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDe
 		return d, err
 	})
 	return out, classify(err)
+}
+
+// postbackStatesSQL is the condition on undelivered outbox rows that selects states: the
+// rows not delivered and not dead (the due index) and the dead ones (the dead index).
+func postbackStatesSQL(states []string) (string, error) {
+	var pending, retrying, dead bool
+	for _, s := range states {
+		switch s {
+		case PostbackPending:
+			pending = true
+		case PostbackRetrying:
+			retrying = true
+		case PostbackDead:
+			dead = true
+		default:
+			return "", fmt.Errorf("persistence: unknown postback state %q", s)
+		}
+	}
+	var parts []string
+	switch {
+	case pending && retrying:
+		parts = append(parts, `(delivered_at IS NULL AND dead_at IS NULL)`)
+	case pending:
+		parts = append(parts, `(delivered_at IS NULL AND dead_at IS NULL AND last_error IS NULL)`)
+	case retrying:
+		parts = append(parts, `(delivered_at IS NULL AND dead_at IS NULL AND last_error IS NOT NULL)`)
+	}
+	if dead {
+		parts = append(parts, `dead_at IS NOT NULL`)
+	}
+	if len(parts) == 0 {
+		return "", errors.New("persistence: a postback listing needs at least one state")
+	}
+	return strings.Join(parts, " OR "), nil
 }
 
 // RetryPostbacks makes dead-lettered postbacks pending again, due now, with a fresh retry

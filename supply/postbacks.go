@@ -2,7 +2,6 @@ package supply
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,9 +27,9 @@ type postbackList struct {
 	NextBeforeID int64 `json:"next_before_id"`
 }
 
-// postbacks answers GET /postbacks?status=failed|dead|pending[&limit=][&before_id=]: the
-// calling publisher's undelivered postbacks, newest first, with their attempts and last
-// error (docs/supply.md). Delivered postbacks are not listed (see persistence.ListPostbacks).
+// postbacks answers GET /postbacks[?status=pending,retrying,dead][&limit=][&before_id=]:
+// the calling publisher's undelivered postbacks in those delivery states (default retrying
+// and dead), newest first, with their attempts and last error (docs/supply.md). Delivered postbacks are not listed (see persistence.ListPostbacks).
 func (a *API) postbacks(ctx *fasthttp.RequestCtx) {
 	pub, err := a.authenticate(ctx)
 	if err != nil {
@@ -38,11 +37,12 @@ func (a *API) postbacks(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	args := ctx.QueryArgs()
-	f := persistence.PostbackFilter{PublisherID: pub.ID, Status: persistence.PostbackStatusFailed, Limit: postbackListLimit}
+	f := persistence.PostbackFilter{PublisherID: pub.ID, States: persistence.PostbackFailures, Limit: postbackListLimit}
 	if s := args.Peek("status"); len(s) > 0 {
-		f.Status = string(s)
-		if !slices.Contains(persistence.PostbackStatuses, f.Status) {
-			a.fail(ctx, fault.BadRequest("status must be one of %s", strings.Join(persistence.PostbackStatuses, ", ")))
+		var ok bool
+		if f.States, ok = persistence.ParsePostbackStates(string(s)); !ok {
+			a.fail(ctx, fault.BadRequest("status must be one or more of %s, separated by commas",
+				strings.Join(persistence.PostbackStates, ", ")))
 			return
 		}
 	}

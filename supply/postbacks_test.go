@@ -81,18 +81,31 @@ func TestPostbackList(t *testing.T) {
 		query string
 		want  []int64
 	}{
-		{"", []int64{ids["dead"], ids["retrying"]}}, // status=failed by default
-		{"?status=failed", []int64{ids["dead"], ids["retrying"]}},
-		{"?status=dead", []int64{ids["dead"]}},
-		{"?status=pending", []int64{ids["retrying"], ids["untried"]}},
-		{"?status=failed&limit=1", []int64{ids["dead"]}},
-		{"?status=failed&limit=1&before_id=" + itoa(ids["dead"]), []int64{ids["retrying"]}},
+		{"", []int64{ids["dead"], ids["retrying"]}}, // status=retrying,dead by default
+		{"?status=retrying,dead", []int64{ids["dead"], ids["retrying"]}},
+		{"?status=dead,retrying", []int64{ids["dead"], ids["retrying"]}},
+		{"?status=failed", []int64{ids["dead"], ids["retrying"]}}, // another spelling of retrying,dead
+		{"?status=pending,retrying", []int64{ids["retrying"], ids["untried"]}},
+		{"?status=pending,retrying,dead", []int64{ids["dead"], ids["retrying"], ids["untried"]}},
+		{"?status=retrying,dead&limit=1", []int64{ids["dead"]}},
+		{"?status=retrying,dead&limit=1&before_id=" + itoa(ids["dead"]), []int64{ids["retrying"]}},
 	} {
 		if got := idsOf(fetch(tc.query)); mustJSON(t, got) != mustJSON(t, tc.want) {
 			t.Errorf("%s: ids %v, want %v", tc.query, got, tc.want)
 		}
 	}
-	l := fetch("?status=failed")
+	// One vocabulary: a filter of one state lists exactly the rows that carry it as status.
+	for state, row := range map[string]string{"pending": "untried", "retrying": "retrying", "dead": "dead"} {
+		l := fetch("?status=" + state)
+		if got := idsOf(l); mustJSON(t, got) != mustJSON(t, []int64{ids[row]}) {
+			t.Errorf("?status=%s: ids %v, want [%d]", state, got, ids[row])
+			continue
+		}
+		if l.Postbacks[0].Status != state {
+			t.Errorf("?status=%s lists a row whose status is %q", state, l.Postbacks[0].Status)
+		}
+	}
+	l := fetch("?status=retrying,dead")
 	if d := l.Postbacks[0]; d.Status != "dead" || d.Attempts != 9 || d.LastError == nil || *d.LastError != "status 503" {
 		t.Fatalf("dead row %+v", d)
 	}
@@ -107,6 +120,8 @@ func TestPostbackList(t *testing.T) {
 	}
 	for _, tc := range []struct{ query, field string }{
 		{"?status=delivered", "status"},
+		{"?status=retrying,", "status"},
+		{"?status=retrying;dead", "status"},
 		{"?limit=0", "limit"},
 		{"?limit=1001", "limit"},
 		{"?limit=x", "limit"},

@@ -608,7 +608,7 @@ func TestGuides(t *testing.T) {
 	r.learn(to, "<next_hour>")
 	r.do("stats", supplyReq("GET", "/supply_api/v4/stats?from="+from+"&to="+to, "", nil), nil, 200)
 	r.do("stats_bad", supplyReq("GET", "/supply_api/v4/stats?from="+to+"&to="+from, "", nil), nil, 400)
-	r.do("postbacks_failed", supplyReq("GET", "/supply_api/v4/postbacks?status=failed", "", nil), nil, 200)
+	r.do("postbacks_list", supplyReq("GET", "/supply_api/v4/postbacks?status=retrying,dead", "", nil), nil, 200)
 	testBody := map[string]any{"user_identifier": "user-1001"}
 	var tested struct {
 		URL        string `json:"url"`

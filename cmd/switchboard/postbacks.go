@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -17,15 +16,17 @@ import (
 func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("postbacks list")
 	dbURL := databaseFlag(f)
-	status := f.String("status", persistence.PostbackStatusFailed, "failed (retrying or dead), dead or pending")
+	status := f.String("status", strings.Join(persistence.PostbackFailures, ","), "delivery states listed, separated by commas: "+
+		strings.Join(persistence.PostbackStates, ", "))
 	pub := f.Int64("publisher", 0, "only this publisher's postbacks (0: every publisher)")
 	limit := f.Int("limit", 100, "rows at most (1-1000)")
 	before := f.Int64("before-id", 0, "rows with an id below this one (the next page)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if !slices.Contains(persistence.PostbackStatuses, *status) {
-		return fmt.Errorf("--status must be one of %s", strings.Join(persistence.PostbackStatuses, ", "))
+	states, ok := persistence.ParsePostbackStates(*status)
+	if !ok {
+		return fmt.Errorf("--status must be one or more of %s, separated by commas", strings.Join(persistence.PostbackStates, ", "))
 	}
 	if *limit < 1 || *limit > 1000 {
 		return errors.New("--limit must be from 1 to 1000")
@@ -35,7 +36,7 @@ func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	list, err := db.ListPostbacks(ctx, persistence.PostbackFilter{PublisherID: *pub, Status: *status, BeforeID: *before, Limit: *limit})
+	list, err := db.ListPostbacks(ctx, persistence.PostbackFilter{PublisherID: *pub, States: states, BeforeID: *before, Limit: *limit})
 	if err != nil {
 		return err
 	}

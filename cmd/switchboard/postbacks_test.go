@@ -69,6 +69,9 @@ func TestPostbacksCommands(t *testing.T) {
 	}{
 		{[]string{"postbacks", "list"}, []int64{retrying, dead2, dead1}},
 		{[]string{"postbacks", "list", "--status", "dead", "--publisher", pubArg}, []int64{dead2, dead1}},
+		{[]string{"postbacks", "list", "--status", "retrying"}, []int64{retrying}},
+		{[]string{"postbacks", "list", "--status", "pending,retrying"}, []int64{retrying}},
+		{[]string{"postbacks", "list", "--status", "failed"}, []int64{retrying, dead2, dead1}}, // another spelling of retrying,dead
 		{[]string{"postbacks", "list", "--publisher", strconv.FormatInt(pub.ID+1000, 10)}, nil},
 		{[]string{"postbacks", "list", "--limit", "1", "--before-id", strconv.FormatInt(retrying, 10)}, []int64{dead2}},
 	} {

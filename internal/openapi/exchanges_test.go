@@ -423,6 +423,9 @@ func TestValidationFails(t *testing.T) {
   ]`, `"supported_devices": [
     3
   ]`)},
+		{"a postback list filter outside the delivery states", "supply-api.md", "GET /supply_api/v4/postbacks?status=", func(ex *exchange) {
+			ex.uri = strings.Replace(ex.uri, "status=retrying,dead", "status=retrying,delivered", 1)
+		}},
 		{"a postback with an unknown status", "supply-api.md", "GET /postback", func(ex *exchange) {
 			ex.uri = strings.Replace(ex.uri, "status=complete", "status=done", 1)
 		}},

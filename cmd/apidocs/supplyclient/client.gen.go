@@ -56,6 +56,27 @@ func (e OffersPlayerEligibilityReason) Valid() bool {
 	}
 }
 
+// Defines values for PostbackState.
+const (
+	Dead     PostbackState = "dead"
+	Pending  PostbackState = "pending"
+	Retrying PostbackState = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the PostbackState enum.
+func (e PostbackState) Valid() bool {
+	switch e {
+	case Dead:
+		return true
+	case Pending:
+		return true
+	case Retrying:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QualificationAnswerType.
 const (
 	MultiSelect  QualificationAnswerType = "Multi select"
@@ -116,27 +137,6 @@ func (e ListOffersParamsDeviceType) Valid() bool {
 	case ListOffersParamsDeviceTypeN2:
 		return true
 	case ListOffersParamsDeviceTypeN3:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListPostbacksParamsStatus.
-const (
-	Dead    ListPostbacksParamsStatus = "dead"
-	Failed  ListPostbacksParamsStatus = "failed"
-	Pending ListPostbacksParamsStatus = "pending"
-)
-
-// Valid indicates whether the value is a known member of the ListPostbacksParamsStatus enum.
-func (e ListPostbacksParamsStatus) Valid() bool {
-	switch e {
-	case Dead:
-		return true
-	case Failed:
-		return true
-	case Pending:
 		return true
 	default:
 		return false
@@ -305,8 +305,10 @@ type PostbackDelivery struct {
 	NextAttemptAt *time.Time `json:"next_attempt_at"`
 	PublisherId   int        `json:"publisher_id"`
 	RetriedAt     *time.Time `json:"retried_at"`
-	Status        string     `json:"status"`
-	Tid           string     `json:"tid"`
+
+	// Status a postback's delivery state: pending not tried yet; retrying failed at least once, tried again at next_attempt_at; dead dead-lettered after the 24 h retry window
+	Status PostbackState `json:"status"`
+	Tid    string        `json:"tid"`
 }
 
 // PostbackList defines model for PostbackList.
@@ -317,6 +319,9 @@ type PostbackList struct {
 	// Postbacks newest first
 	Postbacks []PostbackDelivery `json:"postbacks"`
 }
+
+// PostbackState a postback's delivery state: pending not tried yet; retrying failed at least once, tried again at next_attempt_at; dead dead-lettered after the 24 h retry window
+type PostbackState string
 
 // PostbackTestRequest defines model for PostbackTestRequest.
 type PostbackTestRequest struct {
@@ -490,13 +495,11 @@ type ImpanelParams struct {
 
 // ListPostbacksParams defines parameters for ListPostbacks.
 type ListPostbacksParams struct {
-	Status   *ListPostbacksParamsStatus `form:"status,omitempty" json:"status,omitempty"`
-	Limit    *int                       `form:"limit,omitempty" json:"limit,omitempty"`
-	BeforeId *int                       `form:"before_id,omitempty" json:"before_id,omitempty"`
+	// Status the delivery states listed, separated by commas (default retrying,dead); failed is read as another spelling of retrying,dead
+	Status   *[]PostbackState `form:"status,omitempty" json:"status,omitempty"`
+	Limit    *int             `form:"limit,omitempty" json:"limit,omitempty"`
+	BeforeId *int             `form:"before_id,omitempty" json:"before_id,omitempty"`
 }
-
-// ListPostbacksParamsStatus defines parameters for ListPostbacks.
-type ListPostbacksParamsStatus string
 
 // ProfilePageParams defines parameters for ProfilePage.
 type ProfilePageParams struct {
@@ -1060,6 +1063,8 @@ type ClientInterface interface {
 
 	// ListPostbacks The publisher's undelivered postbacks
 	//
+	// The calling publisher's postbacks in the delivery states the status filter names, newest first. A row's status is one of the same states. Delivered postbacks are not listed.
+	//
 	// Corresponds with GET /supply_api/v4/postbacks (the `ListPostbacks` operationId).
 	ListPostbacks(ctx context.Context, params *ListPostbacksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1272,6 +1277,8 @@ func (c *Client) Impanel(ctx context.Context, params *ImpanelParams, body Impane
 }
 
 // ListPostbacks The publisher's undelivered postbacks
+//
+// The calling publisher's postbacks in the delivery states the status filter names, newest first. A row's status is one of the same states. Delivered postbacks are not listed.
 //
 // Corresponds with GET /supply_api/v4/postbacks (the `ListPostbacks` operationId).
 func (c *Client) ListPostbacks(ctx context.Context, params *ListPostbacksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1867,7 +1874,7 @@ func NewListPostbacksRequest(server string, params *ListPostbacksParams) (*http.
 
 		if params.Status != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -2353,6 +2360,8 @@ type ClientWithResponsesInterface interface {
 	ImpanelWithResponse(ctx context.Context, params *ImpanelParams, body ImpanelJSONRequestBody, reqEditors ...RequestEditorFn) (*ImpanelResponse, error)
 
 	// ListPostbacksWithResponse The publisher's undelivered postbacks
+	//
+	// The calling publisher's postbacks in the delivery states the status filter names, newest first. A row's status is one of the same states. Delivered postbacks are not listed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3501,6 +3510,8 @@ func (c *ClientWithResponses) ImpanelWithResponse(ctx context.Context, params *I
 }
 
 // ListPostbacksWithResponse The publisher's undelivered postbacks
+//
+// The calling publisher's postbacks in the delivery states the status filter names, newest first. A row's status is one of the same states. Delivered postbacks are not listed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
