@@ -189,7 +189,7 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 		tok, sec := fmt.Sprintf("bench-buyer-token-%02d", i+1), fmt.Sprintf("bench-buyer-secret-%02d", i+1)
 		email := fmt.Sprintf("buyer%02d@bench.test", i+1)
 		b, _, err := db.CreateBuyerWith(ctx, email, fmt.Sprintf("Bench Buyer %d", i+1),
-			persistence.EnvStaging, tok, sec)
+			persistence.EnvStaging, persistence.BuyerCredentials{Token: tok, Secret: sec})
 		if err != nil {
 			db.Close()
 			return st, fmt.Errorf("create buyer: %w", err)

@@ -75,12 +75,18 @@ func ValidEnvironment(env string) bool { return env == EnvStaging || env == EnvL
 // CreateBuyer registers a buyer with a first token of environment env. It returns the buyer
 // and the plain token, which exists only in this answer.
 func (db *DB) CreateBuyer(ctx context.Context, email, name, env string) (Buyer, string, error) {
-	return db.CreateBuyerWith(ctx, email, name, env, randomHex(24), randomHex(16))
+	return db.CreateBuyerWith(ctx, email, name, env, BuyerCredentials{Token: randomHex(24), Secret: randomHex(16)})
 }
 
-// CreateBuyerWith is CreateBuyer with a chosen token and secret: for demo data whose
-// credentials a walk-through prints, never for real accounts.
-func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env, token, secret string) (Buyer, string, error) {
+// BuyerCredentials are chosen credentials of a buyer, for demo and benchmark data whose
+// credentials a walk-through or a script uses, never for real accounts. An empty CustomerID
+// is drawn at random, as for every other buyer.
+type BuyerCredentials struct {
+	CustomerID, Token, Secret string
+}
+
+// CreateBuyerWith is CreateBuyer with chosen credentials.
+func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env string, c BuyerCredentials) (Buyer, string, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	if !strings.Contains(email, "@") || len(email) > 254 {
 		return Buyer{}, "", fault.Invalid("email", "must be an e-mail address")
@@ -88,7 +94,10 @@ func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env, token, secr
 	if !ValidEnvironment(env) {
 		return Buyer{}, "", fault.Invalid("environment", "must be staging or live")
 	}
-	b := Buyer{CustomerID: randomHex(16), Email: email, Name: name, APISecret: secret}
+	b := Buyer{CustomerID: c.CustomerID, Email: email, Name: name, APISecret: c.Secret}
+	if b.CustomerID == "" {
+		b.CustomerID = randomHex(16)
+	}
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `INSERT INTO buyers (customer_id, email, name, api_secret) VALUES ($1,$2,$3,$4) RETURNING id`,
 			b.CustomerID, b.Email, b.Name, b.APISecret).Scan(&b.ID)
@@ -99,14 +108,14 @@ func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env, token, secr
 			}
 			return err
 		}
-		h := TokenHash(token)
+		h := TokenHash(c.Token)
 		_, err = tx.Exec(ctx, `INSERT INTO buyer_tokens (buyer_id, environment, token_hash) VALUES ($1,$2,$3)`, b.ID, env, h[:])
 		return err
 	})
 	if err != nil {
 		return Buyer{}, "", err
 	}
-	return b, token, nil
+	return b, c.Token, nil
 }
 
 // IssueBuyerToken adds a token of environment env to the buyer registered with email.

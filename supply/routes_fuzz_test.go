@@ -5,16 +5,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/supply"
 )
 
 // FuzzSupplyRoutes sends any impanel body and any query to the supply routes that parse
-// them, through the real server and database: nothing a partner sends may make a 5xx.
+// them (and to the demo partner's page), through the real server and database: nothing a
+// partner or a participant's browser sends may make a 5xx.
 // A body is signed when sign is set, so that the fuzzer reaches the validation past sech.
 func FuzzSupplyRoutes(f *testing.F) {
-	s := apptest.Start(f, apptest.Options{RateLimit: -1})
+	demo := &supply.DemoPartner{Currency: "coins"}
+	s := apptest.Start(f, apptest.Options{RateLimit: -1, Configure: func(c *app.Config) { c.DemoPartner = demo }})
 	p := newPartner(f, s)
+	demo.Secret = p.Secret
 	for _, seed := range []struct {
 		route uint8
 		in    string
@@ -27,6 +31,8 @@ func FuzzSupplyRoutes(f *testing.F) {
 		{2, `user_ip=1.2.3.4&device_type=%00`}, {2, `user_ip=%ff&device_type=1`}, {2, `user_ip=8.8.8.8&device_type=99999999999`},
 		{3, `from=2026-01-01T00:00:00Z&to=2026-01-31T00:00:00%2B99:00`}, {3, `from=%ff&to=0000-00-00T00:00:00Z`},
 		{4, `status=failed&limit=99999999999999999999&before_id=-9223372036854775808`},
+		{4, `status=pending,retrying,dead,`}, {4, `status=%2C`},
+		{5, `tid=t%ff&status=complete&reward=99999999999999999999&sech=00`}, {5, `status=%00&attempts=-1&sech=`},
 	} {
 		f.Add(seed.route, seed.in, true)
 	}
@@ -34,7 +40,7 @@ func FuzzSupplyRoutes(f *testing.F) {
 		const user = "fuzz-user"
 		var path string
 		var body any
-		switch route % 5 {
+		switch route % 6 {
 		case 0:
 			ts := time.Now().Unix()
 			sech := "00"
@@ -51,6 +57,8 @@ func FuzzSupplyRoutes(f *testing.F) {
 			path = "/supply_api/v4/stats?" + in
 		case 4:
 			path = "/supply_api/v4/postbacks?" + in
+		case 5:
+			path = supply.DemoPartnerPath + "?" + in
 		}
 		if _, err := url.Parse(s.URL + path); err != nil { // what the client will parse
 			path = "/supply_api/v4/qualifications?country_id=" + url.QueryEscape(in)

@@ -340,7 +340,8 @@ func TestGuides(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{PublicURL: publicURL, RateLimit: -1,
 		Configure: func(c *app.Config) { c.Postbacks.Poll, c.Postbacks.WebhookPrivate = 100*time.Millisecond, true }})
 	ctx := context.Background()
-	buyer, _, err := s.DB.CreateBuyerWith(ctx, "buyer@example.test", "Example Research", s.Env, buyerToken, buyerSecret)
+	buyer, _, err := s.DB.CreateBuyerWith(ctx, "buyer@example.test", "Example Research", s.Env,
+		persistence.BuyerCredentials{Token: buyerToken, Secret: buyerSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,20 +5,31 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
+	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/supply"
 )
 
-// Demo credentials are fixed so that the README's walk-through can be pasted as it is. They
-// exist only in databases that seed-demo filled.
+// Demo credentials are fixed so that the README's walk-through can be pasted as it is and
+// end links built once keep working. They exist only in databases that seed-demo filled.
 const (
 	demoBuyerEmail     = "demo-buyer@switchboard.test"
+	demoCustomerID     = "demo-customer"
 	demoBuyerToken     = "demo-buyer-token"
 	demoBuyerSecret    = "demo-buyer-secret"
+	demoPublisherName  = "Demo Rewards App"
 	demoPublisherToken = "demo-publisher-token"
 	demoPublisherKey   = "demo-publisher-secret"
+	demoCurrency       = "coins"
 )
+
+// demoPartner is the demo publisher as its return page (serve --demo) knows it.
+func demoPartner() *supply.DemoPartner {
+	return &supply.DemoPartner{Secret: demoPublisherKey, Currency: demoCurrency}
+}
 
 func runSeedDemo(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("seed-demo")
@@ -38,28 +49,37 @@ func runSeedDemo(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if creds == nil {
-		creds = map[string]any{"seeded": false, "reason": "the database already holds buyers"}
+		creds = map[string]any{"seeded": false, "reason": "the database holds buyers and no demo buyer"}
 	}
 	return printJSON(out, creds)
 }
 
 // seedDemo fills an empty database with a demo buyer, publisher, campaigns and panel and
-// returns their credentials; it returns nil when the database already holds buyers.
+// returns their credentials ("seeded": true). On a database seeded before it returns the
+// same credentials ("seeded": false), so that every start prints them; it returns nil when
+// the database holds other buyers and no demo buyer.
 func seedDemo(ctx context.Context, db *persistence.DB, cfg app.Config, _ bool) (map[string]any, error) {
-	if seeded, err := db.HasBuyers(ctx); err != nil || seeded {
+	if seeded, err := db.HasBuyers(ctx); err != nil {
 		return nil, err
+	} else if seeded {
+		return seededDemoCredentials(ctx, db)
 	}
-	publicURL := cfg.PublicURL
-	if publicURL == "" {
-		publicURL = "http://127.0.0.1:8080"
+	publicURL := strings.TrimRight(cfg.PublicURL, "/")
+	if publicURL == "" { // serve's default, http://<addr>
+		addr := cfg.Addr
+		if addr == "" {
+			addr = "127.0.0.1:8080"
+		}
+		publicURL = "http://" + addr
 	}
-	buyer, _, err := db.CreateBuyerWith(ctx, demoBuyerEmail, "Demo Research", persistence.EnvStaging, demoBuyerToken, demoBuyerSecret)
+	buyer, _, err := db.CreateBuyerWith(ctx, demoBuyerEmail, "Demo Research", persistence.EnvStaging,
+		persistence.BuyerCredentials{CustomerID: demoCustomerID, Token: demoBuyerToken, Secret: demoBuyerSecret})
 	if err != nil {
 		return nil, err
 	}
 	pub, _, err := db.CreatePublisherWith(ctx, persistence.NewPublisher{
-		Name: "Demo Rewards App", CurrencyName: "coins", ExchangeRate: 100, RevenueShare: 0.6,
-		RedirectURL: publicURL + "/demo/partner/return", Environment: persistence.EnvStaging,
+		Name: demoPublisherName, CurrencyName: demoCurrency, ExchangeRate: 100, RevenueShare: 0.6,
+		RedirectURL: publicURL + supply.DemoPartnerPath, Environment: persistence.EnvStaging,
 	}, demoPublisherToken, demoPublisherKey)
 	if err != nil {
 		return nil, err
@@ -72,15 +92,47 @@ func seedDemo(ctx context.Context, db *persistence.DB, cfg app.Config, _ bool) (
 	if err != nil {
 		return nil, err
 	}
+	creds := demoCredentials(buyer.CustomerID, pub.ID)
+	creds["seeded"] = true
+	creds["campaigns"] = campaigns
+	creds["panel"] = map[string]any{"participants": panel, "user_identifiers": "demo-user-0001 … demo-user-" + fmt.Sprintf("%04d", panel)}
+	return creds, nil
+}
+
+// seededDemoCredentials returns the credentials of the demo buyer and publisher of a
+// database seeded before ("seeded": false), or nil when it holds no demo buyer. The
+// customer_id is read, not assumed: a database may hold a demo buyer of another id.
+func seededDemoCredentials(ctx context.Context, db *persistence.DB) (map[string]any, error) {
+	buyer, err := db.AuthenticateBuyer(ctx, demoBuyerEmail, demoBuyerToken, persistence.EnvStaging)
+	if fault.KindOf(err) == fault.KindUnauthorized {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	pubs, err := db.Publishers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var pubID int64
+	for _, p := range pubs {
+		if p.Name == demoPublisherName && p.Environment == persistence.EnvStaging {
+			pubID = p.ID
+			break
+		}
+	}
+	creds := demoCredentials(buyer.CustomerID, pubID)
+	creds["seeded"] = false
+	return creds, nil
+}
+
+// demoCredentials are the demo buyer's and publisher's credentials as a start prints them.
+func demoCredentials(customerID string, publisherID int64) map[string]any {
 	return map[string]any{
-		"seeded":    true,
-		"campaigns": campaigns,
-		"panel":     map[string]any{"participants": panel, "user_identifiers": "demo-user-0001 … demo-user-" + fmt.Sprintf("%04d", panel)},
-		"buyer": map[string]any{"email": buyer.Email, "api_token": demoBuyerToken, "api_secret": demoBuyerSecret,
-			"customer_id": buyer.CustomerID, "environment": persistence.EnvStaging},
-		"publisher": map[string]any{"publisher_id": pub.ID, "api_token": demoPublisherToken,
+		"buyer": map[string]any{"email": demoBuyerEmail, "api_token": demoBuyerToken, "api_secret": demoBuyerSecret,
+			"customer_id": customerID, "environment": persistence.EnvStaging},
+		"publisher": map[string]any{"publisher_id": publisherID, "api_token": demoPublisherToken,
 			"api_secret": demoPublisherKey, "environment": persistence.EnvStaging},
-	}, nil
+	}
 }
 
 // demoPanelSize is how many synthetic participants the demo publisher impanels.
@@ -136,7 +188,7 @@ func seedDemoCampaigns(ctx context.Context, db *persistence.DB, buyerID int64) (
 		for _, q := range d.quotas {
 			n := q.num
 			f := persistence.QuotaFields{NumRespondents: &n, Qualifications: q.quals}
-			f.Name.Valid, f.Name.V = true, q.name
+			f.Name = persistence.Nullable[string]{Set: true, Valid: true, V: q.name}
 			if _, err := db.CreateQuota(ctx, buyerID, c.ID, f); err != nil {
 				return nil, err
 			}

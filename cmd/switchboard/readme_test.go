@@ -44,7 +44,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Skip("curl is not installed")
 	}
 	t.Parallel()
-	s := apptest.Start(t, apptest.Options{})
+	s := apptest.Start(t, apptest.Options{Configure: func(c *app.Config) { c.DemoPartner = demoPartner() }}) // as serve --demo
 	if _, err := seedDemo(context.Background(), s.DB, app.Config{PublicURL: s.PublicURL}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,8 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatalf("walk-through failed: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{`"abbr":"en-US"`, "campaign ", `"name":"Women 25-34"`, `"status":2`, `"num_respondents":200`, `"surveys":[{"identifier":`} {
+	for _, want := range []string{`"abbr":"en-US"`, "campaign ", `"name":"Women 25-34"`, `"status":2`, `"num_respondents":200`, `"surveys":[{"identifier":`,
+		"back to the partner: " + s.PublicURL + "/demo/partner/return?tid=", `<dd id="status">complete</dd>`, `<strong id="sech">valid</strong>`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("walk-through output lacks %s:\n%s", want, text)
 		}

@@ -61,7 +61,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.Float64Var(&cfg.JoinLoadShare, "join-load-share", app.DefaultJoinLoadShare, "share of wall-clock time, above 0 and at most 1, that the start-up loads of a process joining serving ones may work (1: unpaced): lower keeps the serving processes' latency, at the cost of a longer start (docs/operations.md, \"Adding a process beside serving ones\")")
 	qualityFlags(f, &cfg) // quality.go
 	allocationFlags(f, &cfg)
-	demo := f.Bool("demo", false, "seed demo data when the database is empty and print its credentials")
+	demo := f.Bool("demo", false, "seed demo data when the database is empty, print its credentials at every start and serve the demo partner's return page")
 	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	gcPercent := f.Int("gc-percent", defaultGCPercent, "garbage collection target percentage: the heap grows to (1 + this/100) × the live heap before a collection (Go's default is 100; GOGC wins when set)")
 	memLimit := f.String("memory-limit", "", "soft memory limit of the Go runtime, e.g. 3GiB, or off (default: 80% of the cgroup's memory limit, else of the machine's memory; GOMEMLIMIT wins when set)")
@@ -92,6 +92,9 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	}
 	cfg.Supply.CacheMaxBytes = answerCacheBytes(limit) // sized for the limit, like the rest
 
+	if *demo {
+		cfg.DemoPartner = demoPartner()
+	}
 	url, err := databaseURL(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		return err
@@ -108,12 +111,14 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 			a.Shutdown(context.Background()) //nolint:errcheck
 			return err
 		}
-		if creds != nil {
+		if creds["seeded"] == true {
 			// The demo publisher was registered after the supply interface loaded its
 			// publishers: load them again so its token works at once.
 			if err := a.Supply.ReloadPublishers(ctx); err != nil {
 				return err
 			}
+		}
+		if creds != nil { // every start prints them: the walk-through needs customer_id
 			if err := printJSON(out, creds); err != nil {
 				return err
 			}

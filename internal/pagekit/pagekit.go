@@ -1,5 +1,5 @@
 // Package pagekit is the plumbing of the hosted participant pages (the profiler, the
-// pre-screener and the support page): server-rendered html/template pages embedded in the
+// pre-screener, the support page, and the demo partner's return page of serve --demo): server-rendered html/template pages embedded in the
 // binary, one stylesheet inlined under a CSP hash, security headers, per-form CSRF values,
 // localized interface strings and the invalid-link page.
 //

@@ -67,6 +67,9 @@ type Config struct {
 	// process joining serving ones may work (join.go; 1: unpaced; 0: DefaultJoinLoadShare):
 	// lower keeps the serving processes' latency, at the cost of a longer start.
 	JoinLoadShare float64
+	// DemoPartner, when set (serve --demo), serves the demo supply partner's return page at
+	// supply.DemoPartnerPath, where the demo's participants land after a survey.
+	DemoPartner *supply.DemoPartner
 }
 
 // withDefaults fills what the caller left empty.
@@ -197,6 +200,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a.Supply.Register(mux)
+	if cfg.DemoPartner != nil {
+		supply.RegisterDemoPartner(mux, *cfg.DemoPartner, log.Named("demo"))
+	}
 	rcfg := cfg.Router
 	rcfg.PublicURL = cfg.PublicURL
 	if a.Router, err = router.New(router.Deps{DB: db, Engine: a.Engine, Panel: a.Panel, Key: a.Supply.Key(),
