@@ -8,18 +8,42 @@ BIN      := bin/switchboard
 # cluster's data directory is not readable by every user).
 GOFILES   = $(shell find . \( -path ./.git -o -path ./.data -o -path ./bin -o -path ./test-artifacts \) -prune -o -name '*.go' -print)
 
-.PHONY: all build run test fuzz bench fmt lint clean pg browser haproxy
+.PHONY: all build run stop test fuzz bench fmt lint clean pg browser haproxy
 
 all: build
 
+# The build stamps the VCS revision, its commit time and whether the checkout had changes
+# into the binary (-ldflags -X), which `go build` does by itself unless -buildvcs=false
+# (some environments put it in GOFLAGS): `switchboard version` and /metrics name the code
+# either way. Outside a git checkout the stamps are empty and the binary reports Go's own.
+STAMP = -X main.stampRevision=$(shell git rev-parse HEAD 2>/dev/null) \
+	-X main.stampTime=$(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null) \
+	-X main.stampModified=$(shell if [ -n "$$(git status --porcelain 2>/dev/null)" ]; then echo true; else echo false; fi)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/switchboard
+	$(GO) build -ldflags "$(STAMP)" -o $(BIN) ./cmd/switchboard
 
 # With --dev the binary starts the ./.data cluster itself when DATABASE_URL is
 # unset (without --dev, serve refuses to start with no database URL), migrates,
 # seeds the demo data into an empty database and prints credentials.
 run: build $(if $(DATABASE_URL),,pg)
 	./$(BIN) serve --dev --demo
+
+# The project-local PostgreSQL that `make run` starts keeps running after serve exits (Ctrl-C),
+# so that the next `make run` starts at once. `make stop` shuts it down: a fast shutdown
+# (SIGINT to the postmaster: sessions end, committed data stays), waited for up to a minute.
+DEV_PIDFILE := .data/pgdata/postmaster.pid
+stop:
+	@pid=$$(head -n 1 $(DEV_PIDFILE) 2>/dev/null); \
+	if [ -z "$$pid" ] || ! kill -0 "$$pid" 2>/dev/null || ! ps -p "$$pid" -o comm= | grep -q postgres; then \
+		echo "the project-local PostgreSQL (./.data) is not running"; exit 0; \
+	fi; \
+	kill -INT "$$pid"; \
+	for i in $$(seq 600); do \
+		if ! kill -0 "$$pid" 2>/dev/null; then echo "stopped the project-local PostgreSQL (./.data)"; exit 0; fi; \
+		sleep 0.1; \
+	done; \
+	echo "PostgreSQL (pid $$pid) did not stop within a minute" >&2; exit 1
 
 test: $(if $(TEST_DATABASE_URL),,pg) browser haproxy
 	$(GO) test -race -count=1 -timeout 30m ./...

@@ -95,6 +95,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	if *demo {
 		cfg.DemoPartner = demoPartner()
 	}
+	cfg.Version = readBuildVersion().short()
 	url, err := databaseURL(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"time"
 )
 
 // buildVersion is what the binary knows of its own build: the module version, the VCS
@@ -20,7 +21,14 @@ type buildVersion struct {
 	GoVersion string
 }
 
-// readBuildVersion reads the build information embedded in the binary.
+// The Makefile's build stamps these with -ldflags -X (make build): the VCS revision, its
+// commit time (RFC 3339, UTC) and "true" when the checkout had uncommitted changes. They
+// stand in for Go's own stamp where there is none (GOFLAGS=-buildvcs=false, which some
+// environments set); a plain `go build` leaves them empty.
+var stampRevision, stampTime, stampModified string
+
+// readBuildVersion reads the build information embedded in the binary, and the Makefile's
+// stamps when Go stamped no revision.
 func readBuildVersion() buildVersion {
 	v := buildVersion{GoVersion: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
@@ -41,7 +49,38 @@ func readBuildVersion() buildVersion {
 			v.Modified = s.Value == "true"
 		}
 	}
+	if v.Revision == "" && stampRevision != "" {
+		v.Revision, v.Time, v.Modified = stampRevision, stampTime, stampModified == "true"
+		if v.Version == "" || v.Version == "(devel)" {
+			v.Version = pseudoVersion(v.Revision, v.Time, v.Modified)
+		}
+	}
 	return v
+}
+
+// pseudoVersion is the module version Go gives a build of an untagged commit:
+// v0.0.0-<commit time, UTC, yyyymmddhhmmss>-<12 digits of the revision>, +dirty when the
+// checkout was modified. "(devel)" when the time does not parse.
+func pseudoVersion(revision, commitTime string, modified bool) string {
+	t, err := time.Parse(time.RFC3339, commitTime)
+	if err != nil || len(revision) < 12 {
+		return "(devel)"
+	}
+	v := "v0.0.0-" + t.UTC().Format("20060102150405") + "-" + revision[:12]
+	if modified {
+		v += "+dirty"
+	}
+	return v
+}
+
+// short is the version and the revision's first 12 digits, as a serve process's heartbeat
+// row (and the console's list of processes) shows them.
+func (v buildVersion) short() string {
+	s := v.Version
+	if len(v.Revision) >= 12 {
+		s += " " + v.Revision[:12]
+	}
+	return orUnknown(s)
 }
 
 // orUnknown names a missing field instead of printing an empty one.

@@ -70,6 +70,9 @@ type Config struct {
 	// DemoPartner, when set (serve --demo), serves the demo supply partner's return page at
 	// supply.DemoPartnerPath, where the demo's participants land after a survey.
 	DemoPartner *supply.DemoPartner
+	// Version is the binary's version as its heartbeat row shows it (cmd/switchboard fills
+	// it, stamps included); empty: read from the build information.
+	Version string
 }
 
 // withDefaults fills what the caller left empty.
@@ -153,7 +156,10 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil),
-		processID: newProcessID(), version: buildVersion(), beatDone: make(chan struct{})}
+		processID: newProcessID(), version: cfg.Version, beatDone: make(chan struct{})}
+	if a.version == "" {
+		a.version = buildVersion()
+	}
 	a.Metrics.RegisterRuntime()
 	a.registerPoolMetrics()
 

@@ -30,7 +30,8 @@ func newProcessID() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// buildVersion is the binary's module version and VCS revision as its heartbeat shows them.
+// buildVersion is the binary's module version and VCS revision as Go stamped them: the
+// heartbeat's version when Config.Version is empty.
 func buildVersion() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
