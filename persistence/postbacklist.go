@@ -146,10 +146,10 @@ func postbackStatesSQL(states []string) (string, error) {
 	return strings.Join(parts, " OR "), nil
 }
 
-// RetryPostbacks makes dead-lettered postbacks pending again, due now, with a fresh retry
+// RetryPostbacks makes dead-lettered postbacks owed again (retrying), due now, with a fresh retry
 // window from now (retried_at; created_at keeps the enqueue time), in one UPDATE, and wakes
 // the workers. ids selects rows (empty: every dead row); publisherID > 0 restricts to one
-// publisher. Rows not dead are left alone. It returns the ids made pending.
+// publisher. Rows not dead are left alone. It returns the ids made owed again.
 func (db *DB) RetryPostbacks(ctx context.Context, publisherID int64, ids []int64) ([]int64, error) {
 	rows, err := db.Pool.Query(ctx, `WITH r AS (
 			UPDATE postback_outbox SET dead_at = NULL, retried_at = now(), next_attempt_at = now()

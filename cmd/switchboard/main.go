@@ -50,7 +50,7 @@ func commands() []command {
 		{"quality unblock", "lift a participant's quality block on every server (--user U --publisher P)", runQualityUnblock},
 		{"simulate", "run the market simulator under each allocation policy on several seeds (docs/allocation.md)", runSimulate},
 		{"postbacks list", "list undelivered postbacks as JSON (--status pending,retrying,dead: one or more; --publisher P)", runPostbacksList},
-		{"postbacks retry", "make dead-lettered postbacks pending again (--id N or --all, --publisher P)", runPostbacksRetry},
+		{"postbacks retry", "make dead-lettered postbacks owed again: retrying, due now (--id N or --all, --publisher P)", runPostbacksRetry},
 		{"sessions partitions", "create the partitions of sessions due above the id sequence, then list each with the time it covers", runSessionsPartitions},
 		{"bench sizes", "compare offers against the floor and peak memory across market sizes, from the results.json of earlier bench runs", runBenchSizes},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},

@@ -50,7 +50,7 @@ func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 	return printJSON(out, map[string]any{"postbacks": list, "next_before_id": next})
 }
 
-// runPostbacksRetry makes dead-lettered postbacks pending again (due now, with a fresh 24 h
+// runPostbacksRetry makes dead-lettered postbacks owed again (retrying, due now, with a fresh 24 h
 // retry window) and wakes every server's worker.
 func runPostbacksRetry(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("postbacks retry")

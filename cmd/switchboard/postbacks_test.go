@@ -80,7 +80,7 @@ func TestPostbacksCommands(t *testing.T) {
 		}
 	}
 
-	// Retrying a row that is not dead changes nothing; a dead one becomes pending, due now.
+	// Retrying a row that is not dead changes nothing; a dead one is owed again (retrying), due now.
 	if r := run("postbacks", "retry", "--id", strconv.FormatInt(retrying, 10)); r["count"] != 0.0 {
 		t.Fatalf("retry of a retrying row: %v", r)
 	}
