@@ -79,47 +79,152 @@ type ClaimedPostback struct {
 	BuyerSecret string
 }
 
-// ClaimPostbacks leases up to limit due postbacks: rows locked by another claimer are
-// skipped, and each claimed row's next_attempt_at moves lease ahead, so no other worker
-// takes it while this one delivers, and a worker that dies mid-delivery leaves it to be
-// claimed again once the lease runs out (at-least-once). The claim runs in the settings of
-// beginOutboxTx.
-func (db *DB) ClaimPostbacks(ctx context.Context, limit int, lease time.Duration) ([]ClaimedPostback, error) {
-	b, out := claimBatch(limit, lease)
-	if err := db.sendTx(ctx, b); err != nil {
-		return nil, classify(err)
-	}
-	return *out, nil
+// Destination is who an outbox row goes to: a supply partner (its postbacks) or a buyer (its
+// webhook). Workers bound how many deliveries each destination has in flight, so that one
+// slow endpoint cannot take every delivery slot.
+type Destination struct {
+	PublisherID int64 // the partner of a postback; 0 on a webhook
+	BuyerID     int64 // the buyer of a webhook; 0 on a postback
 }
 
-// claimBatch is one claim of ClaimPostbacks in one round trip; *out holds the claimed rows
-// once the batch is sent.
-func claimBatch(limit int, lease time.Duration) (b *pgx.Batch, out *[]ClaimedPostback) {
-	out = new([]ClaimedPostback)
+// Destination is who c goes to.
+func (c ClaimedPostback) Destination() Destination {
+	if c.PublisherID != 0 {
+		return Destination{PublisherID: c.PublisherID}
+	}
+	return Destination{BuyerID: c.BuyerID}
+}
+
+// key is d as one number, as claimSQL computes it from a row: the publisher id, or the
+// buyer id negated.
+func (d Destination) key() int64 {
+	if d.PublisherID != 0 {
+		return d.PublisherID
+	}
+	return -d.BuyerID
+}
+
+// Claim bounds one claim of due postbacks.
+type Claim struct {
+	Limit int           // rows at most
+	Lease time.Duration // how long the claimed rows stay invisible to other claims
+	// PerDestination, when > 0, is how many deliveries one destination may have in flight:
+	// a destination with InFlight[d] >= PerDestination gets no row, another at most
+	// PerDestination - InFlight[d].
+	PerDestination int
+	InFlight       map[Destination]int
+}
+
+// ClaimPostbacks leases up to limit due postbacks, whatever their destination (Claim).
+func (db *DB) ClaimPostbacks(ctx context.Context, limit int, lease time.Duration) ([]ClaimedPostback, error) {
+	r, err := db.Claim(ctx, Claim{Limit: limit, Lease: lease})
+	return r.Rows, err
+}
+
+// Claimed is what a Claim leased, and what it saw of the rows it left.
+type Claimed struct {
+	Rows []ClaimedPostback
+	// Left: the claim left due rows it looked at (their destination's room or the limit
+	// was reached).
+	Left bool
+	// Full: the claim's window was full, so that more rows may be due beyond it.
+	Full bool
+}
+
+// Claim leases due postbacks within c's bounds, the longest due first: rows locked by another
+// claimer are skipped, and each claimed row's next_attempt_at moves c.Lease ahead, so no other
+// worker takes it while this one delivers, and a worker that dies mid-delivery leaves it to be
+// claimed again once the lease runs out (at-least-once). The claim looks at the due rows of
+// destinations with room, a window of up to four times c.Limit of them. It runs in the
+// settings of beginOutboxTx.
+func (db *DB) Claim(ctx context.Context, c Claim) (Claimed, error) {
+	b, out, window := claimBatch(c)
+	if err := db.sendTx(ctx, b); err != nil {
+		return Claimed{}, classify(err)
+	}
+	return Claimed{Rows: *out, Left: *window > len(*out), Full: *window == claimWindow(c)}, nil
+}
+
+// claimWindow is how many due rows a claim looks at.
+func claimWindow(c Claim) int {
+	if c.PerDestination <= 0 {
+		return c.Limit
+	}
+	return min(4*c.Limit, 4096)
+}
+
+// claimBatch is one Claim in one round trip; *out holds the claimed rows once the batch is
+// sent, *window how many due rows it looked at.
+func claimBatch(c Claim) (b *pgx.Batch, out *[]ClaimedPostback, window *int) {
+	out, window = new([]ClaimedPostback), new(int)
+	per := c.PerDestination
+	if per <= 0 {
+		per = c.Limit
+	}
+	busy, room, full := []int64{}, []int64{}, []int64{} // never NULL: "<> ALL(NULL)" is never true
+	for d, n := range c.InFlight {
+		if n >= per {
+			full = append(full, d.key())
+		} else if n > 0 {
+			busy, room = append(busy, d.key()), append(room, int64(per-n))
+		}
+	}
 	b = beginOutboxTx()
+	// A destination's rows are ranked by due time; it gets those within its room.
 	b.Queue(`WITH due AS (
-			SELECT id FROM postback_outbox
+			SELECT id, COALESCE(publisher_id, -buyer_id) AS dest, next_attempt_at FROM postback_outbox
 			WHERE delivered_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now()
-			ORDER BY next_attempt_at LIMIT $1
-			FOR UPDATE SKIP LOCKED)
+				AND COALESCE(publisher_id, -buyer_id) <> ALL($3::bigint[])
+			ORDER BY next_attempt_at LIMIT $4
+			FOR UPDATE SKIP LOCKED
+		), pick AS (
+			SELECT r.id FROM (
+				SELECT due.id, due.next_attempt_at,
+					row_number() OVER (PARTITION BY due.dest ORDER BY due.next_attempt_at, due.id) AS n,
+					COALESCE(busy.room, $7::bigint) AS room
+				FROM due LEFT JOIN unnest($5::bigint[], $6::bigint[]) AS busy(dest, room) ON busy.dest = due.dest) r
+			WHERE r.n <= r.room
+			ORDER BY r.next_attempt_at, r.id LIMIT $1
+		)
 		UPDATE postback_outbox o
 		SET attempts = o.attempts + 1, next_attempt_at = now() + $2::bigint * interval '1 microsecond'
-		FROM due WHERE o.id = due.id
+		FROM pick WHERE o.id = pick.id
 		RETURNING o.id, o.tid, o.kind, COALESCE(o.publisher_id, 0), o.url, o.attempts, o.created_at,
 			COALESCE(o.buyer_id, 0), o.body,
-			CASE WHEN o.buyer_id IS NOT NULL THEN (SELECT b.api_secret FROM buyers b WHERE b.id = o.buyer_id) ELSE '' END`,
-		limit, lease.Microseconds()).Query(func(rows pgx.Rows) error {
+			CASE WHEN o.buyer_id IS NOT NULL THEN (SELECT b.api_secret FROM buyers b WHERE b.id = o.buyer_id) ELSE '' END,
+			(SELECT count(*) FROM due)`,
+		c.Limit, c.Lease.Microseconds(), full, claimWindow(c), busy, room, per).Query(func(rows pgx.Rows) error {
 		var err error
 		*out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedPostback, error) {
 			var c ClaimedPostback
 			err := r.Scan(&c.ID, &c.TID, &c.Kind, &c.PublisherID, &c.URL, &c.Attempts, &c.CreatedAt,
-				&c.BuyerID, &c.Body, &c.BuyerSecret)
+				&c.BuyerID, &c.Body, &c.BuyerSecret, window)
 			return c, err
 		})
 		return err
 	})
 	b.Queue("COMMIT")
-	return b, out
+	return b, out, window
+}
+
+// ReleasePostbacks gives back rows claimed (or stored leased) but never sent: each is due at
+// once with its attempt uncounted, for any worker to claim, and the workers are woken. A row
+// whose lease was lost meanwhile (claimed again, delivered, dead) is left alone.
+func (db *DB) ReleasePostbacks(ctx context.Context, cs []ClaimedPostback) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	ids, attempts := make([]int64, len(cs)), make([]int32, len(cs))
+	for i, c := range cs {
+		ids[i], attempts[i] = c.ID, int32(c.Attempts)
+	}
+	_, err := db.Pool.Exec(ctx, `WITH r AS (
+			UPDATE postback_outbox o SET attempts = o.attempts - 1, next_attempt_at = now()
+			FROM unnest($1::bigint[], $2::int[]) AS g(id, attempts)
+			WHERE o.id = g.id AND o.attempts = g.attempts AND o.delivered_at IS NULL AND o.dead_at IS NULL
+			RETURNING 1)
+		SELECT count(pg_notify($3, '')) FROM (SELECT 1 FROM r LIMIT 1) n`, ids, attempts, PostbackChannel)
+	return classify(err)
 }
 
 // beginOutboxTx starts a batch holding one worker transaction on the outbox (a claim or
@@ -140,25 +245,27 @@ func beginOutboxTx() *pgx.Batch {
 
 // MarkPostbackFailed records a failed attempt of claim c: the next attempt comes after
 // retryIn, but no later than window after the row was created (or last retried by an
-// operator, RetryPostbacks); an attempt failing at or
-// after that point dead-letters the row. The row is left alone when c's lease was lost (a
-// later claim or a delivery got there first). It reports whether the row is now dead.
-// errText must be short and carry no secret.
-func (db *DB) MarkPostbackFailed(ctx context.Context, c ClaimedPostback, retryIn, window time.Duration, errText string) (dead bool, err error) {
+// operator, RetryPostbacks); an attempt failing at or after that point dead-letters the row,
+// and so does a permanent failure (one every retry would meet alike: the destination is
+// refused) at once. The row is left alone when c's lease was lost (a later claim or a
+// delivery got there first). It reports whether the row is now dead. errText must be short
+// and carry no secret.
+func (db *DB) MarkPostbackFailed(ctx context.Context, c ClaimedPostback, retryIn, window time.Duration, errText string, permanent bool) (dead bool, err error) {
 	err = db.Pool.QueryRow(ctx, `UPDATE postback_outbox SET last_error = $3,
-			dead_at = CASE WHEN now() >= COALESCE(retried_at, created_at) + $4::bigint * interval '1 microsecond' THEN now() END,
+			dead_at = CASE WHEN $6 OR now() >= COALESCE(retried_at, created_at) + $4::bigint * interval '1 microsecond' THEN now() END,
 			next_attempt_at = LEAST(now() + $2::bigint * interval '1 microsecond',
 				COALESCE(retried_at, created_at) + $4::bigint * interval '1 microsecond')
 		WHERE id = $1 AND attempts = $5 AND delivered_at IS NULL AND dead_at IS NULL
 		RETURNING dead_at IS NOT NULL`,
-		c.ID, retryIn.Microseconds(), errText, window.Microseconds(), c.Attempts).Scan(&dead)
+		c.ID, retryIn.Microseconds(), errText, window.Microseconds(), c.Attempts, permanent).Scan(&dead)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
 	return dead, classify(err)
 }
 
-// PostbackStats counts the outbox for /metrics: partner postbacks, and buyer webhooks apart.
+// PostbackStats counts the outbox for /metrics and the operator console: partner postbacks,
+// and buyer webhooks apart, and the backlog of each destination.
 type PostbackStats struct {
 	Pending       int64         // neither delivered nor dead
 	Dead          int64         // dead-lettered
@@ -167,26 +274,50 @@ type PostbackStats struct {
 	WebhooksPending       int64
 	WebhooksDead          int64
 	WebhooksOldestPending time.Duration
+
+	// Backlogs are the destinations with pending rows, the longest waiting first.
+	Backlogs []Backlog
 }
 
-// PostbackStats reads the outbox's counts.
+// Backlog is one destination's pending rows: how many, how many of them failed at least
+// once, and how long the oldest has waited (its delivery lag).
+type Backlog struct {
+	Destination
+	Pending, Failing int64
+	Oldest           time.Duration
+}
+
+// PostbackStats reads the outbox's counts. It reads the pending rows (one partial index) and
+// counts the dead ones (another); delivered rows, the bulk of the table, are not read.
 func (db *DB) PostbackStats(ctx context.Context) (PostbackStats, error) {
 	var s PostbackStats
-	var oldest, hookOldest float64
-	// Each part reads one partial index; delivered rows, the bulk of the table, are not read.
-	err := db.Pool.QueryRow(ctx, `WITH pending AS (
-			SELECT created_at, buyer_id IS NOT NULL AS hook FROM postback_outbox WHERE delivered_at IS NULL AND dead_at IS NULL
-		), dead AS (
-			SELECT buyer_id IS NOT NULL AS hook FROM postback_outbox WHERE dead_at IS NOT NULL)
-		SELECT (SELECT count(*) FILTER (WHERE NOT hook) FROM pending),
-			(SELECT count(*) FILTER (WHERE NOT hook) FROM dead),
-			COALESCE(EXTRACT(EPOCH FROM now() - (SELECT min(created_at) FILTER (WHERE NOT hook) FROM pending)), 0)::float8,
-			(SELECT count(*) FILTER (WHERE hook) FROM pending),
-			(SELECT count(*) FILTER (WHERE hook) FROM dead),
-			COALESCE(EXTRACT(EPOCH FROM now() - (SELECT min(created_at) FILTER (WHERE hook) FROM pending)), 0)::float8`).
-		Scan(&s.Pending, &s.Dead, &oldest, &s.WebhooksPending, &s.WebhooksDead, &hookOldest)
-	s.OldestPending = time.Duration(oldest * float64(time.Second))
-	s.WebhooksOldestPending = time.Duration(hookOldest * float64(time.Second))
+	rows, err := db.Pool.Query(ctx, `SELECT COALESCE(publisher_id, 0), COALESCE(buyer_id, 0), count(*),
+			count(*) FILTER (WHERE last_error IS NOT NULL), EXTRACT(EPOCH FROM now() - min(created_at))::float8
+		FROM postback_outbox WHERE delivered_at IS NULL AND dead_at IS NULL
+		GROUP BY 1, 2 ORDER BY 5 DESC, 1, 2`)
+	if err != nil {
+		return s, classify(err)
+	}
+	s.Backlogs, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Backlog, error) {
+		var b Backlog
+		var oldest float64
+		err := r.Scan(&b.PublisherID, &b.BuyerID, &b.Pending, &b.Failing, &oldest)
+		b.Oldest = time.Duration(max(oldest, 0) * float64(time.Second))
+		return b, err
+	})
+	if err != nil {
+		return s, classify(err)
+	}
+	for _, b := range s.Backlogs {
+		pending, oldest := &s.Pending, &s.OldestPending
+		if b.BuyerID != 0 {
+			pending, oldest = &s.WebhooksPending, &s.WebhooksOldestPending
+		}
+		*pending += b.Pending
+		*oldest = max(*oldest, b.Oldest)
+	}
+	err = db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE buyer_id IS NULL), count(*) FILTER (WHERE buyer_id IS NOT NULL)
+		FROM postback_outbox WHERE dead_at IS NOT NULL`).Scan(&s.Dead, &s.WebhooksDead)
 	return s, classify(err)
 }
 

@@ -15,7 +15,7 @@ func SendMarkBatch(ctx context.Context, conn *pgx.Conn, ids []int64) error {
 
 // SendClaimBatch claims on conn exactly as ClaimPostbacks does.
 func SendClaimBatch(ctx context.Context, conn *pgx.Conn, limit int, lease time.Duration) ([]ClaimedPostback, error) {
-	b, out := claimBatch(limit, lease)
+	b, out, _ := claimBatch(Claim{Limit: limit, Lease: lease})
 	err := conn.SendBatch(ctx, b).Close()
 	return *out, err
 }

@@ -849,7 +849,8 @@ func TestCrashKill9(t *testing.T) {
 	// Delivery is at least once (docs/rules.md §7): a postback the killed process sent but had not
 	// recorded is sent again when its 30 s lease runs out. Wait for every record; the
 	// idempotent partner applies each tid once (checked above), and repeats can only come from
-	// the postbacks the killed process had in hand (at most its worker's delivery slots).
+	// the postbacks the killed process had in hand (at most its worker's delivery slots for
+	// one partner).
 	waitFor(t, "every postback recorded as delivered", 60*time.Second, func() bool {
 		return w.count(`SELECT count(*) FROM postback_outbox WHERE delivered_at IS NULL`) == 0
 	})
@@ -857,7 +858,7 @@ func TestCrashKill9(t *testing.T) {
 	dupes := w.partner.dupes
 	w.partner.mu.Unlock()
 	t.Logf("repeated deliveries after the crash: %d", dupes)
-	if limit := payout.DefaultParallel; dupes > limit {
+	if limit := payout.DefaultPerDestination; dupes > limit {
 		t.Errorf("%d repeated postbacks, more than the %d a crashed worker can hold", dupes, limit)
 	}
 }

@@ -120,7 +120,7 @@ func fastRetries(c *app.Config) {
 	c.Postbacks.BaseBackoff = 50 * time.Millisecond
 	c.Postbacks.MaxBackoff = 200 * time.Millisecond
 	c.Postbacks.Poll = 50 * time.Millisecond
-	c.Postbacks.WebhookPrivate = true // the receivers listen on 127.0.0.1
+	c.Postbacks.AllowPrivate = true // the receivers listen on 127.0.0.1
 }
 
 func TestWebhooks(t *testing.T) {

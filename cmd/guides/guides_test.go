@@ -338,7 +338,7 @@ func TestGuides(t *testing.T) {
 	defer partner.srv.Close()
 
 	s := apptest.Start(t, apptest.Options{PublicURL: publicURL, RateLimit: -1,
-		Configure: func(c *app.Config) { c.Postbacks.Poll, c.Postbacks.WebhookPrivate = 100*time.Millisecond, true }})
+		Configure: func(c *app.Config) { c.Postbacks.Poll, c.Postbacks.AllowPrivate = 100*time.Millisecond, true }})
 	ctx := context.Background()
 	buyer, _, err := s.DB.CreateBuyerWith(ctx, "buyer@example.test", "Example Research", s.Env,
 		persistence.BuyerCredentials{Token: buyerToken, Secret: buyerSecret})

@@ -95,7 +95,7 @@ func TestPostbacksCommands(t *testing.T) {
 		t.Fatalf("claim after retry: %+v %v", claimed, err)
 	}
 	// The retry window counts from the retry, not from the enqueue two days ago.
-	dead, err := db.MarkPostbackFailed(ctx, claimed[0], time.Second, 24*time.Hour, "status 502")
+	dead, err := db.MarkPostbackFailed(ctx, claimed[0], time.Second, 24*time.Hour, "status 502", false)
 	if err != nil || dead {
 		t.Fatalf("a retried postback failing once more: dead %v, %v", dead, err)
 	}

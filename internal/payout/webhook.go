@@ -1,17 +1,16 @@
 package payout
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"net"
 	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/switchboard/switchboard/internal/egress"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -56,67 +55,36 @@ func VerifyWebhook(secret, timestamp, signature string, body []byte, now time.Ti
 	return hmac.Equal(got, want)
 }
 
-// post sends one webhook: a POST of c.Body, application/json, signed now; redirects are not
-// followed (the body would have to be sent again to a place the buyer did not register).
-func (w *Worker) post(c persistence.ClaimedPostback) (int, error) {
+// post sends one webhook: a POST of c.Body, application/json, signed now, through the
+// client that applies the egress policy (a buyer chooses the URL); redirects are not followed
+// (the body would have to be sent again to a place the buyer did not register).
+func (w *Worker) post(c persistence.ClaimedPostback, deadline time.Time) (int, error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(c.URL)
+	return w.out.post(req, resp, c.URL, c.TID, c.BuyerSecret, c.Body, deadline)
+}
+
+// post sends body to target as a webhook signed with secret, event id eventID, by deadline,
+// and returns the answer's status; resp holds the answer.
+func (o outbound) post(req *fasthttp.Request, resp *fasthttp.Response, target, eventID, secret string, body []byte, deadline time.Time) (int, error) {
+	req.SetRequestURI(target)
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.Header.SetContentType("application/json")
 	ts := time.Now().Unix()
 	req.Header.Set(WebhookTimestampHeader, strconv.FormatInt(ts, 10))
-	req.Header.Set(WebhookSignatureHeader, SignWebhook(c.BuyerSecret, ts, c.Body))
-	req.Header.Set(WebhookEventHeader, c.TID)
-	req.SetBody(c.Body)
-	err := w.cfg.WebhookClient.Do(req, resp)
+	req.Header.Set(WebhookSignatureHeader, SignWebhook(secret, ts, body))
+	req.Header.Set(WebhookEventHeader, eventID)
+	req.SetBody(body)
+	err := o.public.DoDeadline(req, resp, deadline)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) && resp.StatusCode() != 0 {
 		err = nil
+	}
+	if errors.Is(err, egress.ErrNotPublic) {
+		err = errWebhookRefused
 	}
 	if err != nil {
 		return 0, err
 	}
 	return resp.StatusCode(), nil
 }
-
-// errNotPublic is the failure of a webhook whose host resolves to an address it may not
-// reach (recorded as its last_error; the delivery is retried, then dead-lettered).
-var errNotPublic = errors.New("webhook host resolves to a non-public address")
-
-// publicDial dials addr only when every address its host resolves to is public: not
-// loopback, private, link-local, unspecified or multicast. Checking every address, and
-// dialing the checked address itself, leaves no room for a second resolution to answer
-// differently.
-func publicDial(timeout time.Duration) func(addr string) (net.Conn, error) {
-	return func(addr string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-		if err != nil {
-			return nil, err
-		}
-		if len(ips) == 0 {
-			return nil, errNotPublic
-		}
-		for _, ip := range ips {
-			if !publicIP(ip.IP) {
-				return nil, errNotPublic
-			}
-		}
-		return fasthttp.DialTimeout(net.JoinHostPort(ips[0].IP.String(), port), timeout)
-	}
-}
-
-// publicIP reports whether ip is a unicast address of the public internet.
-func publicIP(ip net.IP) bool {
-	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || cgnat.Contains(ip))
-}
-
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598), private in effect.
-var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}

@@ -2,17 +2,12 @@ package payout
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
-	"net"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/httpio"
@@ -21,29 +16,37 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// WorkerConfig tunes a postback Worker. Zero fields take the defaults shown.
-// DefaultParallel is how many postbacks a worker has in hand at most (being sent, or sent
-// and being recorded), and so how many a crashed process can leave delivered but unrecorded
-// (sent again after the lease; the partner's idempotency on tid makes that harmless).
-const DefaultParallel = 16
+// Delivery slots of a worker (WorkerConfig.Parallel, PerDestination).
+const (
+	// DefaultParallel is how many deliveries a worker has in hand at most (being sent, or
+	// sent and being recorded).
+	DefaultParallel = 64
+	// DefaultPerDestination is how many of them may go to one destination (a partner, or a
+	// buyer's webhook): a slow endpoint holds at most these, and the other destinations keep
+	// the rest. It is also how many of one partner's postbacks a crashed process can leave
+	// delivered but unrecorded (sent again after the lease; the partner's idempotency on tid
+	// makes that harmless).
+	DefaultPerDestination = 16
+)
 
+// WorkerConfig tunes a postback Worker. Zero fields take the defaults shown.
 type WorkerConfig struct {
-	Timeout     time.Duration // one GET, connect to body: 10 s
+	Timeout     time.Duration // one delivery, connect to body, every redirect included: 10 s
 	Lease       time.Duration // how long a claimed row stays invisible to other workers: Timeout + 20 s
 	BaseBackoff time.Duration // the first retry's delay: 1 s, doubling per attempt
 	MaxBackoff  time.Duration // the longest delay between attempts: 10 min
 	Window      time.Duration // retries stop (dead letter) this long after enqueueing: 24 h
 	Poll        time.Duration // look for due rows at least this often: 1 s
 	Parallel    int           // deliveries in flight at once: DefaultParallel
-	StatsEvery  time.Duration // refresh of the pending/dead gauges: 5 s
-	// Client sends the GETs; nil: a client whose reads and writes time out after Timeout.
-	// Postbacks follow at most 3 redirects.
-	Client *fasthttp.Client
-	// WebhookClient sends buyer webhooks; nil: Client's settings with a dialer that refuses
-	// loopback, private, link-local and other non-public addresses (a buyer chooses the URL,
-	// and must not reach the deployment's own network through it) unless WebhookPrivate.
-	WebhookClient  *fasthttp.Client
-	WebhookPrivate bool // deliver webhooks to non-public addresses too (tests, one-host setups)
+	// PerDestination is how many deliveries one partner or buyer may have in flight:
+	// DefaultPerDestination (at most Parallel).
+	PerDestination int
+	StatsEvery     time.Duration // refresh of the pending/dead gauges: 5 s
+	// AllowPrivate lets outbound calls (webhooks, postbacks' redirects to other hosts, test
+	// sends) connect to loopback, private, link-local and other non-public addresses
+	// (internal/egress): tests and one-host setups. Without it they are refused, so that
+	// no partner or buyer reaches the deployment's own network through the server.
+	AllowPrivate bool
 }
 
 func (c WorkerConfig) withDefaults() WorkerConfig {
@@ -68,45 +71,28 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 	if c.Parallel <= 0 {
 		c.Parallel = DefaultParallel
 	}
+	if c.PerDestination <= 0 {
+		c.PerDestination = DefaultPerDestination
+	}
+	c.PerDestination = min(c.PerDestination, c.Parallel)
 	if c.StatsEvery <= 0 {
 		c.StatsEvery = 5 * time.Second
-	}
-	if c.Client == nil {
-		// fasthttp rather than net/http: at thousands of postbacks a second, net/http's
-		// goroutines and allocations per request cost more CPU than the callbacks that
-		// caused them.
-		c.Client = &fasthttp.Client{
-			Name:                "switchboard-postback/1",
-			ReadTimeout:         c.Timeout,
-			WriteTimeout:        c.Timeout,
-			MaxConnWaitTimeout:  c.Timeout,
-			MaxConnsPerHost:     c.Parallel,
-			MaxResponseBodySize: maxPostbackBody,
-			Dial: func(addr string) (net.Conn, error) {
-				return fasthttp.DialTimeout(addr, c.Timeout)
-			},
-		}
-	}
-	if c.WebhookClient == nil {
-		dial := func(addr string) (net.Conn, error) { return fasthttp.DialTimeout(addr, c.Timeout) }
-		if !c.WebhookPrivate {
-			dial = publicDial(c.Timeout)
-		}
-		c.WebhookClient = &fasthttp.Client{
-			Name:                "switchboard-webhook/1",
-			ReadTimeout:         c.Timeout,
-			WriteTimeout:        c.Timeout,
-			MaxConnWaitTimeout:  c.Timeout,
-			MaxConnsPerHost:     c.Parallel,
-			MaxResponseBodySize: maxPostbackBody,
-			Dial:                dial,
-		}
 	}
 	return c
 }
 
-// directQueue is how many handed-over postbacks wait for a slot at most; beyond that they
-// wait for their lease to run out and are claimed like any other.
+// startWindow is how long after a postback was handed over (Send) its delivery may still
+// start: its lease, less the delivery's Timeout and a margin for recording the result (5 s,
+// or a quarter of what the lease leaves beyond Timeout when that is short), so that the
+// lease never runs out, and another worker never sends it too, while it waits for a slot.
+func (c WorkerConfig) startWindow() time.Duration {
+	spare := c.Lease - c.Timeout
+	return max(spare-min(5*time.Second, spare/4), 0)
+}
+
+// directQueue is how many handed-over postbacks wait for a slot at most (and as many more
+// for Run to take them); beyond that Send refuses, and they are claimed like any other once
+// their lease runs out.
 const directQueue = 4096
 
 // Worker delivers the postback outbox. Every serve process runs one; they share the table
@@ -115,15 +101,24 @@ type Worker struct {
 	db  *persistence.DB
 	cfg WorkerConfig
 	log *zap.Logger
+	out outbound
 
 	wake   chan struct{}
 	done   chan struct{}
-	direct chan persistence.ClaimedPostback // handed over by Send
-	due    atomic.Bool                      // the outbox may hold due rows: claim
-	marks  *persistence.DeliveryMarks       // set by Run: records deliveries by group commit
+	direct chan handed                // handed over by Send
+	due    atomic.Bool                // the outbox may hold due rows: claim
+	marks  *persistence.DeliveryMarks // set by Run: records deliveries by group commit
 
 	// The partner postbacks' and the buyer webhooks' figures, apart.
 	postbacks, webhooks tally
+	// lags is each partner's delivery lag for /metrics (lags.go).
+	lags lags
+}
+
+// handed is a postback handed over by Send, and by when its delivery must start.
+type handed struct {
+	c       persistence.ClaimedPostback
+	startBy time.Time
 }
 
 // tally is one kind of delivery's figures for /metrics: the totals count this process's
@@ -147,8 +142,9 @@ func NewWorker(db *persistence.DB, cfg WorkerConfig, log *zap.Logger) *Worker {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Worker{db: db, cfg: cfg.withDefaults(), log: log,
-		wake: make(chan struct{}, 1), done: make(chan struct{}), direct: make(chan persistence.ClaimedPostback, directQueue)}
+	cfg = cfg.withDefaults()
+	return &Worker{db: db, cfg: cfg, log: log, out: newOutbound(cfg),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), direct: make(chan handed, directQueue)}
 }
 
 // Wake makes the worker look for due rows now. Enqueues wake every process's worker through
@@ -173,10 +169,12 @@ func (w *Worker) Lease() time.Duration { return w.cfg.Lease }
 
 // Send hands over a postback stored leased to this process (a callback's, straight after
 // its commit), sparing the claim round trip. It reports false, leaving the postback to be
-// claimed once its lease runs out, when the worker is too far behind to take it.
+// claimed once its lease runs out, when the worker is too far behind to take it. A postback
+// handed over that cannot start within its lease (its destination's slots stay busy) is
+// given back to the table, due, for any worker to claim.
 func (w *Worker) Send(c persistence.ClaimedPostback) bool {
 	select {
-	case w.direct <- c:
+	case w.direct <- handed{c: c, startBy: time.Now().Add(w.cfg.startWindow())}:
 		w.Wake()
 		return true
 	default:
@@ -229,66 +227,98 @@ func (w *Worker) Run(ctx context.Context) {
 		}
 	}()
 
-	slots := make(chan struct{}, w.cfg.Parallel)
+	s := newSlots(w.cfg.Parallel, w.cfg.PerDestination)
 	poll := time.NewTicker(w.cfg.Poll)
 	defer poll.Stop()
 	// Under load, slots free up one delivery at a time; claiming for each would cost a
-	// statement per postback. A claim waits until half the slots are free, or for the poll
-	// (so that slow deliveries cannot hold the rest back).
-	minClaim := max(1, w.cfg.Parallel/2)
+	// statement per postback. A claim waits until half of one destination's slots are free
+	// (a destination with rows left claims again once half its room is free), or for the
+	// poll (so that slow deliveries cannot hold the rest back).
+	minClaim := max(1, w.cfg.PerDestination/2)
 	// While the database is away claims back off (retried at a wake or poll once due) and
 	// the failure is logged once.
 	claims := retry.NewOutage(w.log, "postback claim", retry.Default, nil)
 	polled := true
 	w.due.Store(true)
 	send := func(c persistence.ClaimedPostback) {
-		slots <- struct{}{}
+		d := s.take(c)
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
 			w.deliver(ctx, c)
-			<-slots
-			w.Wake() // a free slot: there may be more due
+			s.finished <- d
+		}()
+	}
+	giveBack := func(cs []persistence.ClaimedPostback) {
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			// On failure the rows wait for their lease like any lost claim; none was sent.
+			if err := w.db.ReleasePostbacks(rctx, cs); err != nil {
+				w.log.Warn("give back postbacks", zap.Int("postbacks", len(cs)), zap.Error(err))
+			}
 		}()
 	}
 	for {
+		if s.collect() {
+			w.due.Store(true)
+		}
 		// Postbacks this process's callbacks handed over (Send) first: they are leased to it.
-	direct:
-		for len(slots) < cap(slots) {
+		for s.queued < directQueue {
 			select {
-			case c := <-w.direct:
-				send(c)
+			case h := <-w.direct:
+				s.queue(h)
+				continue
 			default:
-				break direct
 			}
+			break
+		}
+		if late := s.expired(time.Now()); len(late) > 0 {
+			giveBack(late)
+		}
+		for _, c := range s.startable() {
+			send(c)
 		}
 		// Between polls, only when rows may be due: enqueued elsewhere (NOTIFY), or the last
 		// claim came back full. Postbacks handed over by Send are not in the table's due set.
-		if free := cap(slots) - len(slots); free > 0 && (polled || free >= minClaim && w.due.Load()) && claims.Due() {
+		if free := s.free(); free > 0 && (polled || free >= minClaim && w.due.Load()) && claims.Due() {
 			polled = false
 			w.due.Store(false)
-			claimed, err := w.db.ClaimPostbacks(ctx, free, w.cfg.Lease)
+			r, err := w.db.Claim(ctx, persistence.Claim{Limit: free, Lease: w.cfg.Lease,
+				PerDestination: w.cfg.PerDestination, InFlight: s.busy})
 			switch {
 			case err == nil:
 				claims.Succeeded()
 			case ctx.Err() == nil:
 				claims.Failed(err)
 			}
-			for _, c := range claimed {
+			s.claimed(r.Rows, r.Full)
+			for _, c := range r.Rows {
 				send(c)
 			}
 			switch {
 			case err != nil:
 				w.due.Store(true) // try again at the next wake
-			case len(claimed) == free:
+			case (r.Left || r.Full) && len(r.Rows) > 0:
+				// Due rows were left, for want of slots or of their destination's room, or
+				// lie beyond the window, and this claim changed what may be claimed: claim
+				// again at once.
 				w.due.Store(true)
-				continue // a full batch: more may be due right away
+				continue
+			case r.Full:
+				w.due.Store(true) // as slots free up
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.wake:
+		case d := <-s.finished:
+			if s.done(d) {
+				w.due.Store(true)
+			}
 		case <-poll.C:
 			polled = true
 		}
@@ -300,10 +330,12 @@ func (w *Worker) Run(ctx context.Context) {
 func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 	var status int
 	var err error
+	deadline := time.Now().Add(w.cfg.Timeout)
 	if c.Body != nil {
-		status, err = w.post(c)
+		status, err = w.post(c, deadline)
 	} else {
-		status, err = w.get(c.URL)
+		f := w.out.get(c.URL, deadline, 0)
+		status, err = f.status, f.err
 	}
 	t := w.tally(c)
 	ok := err == nil && status >= 200 && status < 300
@@ -324,61 +356,22 @@ func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 		return
 	}
 	t.failures.Add(1)
-	reason := "status " + strconv.Itoa(status)
+	why := reason(status, err)
 	if err != nil {
-		reason = errorText(err)
+		log = log.With(zap.NamedError("cause", err)) // the operator's log may name the address
 	}
-	dead, err := w.db.MarkPostbackFailed(sctx, c, w.backoff(c.Attempts), w.cfg.Window, reason)
+	dead, merr := w.db.MarkPostbackFailed(sctx, c, w.backoff(c.Attempts), w.cfg.Window, why, permanent(err))
 	switch {
-	case err != nil:
-		log.Warn("record postback failure", zap.String("reason", reason), zap.Error(err))
+	case merr != nil:
+		log.Warn("record postback failure", zap.String("reason", why), zap.Error(merr))
 	case dead:
 		t.deadLettered.Add(1)
-		log.Error("postback dead-lettered", zap.String("reason", reason))
+		log.Error("postback dead-lettered", zap.String("reason", why))
 	case c.Attempts == 1:
-		log.Warn("postback failed; will retry", zap.String("reason", reason))
+		log.Warn("postback failed; will retry", zap.String("reason", why))
 	default:
-		log.Debug("postback failed again; will retry", zap.String("reason", reason))
+		log.Debug("postback failed again; will retry", zap.String("reason", why))
 	}
-}
-
-// maxPostbackBody is how much of a partner's answer is read: its status is what counts.
-const maxPostbackBody = 64 << 10
-
-// maxRedirects is how many redirects a postback follows.
-const maxRedirects = 3
-
-// get sends one GET (following up to maxRedirects redirects) and returns the status; the
-// body is read (up to maxPostbackBody) and dropped. A partner that sends more still
-// answered with its status.
-func (w *Worker) get(target string) (int, error) {
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(target)
-	req.Header.SetMethod(fasthttp.MethodGet)
-	err := w.cfg.Client.DoRedirects(req, resp, maxRedirects)
-	if errors.Is(err, fasthttp.ErrBodyTooLarge) && resp.StatusCode() != 0 {
-		err = nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return resp.StatusCode(), nil
-}
-
-// errorText is a short reason for last_error and logs. net/http wraps its errors with the
-// request URL, whose query carries the signature: only the inner error is kept.
-func errorText(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	s := err.Error()
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
 }
 
 // backoff is the delay after failed attempt n (1-based): BaseBackoff × 2^(n-1), ±20 %
@@ -408,16 +401,19 @@ func (w *Worker) refreshStats(ctx context.Context) error {
 	w.webhooks.pending.Store(s.WebhooksPending)
 	w.webhooks.dead.Store(s.WebhooksDead)
 	w.webhooks.oldestPending.Store(int64(s.WebhooksOldestPending))
+	w.lags.set(s.Backlogs)
 	return nil
 }
 
 // RegisterMetrics exposes the outbox on /metrics: partner postbacks as switchboard_postbacks_*,
 // buyer webhooks as switchboard_webhooks_*. Pending and dead count the whole table (every
 // process's worker reports the same, refreshed every StatsEvery); the totals count this
-// process's attempts.
+// process's attempts. Each partner's pending postbacks and delivery lag are
+// switchboard_postbacks_partner_*{publisher="<id>"}.
 func (w *Worker) RegisterMetrics(m *httpio.Metrics) {
 	w.postbacks.register(m, "switchboard_postbacks_", "Postback")
 	w.webhooks.register(m, "switchboard_webhooks_", "Buyer webhook")
+	w.lags.register(m)
 }
 
 // register exposes t under prefix; what names the deliveries in the help texts.

@@ -492,7 +492,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 		t.Fatal("the row was not claimed a second time")
 	}
 	// The dead worker's late failure report does not touch the row.
-	if dead, err := db.MarkPostbackFailed(context.Background(), claimed[0], time.Second, time.Minute, "late"); err != nil || dead {
+	if dead, err := db.MarkPostbackFailed(context.Background(), claimed[0], time.Second, time.Minute, "late", false); err != nil || dead {
 		t.Fatalf("late MarkPostbackFailed: %v, %v", dead, err)
 	}
 	if n := countRows(t, db, `delivered_at IS NOT NULL AND last_error IS NULL`); n != 1 {
