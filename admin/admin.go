@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -41,6 +42,10 @@ type Deps struct {
 	ConsoleTTL time.Duration
 	// EngineStatus reports this process's engine to the console's operator view (nil: not shown).
 	EngineStatus func() EngineStatus
+	// Webhooks is the delivery worker: PUT /webhook refuses what its outbound policy would,
+	// and POST /webhook/test sends through it (nil: the URL's form alone is checked, and the
+	// test answers 503).
+	Webhooks *payout.Worker
 }
 
 // Outcomes is the session-side logic of the buyer routes that act on completes. Each takes
@@ -153,6 +158,8 @@ func (a *API) apiRoutes() []Route {
 
 		r("GET", "/webhook", a.showWebhook),
 		r("PUT", "/webhook", a.setWebhook),
+		r("GET", "/webhook/deliveries", a.webhookDeliveries),
+		r("POST", "/webhook/test", a.testWebhook),
 	}
 }
 

@@ -257,6 +257,7 @@ func (a *API) RegisterConsole(mux *httpio.Mux) {
 	mux.Handle("GET", p+"/campaigns/{id}/outcomes.csv", buyer(a.consoleOutcomesCSV))
 	mux.Handle("POST", p+"/campaigns/{id}/status", buyer(a.consoleStatus))
 	mux.Handle("POST", p+"/campaigns/{id}/quotas/{quota_id}", buyer(a.consoleQuota))
+	a.registerConsoleWebhook(mux, buyer)
 	a.registerOperator(mux)
 }
 

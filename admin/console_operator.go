@@ -49,8 +49,7 @@ type operatorPage struct {
 	Days      []persistence.MarketDay
 	Market    template.HTML
 	Partners  []partnerRow
-	Backlog   int
-	Failures  []persistence.PostbackDelivery
+	Outbox    outboxView // console_outbox.go
 	Blocks    []persistence.QualityBlock
 	Engine    EngineStatus
 	HasEngine bool
@@ -139,11 +138,11 @@ func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	if err != nil {
 		return err
 	}
-	pending, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{States: persistence.PostbackBacklog, Limit: 1000})
-	if err != nil {
-		return err
+	names := make(map[int64]string, len(partners))
+	for _, p := range partners {
+		names[p.ID] = p.Name
 	}
-	failed, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{States: persistence.PostbackFailures, Limit: 50})
+	outbox, err := a.outbox(ctx, names)
 	if err != nil {
 		return err
 	}
@@ -151,8 +150,7 @@ func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	if err != nil {
 		return err
 	}
-	p := &operatorPage{consoleBase: s.base("Operator"), Days: days, Partners: partners, Backlog: len(pending),
-		Failures: failed, Blocks: blocks}
+	p := &operatorPage{consoleBase: s.base("Operator"), Days: days, Partners: partners, Outbox: outbox, Blocks: blocks}
 	if string(ctx.QueryArgs().Peek("done")) == "unblocked" {
 		p.Notice = "Participant unblocked."
 	}

@@ -245,9 +245,15 @@ var docSections = []docSection{
 	}},
 	{"Webhook", []docEntry{
 		{"PUT", "/api/v1/webhook", "Set or remove the webhook URL",
-			"Required: `url`, an absolute http(s) URL without credentials or fragment, at most 2048 bytes; `\"\"` removes it. Campaign events (status changes, filled quotas, completion) are POSTed to it, signed with the buyer's api_secret: see [buyer-integration.md](buyer-integration.md#6-webhooks).",
-			[]string{"webhook_set", "webhook_bad_url", "webhook_clear"}},
+			"Required: `url`, an absolute http(s) URL without credentials or fragment, at most 2048 bytes; `\"\"` removes it. Campaign events (status changes, filled quotas, completion) are POSTed to it, signed with the buyer's api_secret: see [buyer-integration.md](buyer-integration.md#6-webhooks). A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused, as its deliveries would be ([payouts.md](payouts.md#outbound-calls)).",
+			[]string{"webhook_set", "webhook_bad_url", "webhook_private_url", "webhook_clear"}},
 		{"GET", "/api/v1/webhook", "Show the webhook URL", "`url` is null when none is set.", []string{"webhook_show"}},
+		{"GET", "/api/v1/webhook/deliveries", "List webhook deliveries",
+			"Every event stored for the webhook, newest first: its `event_id`, `type`, `campaign_id`, the `url` it goes to, `status` (`pending`, `retrying`, `delivered`, `dead`), `attempts`, `last_error`, and its times. Optional `status` (`all`, the default; `pending`; `failed`: retrying or dead; `dead`; `delivered`), `limit` (1–1000, default 100) and `before_id` (the previous page's `next_before_id`; 0 on the last page).",
+			[]string{"webhook_deliveries", "webhook_deliveries_bad_status"}},
+		{"POST", "/api/v1/webhook/test", "Send a test event",
+			"POSTs a signed event of type `webhook.test` (`campaign_id` 0, empty `data`) to the webhook URL as a delivery would, and answers what the buyer's server replied: `event_id`, `url`, `delivered`, `status`, the first KiB of `body`, `error`, `duration_ms`. Nothing is stored. One test at a time per buyer.",
+			[]string{"webhook_test_none"}},
 	}},
 	{"Insights", []docEntry{
 		{"GET", "/insights_api/projects", "List projects",

@@ -193,7 +193,11 @@ func TestGolden(t *testing.T) {
 	r.buyer("webhook_set", b, "PUT", "/api/v1/webhook", map[string]any{"url": "https://buyer.example/switchboard/events"}, 200)
 	r.buyer("webhook_show", b, "GET", "/api/v1/webhook", nil, 200)
 	r.buyer("webhook_bad_url", b, "PUT", "/api/v1/webhook", map[string]any{"url": "https://user:pw@buyer.example/events"}, 422)
+	r.buyer("webhook_private_url", b, "PUT", "/api/v1/webhook", map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}, 422)
+	r.buyer("webhook_deliveries", b, "GET", "/api/v1/webhook/deliveries?status=retrying,dead", nil, 200)
+	r.buyer("webhook_deliveries_bad_status", b, "GET", "/api/v1/webhook/deliveries?status=sent", nil, 400)
 	r.buyer("webhook_clear", b, "PUT", "/api/v1/webhook", map[string]any{"url": ""}, 200)
+	r.buyer("webhook_test_none", b, "POST", "/api/v1/webhook/test", nil, 409)
 
 	r.buyer("campaign_create", b, "POST", "/api/v1/campaigns", map[string]any{
 		"name": "Coffee habits 2026", "incidence": 40, "length_of_interview": 12, "country_language_id": 1,

@@ -37,6 +37,10 @@ func FuzzBuyerRoutes(f *testing.F) {
 		{"GET", "/api/v1/campaigns?country_language_id="},
 		{"GET", "/insights_api/projects?page="},
 		{"GET", "/insights_api/projects?project_type="},
+		{"GET", "/api/v1/webhook/deliveries?status="},
+		{"GET", "/api/v1/webhook/deliveries?before_id="},
+		{"POST", "/api/v1/webhook/test"},
+		{"PUT", "/api/v1/webhook"},
 		// reconcile last: it closes the campaign, and the seeds run in order.
 		{"POST", fmt.Sprintf("/api/v1/campaigns/%d/reconcile", id)},
 	}

@@ -1,10 +1,16 @@
 package admin
 
 import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -33,7 +39,9 @@ func (a *API) showWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 }
 
 // setWebhook registers the buyer's webhook URL ({"url": "https://..."}) or removes it
-// ({"url": ""}). Events stored from then on go to the new URL.
+// ({"url": ""}). Events stored from then on go to the new URL. A URL delivery would refuse
+// (the outbound policy: a host that is or resolves only to non-public addresses) is a 422
+// naming url, like a malformed one.
 func (a *API) setWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	var in struct {
 		URL *string `json:"url"`
@@ -44,9 +52,133 @@ func (a *API) setWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if in.URL == nil {
 		return fault.Invalid("url", `is required ("" removes the webhook)`)
 	}
+	if *in.URL != "" && a.d.Webhooks != nil {
+		if err := persistence.ValidateWebhookURL(*in.URL); err != nil {
+			return err
+		}
+		if err := a.d.Webhooks.CheckWebhookURL(dbContext(ctx), *in.URL); err != nil {
+			return err
+		}
+	}
 	if err := a.d.DB.SetBuyerWebhook(dbContext(ctx), b.ID, *in.URL); err != nil {
 		return err
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusOK, viewWebhook(*in.URL))
 	return nil
+}
+
+// webhookDeliveryLimit is the default page size of GET /webhook/deliveries; 1,000 at most.
+const webhookDeliveryLimit = 100
+
+// webhookDeliveries is the answer of GET /webhook/deliveries.
+type webhookDeliveries struct {
+	Deliveries []persistence.WebhookDelivery `json:"deliveries"`
+	// NextBeforeID is the before_id of the next page; 0 when this page is the last.
+	NextBeforeID int64 `json:"next_before_id"`
+}
+
+// webhookDeliveries answers GET /webhook/deliveries?status=all|pending|failed|dead|delivered
+// [&limit=][&before_id=]: the buyer's webhook events, newest first, with where each went,
+// its state, attempts and last error (docs/buyer-integration.md, "Webhooks").
+func (a *API) webhookDeliveries(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	f, _, err := deliveryFilter(ctx.QueryArgs())
+	if err != nil {
+		return err
+	}
+	f.BuyerID = b.ID
+	list, err := a.d.DB.ListWebhookDeliveries(dbContext(ctx), f)
+	if err != nil {
+		return err
+	}
+	out := webhookDeliveries{Deliveries: list}
+	if out.Deliveries == nil {
+		out.Deliveries = []persistence.WebhookDelivery{}
+	}
+	if len(list) == f.Limit {
+		out.NextBeforeID = list[len(list)-1].ID
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
+// webhookStatusFilters are the deliveries listing's status filters a page offers: every
+// delivery, then each state.
+var webhookStatusFilters = append([]string{webhookStatusAll}, persistence.WebhookStates...)
+
+// webhookStatusAll is the status filter of every delivery, whatever its state.
+const webhookStatusAll = "all"
+
+// deliveryFilter reads the listing's query: status (all, the default, or one or more states
+// separated by commas), limit (1-1000, default webhookDeliveryLimit) and before_id; a bad
+// value is a 400 naming it. It returns the status filter as given, for a page to show.
+func deliveryFilter(args *fasthttp.Args) (persistence.WebhookFilter, string, error) {
+	f := persistence.WebhookFilter{States: persistence.WebhookStates, Limit: webhookDeliveryLimit}
+	status := webhookStatusAll
+	if s := args.Peek("status"); len(s) > 0 {
+		status = string(s)
+		var ok bool
+		if f.States, ok = persistence.ParseWebhookStates(status); !ok {
+			return f, status, fault.BadRequest("query parameter status must be all, or one or more of %s separated by commas",
+				strings.Join(persistence.WebhookStates, ", "))
+		}
+	}
+	var err error
+	if f.Limit, err = queryRange(args, "limit", 1, 1000, webhookDeliveryLimit); err != nil {
+		return f, status, err
+	}
+	before, err := queryRange(args, "before_id", 1, 1<<62, 0)
+	f.BeforeID = int64(before)
+	return f, status, err
+}
+
+// queryRange reads the optional integer query parameter name, def when absent; one that is
+// not an integer from lo to hi is a 400 naming it.
+func queryRange(args *fasthttp.Args, name string, lo, hi, def int) (int, error) {
+	raw := args.Peek(name)
+	if len(raw) == 0 {
+		return def, nil
+	}
+	v, err := strconv.Atoi(string(raw))
+	if err != nil || v < lo || v > hi {
+		return 0, fault.BadRequest("query parameter %s must be an integer from %d to %d", name, lo, hi)
+	}
+	return v, nil
+}
+
+// testWebhook answers POST /webhook/test: it POSTs a signed test event (type webhook.test)
+// to the buyer's webhook URL, as a delivery would, and answers what the buyer's server
+// replied (payout.SendWebhookTest). Nothing is stored. A buyer without a webhook URL gets
+// 409; one test per buyer at a time (429 otherwise).
+func (a *API) testWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	if body := ctx.PostBody(); len(body) > 0 {
+		var in struct{}
+		if err := httpio.DecodeJSON(body, &in); err != nil {
+			return err
+		}
+	}
+	r, err := a.sendWebhookTest(dbContext(ctx), b)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, r)
+	return nil
+}
+
+// sendWebhookTest sends b's test event (testWebhook, and the console's webhook page).
+func (a *API) sendWebhookTest(ctx context.Context, b persistence.Buyer) (payout.WebhookTestResult, error) {
+	if a.d.Webhooks == nil {
+		return payout.WebhookTestResult{}, fault.Unavailable(errors.New("admin: no webhook sender"))
+	}
+	u, err := a.d.DB.BuyerWebhook(ctx, b.ID)
+	if err != nil {
+		return payout.WebhookTestResult{}, err
+	}
+	if u == "" {
+		return payout.WebhookTestResult{}, fault.Conflict("no webhook URL is set (PUT /api/v1/webhook)")
+	}
+	r, err := a.d.Webhooks.SendWebhookTest(ctx, b.ID, u, b.APISecret)
+	if errors.Is(err, payout.ErrTestInFlight) {
+		err = fault.RateLimited()
+	}
+	return r, err
 }

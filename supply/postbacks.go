@@ -10,14 +10,15 @@ import (
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 )
 
 // postbackListLimit is the default page size of GET /postbacks; 1,000 at most.
 const postbackListLimit = 100
 
-// postbackTestTimeout bounds a test postback's work that honours a context (the resolver's
-// look-ups of redirect hosts); each of its hops is bounded by the sender's own timeout.
+// postbackTestTimeout bounds a test postback's work; the sender's own timeout (10 s, every
+// redirect included) is shorter.
 const postbackTestTimeout = time.Minute
 
 // postbackList is the answer of GET /postbacks.
@@ -122,22 +123,12 @@ func (a *API) postbackTest(ctx *fasthttp.RequestCtx) {
 		a.fail(ctx, fault.Conflict("no postback URL is configured for this publisher"))
 		return
 	}
-	a.testMu.Lock()
-	busy := a.testing[pub.ID]
-	a.testing[pub.ID] = true
-	a.testMu.Unlock()
-	if busy {
-		a.fail(ctx, fault.RateLimited())
-		return
-	}
-	defer func() {
-		a.testMu.Lock()
-		delete(a.testing, pub.ID)
-		a.testMu.Unlock()
-	}()
 	sctx, cancel := httpio.DBContext(postbackTestTimeout)
 	defer cancel()
 	r, err := a.pbs.SendTest(sctx, pub.Publisher, body.UserIdentifier)
+	if errors.Is(err, payout.ErrTestInFlight) {
+		err = fault.RateLimited()
+	}
 	if err != nil {
 		a.fail(ctx, err)
 		return

@@ -151,9 +151,6 @@ type API struct {
 	misses   chan panelMiss // panel misses on GET /campaigns to look up
 	missMu   sync.Mutex
 	missSeen map[panelMiss]int64 // recent lookups, unix seconds
-
-	testMu  sync.Mutex
-	testing map[int64]bool // publishers with a test postback in flight (one at a time each)
 }
 
 // New loads what the interface serves from memory: the catalog, the publishers and the
@@ -175,7 +172,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	if _, err := rand.Read(o[:]); err != nil {
 		return nil, err
 	}
-	a := &API{db: d.DB, pbs: d.Postbacks, testing: map[int64]bool{}, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
+	a := &API{db: d.DB, pbs: d.Postbacks, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}), hist: entryHistory{wake: make(chan struct{}, 1)},
 		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
 	a.keyLookups = retry.NewOutage(log, "service key look-up", retry.Default, nil)

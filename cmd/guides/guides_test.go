@@ -391,8 +391,41 @@ func TestGuides(t *testing.T) {
 		"campaign_qualifications": []map[string]any{{"question_id": 43, "pre_codes": []int{1, 2}}}}, 201)
 	api("webhook_set", "PUT", "/api/v1/webhook", map[string]any{"url": hooks.srv.URL + "/switchboard/events"}, 200)
 	api("webhook_bad_url", "PUT", "/api/v1/webhook", map[string]any{"url": "ftp://buyer.example/events"}, 422)
+	var hookTest struct {
+		EventID    string `json:"event_id"`
+		DurationMS int64  `json:"duration_ms"`
+	}
+	api("webhook_test", "POST", "/api/v1/webhook/test", nil, 200).Decode(t, &hookTest)
+	r.learn(hookTest.EventID, "<test_event_id>")
+	r.learn(fmt.Sprintf(`"duration_ms": %d`, hookTest.DurationMS), `"duration_ms": <ms>`)
+	r.keepHook("webhook_test_event", hooks.wait(t, hookTest.EventID))
 	api("campaign_activate", "PUT", campaign, map[string]any{"status": 2}, 200)
-	r.keepHook("webhook_status_changed", hooks.wait(t, `"new_status": 2`))
+	statusHook := hooks.wait(t, `"new_status": 2`)
+	r.keepHook("webhook_status_changed", statusHook)
+	// The delivery log, once the delivery is recorded.
+	var event struct {
+		EventID string `json:"event_id"`
+	}
+	if err := json.Unmarshal(statusHook.body, &event); err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Deliveries []struct {
+			Status      string `json:"status"`
+			CreatedAt   string `json:"created_at"`
+			DeliveredAt string `json:"delivered_at"`
+		} `json:"deliveries"`
+	}
+	for end := time.Now().Add(10 * time.Second); len(log.Deliveries) == 0 || log.Deliveries[0].Status != "delivered"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the status change's delivery is not recorded: %+v", log)
+		}
+		api("", "GET", "/api/v1/webhook/deliveries", nil, 200).Decode(t, &log)
+	}
+	api("webhook_deliveries", "GET", "/api/v1/webhook/deliveries", nil, 200)
+	r.learn(event.EventID, "<event_id>")
+	r.learn(log.Deliveries[0].CreatedAt, "<created_at>")
+	r.learn(log.Deliveries[0].DeliveredAt, "<delivered_at>")
 
 	// --- redirect_test: a test session through the buyer's own link and callback.
 	var rt struct {

@@ -11,14 +11,16 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// runPostbacksList prints undelivered postbacks (every publisher's, or one's) as JSON,
-// newest first: what an operator looks at before retrying dead letters.
+// runPostbacksList prints undelivered outbox rows (partner postbacks and buyer webhooks,
+// every recipient's, or one publisher's or buyer's) as JSON, newest first: what an operator
+// looks at before retrying dead letters.
 func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("postbacks list")
 	dbURL := databaseFlag(f)
 	status := f.String("status", strings.Join(persistence.PostbackFailures, ","), "delivery states listed, separated by commas: "+
 		strings.Join(persistence.PostbackStates, ", "))
-	pub := f.Int64("publisher", 0, "only this publisher's postbacks (0: every publisher)")
+	pub := f.Int64("publisher", 0, "only this publisher's postbacks (0: every publisher's, and buyers' webhooks)")
+	buyer := f.Int64("buyer", 0, "only this buyer's webhooks (0: every buyer's, and partners' postbacks)")
 	limit := f.Int("limit", 100, "rows at most (1-1000)")
 	before := f.Int64("before-id", 0, "rows with an id below this one (the next page)")
 	if err := f.parse(args); err != nil {
@@ -31,12 +33,16 @@ func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 	if *limit < 1 || *limit > 1000 {
 		return errors.New("--limit must be from 1 to 1000")
 	}
+	if *pub != 0 && *buyer != 0 {
+		return errors.New("give --publisher or --buyer, not both")
+	}
 	db, err := openDB(ctx, *dbURL, newLogger())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	list, err := db.ListPostbacks(ctx, persistence.PostbackFilter{PublisherID: *pub, States: states, BeforeID: *before, Limit: *limit})
+	list, err := db.ListPostbacks(ctx, persistence.PostbackFilter{PublisherID: *pub, BuyerID: *buyer, States: states,
+		BeforeID: *before, Limit: *limit})
 	if err != nil {
 		return err
 	}
@@ -50,8 +56,8 @@ func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 	return printJSON(out, map[string]any{"postbacks": list, "next_before_id": next})
 }
 
-// runPostbacksRetry makes dead-lettered postbacks owed again (retrying, due now, with a fresh 24 h
-// retry window) and wakes every server's worker.
+// runPostbacksRetry makes dead-lettered postbacks and webhooks owed again (retrying, due now,
+// with a fresh 24 h retry window) and wakes every server's worker.
 func runPostbacksRetry(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("postbacks retry")
 	dbURL := databaseFlag(f)
@@ -66,20 +72,24 @@ func runPostbacksRetry(ctx context.Context, args []string, out io.Writer) error 
 		}
 		return nil
 	})
-	all := f.Bool("all", false, "every dead postback (of --publisher when given)")
-	pub := f.Int64("publisher", 0, "only this publisher's postbacks (0: every publisher)")
+	all := f.Bool("all", false, "every dead postback and webhook (of --publisher or --buyer when given)")
+	pub := f.Int64("publisher", 0, "only this publisher's postbacks (0: every publisher's, and buyers' webhooks)")
+	buyer := f.Int64("buyer", 0, "only this buyer's webhooks (0: every buyer's, and partners' postbacks)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
 	if (len(ids) > 0) == *all {
 		return errors.New("give either --id or --all")
 	}
+	if *pub != 0 && *buyer != 0 {
+		return errors.New("give --publisher or --buyer, not both")
+	}
 	db, err := openDB(ctx, *dbURL, newLogger())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	retried, err := db.RetryPostbacks(ctx, *pub, ids)
+	retried, err := db.RetryPostbacks(ctx, *pub, *buyer, ids)
 	if err != nil {
 		return err
 	}

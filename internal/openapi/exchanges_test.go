@@ -77,17 +77,20 @@ func recordedExchanges(t *testing.T) []exchange {
 var placeholder = regexp.MustCompile(`<[a-z_ 0-9]+>`)
 
 var standIns = map[string]string{
-	"<tr_sech>":      strings.Repeat("ab", 20),
-	"<a wrong hash>": strings.Repeat("cd", 20),
-	"<sech>":         strings.Repeat("ef", 32),
-	"<ts>":           "1767225600",
-	"<event_id>":     "evt_" + strings.Repeat("0a", 16),
-	"<occurred_at>":  "2026-01-01T00:00:00.000000Z",
-	"<timestamp>":    "1767225600",
-	"<signature>":    strings.Repeat("12", 32),
-	"<this_hour>":    "2026-01-01T00:00:00Z",
-	"<next_hour>":    "2026-01-01T01:00:00Z",
-	"<ms>":           "3",
+	"<tr_sech>":       strings.Repeat("ab", 20),
+	"<a wrong hash>":  strings.Repeat("cd", 20),
+	"<sech>":          strings.Repeat("ef", 32),
+	"<ts>":            "1767225600",
+	"<event_id>":      "evt_" + strings.Repeat("0a", 16),
+	"<occurred_at>":   "2026-01-01T00:00:00.000000Z",
+	"<created_at>":    "2026-01-01T00:00:00.000001Z",
+	"<delivered_at>":  "2026-01-01T00:00:00.012345Z",
+	"<test_event_id>": "evt_test_" + strings.Repeat("0b", 12),
+	"<timestamp>":     "1767225600",
+	"<signature>":     strings.Repeat("12", 32),
+	"<this_hour>":     "2026-01-01T00:00:00Z",
+	"<next_hour>":     "2026-01-01T01:00:00Z",
+	"<ms>":            "3",
 }
 
 func standIn(s string) string {

@@ -58,7 +58,7 @@ func TestWorkerRefusesInternalRedirects(t *testing.T) {
 	}
 	for _, pub := range []persistence.Publisher{chain, toClosed, down} {
 		list, err := db.ListPostbacks(context.Background(), persistence.PostbackFilter{PublisherID: pub.ID,
-			Status: persistence.PostbackStatusFailed, Limit: 10})
+			States: persistence.PostbackFailures, Limit: 10})
 		if err != nil || len(list) != 1 || list[0].LastError == nil {
 			t.Fatalf("partner %d's failed postbacks: %+v, %v", pub.ID, list, err)
 		}

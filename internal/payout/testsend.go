@@ -32,11 +32,17 @@ type TestResult struct {
 // SendTest sends pub a signed test postback (status=test, reward=0, payout_usd=0.0000, a
 // fresh tid starting "test-") the way the worker sends a postback (its clients, timeout,
 // redirects and egress policy: outbound.get), and reports what the partner's server
-// answered. Nothing is stored. It fails only when pub has no postback URL.
+// answered. Nothing is stored. It fails only when pub has no postback URL, or a test to pub
+// is in flight (ErrTestInFlight).
 func (w *Worker) SendTest(ctx context.Context, pub persistence.Publisher, user string) (TestResult, error) {
 	if pub.PostbackURL == "" {
 		return TestResult{}, ErrNoPostbackURL
 	}
+	done, err := w.testing(persistence.Destination{PublisherID: pub.ID})
+	if err != nil {
+		return TestResult{}, err
+	}
+	defer done()
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	target := PostbackURL(pub, Fields{TID: "test-" + hex.EncodeToString(b[:]), Status: TestStatus, UserIdentifier: user})
@@ -61,3 +67,23 @@ func (w *Worker) SendTest(ctx context.Context, pub persistence.Publisher, user s
 
 // ErrNoPostbackURL is returned by SendTest for a publisher without a postback URL.
 var ErrNoPostbackURL = errors.New("payout: the publisher has no postback URL")
+
+// ErrTestInFlight is returned by SendTest and SendWebhookTest while the same partner or buyer
+// has a test send in flight: one at a time each, so that tests cannot be turned into a flood.
+var ErrTestInFlight = errors.New("payout: a test send to this destination is in flight")
+
+// testing marks a test send to d in flight; done unmarks it. It fails with ErrTestInFlight
+// when one is already.
+func (w *Worker) testing(d persistence.Destination) (done func(), err error) {
+	w.testsMu.Lock()
+	defer w.testsMu.Unlock()
+	if w.tests[d] {
+		return nil, ErrTestInFlight
+	}
+	w.tests[d] = true
+	return func() {
+		w.testsMu.Lock()
+		delete(w.tests, d)
+		w.testsMu.Unlock()
+	}, nil
+}

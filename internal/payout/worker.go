@@ -113,6 +113,9 @@ type Worker struct {
 	postbacks, webhooks tally
 	// lags is each partner's delivery lag for /metrics (lags.go).
 	lags lags
+	// tests are the destinations with a test send in flight: one at a time each.
+	tests   map[persistence.Destination]bool
+	testsMu sync.Mutex
 }
 
 // handed is a postback handed over by Send, and by when its delivery must start.
@@ -143,7 +146,7 @@ func NewWorker(db *persistence.DB, cfg WorkerConfig, log *zap.Logger) *Worker {
 		log = zap.NewNop()
 	}
 	cfg = cfg.withDefaults()
-	return &Worker{db: db, cfg: cfg, log: log, out: newOutbound(cfg),
+	return &Worker{db: db, cfg: cfg, log: log, out: newOutbound(cfg), tests: map[persistence.Destination]bool{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}), direct: make(chan handed, directQueue)}
 }
 

@@ -320,11 +320,36 @@ func (e RetargetsRemoveRetargetingType) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusDead      WebhookDeliveryStatus = "dead"
+	WebhookDeliveryStatusDelivered WebhookDeliveryStatus = "delivered"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+	WebhookDeliveryStatusRetrying  WebhookDeliveryStatus = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusDead:
+		return true
+	case WebhookDeliveryStatusDelivered:
+		return true
+	case WebhookDeliveryStatusPending:
+		return true
+	case WebhookDeliveryStatusRetrying:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEventType.
 const (
 	CampaignCompleted     WebhookEventType = "campaign.completed"
 	CampaignStatusChanged WebhookEventType = "campaign.status_changed"
 	QuotaFilled           WebhookEventType = "quota.filled"
+	WebhookTest           WebhookEventType = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEventType enum.
@@ -335,6 +360,35 @@ func (e WebhookEventType) Valid() bool {
 	case CampaignStatusChanged:
 		return true
 	case QuotaFilled:
+		return true
+	case WebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWebhookDeliveriesParamsStatus.
+const (
+	ListWebhookDeliveriesParamsStatusAll       ListWebhookDeliveriesParamsStatus = "all"
+	ListWebhookDeliveriesParamsStatusDead      ListWebhookDeliveriesParamsStatus = "dead"
+	ListWebhookDeliveriesParamsStatusDelivered ListWebhookDeliveriesParamsStatus = "delivered"
+	ListWebhookDeliveriesParamsStatusPending   ListWebhookDeliveriesParamsStatus = "pending"
+	ListWebhookDeliveriesParamsStatusRetrying  ListWebhookDeliveriesParamsStatus = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the ListWebhookDeliveriesParamsStatus enum.
+func (e ListWebhookDeliveriesParamsStatus) Valid() bool {
+	switch e {
+	case ListWebhookDeliveriesParamsStatusAll:
+		return true
+	case ListWebhookDeliveriesParamsStatusDead:
+		return true
+	case ListWebhookDeliveriesParamsStatusDelivered:
+		return true
+	case ListWebhookDeliveriesParamsStatusPending:
+		return true
+	case ListWebhookDeliveriesParamsStatusRetrying:
 		return true
 	default:
 		return false
@@ -1016,11 +1070,45 @@ type Webhook struct {
 	Url *string `json:"url"`
 }
 
+// WebhookDelivery defines model for WebhookDelivery.
+type WebhookDelivery struct {
+	Attempts    int        `json:"attempts"`
+	CampaignId  int        `json:"campaign_id"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DeadAt      *time.Time `json:"dead_at"`
+	DeliveredAt *time.Time `json:"delivered_at"`
+	EventId     string     `json:"event_id"`
+	Id          int        `json:"id"`
+
+	// LastError why the last failed attempt failed: status N, timeout, connection refused, webhook host resolves to a non-public address, ... (never an address)
+	LastError     *string               `json:"last_error"`
+	NextAttemptAt *time.Time            `json:"next_attempt_at"`
+	RetriedAt     *time.Time            `json:"retried_at"`
+	Status        WebhookDeliveryStatus `json:"status"`
+
+	// Type the event's type (WebhookEvent)
+	Type string `json:"type"`
+
+	// Url the webhook URL when the event was stored
+	Url string `json:"url"`
+}
+
+// WebhookDeliveryStatus defines model for WebhookDelivery.Status.
+type WebhookDeliveryStatus string
+
+// WebhookDeliveryList defines model for WebhookDeliveryList.
+type WebhookDeliveryList struct {
+	Deliveries []WebhookDelivery `json:"deliveries"`
+
+	// NextBeforeId the before_id of the next page; 0 on the last
+	NextBeforeId int `json:"next_before_id"`
+}
+
 // WebhookEvent defines model for WebhookEvent.
 type WebhookEvent struct {
 	CampaignId int `json:"campaign_id"`
 
-	// Data campaign.status_changed: old_status, new_status, reason (quotas_full, no_callbacks, archived) when the service made the change; quota.filled: quota_id, completes, num_respondents; campaign.completed: reason (buyer, quotas_full)
+	// Data campaign.status_changed: old_status, new_status, reason (quotas_full, no_callbacks, archived) when the service made the change; quota.filled: quota_id, completes, num_respondents; campaign.completed: reason (buyer, quotas_full); webhook.test (POST /api/v1/webhook/test, campaign_id 0): empty
 	Data struct {
 		Completes *int `json:"completes,omitempty"`
 
@@ -1045,6 +1133,24 @@ type WebhookEventType string
 type WebhookRequest struct {
 	// Url an absolute http(s) URL without credentials or fragment; empty: remove
 	Url string `json:"url"`
+}
+
+// WebhookTestResult defines model for WebhookTestResult.
+type WebhookTestResult struct {
+	// Body the first KiB of the answer's body
+	Body string `json:"body"`
+
+	// Delivered a 2xx answer
+	Delivered  bool `json:"delivered"`
+	DurationMs int  `json:"duration_ms"`
+
+	// Error why no answer came (empty when one did)
+	Error   string `json:"error"`
+	EventId string `json:"event_id"`
+
+	// Status the answer's status; 0 when none came
+	Status int    `json:"status"`
+	Url    string `json:"url"`
 }
 
 // E400 defines model for E400.
@@ -1113,6 +1219,24 @@ type GetQualificationParams struct {
 	// CountryLanguageId a country language of GET /country_languages
 	CountryLanguageId int `form:"country_language_id" json:"country_language_id"`
 }
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Status all (default), or the delivery states listed, separated by commas: pending (not tried yet), retrying (failed, tried again at next_attempt_at), dead (given up), delivered; failed is read as another spelling of retrying,dead
+	Status *[]ListWebhookDeliveriesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit rows at most (default 100)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// BeforeId only deliveries with a smaller id: the next_before_id of the previous page
+	BeforeId *int `form:"before_id,omitempty" json:"before_id,omitempty"`
+}
+
+// ListWebhookDeliveriesParamsStatus defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParamsStatus string
+
+// TestWebhookJSONBody defines parameters for TestWebhook.
+type TestWebhookJSONBody = map[string]interface{}
 
 // ListInsightsProjectsParams defines parameters for ListInsightsProjects.
 type ListInsightsProjectsParams struct {
@@ -1194,6 +1318,9 @@ type CreateCustomAnswerJSONRequestBody = CustomAnswerRequest
 
 // SetWebhookJSONRequestBody defines body for SetWebhook for application/json ContentType.
 type SetWebhookJSONRequestBody = WebhookRequest
+
+// TestWebhookJSONRequestBody defines body for TestWebhook for application/json ContentType.
+type TestWebhookJSONRequestBody = TestWebhookJSONBody
 
 // BuyerEventJSONRequestBody defines body for BuyerEvent for application/json ContentType.
 type BuyerEventJSONRequestBody = WebhookEvent
@@ -2139,7 +2266,7 @@ type ClientInterface interface {
 
 	// SetWebhookWithBody Set or remove the buyer's webhook URL
 	//
-	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused (422), as its deliveries would be. docs/buyer-integration.md, 6. Webhooks.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2148,12 +2275,37 @@ type ClientInterface interface {
 
 	// SetWebhook Set or remove the buyer's webhook URL
 	//
-	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused (422), as its deliveries would be. docs/buyer-integration.md, 6. Webhooks.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
 	SetWebhook(ctx context.Context, body SetWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhookDeliveries The buyer's webhook deliveries
+	//
+	// Every event stored for the buyer's webhook, newest first, with where it went, its state (pending, retrying, delivered, dead), attempts and last error. Delivered events leave the list after the outbox's retention (90 days by default).
+	//
+	// Corresponds with GET /api/v1/webhook/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveries(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TestWebhookWithBody Send a test event to the buyer's webhook URL
+	//
+	// POSTs a signed event of type webhook.test (campaign_id 0, empty data) to the registered URL, as a delivery would (same signature, timeout and address policy), and answers what the buyer's server replied. Nothing is stored. 409 without a webhook URL; one test per buyer at a time (429).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/webhook/test (the `TestWebhook` operationId).
+	TestWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TestWebhook Send a test event to the buyer's webhook URL
+	//
+	// POSTs a signed event of type webhook.test (campaign_id 0, empty data) to the registered URL, as a delivery would (same signature, timeout and address policy), and answers what the buyer's server replied. Nothing is stored. 409 without a webhook URL; one test per buyer at a time (429).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/webhook/test (the `TestWebhook` operationId).
+	TestWebhook(ctx context.Context, body TestWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListInsightsProjects The buyer's projects (JSON:API)
 	//
@@ -2972,7 +3124,7 @@ func (c *Client) ShowWebhook(ctx context.Context, reqEditors ...RequestEditorFn)
 
 // SetWebhookWithBody Set or remove the buyer's webhook URL
 //
-// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused (422), as its deliveries would be. docs/buyer-integration.md, 6. Webhooks.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2991,13 +3143,68 @@ func (c *Client) SetWebhookWithBody(ctx context.Context, contentType string, bod
 
 // SetWebhook Set or remove the buyer's webhook URL
 //
-// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused (422), as its deliveries would be. docs/buyer-integration.md, 6. Webhooks.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
 func (c *Client) SetWebhook(ctx context.Context, body SetWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetWebhookRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhookDeliveries The buyer's webhook deliveries
+//
+// Every event stored for the buyer's webhook, newest first, with where it went, its state (pending, retrying, delivered, dead), attempts and last error. Delivered events leave the list after the outbox's retention (90 days by default).
+//
+// Corresponds with GET /api/v1/webhook/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *Client) ListWebhookDeliveries(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestWebhookWithBody Send a test event to the buyer's webhook URL
+//
+// POSTs a signed event of type webhook.test (campaign_id 0, empty data) to the registered URL, as a delivery would (same signature, timeout and address policy), and answers what the buyer's server replied. Nothing is stored. 409 without a webhook URL; one test per buyer at a time (429).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/webhook/test (the `TestWebhook` operationId).
+func (c *Client) TestWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestWebhookRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TestWebhook Send a test event to the buyer's webhook URL
+//
+// POSTs a signed event of type webhook.test (campaign_id 0, empty data) to the registered URL, as a delivery would (same signature, timeout and address policy), and answers what the buyer's server replied. Nothing is stored. 409 without a webhook URL; one test per buyer at a time (429).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/webhook/test (the `TestWebhook` operationId).
+func (c *Client) TestWebhook(ctx context.Context, body TestWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTestWebhookRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4502,6 +4709,124 @@ func NewSetWebhookRequestWithBody(server string, contentType string, body io.Rea
 	return req, nil
 }
 
+// NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
+func NewListWebhookDeliveriesRequest(server string, params *ListWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhook/deliveries")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.BeforeId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before_id", *params.BeforeId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewTestWebhookRequest calls the generic TestWebhook builder with application/json body
+func NewTestWebhookRequest(server string, body TestWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTestWebhookRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewTestWebhookRequestWithBody constructs an http.Request for the TestWebhook method, with any body, and a specified content type
+func NewTestWebhookRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhook/test")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListInsightsProjectsRequest constructs an http.Request for the ListInsightsProjects method
 func NewListInsightsProjectsRequest(server string, params *ListInsightsProjectsParams) (*http.Request, error) {
 	var err error
@@ -5202,7 +5527,7 @@ type ClientWithResponsesInterface interface {
 
 	// SetWebhookWithBodyWithResponse Set or remove the buyer's webhook URL
 	//
-	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused (422), as its deliveries would be. docs/buyer-integration.md, 6. Webhooks.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5211,12 +5536,39 @@ type ClientWithResponsesInterface interface {
 
 	// SetWebhookWithResponse Set or remove the buyer's webhook URL
 	//
-	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+	// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused (422), as its deliveries would be. docs/buyer-integration.md, 6. Webhooks.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/webhook (the `SetWebhook` operationId).
 	SetWebhookWithResponse(ctx context.Context, body SetWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*SetWebhookResponse, error)
+
+	// ListWebhookDeliveriesWithResponse The buyer's webhook deliveries
+	//
+	// Every event stored for the buyer's webhook, newest first, with where it went, its state (pending, retrying, delivered, dead), attempts and last error. Delivered events leave the list after the outbox's retention (90 days by default).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/webhook/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveriesWithResponse(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+
+	// TestWebhookWithBodyWithResponse Send a test event to the buyer's webhook URL
+	//
+	// POSTs a signed event of type webhook.test (campaign_id 0, empty data) to the registered URL, as a delivery would (same signature, timeout and address policy), and answers what the buyer's server replied. Nothing is stored. 409 without a webhook URL; one test per buyer at a time (429).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhook/test (the `TestWebhook` operationId).
+	TestWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error)
+
+	// TestWebhookWithResponse Send a test event to the buyer's webhook URL
+	//
+	// POSTs a signed event of type webhook.test (campaign_id 0, empty data) to the registered URL, as a delivery would (same signature, timeout and address policy), and answers what the buyer's server replied. Nothing is stored. 409 without a webhook URL; one test per buyer at a time (429).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhook/test (the `TestWebhook` operationId).
+	TestWebhookWithResponse(ctx context.Context, body TestWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error)
 
 	// ListInsightsProjectsWithResponse The buyer's projects (JSON:API)
 	//
@@ -8501,6 +8853,207 @@ func (r SetWebhookResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeliveryList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *E406
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookDeliveriesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookDeliveriesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON200() *WebhookDeliveryList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON406() *E406 {
+	return r.JSON406
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TestWebhookResponse401Headers the declared response headers of an HTTP 401 response for TestWebhook
+type TestWebhookResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// TestWebhookResponse429Headers the declared response headers of an HTTP 429 response for TestWebhook
+type TestWebhookResponse429Headers struct {
+	RetryAfter *int
+}
+
+type TestWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookTestResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *E406
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *E409
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *E413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TestWebhookResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TestWebhookResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TestWebhookResponse) GetJSON200() *WebhookTestResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TestWebhookResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r TestWebhookResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r TestWebhookResponse) GetJSON406() *E406 {
+	return r.JSON406
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r TestWebhookResponse) GetJSON409() *E409 {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r TestWebhookResponse) GetJSON413() *E413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r TestWebhookResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TestWebhookResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TestWebhookResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TestWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TestWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TestWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TestWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListInsightsProjectsResponse401Headers the declared response headers of an HTTP 401 response for ListInsightsProjects
 type ListInsightsProjectsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -9762,7 +10315,7 @@ func (c *ClientWithResponses) ShowWebhookWithResponse(ctx context.Context, reqEd
 
 // SetWebhookWithBodyWithResponse Set or remove the buyer's webhook URL
 //
-// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused (422), as its deliveries would be. docs/buyer-integration.md, 6. Webhooks.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9777,7 +10330,7 @@ func (c *ClientWithResponses) SetWebhookWithBodyWithResponse(ctx context.Context
 
 // SetWebhookWithResponse Set or remove the buyer's webhook URL
 //
-// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. docs/buyer-integration.md, 6. Webhooks.
+// Campaign events (buyerEvent) are POSTed to it, signed with the buyer's api_secret. An empty url removes it. A URL whose host is, or resolves only to, loopback, private, link-local or other non-public addresses is refused (422), as its deliveries would be. docs/buyer-integration.md, 6. Webhooks.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9788,6 +10341,51 @@ func (c *ClientWithResponses) SetWebhookWithResponse(ctx context.Context, body S
 		return nil, err
 	}
 	return ParseSetWebhookResponse(rsp)
+}
+
+// ListWebhookDeliveriesWithResponse The buyer's webhook deliveries
+//
+// Every event stored for the buyer's webhook, newest first, with where it went, its state (pending, retrying, delivered, dead), attempts and last error. Delivered events leave the list after the outbox's retention (90 days by default).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/webhook/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookDeliveriesResponse(rsp)
+}
+
+// TestWebhookWithBodyWithResponse Send a test event to the buyer's webhook URL
+//
+// POSTs a signed event of type webhook.test (campaign_id 0, empty data) to the registered URL, as a delivery would (same signature, timeout and address policy), and answers what the buyer's server replied. Nothing is stored. 409 without a webhook URL; one test per buyer at a time (429).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhook/test (the `TestWebhook` operationId).
+func (c *ClientWithResponses) TestWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error) {
+	rsp, err := c.TestWebhookWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestWebhookResponse(rsp)
+}
+
+// TestWebhookWithResponse Send a test event to the buyer's webhook URL
+//
+// POSTs a signed event of type webhook.test (campaign_id 0, empty data) to the registered URL, as a delivery would (same signature, timeout and address policy), and answers what the buyer's server replied. Nothing is stored. 409 without a webhook URL; one test per buyer at a time (429).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhook/test (the `TestWebhook` operationId).
+func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, body TestWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error) {
+	rsp, err := c.TestWebhook(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTestWebhookResponse(rsp)
 }
 
 // ListInsightsProjectsWithResponse The buyer's projects (JSON:API)
@@ -12930,6 +13528,195 @@ func ParseSetWebhookResponse(rsp *http.Response) (*SetWebhookResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers SetWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
+func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest E406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTestWebhookResponse parses an HTTP response from a TestWebhookWithResponse call
+func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TestWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookTestResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest E406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest E409
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest E413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers TestWebhookResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers TestWebhookResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

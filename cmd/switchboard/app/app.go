@@ -244,6 +244,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		AuthFailures: fails,
 		Panel:        a.Panel,
 		Outcomes:     &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Supply.Quality()},
+		Webhooks:     a.Payouts,
 		Key:          a.Supply.Key(),
 		EngineStatus: a.engineStatus,
 	})

@@ -1,0 +1,73 @@
+package admin
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// consoleDeliveries is how many deliveries the console's webhook page lists at once.
+const consoleDeliveries = 50
+
+// webhookPage is the buyer's webhook in the console: its URL, a test event and the delivery
+// log (GET /api/v1/webhook, POST /api/v1/webhook/test and GET /api/v1/webhook/deliveries in
+// a browser).
+type webhookPage struct {
+	consoleBase
+	URL        string
+	Statuses   []string // the log's filters
+	Status     string   // the filter shown
+	Deliveries []persistence.WebhookDelivery
+	Older      int64                     // before_id of the next page; 0: none
+	Test       *payout.WebhookTestResult // the test event just sent
+}
+
+// registerConsoleWebhook mounts the buyer's webhook page; buyer wraps a handler for a buyer
+// session.
+func (a *API) registerConsoleWebhook(mux *httpio.Mux, buyer func(consoleHandler) fasthttp.RequestHandler) {
+	mux.Handle("GET", ConsolePrefix+"/webhook", buyer(a.consoleWebhook))
+	mux.Handle("POST", ConsolePrefix+"/webhook/test", buyer(a.consoleWebhookTest))
+}
+
+// consoleWebhook shows the page; the query filters and pages the log as the API's does.
+func (a *API) consoleWebhook(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	return a.renderWebhook(ctx, s, nil)
+}
+
+// consoleWebhookTest sends a test event through the API's own code and shows its result
+// above the log (nothing is stored, so the page answers the post itself).
+func (a *API) consoleWebhookTest(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	r, err := a.sendWebhookTest(dbContext(ctx), s.Buyer)
+	if err != nil {
+		return err
+	}
+	return a.renderWebhook(ctx, s, &r)
+}
+
+func (a *API) renderWebhook(ctx *fasthttp.RequestCtx, s *consoleSession, test *payout.WebhookTestResult) error {
+	f, status, err := deliveryFilter(ctx.QueryArgs())
+	if err != nil {
+		return err
+	}
+	if test != nil {
+		f, status = persistence.WebhookFilter{States: persistence.WebhookStates}, webhookStatusAll // the log from its start
+	}
+	f.BuyerID, f.Limit = s.Buyer.ID, consoleDeliveries
+	u, err := a.d.DB.BuyerWebhook(dbContext(ctx), s.Buyer.ID)
+	if err != nil {
+		return err
+	}
+	list, err := a.d.DB.ListWebhookDeliveries(dbContext(ctx), f)
+	if err != nil {
+		return err
+	}
+	p := &webhookPage{consoleBase: s.base("Webhook"), URL: u, Statuses: webhookStatusFilters, Status: status,
+		Deliveries: list, Test: test}
+	if len(list) == f.Limit {
+		p.Older = list[len(list)-1].ID
+	}
+	a.render(ctx, fasthttp.StatusOK, "webhook", p)
+	return nil
+}
