@@ -105,6 +105,9 @@ func (s *slots) queue(h handed) {
 // expired takes out of the queues the postbacks whose start window has passed at now: they
 // go back to the table rather than start late.
 func (s *slots) expired(now time.Time) []persistence.ClaimedPostback {
+	if s.queued == 0 {
+		return nil
+	}
 	var out []persistence.ClaimedPostback
 	for _, d := range s.order {
 		q := s.waiting[d]
@@ -122,6 +125,9 @@ func (s *slots) expired(now time.Time) []persistence.ClaimedPostback {
 // startable takes out of the queues the postbacks that may start now: while slots are free,
 // one per destination with room in turn. The caller starts each (take).
 func (s *slots) startable() []persistence.ClaimedPostback {
+	if s.queued == 0 || s.free() == 0 {
+		return nil
+	}
 	var out []persistence.ClaimedPostback
 	free := s.free()
 	started := map[persistence.Destination]int{}
