@@ -222,6 +222,25 @@ func TestConsoleBrowser(t *testing.T) {
 		if v := tb.str(`(() => { const p = document.querySelector("progress[id^=quota-fill]"); return p.value + "/" + p.max })()`); v != "1/40" {
 			t.Fatalf("quota fill %s after the change, want 1/40", v)
 		}
+
+		// The webhook page: a URL deliveries refuse (set by an operator; the API refuses it),
+		// the reactivation's event dead at its first attempt, and a test event.
+		if err := w.s.DB.SetBuyerWebhook(context.Background(), w.buyer.ID, "http://127.0.0.1:9/hooks"); err != nil {
+			t.Fatal(err)
+		}
+		w.buyer.Do(t, "PUT", fmt.Sprintf("/api/v1/campaigns/%d", id), map[string]any{"status": 2}).Expect(t, 200)
+		w.waitRows("the dead webhook", 1, `SELECT count(*) FROM postback_outbox WHERE buyer_id = $1 AND dead_at IS NOT NULL`, w.buyer.ID)
+		tb.navigates(w.s.PublicURL+"/console/webhook", chromedp.Click(chromedp.CSS(`a[href="/console/webhook"]`)))
+		tb.consoleLayout()
+		tb.navigates(w.s.PublicURL+"/console/webhook/test", chromedp.Click(chromedp.CSS("#send-test")))
+		tb.consoleLayout()
+		if s := tb.str(`document.querySelector("#test-error").textContent`); s != "webhook host resolves to a non-public address" {
+			t.Fatalf("test event error %q", s)
+		}
+		if n := tb.num(`document.querySelectorAll("#deliveries tbody tr[id^=delivery-]").length`); n != 1 {
+			t.Fatalf("%v deliveries listed, want 1", n)
+		}
+		tb.shot("console-webhook")
 	})
 
 	t.Run("operator", func(t *testing.T) {

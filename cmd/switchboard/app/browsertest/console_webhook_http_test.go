@@ -53,8 +53,8 @@ func TestConsoleWebhookHTTP(t *testing.T) {
 	expectConsolePage(t, c.do("GET", "/console/webhook?status=sent", nil, nil), http.StatusUnprocessableEntity, "query parameter status")
 	// The test event says the same, and is not stored.
 	test := c.do("POST", "/console/webhook/test", url.Values{"csrf": {csrfOf(t, page)}}, nil)
-	expectConsolePage(t, test, http.StatusOK, `id="test-result"`, "<dd>no</dd>", "<dd>none</dd>",
-		`<strong id="test-error">webhook host resolves to a non-public address</strong>`)
+	expectConsolePage(t, test, http.StatusOK, `id="test-result"`, `<td id="test-delivered">no</td>`, "<td>none</td>",
+		`<td id="test-error">webhook host resolves to a non-public address</td>`)
 	if n := w.count(`SELECT count(*) FROM postback_outbox WHERE buyer_id = $1`, w.buyer.ID); n != 1 {
 		t.Fatalf("%d webhook rows after the test event", n)
 	}
