@@ -241,7 +241,7 @@ var docSections = []docSection{
 		{"DELETE", "/api/v1/campaigns/{id}/campaign_qualifications/{qualification_id}", "Detach a custom question", "", []string{"campaign_qualification_delete"}},
 	}},
 	{"Adhoc accounts", []docEntry{
-		{"POST", "/api/v1/adhoc_accounts", "Create an adhoc account", "Required: `buyer_name`, `buyer_identifier` (1–255 chars each). Its id is a campaign's `buyer_account_id`.", []string{"adhoc_account_create"}},
+		{"POST", "/api/v1/adhoc_accounts", "Create an adhoc account", "Optional `buyer_name`, `buyer_identifier` (at most 255 chars each), at least one of them (an empty body is a 422 naming both). Its id is a campaign's `buyer_account_id`.", []string{"adhoc_account_create"}},
 	}},
 	{"Webhook", []docEntry{
 		{"PUT", "/api/v1/webhook", "Set or remove the webhook URL",

@@ -541,13 +541,17 @@ func (a *API) createAdhocAccount(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
 		return err
 	}
-	name, err := requiredText("buyer_name", in.BuyerName, maxName)
+	// Each is optional, but an account needs something to tell it by: at least one.
+	name, err := optionalText("buyer_name", in.BuyerName, maxName)
 	if err != nil {
 		return err
 	}
-	ident, err := requiredText("buyer_identifier", in.BuyerIdentifier, maxName)
+	ident, err := optionalText("buyer_identifier", in.BuyerIdentifier, maxName)
 	if err != nil {
 		return err
+	}
+	if name == "" && ident == "" {
+		return fault.Invalid("buyer_name", "or buyer_identifier is required (1–%d characters)", maxName)
 	}
 	acct, err := a.d.DB.CreateAdhocAccount(dbContext(ctx), b.ID, name, ident)
 	if err != nil {

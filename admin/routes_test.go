@@ -394,9 +394,8 @@ func TestValidation(t *testing.T) {
 		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": strings.Repeat("n", 256)}, "buyer_name"},
 		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_identifier": 5}, "buyer_identifier"},
 		{"POST", "/api/v1/adhoc_accounts", map[string]any{}, "buyer_name"},
-		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": " ", "buyer_identifier": "i"}, "buyer_name"},
-		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": "n"}, "buyer_identifier"},
-		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": "n", "buyer_identifier": ""}, "buyer_identifier"},
+		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": " ", "buyer_identifier": ""}, "buyer_name"},
+		{"POST", "/api/v1/adhoc_accounts", map[string]any{"buyer_name": "n", "buyer_identifier": strings.Repeat("i", 256)}, "buyer_identifier"},
 	}
 	for _, c := range cases {
 		r := b.Do(t, c.method, c.path, c.body)
@@ -453,4 +452,39 @@ func listenCampaigns(t *testing.T, s *apptest.Server) <-chan int64 {
 	}()
 	t.Cleanup(func() { cancel(); <-done; conn.Close(context.Background()) })
 	return ch
+}
+
+// TestAdhocAccountNames: buyer_name and buyer_identifier are each optional (the buyer
+// interface), an account needs at least one of them, and an empty body's 422 names both.
+func TestAdhocAccountNames(t *testing.T) {
+	t.Parallel()
+	s := apptest.Start(t, apptest.Options{})
+	b := s.NewBuyer(t)
+	for _, body := range []map[string]any{
+		{"buyer_name": "A agency"},
+		{"buyer_identifier": "agency-a"},
+		{"buyer_name": "B agency", "buyer_identifier": "agency-b"},
+	} {
+		var acct struct {
+			ID              int64  `json:"id"`
+			BuyerName       string `json:"buyer_name"`
+			BuyerIdentifier string `json:"buyer_identifier"`
+		}
+		b.Do(t, "POST", "/api/v1/adhoc_accounts", body).Expect(t, 201).Decode(t, &acct)
+		if acct.ID == 0 || acct.BuyerName != str(body["buyer_name"]) || acct.BuyerIdentifier != str(body["buyer_identifier"]) {
+			t.Errorf("%v: account %+v", body, acct)
+		}
+	}
+	for _, body := range []map[string]any{{}, {"buyer_name": " ", "buyer_identifier": ""}} {
+		r := b.Do(t, "POST", "/api/v1/adhoc_accounts", body)
+		if msg := r.Message(t); r.Status != 422 || !strings.Contains(msg, "buyer_name") || !strings.Contains(msg, "buyer_identifier") {
+			t.Errorf("%v: %d %q, want a 422 naming buyer_name and buyer_identifier", body, r.Status, msg)
+		}
+	}
+}
+
+// str is v as a string, "" when it is none.
+func str(v any) string {
+	s, _ := v.(string)
+	return s
 }

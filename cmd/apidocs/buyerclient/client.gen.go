@@ -422,8 +422,8 @@ type AdhocAccount struct {
 
 // AdhocAccountRequest defines model for AdhocAccountRequest.
 type AdhocAccountRequest struct {
-	BuyerIdentifier string `json:"buyer_identifier"`
-	BuyerName       string `json:"buyer_name"`
+	BuyerIdentifier *string `json:"buyer_identifier,omitempty"`
+	BuyerName       *string `json:"buyer_name,omitempty"`
 }
 
 // Campaign defines model for Campaign.
