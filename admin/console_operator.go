@@ -227,11 +227,13 @@ func (a *API) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
 	if err != nil {
 		return err
 	}
-	// offers comes last: the columns before it keep their places for existing readers.
-	rows := [][]string{{"day", "entries", "completes", "revenue_usd", "partner_payout_usd", "offers"}}
+	// New columns come last: the columns before them keep their places for existing readers.
+	// overages: late completes their quotas had no room for (docs/rules.md §5), paid to
+	// partners (overage_payout_usd) and charged to no buyer.
+	rows := [][]string{{"day", "entries", "completes", "revenue_usd", "partner_payout_usd", "offers", "overages", "overage_payout_usd"}}
 	for _, d := range days {
 		rows = append(rows, []string{d.Day.Format("2006-01-02"), strconv.FormatInt(d.Entries, 10), strconv.FormatInt(d.Completes, 10),
-			d.Revenue.String(), d.PayoutUSD, strconv.FormatInt(d.Offers, 10)})
+			d.Revenue.String(), d.PayoutUSD, strconv.FormatInt(d.Offers, 10), strconv.FormatInt(d.Overages, 10), d.OveragePayoutUSD})
 	}
 	writeCSV(ctx, "market.csv", rows)
 	return nil

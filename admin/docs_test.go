@@ -157,7 +157,9 @@ these are the buyer API's own decisions where the rules leave a choice.
   custom screener question attached to the campaign (answers given on the pre-screener); last ` + "`speeder`" + `
   (` + "`true`" + ` when the complete came back faster than the speeder fraction of the length of interview, default 25%,
   so that it can be rejected; docs/quality.md).
-- **Results CSV**: one row per session that reached complete, in session order; ` + "`status`" + ` is ` + "`Complete`" + `, or
+- **Results CSV**: one row per session that reached complete, in session order; ` + "`status`" + ` is ` + "`Complete`" + `,
+  ` + "`Overage`" + ` (a late complete: its session was released, no callback within 2 × LOI + 10 minutes, and its quotas
+  had no room left when the complete came; it counts toward no quota and is not charged, docs/rules.md §5), or
   ` + "`Rejected`" + ` once rejected (by reject_completes or reconcile). Test sessions are never listed.
 - **Answer values** (both CSVs): select questions give the **option texts** of the chosen answers (in the language of
   the campaign), several joined by ` + "`\"; \"`" + ` in answer order; a pre_code the catalog does not know appears as its
@@ -165,7 +167,7 @@ these are the buyer API's own decisions where the rules leave a choice.
 - **export_demographics** answers one row per session of the campaign, any outcome (test sessions aside), in session
   order. Header: ` + "`transaction_id,respondent_id,status`" + `, then one column per standard question of the campaign's country
   language that at least one of the exported respondents answered, in catalog order, titled by the qualification name
-  (` + "`AGE`" + `, ` + "`GENDER`" + `, …; AGE is the age given), then ` + "`speeder`" + ` (` + "`true`" + `/` + "`false`" + `, as in the results). ` + "`status`" + `: ` + "`Complete`" + `, ` + "`Rejected`" + `, ` + "`Over quota`" + `,
+  (` + "`AGE`" + `, ` + "`GENDER`" + `, …; AGE is the age given), then ` + "`speeder`" + ` (` + "`true`" + `/` + "`false`" + `, as in the results). ` + "`status`" + `: ` + "`Complete`" + `, ` + "`Overage`" + `, ` + "`Rejected`" + `, ` + "`Over quota`" + `,
   ` + "`Quality term`" + `, ` + "`Disqualified`" + `, ` + "`In progress`" + ` (no callback yet) or ` + "`Abandoned`" + ` (no callback within
   2 × LOI + 10 minutes). Filters ` + "`transaction_ids`" + ` and ` + "`player_ids`" + ` (the buyer's ` + "`{RESPONDENT_ID}`" + ` values) each
   take a string or an array of strings (at most 10,000; an empty string or array is no filter); given both, a session

@@ -145,7 +145,7 @@ func (db *DB) CampaignStart(ctx context.Context, campaignID int64) (time.Time, e
 func (db *DB) CampaignDailyCompletes(ctx context.Context, campaignID int64) ([]DayCount, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT date_trunc('day', s.outcome_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', count(*)
 		FROM sessions s WHERE s.campaign_id = $1 AND NOT s.is_test AND s.outcome = 'complete' AND NOT s.rejected
-			AND s.outcome_at IS NOT NULL
+			AND NOT s.overage AND s.outcome_at IS NOT NULL
 		GROUP BY 1 ORDER BY 1`, campaignID)
 	if err != nil {
 		return nil, classify(err)
@@ -161,16 +161,18 @@ func (db *DB) CampaignDailyCompletes(ctx context.Context, campaignID int64) ([]D
 
 // OutcomeCount is how many of a campaign's sessions ended one way.
 type OutcomeCount struct {
-	Outcome string `json:"outcome"` // complete, rejected, over_quota, quality_term, disqualified, in_progress
+	Outcome string `json:"outcome"` // complete, rejected, overage, over_quota, quality_term, disqualified, in_progress
 	Count   int64  `json:"count"`
 }
 
 // CampaignOutcomes counts a campaign's sessions (test sessions excluded) by how they ended:
-// the drop-off of its entries. A rejected complete is "rejected"; a session without
-// outcome "in_progress". The caller has checked the campaign's owner.
+// the drop-off of its entries. A rejected complete is "rejected", a late complete its
+// quotas had no room for "overage" (docs/rules.md §5); a session without outcome
+// "in_progress". The caller has checked the campaign's owner.
 func (db *DB) CampaignOutcomes(ctx context.Context, campaignID int64) ([]OutcomeCount, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT CASE WHEN s.outcome IS NULL THEN 'in_progress'
-			WHEN s.outcome = 'complete' AND s.rejected THEN 'rejected' ELSE s.outcome END AS o, count(*)
+			WHEN s.outcome = 'complete' AND s.rejected THEN 'rejected'
+			WHEN s.outcome = 'complete' AND s.overage THEN 'overage' ELSE s.outcome END AS o, count(*)
 		FROM sessions s WHERE s.campaign_id = $1 AND NOT s.is_test GROUP BY 1 ORDER BY 2 DESC, 1`, campaignID)
 	if err != nil {
 		return nil, classify(err)
@@ -195,6 +197,11 @@ type MarketDay struct {
 	Revenue Cents `json:"revenue"`
 	// PayoutUSD is what partners are owed for them, four decimals.
 	PayoutUSD string `json:"payout_usd"`
+	// Overages are the day's late completes that their quotas had no room for
+	// (docs/rules.md §5): no buyer is charged for them, and OveragePayoutUSD, what their
+	// partners are owed, is the exchange's own cost.
+	Overages         int64  `json:"overages"`
+	OveragePayoutUSD string `json:"overage_payout_usd"`
 }
 
 // MarketDays totals the exchange's sessions that entered since from, and the offers served
@@ -203,16 +210,18 @@ type MarketDay struct {
 func (db *DB) MarketDays(ctx context.Context, from time.Time) ([]MarketDay, error) {
 	rows, err := db.Pool.Query(ctx, `WITH s AS (SELECT date_trunc('day', s.entered_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
 			count(*) AS entries,
-			count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected) AS c,
-			COALESCE(sum(c.cpi_cents) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected), 0)::bigint AS revenue,
-			COALESCE(sum(s.payout_usd) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected), 0)::numeric(14,4)::text AS usd
+			count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND NOT s.overage) AS c,
+			COALESCE(sum(c.cpi_cents) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND NOT s.overage), 0)::bigint AS revenue,
+			COALESCE(sum(s.payout_usd) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND NOT s.overage), 0)::numeric(14,4)::text AS usd,
+			count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND s.overage) AS oc,
+			COALESCE(sum(s.payout_usd) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND s.overage), 0)::numeric(14,4)::text AS ousd
 		FROM campaigns c JOIN sessions s ON s.campaign_id = c.id AND NOT s.is_test AND s.entered_at >= $1
 		GROUP BY 1),
 		o AS (SELECT date_trunc('day', hour AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, sum(offers)::bigint AS offers
 			FROM publisher_offer_hours WHERE hour >= $1
 			GROUP BY 1)
 		SELECT COALESCE(s.day, o.day), COALESCE(o.offers, 0), COALESCE(s.entries, 0), COALESCE(s.c, 0),
-			COALESCE(s.revenue, 0), COALESCE(s.usd, '0.0000')
+			COALESCE(s.revenue, 0), COALESCE(s.usd, '0.0000'), COALESCE(s.oc, 0), COALESCE(s.ousd, '0.0000')
 		FROM s FULL JOIN o ON o.day = s.day
 		ORDER BY 1`, from)
 	if err != nil {
@@ -221,7 +230,7 @@ func (db *DB) MarketDays(ctx context.Context, from time.Time) ([]MarketDay, erro
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MarketDay, error) {
 		var d MarketDay
 		var revenue int64
-		err := r.Scan(&d.Day, &d.Offers, &d.Entries, &d.Completes, &revenue, &d.PayoutUSD)
+		err := r.Scan(&d.Day, &d.Offers, &d.Entries, &d.Completes, &revenue, &d.PayoutUSD, &d.Overages, &d.OveragePayoutUSD)
 		d.Revenue = Cents(revenue)
 		d.Day = d.Day.UTC()
 		return d, err

@@ -45,8 +45,8 @@ func TestMarketDaysOffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []persistence.MarketDay{
-		{Day: from, Offers: 7, PayoutUSD: "0.0000"},
-		{Day: day, Offers: 11, PayoutUSD: "0.0000"},
+		{Day: from, Offers: 7, PayoutUSD: "0.0000", OveragePayoutUSD: "0.0000"},
+		{Day: day, Offers: 11, PayoutUSD: "0.0000", OveragePayoutUSD: "0.0000"},
 	}
 	if len(days) != len(want) {
 		t.Fatalf("days %+v", days)

@@ -161,7 +161,7 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 
 	header := []string{"transaction_id", "respondent_id", "status"}
 	var sel strings.Builder
-	sel.WriteString(`SELECT s.tid, ` + panelistIDSQL + `, COALESCE(s.outcome, ''), s.rejected, s.released_at IS NOT NULL`)
+	sel.WriteString(`SELECT s.tid, ` + panelistIDSQL + `, COALESCE(s.outcome, ''), s.rejected, s.overage, s.released_at IS NOT NULL`)
 	for _, c := range cols {
 		header = append(header, c.Title)
 		sel.WriteString(`, (s.profile -> '` + strconv.Itoa(int(c.QuestionID)) + `')::text`)
@@ -171,22 +171,22 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 	sel.WriteString(` FROM ` + sessionsInOrder(where) + ` ORDER BY s.id`)
 
 	var (
-		tid, respondent, outcome string
-		rejected, released       bool
-		speeder                  bool
-		vals                     = make([]*string, len(cols))
-		dest                     = append([]any{&tid, &respondent, &outcome, &rejected, &released}, make([]any, len(cols))...)
-		fm                       answerFormatter
+		tid, respondent, outcome    string
+		rejected, overage, released bool
+		speeder                     bool
+		vals                        = make([]*string, len(cols))
+		dest                        = append([]any{&tid, &respondent, &outcome, &rejected, &overage, &released}, make([]any, len(cols))...)
+		fm                          answerFormatter
 	)
 	for i := range vals {
-		dest[5+i] = &vals[i]
+		dest[6+i] = &vals[i]
 	}
 	dest = append(dest, &speeder)
 	row := func(rows pgx.Rows, rec []string) ([]string, error) {
 		if err := rows.Scan(dest...); err != nil {
 			return rec, err
 		}
-		rec = append(rec, tid, respondent, sessionStatus(outcome, rejected, released))
+		rec = append(rec, tid, respondent, sessionStatus(outcome, rejected, overage, released))
 		for i, c := range cols {
 			var raw string
 			if vals[i] != nil {
@@ -205,13 +205,10 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 }
 
 // sessionStatus is the export status of a session.
-func sessionStatus(decided string, rejected, released bool) string {
+func sessionStatus(decided string, rejected, overage, released bool) string {
 	switch decided {
 	case outcome.Complete:
-		if rejected {
-			return ResultRejected
-		}
-		return ResultComplete
+		return completeStatus(rejected, overage)
 	case outcome.OverQuota:
 		return ResultOverQuota
 	case outcome.QualityTerm:
@@ -223,6 +220,19 @@ func sessionStatus(decided string, rejected, released bool) string {
 		return ResultAbandoned
 	}
 	return ResultInProgress
+}
+
+// completeStatus is the export status of a session whose outcome is complete: rejected,
+// an overage (a late complete its quotas had no room for, docs/rules.md §5: not charged),
+// or an accepted complete.
+func completeStatus(rejected, overage bool) string {
+	switch {
+	case rejected:
+		return ResultRejected
+	case overage:
+		return ResultOverage
+	}
+	return ResultComplete
 }
 
 // answerFormatter turns stored answers (a JSON array of pre_codes, numbers or strings) into

@@ -273,6 +273,7 @@ func (db *DB) answerTexts(ctx context.Context, cl int, qids []int32) (answerText
 const (
 	ResultComplete    = "Complete"
 	ResultRejected    = "Rejected"
+	ResultOverage     = "Overage"
 	ResultOverQuota   = "Over quota"
 	ResultQualityTerm = "Quality term"
 	ResultDisqualify  = "Disqualified"
@@ -290,7 +291,7 @@ const panelistIDSQL = `COALESCE(NULLIF(s.respondent_id, ''), (SELECT r.responden
 // the rows stream from the first one on, where a join would let the planner sort the whole
 // campaign (on disk, for a large one) before the first row.
 func sessionsInOrder(where string) string {
-	return `(SELECT s.id, s.tid, s.entered_at, s.respondent_id, s.buyer_id, s.participant_id, s.outcome, s.rejected,
+	return `(SELECT s.id, s.tid, s.entered_at, s.respondent_id, s.buyer_id, s.participant_id, s.outcome, s.rejected, s.overage,
 			s.released_at, (SELECT p.profile FROM participants p WHERE p.id = s.participant_id) AS profile
 		FROM sessions s WHERE ` + where + ` ORDER BY s.id OFFSET 0) s`
 }
@@ -301,7 +302,7 @@ func sessionsInOrder(where string) string {
 // streamed after the handler returns.
 func (db *DB) OpenCampaignResults(ctx context.Context, l ResultLayout) (*CSVExport, error) {
 	var sel strings.Builder
-	sel.WriteString(`SELECT s.tid, s.entered_at, ` + panelistIDSQL + `, s.rejected`)
+	sel.WriteString(`SELECT s.tid, s.entered_at, ` + panelistIDSQL + `, s.rejected, s.overage`)
 	// One value per question: the profile's JSON array, or a screener answer's pre_codes.
 	var qcols []ResultColumn
 	for _, c := range l.Columns {
@@ -328,22 +329,19 @@ func (db *DB) OpenCampaignResults(ctx context.Context, l ResultLayout) (*CSVExpo
 		tid, panelist string
 		entered       time.Time
 		rejected      bool
+		overage       bool
 		vals          = make([]*string, len(qcols))
-		dest          = append([]any{&tid, &entered, &panelist, &rejected}, make([]any, len(qcols))...)
+		dest          = append([]any{&tid, &entered, &panelist, &rejected, &overage}, make([]any, len(qcols))...)
 		f             answerFormatter
 	)
 	for i := range vals {
-		dest[4+i] = &vals[i]
+		dest[5+i] = &vals[i]
 	}
 	row := func(rows pgx.Rows, rec []string) ([]string, error) {
 		if err := rows.Scan(dest...); err != nil {
 			return rec, err
 		}
-		status := ResultComplete
-		if rejected {
-			status = ResultRejected
-		}
-		rec = append(rec, tid, entered.UTC().Format(time.RFC3339), panelist, status)
+		rec = append(rec, tid, entered.UTC().Format(time.RFC3339), panelist, completeStatus(rejected, overage))
 		for i, c := range qcols {
 			var raw string
 			if vals[i] != nil {

@@ -3,6 +3,7 @@ package persistence
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/outcome"
 )
 
 // OutcomeRecord is what a callback decides for a session.
@@ -32,8 +34,9 @@ type OutcomeRecord struct {
 // OutcomeResult is what recording a callback's outcome did.
 type OutcomeResult struct {
 	// Decided: this callback decided the session's outcome. Held: the session still held
-	// its in_progress places (the sweeper had not released it).
-	Decided, Held bool
+	// its in_progress places (the sweeper had not released it). Overage: a late complete
+	// its quotas had no room for (docs/rules.md §5): counted nowhere, the buyer not charged.
+	Decided, Held, Overage bool
 	// Stored is the session as stored, when an earlier callback had decided it.
 	Stored Session
 	// Postback is the outbox row stored with a decided outcome and leased to the caller
@@ -51,10 +54,13 @@ type OutcomeResult struct {
 // reach its num_respondents stores a quota.filled webhook event (for a buyer with a webhook
 // URL), with the workers woken at commit. Quota rows are locked in id
 // order so that concurrent batches and entries never deadlock. It returns one row per session
-// it decided: id, whether it still held its places, and its postback's outbox id (0: none)
-// and creation time; a session that had an outcome already, or whose campaign is closed
-// (reconciled or archived, Session.Closed: a reconcile that committed after the caller read
-// the session), returns no row. Each session is found by its id's primary key probe, in its
+// it decided: id, whether it still held its places, whether it is an overage (always false
+// here), and its postback's outbox id (0: none) and creation time; a session that had an
+// outcome already, or whose campaign is closed (reconciled or archived, Session.Closed: a
+// reconcile that committed after the caller read the session), returns no row, and so does
+// the complete of a session the sweeper released: whether it counts depends on its quotas'
+// room, which recordLateOutcomeSQL decides (docs/rules.md §5, "Late completes"). Each session
+// is found by its id's primary key probe, in its
 // own partition (pruned for each probe): a range of the batch's ids beside the join made
 // the generic plan read that whole range by the primary key (every session of a young
 // database, 29 ms for 8 sessions among 30,000). Through the partitioned table every
@@ -62,18 +68,53 @@ type OutcomeResult struct {
 // (sessionParts.outcomesOn).
 var recordOutcomesSQL = recordOutcomesOn("sessions")
 
+// recordLateOutcomeSQL is recordOutcomesSQL for one session whose complete may come late
+// (its session released by the sweeper, docs/rules.md §5): with the session's quota rows
+// locked first (FOR UPDATE returns their latest committed counts, so two late completes of
+// one quota are decided one after the other), the complete counts when the quotas have
+// room as an entry would need it (some non-global quota click-balanced or with completes +
+// in_progress below num_respondents, and no global quota full); else the session is
+// stored an overage: outcome complete, counted nowhere (no quota, no daily completes).
+// A session that was released after the statement's snapshot, its quotas unread, is left
+// undecided for the caller to run again. Any other outcome is recorded as by
+// recordOutcomesSQL. It runs one session at a time: room is decided per complete.
+var recordLateOutcomeSQL = outcomesStatement("sessions", true)
+
 // recordOutcomesOn is recordOutcomesSQL updating table, sessions or one of its partitions.
-func recordOutcomesOn(table string) string {
+func recordOutcomesOn(table string) string { return outcomesStatement(table, false) }
+
+// outcomesStatement is recordOutcomesSQL (late false) or recordLateOutcomeSQL (late true)
+// updating table.
+func outcomesStatement(table string, late bool) string {
+	// Late: the room of the released sessions' completes (c), read from their quotas locked
+	// in id order (lk), per session (r).
+	room, from, decide, overage := "", "FROM j", "AND (j.outcome <> 'complete' OR s.released_at IS NULL)", ""
+	if late {
+		room = `
+), c AS (
+	SELECT t.id, t.quota_ids FROM ` + table + ` t JOIN j ON t.id = j.id
+	WHERE j.outcome = 'complete' AND t.outcome IS NULL AND t.released_at IS NOT NULL AND NOT t.is_test
+), lk AS (
+	SELECT cq.id, cq.is_global, cq.is_click_balanced, cq.num_respondents, cq.completes, cq.in_progress
+	FROM campaign_quotas cq WHERE cq.id IN (SELECT unnest(c.quota_ids) FROM c) ORDER BY cq.id FOR UPDATE
+), r AS (
+	SELECT c.id, COALESCE(bool_or(NOT lk.is_global AND (lk.is_click_balanced OR lk.completes + lk.in_progress < lk.num_respondents)), false)
+		AND NOT COALESCE(bool_or(lk.is_global AND NOT lk.is_click_balanced AND lk.completes + lk.in_progress >= lk.num_respondents), false) AS fits
+	FROM c LEFT JOIN lk ON lk.id = ANY(c.quota_ids) GROUP BY c.id`
+		from = "FROM j LEFT JOIN r ON r.id = j.id"
+		decide = "AND (j.outcome <> 'complete' OR s.released_at IS NULL OR s.is_test OR r.id IS NOT NULL)"
+		overage = ", overage = j.outcome = 'complete' AND s.released_at IS NOT NULL AND NOT s.is_test AND NOT COALESCE(r.fits, false)"
+	}
 	return `WITH j AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
-		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)
+		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)` + room + `
 ), s AS (
-	UPDATE ` + table + ` s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward
-	FROM j WHERE s.id = j.id AND s.outcome IS NULL
+	UPDATE ` + table + ` s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward` + overage + `
+	` + from + ` WHERE s.id = j.id AND s.outcome IS NULL ` + decide + `
 	AND NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id = s.campaign_id AND c.status IN (4, 6))
-	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
+	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.overage, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
 ), x AS (
-	SELECT qid, count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE s.outcome = 'complete') AS completes
+	SELECT qid, count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.overage) AS completes
 	FROM s, unnest(s.quota_ids) AS qid WHERE NOT s.is_test GROUP BY qid
 ), l AS (
 	SELECT cq.id FROM campaign_quotas cq WHERE cq.id IN (SELECT qid FROM x) ORDER BY cq.id FOR UPDATE
@@ -83,7 +124,7 @@ func recordOutcomesOn(table string) string {
 	RETURNING cq.id, cq.campaign_id, cq.completes, cq.num_respondents, cq.is_click_balanced, x.completes AS added
 ), ` + quotaFilledSQL + `, d AS (
 	INSERT INTO campaign_daily_counts AS d (campaign_id, day, outcomes, completes)
-	SELECT s.campaign_id, (s.at AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE s.outcome = 'complete')
+	SELECT s.campaign_id, (s.at AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.overage)
 	FROM s WHERE NOT s.is_test GROUP BY 1, 2 ORDER BY 1, 2
 	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + EXCLUDED.outcomes, completes = d.completes + EXCLUDED.completes
 	RETURNING 1
@@ -95,7 +136,7 @@ func recordOutcomesOn(table string) string {
 	ON CONFLICT (tid, kind) DO NOTHING
 	RETURNING id, tid, created_at, attempts
 )
-SELECT s.id, s.held, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
+SELECT s.id, s.held, s.overage, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
 	(SELECT count(pg_notify($10, '')) FROM (SELECT 1 FROM p WHERE p.attempts = 0 UNION ALL SELECT 1 FROM w LIMIT 1) n)
 FROM s LEFT JOIN p ON p.tid = s.pb_tid`
 }
@@ -108,8 +149,8 @@ type outcomeItem struct {
 }
 
 // recordOutcomes runs recordOutcomesSQL for items (distinct sessions) in one transaction:
-// one statement, one COMMIT, one round trip.
-func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem) error {
+// one statement, one COMMIT, one round trip; late: recordLateOutcomeSQL, for one item.
+func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem, late bool) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -130,20 +171,23 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
-	sql := db.parts.outcomesOn(ctx, db.Pool, ids[0], ids[n-1]+1)
+	sql := recordLateOutcomeSQL
+	if !late {
+		sql = db.parts.outcomesOn(ctx, db.Pool, ids[0], ids[n-1]+1)
+	}
 	b.Queue(sql, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var id, pbID, moved, notified int64
-			var held bool
+			var held, overage bool
 			var created time.Time
-			if err := rows.Scan(&id, &held, &pbID, &created, &moved, &notified); err != nil {
+			if err := rows.Scan(&id, &held, &overage, &pbID, &created, &moved, &notified); err != nil {
 				return err
 			}
 			it := byID[id]
 			if it == nil {
 				continue
 			}
-			it.res.Decided, it.res.Held = true, held
+			it.res.Decided, it.res.Held, it.res.Overage = true, held, overage
 			if pbID != 0 && it.o.PostbackLease > 0 {
 				pb := it.o.Postback
 				it.res.Postback = ClaimedPostback{ID: pbID, TID: pb.TID, Kind: PostbackOutcome, PublisherID: pb.PublisherID,
@@ -185,14 +229,37 @@ func (db *DB) storedSessions(ctx context.Context, ids []int64) (map[int64]Sessio
 // carries the stored session.
 func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (OutcomeResult, error) {
 	it := &outcomeItem{s: &s, o: &o}
-	if err := retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}) }); err != nil {
+	if err := retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}, false) }); err != nil {
 		return OutcomeResult{}, classify(err)
 	}
-	if it.res.Decided {
-		return it.res, nil
+	for range lateRounds {
+		if it.res.Decided {
+			return it.res, nil
+		}
+		stored, err := scanSession(db.Pool.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, s.ID))
+		if err != nil || !lateComplete(stored, o) {
+			return OutcomeResult{Stored: stored}, classify(err)
+		}
+		if err := retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}, true) }); err != nil {
+			return OutcomeResult{}, classify(err)
+		}
 	}
-	stored, err := scanSession(db.Pool.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, s.ID))
-	return OutcomeResult{Stored: stored}, classify(err)
+	return OutcomeResult{}, fault.Unavailable(errLateUndecided)
+}
+
+// lateRounds bounds how often a late complete is tried: recordLateOutcomeSQL leaves it
+// undecided only when the sweeper released its session after the statement's snapshot,
+// which happens once per session.
+const lateRounds = 3
+
+// errLateUndecided is a late complete that lateRounds tries left undecided.
+var errLateUndecided = errors.New("persistence: late complete left undecided")
+
+// lateComplete reports whether o, left undecided by recordOutcomesSQL on session stored
+// (read after it), is a late complete for recordLateOutcomeSQL: the session still has no
+// outcome, its campaign is open and the sweeper released it.
+func lateComplete(stored Session, o OutcomeRecord) bool {
+	return stored.Outcome == "" && !stored.Closed() && stored.Released && o.Outcome == outcome.Complete
 }
 
 // OutcomeWriter records callbacks by group commit: concurrent callbacks are recorded by one
@@ -269,7 +336,7 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 			items = append(items, &j.item)
 		}
 	}
-	err := retry(ctx, func() error { return w.db.recordOutcomes(ctx, items) })
+	err := retry(ctx, func() error { return w.db.recordOutcomes(ctx, items, false) })
 	if err != nil && len(batch) > 1 && !isUnavailable(err) {
 		for _, j := range batch {
 			w.run([]*outcomeJob{j})
@@ -293,6 +360,9 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 	if len(undecided) > 0 {
 		stored, err = w.db.storedSessions(ctx, undecided)
 	}
+	if err == nil && len(stored) > 0 {
+		stored, err = w.recordLate(ctx, items, stored)
+	}
 	for _, j := range batch {
 		if !j.item.res.Decided {
 			if s, ok := stored[j.item.s.ID]; ok {
@@ -305,4 +375,33 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 		}
 		j.done.signal()
 	}
+}
+
+// recordLate records, one at a time (recordLateOutcomeSQL), the late completes among items
+// that the batch left undecided (stored: their sessions as read after it), and returns the
+// undecided sessions as stored afterwards.
+func (w *OutcomeWriter) recordLate(ctx context.Context, items []*outcomeItem, stored map[int64]Session) (map[int64]Session, error) {
+	for range lateRounds {
+		var late []int64
+		for _, it := range items {
+			if s, ok := stored[it.s.ID]; ok && !it.res.Decided && lateComplete(s, *it.o) {
+				if err := retry(ctx, func() error { return w.db.recordOutcomes(ctx, []*outcomeItem{it}, true) }); err != nil {
+					return nil, err
+				}
+				late = append(late, it.s.ID)
+			}
+		}
+		if len(late) == 0 {
+			return stored, nil
+		}
+		// The batch's later callbacks of those sessions answer as the late ones decided.
+		again, err := w.db.storedSessions(ctx, late)
+		if err != nil {
+			return nil, err
+		}
+		for id, s := range again {
+			stored[id] = s
+		}
+	}
+	return stored, nil
 }

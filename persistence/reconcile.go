@@ -10,21 +10,22 @@ import (
 	"github.com/switchboard/switchboard/internal/quality"
 )
 
-// rejectSQL rejects accepted completes of campaign $1 (buyer $2) chosen by the filter on
-// sessions s and the transaction-id list $3: they stop counting toward their quotas and
-// toward the completes of the day they completed on. It returns the rejected session ids.
+// rejectSQL rejects completes of campaign $1 (buyer $2) chosen by the filter on sessions s
+// and the transaction-id list $3: accepted ones stop counting toward their quotas and
+// toward the completes of the day they completed on; an overage (docs/rules.md §5) counted
+// toward neither. It returns the rejected session ids.
 func rejectSQL(filter string) string {
 	return `WITH r AS (
 		UPDATE sessions s SET rejected = true, rejected_at = now()
 		WHERE s.campaign_id = $1 AND s.buyer_id = $2 AND NOT s.is_test AND s.outcome = 'complete' AND NOT s.rejected
 		AND ` + filter + `
-		RETURNING s.id, s.quota_ids, s.outcome_at
+		RETURNING s.id, s.quota_ids, s.outcome_at, s.overage
 	), x AS (
-		SELECT qid, count(*) AS n FROM r, unnest(r.quota_ids) AS qid GROUP BY qid
+		SELECT qid, count(*) AS n FROM r, unnest(r.quota_ids) AS qid WHERE NOT r.overage GROUP BY qid
 	), q AS (
 		UPDATE campaign_quotas cq SET completes = cq.completes - x.n FROM x WHERE cq.id = x.qid RETURNING 1
 	), dd AS (
-		SELECT (outcome_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n FROM r GROUP BY 1
+		SELECT (outcome_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n FROM r WHERE NOT r.overage GROUP BY 1
 	), d AS (
 		UPDATE campaign_daily_counts d SET completes = d.completes - dd.n FROM dd
 		WHERE d.campaign_id = $1 AND d.day = dd.day RETURNING 1
@@ -230,17 +231,19 @@ type Reconciliation struct {
 func (r Reconciliation) QualityOutcomes() []QualityOutcome { return r.quality }
 
 // acceptSQL makes the listed sessions ($3) of campaign $1 accepted completes: each that was
-// not one (another outcome, none yet, or a rejected complete) becomes a complete that counts
-// toward its quotas (leaving in_progress if it was still there) and toward the day's counts,
-// and a quota that this fills stores its quota.filled webhook event. It returns the ids of
-// the sessions it converted.
+// not one (another outcome, none yet, a rejected complete, or an overage: the buyer takes
+// and pays for it, docs/rules.md §5) becomes a complete that counts toward its quotas
+// (leaving in_progress if it was still there) and toward the day's counts, and a quota that
+// this fills stores its quota.filled webhook event. It returns the ids of the sessions it
+// converted, each with whether its partner was paid for a complete already (an overage
+// not rejected: nothing to price or tell).
 var acceptSQL = `WITH old AS (
-	SELECT id, outcome, rejected, released_at IS NULL AS held, quota_ids, outcome_at FROM sessions
-	WHERE tid = ANY($3) AND campaign_id = $1 AND buyer_id = $2 AND NOT is_test AND (outcome IS DISTINCT FROM 'complete' OR rejected)
+	SELECT id, outcome, rejected, overage, released_at IS NULL AS held, quota_ids, outcome_at FROM sessions
+	WHERE tid = ANY($3) AND campaign_id = $1 AND buyer_id = $2 AND NOT is_test AND (outcome IS DISTINCT FROM 'complete' OR rejected OR overage)
 	ORDER BY id FOR UPDATE
 ), u AS (
-	UPDATE sessions s SET outcome = 'complete', outcome_at = COALESCE(s.outcome_at, now()), rejected = false, rejected_at = NULL
-	FROM old WHERE s.id = old.id RETURNING s.id
+	UPDATE sessions s SET outcome = 'complete', outcome_at = COALESCE(s.outcome_at, now()), rejected = false, rejected_at = NULL, overage = false
+	FROM old WHERE s.id = old.id RETURNING s.id, old.overage AND NOT old.rejected AS paid
 ), x AS (
 	SELECT qid, count(*) AS n, count(*) FILTER (WHERE old.outcome IS NULL AND old.held) AS ip
 	FROM old, unnest(old.quota_ids) AS qid GROUP BY qid
@@ -255,7 +258,7 @@ var acceptSQL = `WITH old AS (
 	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + EXCLUDED.outcomes, completes = d.completes + EXCLUDED.completes
 	RETURNING 1
 )
-SELECT id FROM u ORDER BY id`
+SELECT id, paid FROM u ORDER BY id`
 
 // Accepted is what a session that reconcile made an accepted complete now pays its partner,
 // and the postback that tells the partner.
@@ -279,8 +282,15 @@ func acceptWith(ctx context.Context, tx pgx.Tx, campaignID, buyerID int64, tids 
 	if err != nil {
 		return err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil || len(ids) == 0 || accept == nil {
+	var ids []int64
+	var id int64
+	var paid bool
+	if _, err := pgx.ForEachRow(rows, []any{&id, &paid}, func() error {
+		if !paid {
+			ids = append(ids, id)
+		}
+		return nil
+	}); err != nil || len(ids) == 0 || accept == nil {
 		return err
 	}
 	ss, err := sessionsByID(ctx, tx, ids)
@@ -342,13 +352,15 @@ func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []s
 			if err := acceptWith(ctx, tx, campaignID, buyerID, tids, accept); err != nil {
 				return err
 			}
-			_, decided, err := rejectWith(ctx, tx, `NOT (s.tid = ANY($3))`, campaignID, buyerID, tids, fx)
+			// An overage left unlisted stays one: the buyer was never charged for it, and its
+			// partner keeps its pay (docs/rules.md §8).
+			_, decided, err := rejectWith(ctx, tx, `NOT (s.tid = ANY($3)) AND NOT s.overage`, campaignID, buyerID, tids, fx)
 			if err != nil {
 				return err
 			}
 			out.quality = decided
 			if err := tx.QueryRow(ctx, `SELECT count(*) FROM sessions WHERE campaign_id = $1 AND buyer_id = $2 AND NOT is_test
-				AND outcome = 'complete' AND NOT (tid = ANY($3))`, campaignID, buyerID, tids).Scan(&out.RejectedCount); err != nil {
+				AND outcome = 'complete' AND NOT overage AND NOT (tid = ANY($3))`, campaignID, buyerID, tids).Scan(&out.RejectedCount); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, `UPDATE campaigns SET status = 6, status_changed_at = CASE WHEN status <> 6 THEN now() ELSE status_changed_at END,

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/internal/fault"
 )
 
 // Re-routing of screen-outs (docs/rules.md §10). A chain is a row of reroute_chains; each of
@@ -165,18 +167,27 @@ func (db *DB) ContinueChain(ctx context.Context, st ChainStep) (ChainStepResult,
 		st.Candidates[i].Chain = &c
 	}
 	var res ChainStepResult
-	err := retry(ctx, func() error {
-		var err error
-		res, err = db.continueChain(ctx, &st)
-		return err
-	})
-	if err != nil {
-		return ChainStepResult{}, classify(err)
-	}
-	if !res.Decided {
+	for round := 1; ; round++ {
+		err := retry(ctx, func() error {
+			var err error
+			res, err = db.continueChain(ctx, &st)
+			return err
+		})
+		if err != nil {
+			return ChainStepResult{}, classify(err)
+		}
+		if res.Decided {
+			break
+		}
 		stored, err := scanSession(db.Pool.QueryRow(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = $1`, st.Session.ID))
-		return ChainStepResult{OutcomeResult: OutcomeResult{Stored: stored}, Next: -1}, classify(err)
+		if err != nil || !lateComplete(stored, st.Outcome) {
+			return ChainStepResult{OutcomeResult: OutcomeResult{Stored: stored}, Next: -1}, classify(err)
+		}
+		if round == lateRounds { // released after each statement's snapshot: recordLateOutcomeSQL
+			return ChainStepResult{}, fault.Unavailable(errLateUndecided)
+		}
 	}
+	var err error
 	if res.Next >= 0 {
 		res.Admission, err = db.fillRespondent(ctx, res.Admission)
 	}
@@ -196,9 +207,10 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 			return err
 		}
 		// The outcome first: its row lock makes a concurrent callback of the same session
-		// wait, then find the outcome decided and answer as a replay.
+		// wait, then find the outcome decided and answer as a replay. The statement that
+		// decides a late complete too (docs/rules.md §5), for one session.
 		o := st.Outcome
-		rows, err := c.Query(ctx, recordOutcomesSQL, []int64{st.Session.ID}, []string{o.Outcome}, []time.Time{o.At},
+		rows, err := c.Query(ctx, recordLateOutcomeSQL, []int64{st.Session.ID}, []string{o.Outcome}, []time.Time{o.At},
 			[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel)
 		if err != nil {
 			return err
@@ -206,7 +218,7 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 		for rows.Next() {
 			var id, pbID, moved, notified int64
 			var created time.Time
-			if err := rows.Scan(&id, &res.Held, &pbID, &created, &moved, &notified); err != nil {
+			if err := rows.Scan(&id, &res.Held, &res.Overage, &pbID, &created, &moved, &notified); err != nil {
 				rows.Close()
 				return err
 			}

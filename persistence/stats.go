@@ -32,14 +32,14 @@ type CampaignStats struct {
 const campaignStatsSQL = `
 WITH s AS (
 	SELECT count(*) AS entries,
-		count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected) AS completes,
+		count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND NOT s.overage) AS completes,
 		count(*) FILTER (WHERE s.outcome IN ('disqualified', 'over_quota')) AS screenouts,
 		count(*) FILTER (WHERE s.outcome IS NULL
 			AND s.entered_at < now() - make_interval(mins => 2 * c.length_of_interview + 10)) AS abandoned,
-		count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected
+		count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND NOT s.overage
 			AND s.outcome_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS today,
 		percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM s.outcome_at - s.entered_at) / 60)
-			FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND s.outcome_at IS NOT NULL) AS median_loi
+			FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND NOT s.overage AND s.outcome_at IS NOT NULL) AS median_loi
 	FROM campaigns c JOIN sessions s ON s.campaign_id = c.id AND NOT s.is_test
 	WHERE c.id = $1
 )

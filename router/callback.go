@@ -116,7 +116,7 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 		}
 		return r.repeat(pub, res.Stored, named)
 	}
-	r.outcomeStored(ctx, s, named, res.Postback, res.Held, now)
+	r.outcomeStored(ctx, s, named, res, now)
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward}), "", nil
 }
 
@@ -140,14 +140,23 @@ func sechShaped(requestURI string) bool {
 // archived: its completes are final (docs/rules.md §8), like a session's after 7 days.
 var errClosed = fault.Gone("transaction is closed: its campaign is reconciled or archived")
 
-// repeat answers a callback of a session that has its outcome: the same answer for the same
-// outcome, 409 for another.
+// repeat answers a callback of a session that has its outcome with the session's current
+// state: the same answer for the same outcome, 409 for another, and 409 for a complete the
+// buyer has rejected since (docs/rules.md §7): its partner was sent a reversal, and a
+// freshly signed complete redirect would credit the participant again.
 func (r *Router) repeat(pub persistence.Publisher, s persistence.Session, outcome string) (string, string, error) {
 	if s.Outcome != outcome {
 		return "", "", fault.Conflict("transaction already has outcome " + s.Outcome)
 	}
+	if s.Rejected {
+		return "", "", errRejected
+	}
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: s.Outcome, Reward: s.Reward}), "", nil
 }
+
+// errRejected answers a replayed complete callback of a session whose complete the buyer
+// rejected (reject_completes, or left unlisted by reconcile).
+var errRejected = fault.Conflict("transaction's complete was rejected by the buyer")
 
 // testPage is the answer to a test session's callback.
 func testPage(outcome string, hashOK bool) string {
@@ -161,15 +170,19 @@ func testPage(outcome string, hashOK bool) string {
 		"<p>Security hash (tr_sech): <strong id=\"hash\">" + valid + "</strong></p></body></html>"
 }
 
-// outcomeStored does what follows a stored outcome, on a chain's hop as on a lone session:
-// hand its postback (if any) to the sender at once (else it is claimed once the lease runs
-// out), move the live counters (held: the session's in-progress hold is released), tell
-// other processes, and record the quality signals (quality_term, speeders: quality.go).
-func (r *Router) outcomeStored(ctx context.Context, s persistence.Session, named string, pb persistence.ClaimedPostback, held bool, now time.Time) {
-	if pb.ID != 0 {
-		r.sender.Send(pb)
+// outcomeStored does what follows a stored outcome (res), on a chain's hop as on a lone
+// session: hand its postback (if any) to the sender at once (else it is claimed once the
+// lease runs out), move the live counters (held: the session's in-progress hold is
+// released; an overage counts no complete, docs/rules.md §5), tell other processes, and
+// record the quality signals (quality_term, speeders: quality.go).
+func (r *Router) outcomeStored(ctx context.Context, s persistence.Session, named string, res persistence.OutcomeResult, now time.Time) {
+	if res.Postback.ID != 0 {
+		r.sender.Send(res.Postback)
 	}
-	complete := named == outcome.Complete
+	complete, held := named == outcome.Complete && !res.Overage, res.Held
+	if res.Overage {
+		r.overages.Add(1)
+	}
 	c := r.eng.Counters()
 	if held {
 		c.RecordOutcome(s.CampaignID, s.QuotaIDs, complete, now.Unix())

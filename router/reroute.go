@@ -211,7 +211,7 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 		}
 		return r.chainRepeat(ctx, pub, res.Stored, named)
 	}
-	r.outcomeStored(ctx, s, named, res.Postback, res.Held, now)
+	r.outcomeStored(ctx, s, named, res.OutcomeResult, now)
 	for i, reason := range res.Refused {
 		r.verdicts.refused(refusedByDatabase, reason)
 		r.notify.counts(cands[i].entry.CampaignID) // the engine's mirror was behind
@@ -231,7 +231,7 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 // as the first (the same next hop's supplier link, or the chain's partner redirect), 409 for
 // another outcome. It never admits a session.
 func (r *Router) chainRepeat(ctx context.Context, pub persistence.Publisher, s persistence.Session, named string) (string, string, error) {
-	if s.Outcome != named {
+	if s.Outcome != named || s.Rejected {
 		return r.repeat(pub, s, named)
 	}
 	next, found, err := r.db.ChainHopByNumber(ctx, s.ChainID, s.ChainHop+1)

@@ -172,6 +172,7 @@ type Router struct {
 
 	verdicts verdicts      // entry decisions, for /metrics (verdicts.go)
 	reroutes rerouteCounts // re-routing chains per publisher, for /metrics (reroute.go)
+	overages atomic.Int64  // late completes stored as overages (docs/rules.md §5), for /metrics
 
 	partitionsAt atomic.Int64 // the sweeper's last check of the partitions of sessions (Unix ns)
 	sweeps       atomic.Int64 // Sweep calls begun: their broken-link slice (BrokenLinkSlices)

@@ -399,12 +399,12 @@ func TestConsoleOperatorOffersHTTP(t *testing.T) {
 	today := time.Now().UTC().Format("2006-01-02")
 	expectConsolePage(t, c.do("GET", "/console/operator", nil, nil), http.StatusOK,
 		`<th scope="col">Offers</th><th scope="col">Entries</th><th scope="col">Completes</th>`,
-		"<tr><th scope=\"row\">"+today+"</th><td>"+n+"</td><td>1</td><td>1</td><td>$2.00</td>",
+		"<tr><th scope=\"row\">"+today+"</th><td>"+n+"</td><td>1</td><td>1</td><td>$2.00</td><td>$1.0000</td><td>0</td><td>$0.0000</td></tr>",
 		`<span class="opt">#`+strconv.FormatInt(w.pub.ID, 10)+`</span></th><td>`+n+`</td><td>1</td><td>`+perOffer+`</td><td>1</td><td>0</td><td>100.0%</td>`,
 		`<circle cx=`)
 	market := string(c.do("GET", "/console/operator/market.csv", nil, nil).Expect(t, 200).Body)
-	if !strings.HasPrefix(market, "day,entries,completes,revenue_usd,partner_payout_usd,offers\n") ||
-		!strings.Contains(market, "\n"+today+",1,1,2.00,") || !strings.HasSuffix(market, ","+n+"\n") {
+	if !strings.HasPrefix(market, "day,entries,completes,revenue_usd,partner_payout_usd,offers,overages,overage_payout_usd\n") ||
+		!strings.Contains(market, "\n"+today+",1,1,2.00,") || !strings.HasSuffix(market, ","+n+",0,0.0000\n") {
 		t.Fatalf("market CSV (%s offers):\n%s", n, market)
 	}
 	partners := string(c.do("GET", "/console/operator/partners.csv", nil, nil).Expect(t, 200).Body)
