@@ -1,10 +1,11 @@
 package admin
 
 import (
+	"context"
 	"crypto/sha256"
+	"errors"
 
 	"github.com/valyala/fasthttp"
-	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
@@ -20,8 +21,10 @@ const maxIdempotencyKey = 255
 
 // idempotent wraps a create handler: without the header it runs h unchanged; with one it
 // replays the stored answer of the same key and body, refuses the key with another body
-// (422) or while its first request still runs (409), and otherwise runs h and stores a 2xx
-// answer for replay.
+// (422), and otherwise runs h in one transaction with the key and h's 2xx answer
+// (persistence.CreateOnce), so that a key maps to at most one created resource whatever
+// crashes. A request with a key whose first request still runs waits for it and replays its
+// answer. An error or a non-2xx answer of h keeps no key.
 func (a *API) idempotent(h handler) handler {
 	return func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 		raw := ctx.Request.Header.Peek(IdempotencyHeader)
@@ -33,9 +36,24 @@ func (a *API) idempotent(h handler) handler {
 		}
 		key, route := string(raw), string(ctx.Path())
 		sum := sha256.Sum256(ctx.PostBody())
-		db := a.d.DB
-		state, ans, err := db.ClaimIdempotencyKey(dbContext(ctx), b.ID, route, key, sum[:])
-		if err != nil {
+		outer := dbContext(ctx)
+		state, ans, err := a.d.DB.CreateOnce(outer, b.ID, route, key, sum[:], func(tx context.Context) (persistence.IdempotentAnswer, error) {
+			// h's reads and writes join the transaction through its database context.
+			ctx.SetUserValue(dbContextKey, tx)
+			defer ctx.SetUserValue(dbContextKey, outer)
+			if err := h(ctx, b); err != nil {
+				return persistence.IdempotentAnswer{}, err
+			}
+			status := ctx.Response.StatusCode()
+			if status < 200 || status > 299 {
+				return persistence.IdempotentAnswer{}, errNotStored
+			}
+			return persistence.IdempotentAnswer{Status: status, Body: append([]byte(nil), ctx.Response.Body()...)}, nil
+		})
+		switch {
+		case errors.Is(err, errNotStored):
+			return nil // h's own answer, already written
+		case err != nil:
 			return err
 		}
 		switch state {
@@ -43,28 +61,17 @@ func (a *API) idempotent(h handler) handler {
 			ctx.SetStatusCode(ans.Status)
 			ctx.SetContentType(httpio.ContentTypeJSON)
 			ctx.Response.SetBody(ans.Body)
-			return nil
 		case persistence.IdempotencyMismatch:
 			return fault.Invalid(IdempotencyHeader, "was used with a different body")
 		case persistence.IdempotencyInProgress:
 			return fault.Conflict("request with this Idempotency-Key is in progress")
 		}
-		err = h(ctx, b)
-		status := ctx.Response.StatusCode()
-		if err != nil || status < 200 || status > 299 {
-			if rerr := db.ReleaseIdempotencyKey(dbContext(ctx), b.ID, route, key); rerr != nil {
-				a.d.Log.Warn("release idempotency key", zap.Error(rerr))
-			}
-			return err
-		}
-		body := append([]byte(nil), ctx.Response.Body()...)
-		if serr := db.StoreIdempotentAnswer(dbContext(ctx), b.ID, route, key, persistence.IdempotentAnswer{Status: status, Body: body}); serr != nil {
-			// The create succeeded; answer it. A retry sees the claim and gets 409.
-			a.d.Log.Warn("store idempotent answer", zap.Error(serr))
-		}
 		return nil
 	}
 }
+
+// errNotStored rolls back an idempotent create whose handler answered without a 2xx.
+var errNotStored = errors.New("admin: create answered without 2xx")
 
 // validIdempotencyKey accepts 1 to 255 printable ASCII characters.
 func validIdempotencyKey(k []byte) error {

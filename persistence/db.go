@@ -81,8 +81,13 @@ func (db *DB) Close() { db.Pool.Close() }
 func (db *DB) Ping(ctx context.Context) error { return db.Pool.Ping(ctx) }
 
 // Tx runs fn in one transaction, committing when fn returns nil. Connection-level failures
-// become fault.Unavailable so that a write during an outage answers 503.
+// become fault.Unavailable so that a write during an outage answers 503. Within an
+// idempotent create (CreateOnce: ctx carries its transaction) fn runs in that transaction,
+// under a savepoint, and commits with it.
 func (db *DB) Tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if outer, ok := ctx.Value(createTxKey{}).(pgx.Tx); ok {
+		return classify(pgx.BeginFunc(ctx, outer, fn))
+	}
 	tx, err := db.Pool.Begin(ctx)
 	if err != nil {
 		return classify(err)
