@@ -72,7 +72,8 @@ The OpenAPI 3.1 document of these routes: [openapi/buyer.json](openapi/buyer.jso
   - **405** known path, wrong method, with an ` + "`Allow`" + ` header;
   - **413** a body over 1 MiB;
   - **422** a well-formed request with an invalid or missing field; the message starts with the field's
-    name (` + "`incidence must be between 1 and 100`" + `, ` + "`campaign_qualifications[0].pre_codes ...`" + `).
+    name (` + "`incidence must be an integer from 1 to 100`" + `, ` + "`campaign_qualifications[0].pre_codes ...`" + `);
+    an integer outside its field's bounds is told those bounds, whatever its size (docs/validation.md).
     A value of the wrong JSON type is a 422 naming the field. Ids in a body that are unknown or another
     buyer's (` + "`related_campaign_id`" + `, ` + "`buyer_account_id`" + `, ` + "`question_id`" + `, ` + "`project_id`" + `) are 422.
     Arrays of ids hold at most 10,000 ids;

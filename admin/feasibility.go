@@ -126,10 +126,10 @@ func (a *API) quotaFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) er
 // may be omitted: country_language_id defaults to 1 (en-US) and cpi, a bid, does not change
 // the estimate (docs/feasibility.md).
 type realtimeBody struct {
-	Incidence         *int              `json:"incidence"`
-	LengthOfInterview *int              `json:"length_of_interview"`
-	DaysInField       *int              `json:"days_in_field"`
-	CountryLanguageID *int              `json:"country_language_id"`
+	Incidence         *int              `json:"incidence" range:"1,100"`
+	LengthOfInterview *int              `json:"length_of_interview" range:"1,120"`
+	DaysInField       *int              `json:"days_in_field" range:"1,365"`
+	CountryLanguageID *int              `json:"country_language_id" range:"1"`
 	CPI               *json.Number      `json:"cpi"`
 	CampaignQuotas    []json.RawMessage `json:"campaign_quotas"`
 }
@@ -143,14 +143,8 @@ func (a *API) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 	switch {
 	case in.Incidence == nil:
 		return fault.Invalid("incidence", "is required")
-	case *in.Incidence < 1 || *in.Incidence > 100:
-		return fault.Invalid("incidence", "must be between 1 and 100")
 	case in.LengthOfInterview == nil:
 		return fault.Invalid("length_of_interview", "is required")
-	case *in.LengthOfInterview < 1 || *in.LengthOfInterview > 120:
-		return fault.Invalid("length_of_interview", "must be between 1 and 120")
-	case in.DaysInField != nil && (*in.DaysInField < 1 || *in.DaysInField > 365):
-		return fault.Invalid("days_in_field", "must be between 1 and 365")
 	case len(in.CampaignQuotas) == 0:
 		return fault.Invalid("campaign_quotas", "must be a non-empty array")
 	case len(in.CampaignQuotas) > 100:

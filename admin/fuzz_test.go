@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,6 +67,12 @@ func FuzzDecodeCampaign(f *testing.F) {
 		}
 		if c.Status != nil && *c.Status != 2 && *c.Status != 3 && *c.Status != 5 {
 			t.Fatalf("status %d accepted", *c.Status)
+		}
+		if c.DaysInField != nil && (*c.DaysInField < 1 || *c.DaysInField > 365) || c.CountryLanguageID != nil && *c.CountryLanguageID < 1 {
+			t.Fatalf("bounds: %+v", c)
+		}
+		if c.SupportedDevices != nil && slices.ContainsFunc(*c.SupportedDevices, func(d int) bool { return d < 0 || d > 2 }) {
+			t.Fatalf("devices %v accepted", *c.SupportedDevices)
 		}
 	})
 }

@@ -22,7 +22,8 @@ func pathID(ctx *fasthttp.RequestCtx, name string) (int64, error) {
 	return n, nil
 }
 
-// queryInt reads an integer query parameter; missing (when required) or malformed is a 400.
+// queryInt reads an id query parameter (1 to 2^31 − 1); missing (when required), malformed
+// or outside those bounds is a 400 that states them.
 func queryInt(ctx *fasthttp.RequestCtx, name string, required bool) (*int, error) {
 	raw := ctx.QueryArgs().Peek(name)
 	if len(raw) == 0 {
@@ -31,12 +32,12 @@ func queryInt(ctx *fasthttp.RequestCtx, name string, required bool) (*int, error
 		}
 		return nil, nil
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 32)
-	if httpio.IsRangeError(err) {
-		return nil, fault.BadRequest("query parameter %s %s", name, httpio.OutOfRange)
-	}
-	if err != nil {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil && !httpio.IsRangeError(err) {
 		return nil, fault.BadRequest("query parameter %s must be an integer", name)
+	}
+	if err != nil || n < 1 || n > maxInt32 {
+		return nil, fault.BadRequest("query parameter %s must be an integer from 1 to %d", name, maxInt32)
 	}
 	v := int(n)
 	return &v, nil
@@ -362,8 +363,8 @@ func (a *API) excludeFromCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 
 func (a *API) createRelationship(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	var in struct {
-		CampaignID        *int64 `json:"campaign_id"`
-		RelatedCampaignID *int64 `json:"related_campaign_id"`
+		CampaignID        *int64 `json:"campaign_id" range:"1"`
+		RelatedCampaignID *int64 `json:"related_campaign_id" range:"1"`
 	}
 	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
 		return err
@@ -402,8 +403,8 @@ func (a *API) createCustomQualification(ctx *fasthttp.RequestCtx, b persistence.
 	var in struct {
 		Name              *string `json:"name"`
 		QuestionText      *string `json:"question_text"`
-		AnswerType        *int    `json:"answer_type"`
-		CountryLanguageID *int    `json:"country_language_id"`
+		AnswerType        *int    `json:"answer_type" range:"0,1" values:"0 (single select) or 1 (multi select)"`
+		CountryLanguageID *int    `json:"country_language_id" range:"1"`
 	}
 	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
 		return err
@@ -415,8 +416,6 @@ func (a *API) createCustomQualification(ctx *fasthttp.RequestCtx, b persistence.
 	switch {
 	case in.AnswerType == nil:
 		return fault.Invalid("answer_type", "is required")
-	case *in.AnswerType != persistence.AnswerSingle && *in.AnswerType != persistence.AnswerMulti:
-		return fault.Invalid("answer_type", "must be 0 (single select) or 1 (multi select)")
 	case in.CountryLanguageID == nil:
 		return fault.Invalid("country_language_id", "is required")
 	}
@@ -457,7 +456,7 @@ func (a *API) createCustomAnswer(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 }
 
 type customQualificationBody struct {
-	QuestionID    *int       `json:"question_id"`
+	QuestionID    *int       `json:"question_id" range:"1"`
 	PreCodeValues flexString `json:"pre_code_values"`
 }
 

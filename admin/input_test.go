@@ -3,6 +3,8 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,8 +110,11 @@ func TestTextInput(t *testing.T) {
 	}
 }
 
-// TestNumbersOutOfRange: a number beyond its field's range is said to be out of range,
-// naming the field, in bodies and query strings alike.
+// TestNumbersOutOfRange: every integer field of the buyer API states its own bounds when a
+// value lies outside them: below its least value, past 32 bits and past 64 alike get one
+// message naming the field and its real bounds (or its codes), never the bounds of a
+// storage type (num_respondents: 2147483648 is not "from -2147483648 to 2147483647"). Text
+// numbers and query parameters are told the same way.
 func TestNumbersOutOfRange(t *testing.T) {
 	t.Parallel()
 	s := apptest.Start(t, apptest.Options{})
@@ -118,42 +123,93 @@ func TestNumbersOutOfRange(t *testing.T) {
 	q := createQuota(t, b, id, nil)
 	cp := path("/api/v1/campaigns/%d", id)
 	qp := path("/api/v1/campaigns/%d/campaign_quotas", id)
-	big := json.Number("2147483648")
-	huge := json.Number("99999999999999999999999")
+	const int32s, int64s = "an integer from %d to 2147483647", "an integer from %d to 9223372036854775807"
+	big, huge := json.Number("2147483648"), json.Number("99999999999999999999999")
+	fields := []struct {
+		method, path string
+		body         func(v json.Number) any
+		field        string
+		lo           int64
+		want         string // after "<field> must be "
+		wide         bool   // an int64 field: 2^31 is in its bounds
+	}{
+		{"POST", qp, func(v json.Number) any { return merge(quotaBody(), map[string]any{"num_respondents": v}) }, "num_respondents", 1, int32s, false},
+		{"PUT", path("/api/v1/campaigns/%d/campaign_quotas/%d", id, q), func(v json.Number) any { return map[string]any{"num_respondents": v} },
+			"num_respondents", 1, int32s, false},
+		{"POST", qp, func(v json.Number) any {
+			return map[string]any{"num_respondents": 5, "campaign_qualifications": []any{map[string]any{"question_id": v, "pre_codes": []any{1}}}}
+		}, "campaign_qualifications[0].question_id", 1, int32s, false},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any { return merge(campaignBody(), map[string]any{"days_in_field": v}) }, "days_in_field", 1, "an integer from 1 to 365", false},
+		{"PUT", cp, func(v json.Number) any { return map[string]any{"days_in_field": v} }, "days_in_field", 1, "an integer from 1 to 365", false},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any { return merge(campaignBody(), map[string]any{"incidence": v}) }, "incidence", 1, "an integer from 1 to 100", false},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any { return merge(campaignBody(), map[string]any{"length_of_interview": v}) }, "length_of_interview", 1, "an integer from 1 to 120", false},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any { return merge(campaignBody(), map[string]any{"country_language_id": v}) }, "country_language_id", 1, int32s, false},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any { return merge(campaignBody(), map[string]any{"max_daily_completes": v}) }, "max_daily_completes", 1, "null or " + int32s, false},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any { return merge(campaignBody(), map[string]any{"reentry_interval": v}) }, "reentry_interval", 0, "null or " + int32s, false},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any {
+			return merge(campaignBody(), map[string]any{"supported_devices": []any{1, v}})
+		},
+			"supported_devices[1]", 0, "0 (tablet), 1 (mobile) or 2 (desktop)", false},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any { return merge(campaignBody(), map[string]any{"project_id": v}) }, "project_id", 1, int64s, true},
+		{"POST", "/api/v1/campaigns", func(v json.Number) any { return merge(campaignBody(), map[string]any{"buyer_account_id": v}) }, "buyer_account_id", 1, "null or " + int64s, true},
+		{"PUT", cp, func(v json.Number) any { return map[string]any{"status": v} }, "status", 2, "2 (active), 3 (complete) or 5 (paused)", false},
+		{"POST", path("/api/v1/campaigns/%d/campaign_retargets", id), func(v json.Number) any {
+			return map[string]any{"retargeting_type": v, "retargeting_ids": []string{"a"}}
+		}, "retargeting_type", 0, "0 (transaction id), 1 (respondent id), 2 (device id) or 3 (hashed mobile ad id)", false},
+		{"POST", "/api/v1/campaign_relationships", func(v json.Number) any { return map[string]any{"campaign_id": v, "related_campaign_id": id} }, "campaign_id", 1, int64s, true},
+		{"POST", "/api/v1/campaign_relationships", func(v json.Number) any { return map[string]any{"campaign_id": id, "related_campaign_id": v} }, "related_campaign_id", 1, int64s, true},
+		{"POST", "/api/v1/custom_qualifications", func(v json.Number) any {
+			return map[string]any{"question_text": "Q", "answer_type": v, "country_language_id": 1}
+		}, "answer_type", 0, "0 (single select) or 1 (multi select)", false},
+		{"POST", "/api/v1/custom_qualifications", func(v json.Number) any {
+			return map[string]any{"question_text": "Q", "answer_type": 0, "country_language_id": v}
+		}, "country_language_id", 1, int32s, false},
+		{"POST", path("/api/v1/campaigns/%d/campaign_qualifications", id), func(v json.Number) any { return map[string]any{"question_id": v, "pre_code_values": "1"} },
+			"question_id", 1, int32s, false},
+		{"POST", "/api/v1/campaigns/realtime_feasibility", func(v json.Number) any {
+			return map[string]any{"incidence": 50, "length_of_interview": 10, "days_in_field": v, "campaign_quotas": []any{quotaBody()}}
+		}, "days_in_field", 1, "an integer from 1 to 365", false},
+		{"POST", "/api/v1/campaigns/realtime_feasibility", func(v json.Number) any {
+			return map[string]any{"incidence": v, "length_of_interview": 10, "campaign_quotas": []any{quotaBody()}}
+		}, "incidence", 1, "an integer from 1 to 100", false},
+	}
+	for _, c := range fields {
+		want := c.field + " must be " + c.want
+		if strings.Contains(want, "%d") {
+			want = fmt.Sprintf(want, c.lo)
+		}
+		values := []json.Number{json.Number(strconv.FormatInt(c.lo-1, 10)), huge, json.Number("-" + string(huge))}
+		if !c.wide {
+			values = append(values, big)
+		}
+		for _, v := range values {
+			r := b.Do(t, c.method, c.path, c.body(v))
+			if r.Status != 422 {
+				t.Errorf("%s %s %s: status %d, want 422; %s", c.method, c.path, short(c.body(v)), r.Status, r.Body)
+				continue
+			}
+			if msg := r.Message(t); msg != want {
+				t.Errorf("%s %s %s: message %q, want %q", c.method, c.path, short(c.body(v)), msg, want)
+			}
+		}
+	}
 	for _, c := range []struct {
 		method, path string
 		body         any
 		status       int
-		field        string
+		msg          string
 	}{
-		{"POST", qp, merge(quotaBody(), map[string]any{"num_respondents": big}), 422, "num_respondents"},
-		{"POST", qp, merge(quotaBody(), map[string]any{"num_respondents": huge}), 422, "num_respondents"},
-		{"PUT", path("/api/v1/campaigns/%d/campaign_quotas/%d", id, q), map[string]any{"num_respondents": json.Number("-2147483649")}, 422, "num_respondents"},
 		{"POST", qp, map[string]any{"num_respondents": 5, "campaign_qualifications": []any{
-			map[string]any{"question_id": big, "pre_codes": []any{1}}}}, 422, "campaign_qualifications[0].question_id"},
-		{"POST", qp, map[string]any{"num_respondents": 5, "campaign_qualifications": []any{
-			map[string]any{"question_id": 43, "pre_codes": []any{1, big}}}}, 422, "campaign_qualifications[0].pre_codes[1]"},
-		{"POST", "/api/v1/campaigns", merge(campaignBody(), map[string]any{"incidence": big}), 422, "incidence"},
-		{"POST", "/api/v1/campaigns", merge(campaignBody(), map[string]any{"country_language_id": huge}), 422, "country_language_id"},
-		{"POST", "/api/v1/campaigns", merge(campaignBody(), map[string]any{"max_daily_completes": big}), 422, "max_daily_completes"},
-		{"POST", "/api/v1/campaigns", merge(campaignBody(), map[string]any{"supported_devices": []any{1, big}}), 422, "supported_devices[1]"},
-		{"POST", "/api/v1/campaigns", merge(campaignBody(), map[string]any{"project_id": huge}), 422, "project_id"},
-		{"PUT", cp, map[string]any{"status": big}, 422, "status"},
-		{"POST", path("/api/v1/campaigns/%d/campaign_retargets", id), map[string]any{"retargeting_type": big, "retargeting_ids": []string{"a"}}, 422, "retargeting_type"},
-		{"POST", "/api/v1/campaign_relationships", map[string]any{"campaign_id": huge, "related_campaign_id": 1}, 422, "campaign_id"},
-		{"POST", "/api/v1/custom_qualifications", map[string]any{"question_text": "Q", "answer_type": 0, "country_language_id": big}, 422, "country_language_id"},
-		{"POST", path("/api/v1/campaigns/%d/campaign_qualifications", id), map[string]any{"question_id": 1, "pre_code_values": "1,2147483648"}, 422, "pre_code_values"},
-		{"GET", "/api/v1/qualifications?country_language_id=2147483648", nil, 400, "query parameter country_language_id"},
-		{"GET", "/api/v1/campaigns?country_language_id=-99999999999", nil, 400, "query parameter country_language_id"},
-		{"GET", "/insights_api/projects?page=99999999999999999999", nil, 400, "query parameter page"},
+			map[string]any{"question_id": 43, "pre_codes": []any{1, big}}}}, 422, "campaign_qualifications[0].pre_codes[1] is out of range"},
+		{"POST", path("/api/v1/campaigns/%d/campaign_qualifications", id), map[string]any{"question_id": 1, "pre_code_values": "1,2147483648"}, 422, "pre_code_values is out of range"},
+		{"GET", "/api/v1/qualifications?country_language_id=2147483648", nil, 400, "query parameter country_language_id must be an integer from 1 to 2147483647"},
+		{"GET", "/api/v1/campaigns?country_language_id=-99999999999", nil, 400, "query parameter country_language_id must be an integer from 1 to 2147483647"},
+		{"GET", "/api/v1/campaigns?country_language_id=0", nil, 400, "query parameter country_language_id must be an integer from 1 to 2147483647"},
+		{"GET", "/insights_api/projects?page=99999999999999999999", nil, 400, "query parameter page must be an integer from 1 to 9223372036854775807"},
 	} {
 		r := b.Do(t, c.method, c.path, c.body)
-		if r.Status != c.status {
-			t.Errorf("%s %s %s: status %d, want %d; %s", c.method, c.path, short(c.body), r.Status, c.status, r.Body)
-			continue
-		}
-		if msg := r.Message(t); !strings.HasPrefix(msg, c.field+" is out of range") {
-			t.Errorf("%s %s %s: message %q, want %q out of range", c.method, c.path, short(c.body), msg, c.field)
+		if msg := r.Message(t); r.Status != c.status || msg != c.msg {
+			t.Errorf("%s %s %s: %d %q, want %d %q", c.method, c.path, short(c.body), r.Status, msg, c.status, c.msg)
 		}
 	}
 }

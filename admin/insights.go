@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"time"
 
@@ -154,12 +155,12 @@ func (a *API) insightsProjects(ctx *fasthttp.RequestCtx, b persistence.Buyer) er
 	page := 1
 	if raw := ctx.QueryArgs().Peek("page"); len(raw) > 0 {
 		n64, err := strconv.ParseInt(string(raw), 10, 64) // past the last page is an empty page
-		if httpio.IsRangeError(err) {
-			return fault.BadRequest("query parameter page %s", httpio.OutOfRange)
+		if err != nil && !httpio.IsRangeError(err) {
+			return fault.BadRequest("query parameter page must be an integer")
 		}
 		n := int(n64)
 		if err != nil || n < 1 {
-			return fault.BadRequest("query parameter page must be an integer of at least 1")
+			return fault.BadRequest("query parameter page must be an integer from 1 to %d", int64(math.MaxInt64))
 		}
 		page = n
 	}

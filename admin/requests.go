@@ -20,12 +20,11 @@ import (
 
 // Limits of request values the rules leave open (docs/validation.md).
 const (
-	maxIDs         = 10_000 // ids in one array of one request (docs/rules.md §2)
-	maxName        = 255
-	maxText        = 1000
-	maxInt32       = math.MaxInt32
-	maxCPICents    = persistence.MaxCPICents // a 10,000.00 USD bid (docs/rules.md §7, money bounds)
-	maxDaysInField = 365
+	maxIDs      = 10_000 // ids in one array of one request (docs/rules.md §2)
+	maxName     = 255
+	maxText     = 1000
+	maxInt32    = math.MaxInt32
+	maxCPICents = persistence.MaxCPICents // a 10,000.00 USD bid (docs/rules.md §7, money bounds)
 )
 
 // decimal is a JSON number, or a string holding one, in USD; it is kept in cents.
@@ -94,22 +93,23 @@ func (f *flexString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// campaignBody is the body of campaign create and update.
+// campaignBody is the body of campaign create and update. Each integer field states its
+// bounds (range tags, httpio.Bounds): DecodeJSON refuses a value outside them naming them.
 type campaignBody struct {
 	Name              *string                     `json:"name"`
 	CPI               decimal                     `json:"cpi"`
-	DaysInField       *int                        `json:"days_in_field"`
-	Incidence         *int                        `json:"incidence"`
-	LengthOfInterview *int                        `json:"length_of_interview"`
-	CountryLanguageID *int                        `json:"country_language_id"`
+	DaysInField       *int                        `json:"days_in_field" range:"1,365"`
+	Incidence         *int                        `json:"incidence" range:"1,100"`
+	LengthOfInterview *int                        `json:"length_of_interview" range:"1,120"`
+	CountryLanguageID *int                        `json:"country_language_id" range:"1"`
 	SupplierLink      *string                     `json:"supplier_link"`
-	MaxDailyCompletes persistence.Nullable[int]   `json:"max_daily_completes"`
-	ReentryInterval   persistence.Nullable[int]   `json:"reentry_interval"`
+	MaxDailyCompletes persistence.Nullable[int]   `json:"max_daily_completes" range:"1"`
+	ReentryInterval   persistence.Nullable[int]   `json:"reentry_interval" range:"0"`
 	IsRetarget        *bool                       `json:"is_retarget"`
-	SupportedDevices  *[]int                      `json:"supported_devices"`
-	BuyerAccountID    persistence.Nullable[int64] `json:"buyer_account_id"`
-	ProjectID         *int64                      `json:"project_id"`
-	Status            *int                        `json:"status"`
+	SupportedDevices  *[]int                      `json:"supported_devices" range:"0,2" values:"0 (tablet), 1 (mobile) or 2 (desktop)"`
+	BuyerAccountID    persistence.Nullable[int64] `json:"buyer_account_id" range:"1"`
+	ProjectID         *int64                      `json:"project_id" range:"1"`
+	Status            *int                        `json:"status" range:"2,5" values:"2 (active), 3 (complete) or 5 (paused)"`
 }
 
 // DecodeCampaign decodes and validates a campaign create (create true) or update body.
@@ -154,18 +154,6 @@ func DecodeCampaign(body []byte, create bool) (persistence.CampaignFields, error
 		c := in.CPI.cents
 		f.CPIBid = &c
 	}
-	if err := between("incidence", in.Incidence, 1, 100); err != nil {
-		return f, err
-	}
-	if err := between("length_of_interview", in.LengthOfInterview, 1, 120); err != nil {
-		return f, err
-	}
-	if err := between("days_in_field", in.DaysInField, 1, maxDaysInField); err != nil {
-		return f, err
-	}
-	if in.CountryLanguageID != nil && *in.CountryLanguageID < 1 {
-		return f, fault.Invalid("country_language_id", "is not a known country language")
-	}
 	if in.SupplierLink != nil {
 		link := strings.TrimSpace(*in.SupplierLink)
 		if msg := supplierlink.Validate(link); msg != "" {
@@ -173,55 +161,25 @@ func DecodeCampaign(body []byte, create bool) (persistence.CampaignFields, error
 		}
 		f.SupplierLink = &link
 	}
-	if in.MaxDailyCompletes.Valid {
-		if err := between("max_daily_completes", &in.MaxDailyCompletes.V, 1, maxInt32); err != nil {
-			return f, fault.Invalid("max_daily_completes", "must be null or between 1 and %d", maxInt32)
-		}
-	}
-	if in.ReentryInterval.Valid {
-		if err := between("reentry_interval", &in.ReentryInterval.V, 0, maxInt32); err != nil {
-			return f, fault.Invalid("reentry_interval", "must be null or between 0 and %d minutes", maxInt32)
-		}
-	}
-	if in.SupportedDevices != nil {
-		for _, d := range *in.SupportedDevices {
-			if d < 0 || d > 2 {
-				return f, fault.Invalid("supported_devices", "may only contain 0 (tablet), 1 (mobile) and 2 (desktop)")
-			}
-		}
-	}
-	if in.BuyerAccountID.Valid && in.BuyerAccountID.V < 1 {
-		return f, fault.Invalid("buyer_account_id", "is not an adhoc account of this buyer")
-	}
-	if in.ProjectID != nil && create && *in.ProjectID < 1 {
-		return f, fault.Invalid("project_id", "is not a project of this buyer")
-	}
 	if in.Status != nil && !create {
 		if s := *in.Status; s != persistence.StatusActive && s != persistence.StatusComplete && s != persistence.StatusPaused {
-			return f, fault.Invalid("status", "must be 2 (active), 3 (complete) or 5 (paused)")
+			return f, httpio.FieldBounds(campaignBody{}, "Status").Refuse("status")
 		}
 	}
 	return f, nil
 }
 
-func between(field string, v *int, lo, hi int) error {
-	if v != nil && (*v < lo || *v > hi) {
-		return fault.Invalid(field, "must be between %d and %d", lo, hi)
-	}
-	return nil
-}
-
 // quotaBody is the body of quota create and update.
 type quotaBody struct {
 	Name                   persistence.Nullable[string] `json:"name"`
-	NumRespondents         *int                         `json:"num_respondents"`
+	NumRespondents         *int                         `json:"num_respondents" range:"1"`
 	IsClickBalanced        *bool                        `json:"is_click_balanced"`
 	IsGlobal               *bool                        `json:"is_global"`
 	CampaignQualifications *[]qualificationBody         `json:"campaign_qualifications"`
 }
 
 type qualificationBody struct {
-	QuestionID *int               `json:"question_id"`
+	QuestionID *int               `json:"question_id" range:"1"`
 	PreCodes   *[]json.RawMessage `json:"pre_codes"`
 }
 
@@ -246,10 +204,6 @@ func DecodeQuota(body []byte, create bool) (persistence.QuotaFields, error) {
 			return f, fault.Invalid("name", "must be at most %d characters", maxName)
 		}
 		f.Name.V = name
-	}
-	// Beyond 32 bits is refused as out of range by DecodeJSON.
-	if in.NumRespondents != nil && *in.NumRespondents < 1 {
-		return f, fault.Invalid("num_respondents", "must be at least 1")
 	}
 	if in.CampaignQualifications == nil {
 		return f, nil
@@ -302,7 +256,7 @@ func DecodeQuota(body []byte, create bool) (persistence.QuotaFields, error) {
 // retargetBody is the body of both campaign_retargets routes. Each retargeting id may be
 // an object {"id", "replacement_id"} or a plain string.
 type retargetBody struct {
-	RetargetingType *int               `json:"retargeting_type"`
+	RetargetingType *int               `json:"retargeting_type" range:"0,3" values:"0 (transaction id), 1 (respondent id), 2 (device id) or 3 (hashed mobile ad id)"`
 	RetargetingIDs  *[]json.RawMessage `json:"retargeting_ids"`
 	ExpirationDate  *string            `json:"expiration_date"`
 }
@@ -324,9 +278,7 @@ func decodeRetargets(body []byte, add bool, now time.Time) (retargetRequest, err
 	if in.RetargetingType == nil {
 		return r, fault.Invalid("retargeting_type", "is required")
 	}
-	if r.typ = *in.RetargetingType; r.typ < 0 || r.typ > 3 {
-		return r, fault.Invalid("retargeting_type", "must be 0 (transaction id), 1 (respondent id), 2 (device id) or 3 (hashed mobile ad id)")
-	}
+	r.typ = *in.RetargetingType
 	if in.RetargetingIDs == nil || len(*in.RetargetingIDs) == 0 {
 		return r, fault.Invalid("retargeting_ids", "must be a non-empty array")
 	}

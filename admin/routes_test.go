@@ -329,7 +329,7 @@ func TestValidation(t *testing.T) {
 		{"POST", "/api/v1/campaigns", camp("max_daily_completes", 0), "max_daily_completes"},
 		{"POST", "/api/v1/campaigns", camp("max_daily_completes", "x"), "max_daily_completes"},
 		{"POST", "/api/v1/campaigns", camp("reentry_interval", -1), "reentry_interval"},
-		{"POST", "/api/v1/campaigns", camp("supported_devices", []int{0, 3}), "supported_devices"},
+		{"POST", "/api/v1/campaigns", camp("supported_devices", []int{0, 3}), "supported_devices[1]"},
 		{"POST", "/api/v1/campaigns", camp("supported_devices", 1), "supported_devices"},
 		{"POST", "/api/v1/campaigns", camp("is_retarget", "yes"), "is_retarget"},
 		{"POST", "/api/v1/campaigns", camp("buyer_account_id", 12345), "buyer_account_id"},

@@ -44,8 +44,9 @@ func NoContent(ctx *fasthttp.RequestCtx) {
 // DecodeJSON decodes body into v. A body that is not JSON, or not a JSON object, is a 400;
 // a value of the wrong type is a 422 naming its field; a body over MaxBody is a 413. Every
 // string of the body (keys included) must be valid text (ValidText), and every integer must
-// fit its field (a Go int: 32 bits), else a 422 naming the field: the one text and range
-// check of every JSON body (docs/validation.md).
+// lie in its field's bounds (Bounds: a range tag, else a Go int's 32 bits), else a 422
+// naming the field and, for a tagged field, its bounds: the one text and range check of
+// every JSON body (docs/validation.md).
 func DecodeJSON(body []byte, v any) error {
 	if len(body) > MaxBody {
 		return fault.TooLarge("request body exceeds 1 MiB")
@@ -69,6 +70,9 @@ func DecodeJSON(body []byte, v any) error {
 			kind := te.Type.Kind().String()
 			if lit, ok := strings.CutPrefix(te.Value, "number "); ok && integerLiteral(lit) &&
 				(strings.HasPrefix(kind, "int") || strings.HasPrefix(kind, "uint")) {
+				if b, ok := boundsAt(reflect.TypeOf(v), te.Field); ok {
+					return b.Refuse(overflowPath(trimmed, te.Field))
+				}
 				return fault.Invalid(field, "%s", OutOfRange)
 			}
 			return fault.Invalid(field, "must be %s", describeType(kind))
@@ -85,7 +89,7 @@ func DecodeJSON(body []byte, v any) error {
 	if err := checkJSONText(trimmed); err != nil {
 		return err
 	}
-	return checkRanges(reflect.ValueOf(v), "")
+	return checkRanges(reflect.ValueOf(v), "", nil)
 }
 
 // FieldError lets a custom UnmarshalJSON report a 422 naming its field.

@@ -28,12 +28,17 @@ type textBody struct {
 	Raw    json.RawMessage    `json:"raw"`
 	Nested map[string]any     `json:"nested"`
 	Skip   int                `json:"-"`
+	Days   *int               `json:"days" range:"1,365"`
+	Ref    *int64             `json:"ref" range:"1"`
+	Kind   *int               `json:"kind" range:"2,5" values:"2 (a), 3 (b) or 5 (c)"`
+	Cap    textNullable       `json:"cap" range:"0"`
 	_      struct{ X string } // unexported: never walked
 }
 
 type textQual struct {
 	QuestionID *int     `json:"question_id"`
 	PreCodes   []string `json:"pre_codes"`
+	Weights    []int    `json:"weights" range:"1,9"`
 }
 
 // TestDecodeJSONTextAndRange: every string of a body (keys too) must be valid text, every Go
@@ -65,6 +70,17 @@ func TestDecodeJSONTextAndRange(t *testing.T) {
 		{"nullable overflow", `{"max":2147483648}`, fault.KindInvalid, "max", ""},
 		{"nested overflow", `{"quals":[{"question_id":3000000000}]}`, fault.KindInvalid, "quals[0].question_id", ""},
 		{"not json", "{\"name\":\"\x00\"}", fault.KindBadRequest, "", ""},
+		// A field with a range tag states its bounds, the same below them, past 32 and past 64 bits.
+		{"in bounds", `{"days":365,"ref":9223372036854775807,"kind":5,"cap":0,"quals":[{"weights":[1,9]}]}`, 0, "", ""},
+		{"below bounds", `{"days":0}`, fault.KindInvalid, "days", "days must be an integer from 1 to 365"},
+		{"past 32 bits", `{"days":2147483648}`, fault.KindInvalid, "days", "days must be an integer from 1 to 365"},
+		{"past 64 bits", `{"days":99999999999999999999}`, fault.KindInvalid, "days", "days must be an integer from 1 to 365"},
+		{"int64 past 64 bits", `{"ref":-99999999999999999999}`, fault.KindInvalid, "ref", "ref must be an integer from 1 to 9223372036854775807"},
+		{"codes", `{"kind":7}`, fault.KindInvalid, "kind", "kind must be 2 (a), 3 (b) or 5 (c)"},
+		{"codes past 64 bits", `{"kind":99999999999999999999}`, fault.KindInvalid, "kind", "kind must be 2 (a), 3 (b) or 5 (c)"},
+		{"nullable", `{"cap":-1}`, fault.KindInvalid, "cap", "cap must be null or an integer from 0 to 2147483647"},
+		{"element past 64 bits", `{"quals":[{},{"weights":[1,99999999999999999999]}]}`, fault.KindInvalid, "quals[1].weights[1]",
+			"quals[1].weights[1] must be an integer from 1 to 9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var v textBody
@@ -108,7 +124,8 @@ func TestValidText(t *testing.T) {
 func FuzzDecodeJSON(f *testing.F) {
 	for _, s := range []string{`{}`, `{"name":"a\u0000"}`, "{\"name\":\"\xff\"}", `{"count":2147483648}`,
 		`{"quals":[{"question_id":1,"pre_codes":["\u0000"]}]}`, `{"attrs":{"\u0000":"x"}}`, `{"max":null}`,
-		`{"id":99999999999999999999}`, `[`, `{"raw":{"a":[1,{"b":"\ud800"}]}}`} {
+		`{"id":99999999999999999999}`, `[`, `{"raw":{"a":[1,{"b":"\ud800"}]}}`, `{"days":0,"ref":99999999999999999999}`,
+		`{"quals":[{"weights":[1,99999999999999999999]}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -130,6 +147,9 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 		if v.Count != nil && (*v.Count > 1<<31-1 || *v.Count < -1<<31) {
 			t.Fatalf("accepted count %d", *v.Count)
+		}
+		if v.Days != nil && (*v.Days < 1 || *v.Days > 365) || v.Ref != nil && *v.Ref < 1 || v.Cap.Valid && v.Cap.V < 0 {
+			t.Fatalf("accepted a value outside its bounds: %s", body)
 		}
 	})
 }

@@ -487,7 +487,7 @@ type CampaignCreate struct {
 	// ProjectId the project of a previous wave: the campaign becomes its next wave
 	ProjectId *int `json:"project_id,omitempty"`
 
-	// ReentryInterval minutes a respondent waits before entering again: null never again, 0 no limit
+	// ReentryInterval minutes before a respondent may enter again; 0 any time; null never
 	ReentryInterval *int `json:"reentry_interval,omitempty"`
 
 	// SupplierLink the buyer's survey URL; placeholders {ID}, {RESPONDENT_ID}, {LINK_HASH} and profile names such as {AGE}
@@ -649,7 +649,7 @@ type CampaignUpdate struct {
 	MaxDailyCompletes *int    `json:"max_daily_completes,omitempty"`
 	Name              *string `json:"name,omitempty"`
 
-	// ReentryInterval minutes a respondent waits before entering again: null never again, 0 no limit
+	// ReentryInterval minutes before a respondent may enter again; 0 any time; null never
 	ReentryInterval *int `json:"reentry_interval,omitempty"`
 
 	// Status the statuses a buyer sets: 2 active (needs a quota), 3 complete, 5 paused; any other value, or a change of a campaign in 4 (archived) or 6 (reconciled), is a 422. Reads answer every CampaignStatus.
