@@ -91,6 +91,28 @@ func (w *world) exportStatuses(base string, camp int64) map[string]string {
 	return out
 }
 
+// releasedWorld starts a world whose sweeper sweeps only when the test calls Sweep, with an
+// active campaign of one quota of num places and LOI 1, people participants, and the first
+// silent of them entered with no callback and released by the sweeper once their callback
+// window (2 × LOI + 10 minutes) has passed: the quota holds no place.
+func releasedWorld(t *testing.T, num, people, silent int) (w *world, base string, camp, quota int64, ps []int64, late []string) {
+	t.Helper()
+	w = newWorld(t, "")
+	s := w.startSweepingEvery(time.Hour)
+	base = s.URL
+	camp, quota = w.campaign(base, campaignOpts{quota: num, extra: map[string]any{"length_of_interview": 1}})
+	ps = w.participants(people)
+	w.settle()
+	late = w.enterSilently(base, camp, ps[:silent])
+	w.age(camp, "13 minutes")
+	s.App.Router.Sweep(context.Background())
+	if c, ip := w.quotaCounts(quota); c != 0 || ip != 0 {
+		t.Fatalf("after the sweep: completes %d in_progress %d, want 0 0", c, ip)
+	}
+	w.settle()
+	return w, base, camp, quota, ps, late
+}
+
 // TestLateCompletesNoOverDelivery: quota 5, LOI 1. Five participants enter and send no
 // callback; the sweeper releases their sessions after 2 × LOI + 10 minutes (in_progress 0);
 // five more are admitted into the places given back; then all ten complete at once. Every
@@ -100,20 +122,8 @@ func (w *world) exportStatuses(base string, camp int64) map[string]string {
 // (docs/rules.md §5), counted nowhere and exported as such, and the operator's marketplace
 // figures show them as the exchange's cost.
 func TestLateCompletesNoOverDelivery(t *testing.T) {
-	w := newWorld(t, "")
-	s := w.startSweepingEvery(time.Hour) // only the test's Sweep calls sweep
+	w, base, camp, quota, ps, late := releasedWorld(t, 5, 10, 5)
 	w.runWorker()
-	base := s.URL
-	camp, quota := w.campaign(base, campaignOpts{quota: 5, extra: map[string]any{"length_of_interview": 1}})
-	ps := w.participants(10)
-	w.settle()
-	late := w.enterSilently(base, camp, ps[:5])
-	w.age(camp, "13 minutes")
-	s.App.Router.Sweep(context.Background())
-	if c, ip := w.quotaCounts(quota); c != 0 || ip != 0 {
-		t.Fatalf("after the sweep: completes %d in_progress %d, want 0 0", c, ip)
-	}
-	w.settle()
 	held := w.enterSilently(base, camp, ps[5:])
 	if c, ip := w.quotaCounts(quota); c != 0 || ip != 5 {
 		t.Fatalf("after five more entries: completes %d in_progress %d, want 0 5", c, ip)
@@ -230,16 +240,7 @@ func TestLateCompletesNoOverDelivery(t *testing.T) {
 // third enters and completes (1 complete, none in progress: room for one); then both late
 // completes arrive together.
 func TestLateCompletesRace(t *testing.T) {
-	w := newWorld(t, "")
-	s := w.startSweepingEvery(time.Hour)
-	base := s.URL
-	camp, quota := w.campaign(base, campaignOpts{quota: 2, extra: map[string]any{"length_of_interview": 1}})
-	ps := w.participants(3)
-	w.settle()
-	late := w.enterSilently(base, camp, ps[:2])
-	w.age(camp, "13 minutes")
-	s.App.Router.Sweep(context.Background())
-	w.settle()
+	w, base, camp, quota, ps, late := releasedWorld(t, 2, 3, 2)
 	third := w.enterSilently(base, camp, ps[2:])
 	w.completeAll(third)
 	if c, ip := w.quotaCounts(quota); c != 1 || ip != 0 {
@@ -285,4 +286,49 @@ func TestRejectedCompleteReplay(t *testing.T) {
 		t.Errorf("replay after the rejection: %d %q Location %q, want a 409 saying rejected and no redirect",
 			resp.StatusCode, body, resp.Header.Get("Location"))
 	}
+}
+
+// TestLateCompleteOfARerouteHop: a re-routing chain's hop follows the rule of every session
+// (docs/rules.md §5, §10). A participant screened out at A is re-routed to B (one place,
+// LOI 1) and sends no callback; the sweeper releases the hop, another participant takes B's
+// place; the hop's late complete then ends the chain with the partner's complete redirect
+// (attempts=2) and postback, but as an overage: B counts only the complete of the place's
+// holder.
+func TestLateCompleteOfARerouteHop(t *testing.T) {
+	w := newWorld(t, "")
+	w.setReroute(1)
+	s := w.startSweepingEvery(time.Hour)
+	w.runWorker()
+	a, _ := w.campaign(s.URL, campaignOpts{quota: 100, extra: map[string]any{"cpi": "5.00"}})
+	b, bq := w.campaign(s.URL, campaignOpts{quota: 1, extra: map[string]any{"cpi": "4.00", "length_of_interview": 1}})
+	ps := w.participants(2)
+	w.settle()
+	w.outcomesByCampaign(map[int64]string{a: "disqualified"})
+	waitFor(t, "the re-routed hop into B", 10*time.Second, func() bool {
+		w.get(w.client, w.entryURL(s.URL, ps[0], a))
+		return len(w.hops(ps[0])) == 2
+	})
+	hop := w.hops(ps[0])[1]
+	if hop.camp != b || hop.hop != 2 {
+		t.Fatalf("hop %+v, want hop 2 into campaign %d", hop, b)
+	}
+	w.age(b, "13 minutes")
+	s.App.Router.Sweep(context.Background())
+	w.settle()
+	holder := w.enterSilently(s.URL, b, ps[1:])
+	if c, ip := w.quotaCounts(bq); c != 0 || ip != 1 {
+		t.Fatalf("B after the release and a new entry: completes %d in_progress %d, want 0 1", c, ip)
+	}
+	q := w.completeAll([]string{hop.tid})[0]
+	if q.Get("status") != "complete" || q.Get("tid") != hop.tid || q.Get("attempts") != "2" || q.Get("reward") != "200" {
+		t.Errorf("the hop's late complete: %v, want the chain's complete redirect (attempts 2, reward 200)", q)
+	}
+	w.completeAll(holder)
+	if c, _ := w.quotaCounts(bq); c != 1 {
+		t.Errorf("B's completes %d, want 1 (num_respondents 1)", c)
+	}
+	if n := w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND overage`, b); n != 1 {
+		t.Errorf("%d overages in B, want 1 (the hop)", n)
+	}
+	waitFor(t, "the chain's complete postback", 10*time.Second, func() bool { _, ok := w.partner.postback(hop.tid, "complete"); return ok })
 }
