@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -123,26 +122,12 @@ func deliveryFilter(args *fasthttp.Args) (persistence.WebhookFilter, string, err
 		}
 	}
 	var err error
-	if f.Limit, err = queryRange(args, "limit", 1, 1000, webhookDeliveryLimit); err != nil {
+	if f.Limit, err = httpio.QueryInt(args, "limit", webhookDeliveryLimit, 1, 1000); err != nil {
 		return f, status, err
 	}
-	before, err := queryRange(args, "before_id", 1, 1<<62, 0)
+	before, err := httpio.QueryInt(args, "before_id", 0, 1, 1<<62)
 	f.BeforeID = int64(before)
 	return f, status, err
-}
-
-// queryRange reads the optional integer query parameter name, def when absent; one that is
-// not an integer from lo to hi is a 400 naming it.
-func queryRange(args *fasthttp.Args, name string, lo, hi, def int) (int, error) {
-	raw := args.Peek(name)
-	if len(raw) == 0 {
-		return def, nil
-	}
-	v, err := strconv.Atoi(string(raw))
-	if err != nil || v < lo || v > hi {
-		return 0, fault.BadRequest("query parameter %s must be an integer from %d to %d", name, lo, hi)
-	}
-	return v, nil
 }
 
 // testWebhook answers POST /webhook/test: it POSTs a signed test event (type webhook.test)

@@ -2,7 +2,6 @@ package supply
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,11 +46,11 @@ func (a *API) postbacks(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	if f.Limit, err = queryInt(args, "limit", postbackListLimit, 1, 1000); err != nil {
+	if f.Limit, err = httpio.QueryInt(args, "limit", postbackListLimit, 1, 1000); err != nil {
 		a.fail(ctx, err)
 		return
 	}
-	before, err := queryInt(args, "before_id", 0, 1, 1<<62)
+	before, err := httpio.QueryInt(args, "before_id", 0, 1, 1<<62)
 	if err != nil {
 		a.fail(ctx, err)
 		return
@@ -72,20 +71,6 @@ func (a *API) postbacks(ctx *fasthttp.RequestCtx) {
 		out.NextBeforeID = list[len(list)-1].ID
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
-}
-
-// queryInt reads the optional integer query parameter name, def when absent; a value that is
-// not an integer in [lo, hi] is a 400 naming it.
-func queryInt(args *fasthttp.Args, name string, def, lo, hi int) (int, error) {
-	raw := args.Peek(name)
-	if len(raw) == 0 {
-		return def, nil
-	}
-	n, err := strconv.Atoi(string(raw))
-	if err != nil || n < lo || n > hi {
-		return 0, fault.BadRequest("%s must be an integer from %d to %d", name, lo, hi)
-	}
-	return n, nil
 }
 
 // postbackTestBody is the optional body of POST /postbacks/test.
