@@ -11,8 +11,8 @@ import (
 type WebhookFilter struct {
 	BuyerID  int64
 	States   []string // the delivery states listed (WebhookStates), at least one
-	BeforeID int64  // 0: from the newest; else rows with a smaller id (the next page)
-	Limit    int    // rows at most (1..1000)
+	BeforeID int64    // 0: from the newest; else rows with a smaller id (the next page)
+	Limit    int      // rows at most (1..1000)
 }
 
 // WebhookDelivery is one webhook event's delivery as its buyer sees it: the event, where it

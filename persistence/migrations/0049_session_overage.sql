@@ -1,4 +1,4 @@
--- 0050_session_overage.sql: a complete that its quotas had no room for (docs/rules.md §5,
+-- 0049_session_overage.sql: a complete that its quotas had no room for (docs/rules.md §5,
 -- "Late completes").
 --
 -- A session the sweeper released (no callback within 2 × LOI + 10 minutes) gave its quota
