@@ -48,6 +48,9 @@ type Campaign struct {
 	Related              []int64    // campaign_relationships partners, both directions merged
 	Retargets            []Retarget // while any is unexpired the campaign admits only listed respondents
 	ExcludedParticipants []int64    // campaign_exclusions resolved to participant ids
+	// ExcludedSuppliers are the publishers whose participants the campaign never admits
+	// (excluded_supplier_ids, docs/rules.md §5.5).
+	ExcludedSuppliers []int64
 	// DaysInField and FieldStart (unix seconds the campaign went into field)
 	// let the balanced allocation pace the campaign; 0 means
 	// DefaultDaysInField and unknown (no pacing). Eligibility ignores them.

@@ -638,7 +638,7 @@ func (p *partition) bytes() int {
 	n += p.byID.bytes()
 	for i := range p.cold {
 		if r := p.cold[i].restriction; r != nil {
-			n += int(unsafe.Sizeof(*r)) + cap(r.excluded)*8 + cap(r.byID)*16 +
+			n += int(unsafe.Sizeof(*r)) + (cap(r.excluded)+cap(r.suppliers))*8 + cap(r.byID)*16 +
 				(cap(r.byDevice)+cap(r.byHash))*int(unsafe.Sizeof(textExpiry{}))
 		}
 	}

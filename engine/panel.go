@@ -461,6 +461,7 @@ func (s *panelShard) decode(r uint32, dst *Participant) {
 	dst.Version = s.version[r]
 	dst.Entries = decodeEntries(s.entries.get(r), dst.Entries[:0])
 	rec := s.record(r)
+	dst.PublisherID = rec.pub
 	decodeAnswers(rec.answers, dst)
 	dst.DeviceID, dst.DeviceIDHash = "", ""
 	if len(rec.dev) > 0 {

@@ -13,6 +13,9 @@ import (
 type Participant struct {
 	ID        int64
 	CountryID int32
+	// PublisherID is the supply partner the participant belongs to (the panel's key):
+	// campaigns that exclude that partner never admit it.
+	PublisherID int64
 	// Device is exactly one Device* bit: the device of the current request.
 	Device uint8
 	// DeviceID is the X-Device-Identifier the partner sent; may be empty.
@@ -40,7 +43,7 @@ type Participant struct {
 // panel into a reused value (Range, Lookup) is overwritten by the next decode, so whoever
 // keeps one past the callback keeps a detached copy.
 func (p *Participant) detached() *Participant {
-	c := &Participant{ID: p.ID, CountryID: p.CountryID, Device: p.Device, Version: p.Version,
+	c := &Participant{ID: p.ID, CountryID: p.CountryID, PublisherID: p.PublisherID, Device: p.Device, Version: p.Version,
 		DeviceID: strings.Clone(p.DeviceID), DeviceIDHash: strings.Clone(p.DeviceIDHash),
 		Entries: slices.Clone(p.Entries)}
 	if len(p.Answers) > 0 {

@@ -100,6 +100,11 @@ func propMarket(r *rand.Rand, firstID int64, n int, nextQuota *int64) []engine.C
 				c.ExcludedParticipants = append(c.ExcludedParticipants, 1+r.Int64N(8))
 			}
 		}
+		if r.IntN(6) == 0 {
+			for range 1 + r.IntN(2) {
+				c.ExcludedSuppliers = append(c.ExcludedSuppliers, 1+r.Int64N(4))
+			}
+		}
 		if r.IntN(4) == 0 {
 			for range 1 + r.IntN(4) {
 				t := engine.Retarget{Kind: uint8(r.IntN(4)), ExpiresAt: propNow + r.Int64N(7200) - 3600}
@@ -130,7 +135,7 @@ func propMarket(r *rand.Rand, firstID int64, n int, nextQuota *int64) []engine.C
 }
 
 func propParticipant(r *rand.Rand, firstID int64, n int) *engine.Participant {
-	p := &engine.Participant{ID: 1 + r.Int64N(8), CountryID: 1, Device: 1 << r.IntN(3)}
+	p := &engine.Participant{ID: 1 + r.Int64N(8), CountryID: 1, PublisherID: 1 + r.Int64N(4), Device: 1 << r.IntN(3)}
 	if r.IntN(10) == 0 {
 		p.CountryID = 2
 	}

@@ -90,7 +90,7 @@ func refCampaign(c *engine.Campaign, ctr *engine.Counters, p *engine.Participant
 	if !open {
 		return r
 	}
-	if slices.Contains(c.ExcludedParticipants, p.ID) {
+	if slices.Contains(c.ExcludedParticipants, p.ID) || slices.Contains(c.ExcludedSuppliers, p.PublisherID) {
 		return r
 	}
 	for _, e := range p.Entries {

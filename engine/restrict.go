@@ -5,11 +5,13 @@ import (
 	"strings"
 )
 
-// restrictions holds the per-respondent rules of a campaign (exclusions and
-// retargeting lists, docs/rules.md §5.5–6). Most campaigns have none and carry a
-// nil pointer. Every list is sorted for binary search.
+// restrictions holds the per-respondent rules of a campaign (exclusions of
+// participants and of supply partners, retargeting lists, docs/rules.md §5.5–6).
+// Most campaigns have none and carry a nil pointer. Every list is sorted for
+// binary search.
 type restrictions struct {
 	excluded  []int64      // participant ids
+	suppliers []int64      // excluded publisher ids
 	byID      []idExpiry   // retarget kinds 0 and 1
 	byDevice  []textExpiry // retarget kind 2, raw device identifier
 	byHash    []textExpiry // retarget kind 3, upper-case hex SHA-1
@@ -29,11 +31,12 @@ type textExpiry struct {
 // newRestrictions compiles a campaign's exclusions and retargets, or returns
 // nil when it has neither.
 func newRestrictions(c *Campaign) *restrictions {
-	if len(c.ExcludedParticipants) == 0 && len(c.Retargets) == 0 {
+	if len(c.ExcludedParticipants) == 0 && len(c.ExcludedSuppliers) == 0 && len(c.Retargets) == 0 {
 		return nil
 	}
-	r := &restrictions{excluded: slices.Clone(c.ExcludedParticipants)}
+	r := &restrictions{excluded: slices.Clone(c.ExcludedParticipants), suppliers: slices.Clone(c.ExcludedSuppliers)}
 	slices.Sort(r.excluded)
+	slices.Sort(r.suppliers)
 	for _, t := range c.Retargets {
 		r.lastUntil = max(r.lastUntil, t.ExpiresAt)
 		switch t.Kind {
@@ -57,10 +60,13 @@ func newRestrictions(c *Campaign) *restrictions {
 	return r
 }
 
-// admits reports whether the participant passes the campaign's exclusions
-// and, while the campaign has an unexpired retarget record, is on its list.
+// admits reports whether the participant passes the campaign's exclusions (its
+// own, and its supply partner's) and, while the campaign has an unexpired retarget record, is on its list.
 func (r *restrictions) admits(p *Participant, now int64) bool {
 	if _, found := slices.BinarySearch(r.excluded, p.ID); found {
+		return false
+	}
+	if _, found := slices.BinarySearch(r.suppliers, p.PublisherID); found {
 		return false
 	}
 	if now >= r.lastUntil {

@@ -24,7 +24,7 @@ func baseCampaign() engine.Campaign {
 
 func baseParticipant() engine.Participant {
 	return engine.Participant{
-		ID: 7, CountryID: 1, Device: engine.DeviceMobile, DeviceID: "abc-123",
+		ID: 7, CountryID: 1, PublisherID: 4, Device: engine.DeviceMobile, DeviceID: "abc-123",
 		DeviceIDHash: engine.HashDeviceID("abc-123"),
 		Answers: []engine.Answer{
 			{QuestionID: engine.QuestionAge, Codes: []int32{31}},
@@ -129,6 +129,8 @@ func TestRules(t *testing.T) {
 		{name: "4 unanswered question", person: func(p *engine.Participant) { p.Answers = p.Answers[1:] }},
 
 		{name: "5 excluded", campaign: func(c *engine.Campaign) { c.ExcludedParticipants = []int64{3, 7} }},
+		{name: "5 supplier excluded", campaign: func(c *engine.Campaign) { c.ExcludedSuppliers = []int64{9, 4, 2} }},
+		{name: "5 another supplier excluded", campaign: func(c *engine.Campaign) { c.ExcludedSuppliers = []int64{3, 5} }, want: true},
 		{name: "5 someone else excluded", campaign: func(c *engine.Campaign) { c.ExcludedParticipants = []int64{3, 8} }, want: true},
 		{name: "5 entered a related campaign", campaign: func(c *engine.Campaign) { c.Related = []int64{11} },
 			person: func(p *engine.Participant) { p.Entries = []engine.Entry{{CampaignID: 11, At: ruleNow - 86400}} }},
