@@ -123,6 +123,7 @@ func (a *API) apiRoutes() []Route {
 		r("GET", "/country_languages", a.countryLanguages),
 		r("GET", "/qualifications", a.qualifications),
 		r("GET", "/qualifications/{question_id}", a.qualification),
+		r("GET", "/suppliers", a.suppliers),
 
 		r("GET", "/campaigns", a.listCampaigns),
 		r("POST", "/campaigns", a.idempotent(a.createCampaign)),

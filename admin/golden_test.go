@@ -239,6 +239,18 @@ func TestGolden(t *testing.T) {
 	r.buyer("campaign_activate_without_quota", b, "PUT", "/api/v1/campaigns/2", map[string]any{"status": 2}, 422)
 	r.buyer("campaign_update", b, "PUT", "/api/v1/campaigns/1", map[string]any{"status": 2, "length_of_interview": 15}, 200)
 
+	// Supply partners: one of the buyer's environment (staging), one live, which a staging
+	// buyer neither sees nor may name.
+	for _, p := range []persistence.NewPublisher{{Name: "Panel", Environment: s.Env}, {Name: "Live Panel", Environment: persistence.EnvLive}} {
+		p.CurrencyName, p.ExchangeRate, p.RevenueShare, p.RedirectURL = "coins", 100, 0.5, "https://panel.example/back"
+		if _, _, err := s.DB.CreatePublisher(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.buyer("suppliers", b, "GET", "/api/v1/suppliers", nil, 200)
+	r.buyer("campaign_exclude_suppliers", b, "PUT", "/api/v1/campaigns/2", map[string]any{"excluded_supplier_ids": []int{1}}, 200)
+	r.buyer("campaign_exclude_unknown_supplier", b, "PUT", "/api/v1/campaigns/2", map[string]any{"excluded_supplier_ids": []int{1, 2}}, 422)
+
 	r.buyer("relationship_create", b, "POST", "/api/v1/campaign_relationships",
 		map[string]any{"campaign_id": 1, "related_campaign_id": 2}, 201)
 	r.buyer("relationship_create_duplicate", b, "POST", "/api/v1/campaign_relationships",

@@ -81,6 +81,17 @@ func (a *API) countryLanguages(ctx *fasthttp.RequestCtx, _ persistence.Buyer) er
 	return nil
 }
 
+// suppliers lists the supply partners of the token's environment, which a campaign's
+// excluded_supplier_ids name (docs/rules.md §5.5).
+func (a *API) suppliers(ctx *fasthttp.RequestCtx, _ persistence.Buyer) error {
+	out, err := a.d.DB.Suppliers(dbContext(ctx), a.d.Environment)
+	if err != nil {
+		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
 func (a *API) qualifications(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	cl, err := queryInt(ctx, "country_language_id", true)
 	if err != nil {
@@ -149,6 +160,7 @@ func (a *API) createCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) erro
 	if err != nil {
 		return err
 	}
+	f.SupplierEnvironment = a.d.Environment
 	c, err := a.d.DB.CreateCampaign(dbContext(ctx), b.ID, f)
 	if err != nil {
 		return err
@@ -190,6 +202,7 @@ func (a *API) changeCampaign(ctx context.Context, b persistence.Buyer, id int64,
 	if err != nil {
 		return persistence.CampaignDetail{}, err
 	}
+	f.SupplierEnvironment = a.d.Environment
 	return a.d.DB.UpdateCampaign(ctx, b.ID, id, f)
 }
 

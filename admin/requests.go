@@ -110,6 +110,9 @@ type campaignBody struct {
 	BuyerAccountID    persistence.Nullable[int64] `json:"buyer_account_id" range:"1"`
 	ProjectID         *int64                      `json:"project_id" range:"1"`
 	Status            *int                        `json:"status" range:"2,5" values:"2 (active), 3 (complete) or 5 (paused)"`
+	// ExcludedSupplierIDs replaces the list whole; whether each is a supplier is checked
+	// when it is stored.
+	ExcludedSupplierIDs *[]int64 `json:"excluded_supplier_ids" range:"1"`
 }
 
 // DecodeCampaign decodes and validates a campaign create (create true) or update body.
@@ -124,7 +127,7 @@ func DecodeCampaign(body []byte, create bool) (persistence.CampaignFields, error
 		Name: in.Name, DaysInField: in.DaysInField, Incidence: in.Incidence, LengthOfInterview: in.LengthOfInterview,
 		CountryLanguageID: in.CountryLanguageID, SupplierLink: in.SupplierLink, MaxDailyCompletes: in.MaxDailyCompletes,
 		ReentryInterval: in.ReentryInterval, IsRetarget: in.IsRetarget, SupportedDevices: in.SupportedDevices,
-		BuyerAccountID: in.BuyerAccountID,
+		BuyerAccountID: in.BuyerAccountID, ExcludedSupplierIDs: in.ExcludedSupplierIDs,
 	}
 	if create {
 		f.ProjectID = in.ProjectID

@@ -468,3 +468,24 @@ func (db *DB) updatePublisher(ctx context.Context, id int64, sql string, arg any
 	})
 	return classify(err)
 }
+
+// Supplier is a supply partner as a buyer sees it: the publisher's id and name, all a
+// campaign's excluded_supplier_ids need.
+type Supplier struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// Suppliers lists the publishers of environment env in id order: the supply partners a
+// buyer whose token is of env may exclude from its campaigns.
+func (db *DB) Suppliers(ctx context.Context, env string) ([]Supplier, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT id, name FROM publishers WHERE environment = $1 ORDER BY id`, env)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Supplier])
+	if out == nil {
+		out = []Supplier{}
+	}
+	return out, classify(err)
+}

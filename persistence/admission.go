@@ -21,7 +21,7 @@ const (
 	RefusedStatus   = "status"   // the campaign is not active (or gone)
 	RefusedQuota    = "quota"    // no open non-global quota matched, or a global one is full
 	RefusedDaily    = "daily"    // max_daily_completes reached today (UTC)
-	RefusedExcluded = "excluded" // campaign_exclusions
+	RefusedExcluded = "excluded" // campaign_exclusions, or the participant's partner is in excluded_supplier_ids
 	RefusedReentry  = "reentry"  // reentry_interval forbids another entry yet
 	RefusedRelated  = "related"  // entered a related campaign before
 )
@@ -114,7 +114,8 @@ const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_pl
 
 // admitChecksSQL reads, per entry (ordinality i), its campaign (buyer, status, caps,
 // today's UTC completes when it has a daily cap, else 0: nothing else reads them) and what
-// stored rows say: excluded, entered within
+// stored rows say: excluded (listed in campaign_exclusions, or impaneled by a partner in
+// excluded_supplier_ids: a probe of participants only when the list is not empty), entered within
 // reentry_interval, entered a related campaign, the participant's respondent id for the
 // campaign's buyer ("" when none yet), and where the session the entry may resume is (its
 // offer's, in progress, entered within OfferSessionAge): 0 nowhere (no nonce, or no entry
@@ -147,7 +148,8 @@ const admitSettingsSQL = `SELECT set_config('plan_cache_mode', 'force_generic_pl
 var admitChecksSQL = `SELECT e.i::int, c.buyer_id, c.status, c.max_daily_completes, c.reentry_interval,
 	CASE WHEN c.max_daily_completes IS NULL THEN 0
 		ELSE COALESCE((SELECT d.completes FROM campaign_daily_counts d WHERE d.campaign_id = c.id AND d.day = (now() AT TIME ZONE 'UTC')::date), 0) END,
-	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p),
+	EXISTS (SELECT 1 FROM campaign_exclusions x WHERE x.campaign_id = c.id AND x.participant_id = e.p)
+	OR (c.excluded_supplier_ids <> '{}' AND EXISTS (SELECT 1 FROM participants xp WHERE xp.id = e.p AND xp.publisher_id = ANY(c.excluded_supplier_ids))),
 	pc.entered_at IS NOT NULL AND c.reentry_interval IS DISTINCT FROM 0
 		AND (c.reentry_interval IS NULL OR pc.entered_at > now() - make_interval(mins => c.reentry_interval)),
 	EXISTS (SELECT 1 FROM campaign_relationships r WHERE r.campaign_id = c.id

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,6 +46,7 @@ type Campaign struct {
 	ProjectID                    int64                   `json:"project_id"`
 	WaveNumber                   int                     `json:"wave_number"`
 	CustomCampaignQualifications []CampaignQualification `json:"custom_campaign_qualifications"`
+	ExcludedSupplierIDs          []int64                 `json:"excluded_supplier_ids"`
 	RedirectTestURL              string                  `json:"redirect_test_url"`
 }
 
@@ -105,6 +107,10 @@ type CampaignFields struct {
 	BuyerAccountID    Nullable[int64]
 	ProjectID         *int64 // create only: join that project as its next wave
 	Status            *int   // update only
+	// ExcludedSupplierIDs replaces the campaign's excluded supply partners: each must be a
+	// publisher of SupplierEnvironment, the environment of the buyer's token (Suppliers).
+	ExcludedSupplierIDs *[]int64
+	SupplierEnvironment string
 }
 
 const campaignColumns = `c.id, c.name, c.cpi_cents, c.days_in_field, c.incidence, c.status::int, c.length_of_interview,
@@ -114,7 +120,8 @@ const campaignColumns = `c.id, c.name, c.cpi_cents, c.days_in_field, c.incidence
 	(SELECT count(*) FROM campaign_retargets r WHERE r.campaign_id = c.id AND r.expires_at > now()),
 	c.is_retarget, c.is_maid_targeted, c.supported_devices::int[], c.buyer_account_id, c.project_id, c.wave_number,
 	COALESCE((SELECT json_agg(json_build_object('id', cq.id, 'question_id', cq.question_id, 'pre_codes', cq.pre_codes) ORDER BY cq.id)
-	  FROM campaign_qualifications cq WHERE cq.campaign_id = c.id), '[]'::json)`
+	  FROM campaign_qualifications cq WHERE cq.campaign_id = c.id), '[]'::json),
+	c.excluded_supplier_ids`
 
 func scanCampaign(row pgx.Row) (Campaign, error) {
 	var c Campaign
@@ -122,13 +129,16 @@ func scanCampaign(row pgx.Row) (Campaign, error) {
 	err := row.Scan(&c.ID, &c.Name, &cpi, &c.DaysInField, &c.Incidence, &c.Status, &c.LengthOfInterview,
 		&c.TotalRemaining, &c.SupplierLink, &c.MaxDailyCompletes, &c.ReentryInterval, &c.CountryLanguageID,
 		&c.RetargetCount, &c.IsRetarget, &c.IsMaidTargeted, &c.SupportedDevices, &c.BuyerAccountID,
-		&c.ProjectID, &c.WaveNumber, &c.CustomCampaignQualifications)
+		&c.ProjectID, &c.WaveNumber, &c.CustomCampaignQualifications, &c.ExcludedSupplierIDs)
 	c.CPI = Cents(cpi)
 	if c.SupportedDevices == nil {
 		c.SupportedDevices = []int{}
 	}
 	if c.CustomCampaignQualifications == nil {
 		c.CustomCampaignQualifications = []CampaignQualification{}
+	}
+	if c.ExcludedSupplierIDs == nil {
+		c.ExcludedSupplierIDs = []int64{}
 	}
 	return c, err
 }
@@ -270,6 +280,37 @@ func checkAdhocAccount(ctx context.Context, tx pgx.Tx, buyerID int64, id Nullabl
 	return nil
 }
 
+// checkSuppliers returns the excluded supply partners a write leaves the campaign with:
+// f.ExcludedSupplierIDs sorted and de-duplicated when it is set (each a publisher of
+// f.SupplierEnvironment, else 422 naming excluded_supplier_ids), else current.
+func checkSuppliers(ctx context.Context, tx pgx.Tx, f CampaignFields, current []int64) ([]int64, error) {
+	if f.ExcludedSupplierIDs == nil {
+		if current == nil {
+			current = []int64{}
+		}
+		return current, nil
+	}
+	ids := slices.Clone(*f.ExcludedSupplierIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if ids == nil {
+		ids = []int64{}
+	}
+	if len(ids) == 0 {
+		return ids, nil
+	}
+	var unknown *int64
+	if err := tx.QueryRow(ctx, `SELECT min(x) FROM unnest($1::bigint[]) AS x
+		WHERE NOT EXISTS (SELECT 1 FROM publishers p WHERE p.id = x AND p.environment = $2)`,
+		ids, f.SupplierEnvironment).Scan(&unknown); err != nil {
+		return nil, err
+	}
+	if unknown != nil {
+		return nil, fault.Invalid("excluded_supplier_ids", "%d is not a supplier (GET /api/v1/suppliers lists them)", *unknown)
+	}
+	return ids, nil
+}
+
 // CreateCampaign stores a new campaign (status 5 Paused) in one transaction: its insights
 // project (a new one_time project named after it, a draft until one of its campaigns is
 // first activated, or the next wave of f.ProjectID), its
@@ -285,6 +326,10 @@ func (db *DB) CreateCampaign(ctx context.Context, buyerID int64, f CampaignField
 			return err
 		}
 		if err := checkAdhocAccount(ctx, tx, buyerID, f.BuyerAccountID); err != nil {
+			return err
+		}
+		excluded, err := checkSuppliers(ctx, tx, f, []int64{})
+		if err != nil {
 			return err
 		}
 		var projectID int64
@@ -329,11 +374,11 @@ func (db *DB) CreateCampaign(ctx context.Context, buyerID int64, f CampaignField
 		var id int64
 		err = tx.QueryRow(ctx, `INSERT INTO campaigns (buyer_id, project_id, wave_number, name, cpi_cents, cpi_bid_cents,
 			days_in_field, incidence, status, length_of_interview, supplier_link, max_daily_completes, reentry_interval,
-			country_language_id, is_retarget, supported_devices, buyer_account_id)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16::smallint[],$17) RETURNING id`,
+			country_language_id, is_retarget, supported_devices, buyer_account_id, excluded_supplier_ids)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16::smallint[],$17,$18) RETURNING id`,
 			buyerID, projectID, wave, *f.Name, int64(Price(rate, f.CPIBid)), bid, days, *f.Incidence, StatusPaused,
 			*f.LengthOfInterview, *f.SupplierLink, f.MaxDailyCompletes.Ptr(), f.ReentryInterval.Ptr(),
-			*f.CountryLanguageID, isRetarget, devices, f.BuyerAccountID.Ptr()).Scan(&id)
+			*f.CountryLanguageID, isRetarget, devices, f.BuyerAccountID.Ptr(), excluded).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -365,11 +410,13 @@ func (db *DB) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignF
 			devices  []int
 			account  *int64
 			status   int
+			excluded []int64
 		)
 		err := tx.QueryRow(ctx, `SELECT name, cpi_bid_cents, days_in_field, incidence, length_of_interview, country_language_id,
-			supplier_link, max_daily_completes, reentry_interval, is_retarget, supported_devices::int[], buyer_account_id, status::int
+			supplier_link, max_daily_completes, reentry_interval, is_retarget, supported_devices::int[], buyer_account_id, status::int,
+			excluded_supplier_ids
 			FROM campaigns WHERE id = $1 AND buyer_id = $2 FOR NO KEY UPDATE`, id, buyerID).
-			Scan(&name, &bid, &days, &inc, &loi, &cl, &link, &maxDaily, &reentry, &retarget, &devices, &account, &status)
+			Scan(&name, &bid, &days, &inc, &loi, &cl, &link, &maxDaily, &reentry, &retarget, &devices, &account, &status, &excluded)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fault.NotFound("campaign not found")
 		} else if err != nil {
@@ -424,6 +471,9 @@ func (db *DB) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignF
 			}
 			account = f.BuyerAccountID.Ptr()
 		}
+		if excluded, err = checkSuppliers(ctx, tx, f, excluded); err != nil {
+			return err
+		}
 		newStatus := status
 		if f.Status != nil && *f.Status != status {
 			switch {
@@ -446,7 +496,7 @@ func (db *DB) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignF
 			return fault.Invalid("status", "must be 2 (active), 3 (complete) or 5 (paused)")
 		}
 		cpiSQL := `cpi_cents`
-		args := []any{id, name, bid, days, inc, loi, cl, link, maxDaily, reentry, retarget, devices, account, newStatus}
+		args := []any{id, name, bid, days, inc, loi, cl, link, maxDaily, reentry, retarget, devices, account, newStatus, excluded}
 		if reprice {
 			rate, err := RateCardCents(ctx, tx, loi, inc)
 			if err != nil {
@@ -457,13 +507,13 @@ func (db *DB) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignF
 				v := Cents(*bid)
 				b = &v
 			}
-			cpiSQL = `$15`
+			cpiSQL = `$16`
 			args = append(args, int64(Price(rate, b)))
 		}
 		_, err = tx.Exec(ctx, `UPDATE campaigns SET name = $2, cpi_bid_cents = $3, days_in_field = $4, incidence = $5,
 			length_of_interview = $6, country_language_id = $7, supplier_link = $8, max_daily_completes = $9,
 			reentry_interval = $10, is_retarget = $11, supported_devices = $12::smallint[], buyer_account_id = $13,
-			cpi_cents = `+cpiSQL+`, updated_at = now(),
+			excluded_supplier_ids = $15, cpi_cents = `+cpiSQL+`, updated_at = now(),
 			status_changed_at = CASE WHEN status <> $14 THEN now() ELSE status_changed_at END,
 			completed_at = CASE WHEN status = $14 THEN completed_at WHEN $14 = 3 THEN now() ELSE NULL END,
 			status = $14

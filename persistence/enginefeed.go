@@ -75,7 +75,8 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMet
 	// The field period starts when an active campaign last went active (status_changed_at).
 	rows, err := tx.Query(ctx, `SELECT c.id, c.buyer_id, cl.country_id, c.status, c.cpi_cents,
 		c.length_of_interview, c.incidence, c.supported_devices, COALESCE(c.max_daily_completes, 0),
-		COALESCE(c.reentry_interval, -1), c.days_in_field, extract(epoch FROM c.status_changed_at)::bigint
+		COALESCE(c.reentry_interval, -1), c.days_in_field, extract(epoch FROM c.status_changed_at)::bigint,
+		NULLIF(c.excluded_supplier_ids, '{}')
 		FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id
 		WHERE c.id = ANY($1) ORDER BY c.id`, ids)
 	if err != nil {
@@ -90,7 +91,7 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMet
 		var status int16
 		var cpi int64
 		if err := rows.Scan(&c.ID, &c.BuyerID, &c.CountryID, &status, &cpi, &c.LOI, &c.Incidence,
-			&devices, &c.MaxDailyCompletes, &c.ReentryMinutes, &c.DaysInField, &c.FieldStart); err != nil {
+			&devices, &c.MaxDailyCompletes, &c.ReentryMinutes, &c.DaysInField, &c.FieldStart, &c.ExcludedSuppliers); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -561,6 +561,12 @@ func TestGuides(t *testing.T) {
 	}
 	r.keep("postback_reversed", "GET "+rev.URL.RequestURI()+"\nHost: partner.example\n")
 
+	// --- Supplier controls (docs/rules.md §5): the partners a buyer may exclude, and one
+	// campaign excluding the guide's partner.
+	api("suppliers", "GET", "/api/v1/suppliers", nil, 200)
+	api("campaign_exclude_suppliers", "PUT", campaign, map[string]any{"excluded_supplier_ids": []int64{pubRow.ID}}, 200)
+	api("campaign_exclude_unknown_supplier", "PUT", campaign, map[string]any{"excluded_supplier_ids": []int64{pubRow.ID + 1000}}, 422)
+
 	// --- Re-routing (docs/rules.md §10): the publisher turns it on; a disqualify at one
 	// survey sends the participant straight on to the next, and the chain's result reaches
 	// the partner once, with attempts.

@@ -437,14 +437,17 @@ type Campaign struct {
 	Cpi                          string                  `json:"cpi"`
 	CustomCampaignQualifications []CampaignQualification `json:"custom_campaign_qualifications"`
 	DaysInField                  int                     `json:"days_in_field"`
-	Id                           int                     `json:"id"`
-	Incidence                    int                     `json:"incidence"`
-	IsMaidTargeted               bool                    `json:"is_maid_targeted"`
-	IsRetarget                   bool                    `json:"is_retarget"`
-	LengthOfInterview            int                     `json:"length_of_interview"`
-	MaxDailyCompletes            *int                    `json:"max_daily_completes"`
-	Name                         string                  `json:"name"`
-	ProjectId                    int                     `json:"project_id"`
+
+	// ExcludedSupplierIds ids of the supply partners (GET /api/v1/suppliers) whose participants the campaign never admits: never offered it, an entry refused, never re-routed into it; [] none
+	ExcludedSupplierIds []int  `json:"excluded_supplier_ids"`
+	Id                  int    `json:"id"`
+	Incidence           int    `json:"incidence"`
+	IsMaidTargeted      bool   `json:"is_maid_targeted"`
+	IsRetarget          bool   `json:"is_retarget"`
+	LengthOfInterview   int    `json:"length_of_interview"`
+	MaxDailyCompletes   *int   `json:"max_daily_completes"`
+	Name                string `json:"name"`
+	ProjectId           int    `json:"project_id"`
 
 	// RedirectTestUrl signed link of a test session (GET /router/test/{campaign_id})
 	RedirectTestUrl string `json:"redirect_test_url"`
@@ -476,8 +479,11 @@ type CampaignCreate struct {
 	// Cpi cost per interview in USD, a number or a decimal string
 	Cpi         *CampaignCreate_Cpi `json:"cpi,omitempty"`
 	DaysInField *int                `json:"days_in_field,omitempty"`
-	Incidence   int                 `json:"incidence"`
-	IsRetarget  *bool               `json:"is_retarget,omitempty"`
+
+	// ExcludedSupplierIds ids of supply partners (GET /api/v1/suppliers) to exclude; replaces the whole list; an id that is not a supplier: 422 naming excluded_supplier_ids; default []
+	ExcludedSupplierIds *[]int `json:"excluded_supplier_ids,omitempty"`
+	Incidence           int    `json:"incidence"`
+	IsRetarget          *bool  `json:"is_retarget,omitempty"`
 
 	// LengthOfInterview minutes
 	LengthOfInterview int    `json:"length_of_interview"`
@@ -528,14 +534,17 @@ type CampaignListItem struct {
 	Cpi                          string                  `json:"cpi"`
 	CustomCampaignQualifications []CampaignQualification `json:"custom_campaign_qualifications"`
 	DaysInField                  int                     `json:"days_in_field"`
-	Id                           int                     `json:"id"`
-	Incidence                    int                     `json:"incidence"`
-	IsMaidTargeted               bool                    `json:"is_maid_targeted"`
-	IsRetarget                   bool                    `json:"is_retarget"`
-	LengthOfInterview            int                     `json:"length_of_interview"`
-	MaxDailyCompletes            *int                    `json:"max_daily_completes"`
-	Name                         string                  `json:"name"`
-	ProjectId                    int                     `json:"project_id"`
+
+	// ExcludedSupplierIds ids of the supply partners (GET /api/v1/suppliers) whose participants the campaign never admits: never offered it, an entry refused, never re-routed into it; [] none
+	ExcludedSupplierIds []int  `json:"excluded_supplier_ids"`
+	Id                  int    `json:"id"`
+	Incidence           int    `json:"incidence"`
+	IsMaidTargeted      bool   `json:"is_maid_targeted"`
+	IsRetarget          bool   `json:"is_retarget"`
+	LengthOfInterview   int    `json:"length_of_interview"`
+	MaxDailyCompletes   *int   `json:"max_daily_completes"`
+	Name                string `json:"name"`
+	ProjectId           int    `json:"project_id"`
 
 	// RedirectTestUrl signed link of a test session (GET /router/test/{campaign_id})
 	RedirectTestUrl string `json:"redirect_test_url"`
@@ -641,8 +650,11 @@ type CampaignUpdate struct {
 	// Cpi cost per interview in USD, a number or a decimal string
 	Cpi         *CampaignUpdate_Cpi `json:"cpi,omitempty"`
 	DaysInField *int                `json:"days_in_field,omitempty"`
-	Incidence   *int                `json:"incidence,omitempty"`
-	IsRetarget  *bool               `json:"is_retarget,omitempty"`
+
+	// ExcludedSupplierIds ids of supply partners (GET /api/v1/suppliers) to exclude; replaces the whole list; an id that is not a supplier: 422 naming excluded_supplier_ids; default []
+	ExcludedSupplierIds *[]int `json:"excluded_supplier_ids,omitempty"`
+	Incidence           *int   `json:"incidence,omitempty"`
+	IsRetarget          *bool  `json:"is_retarget,omitempty"`
 
 	// LengthOfInterview minutes
 	LengthOfInterview *int    `json:"length_of_interview,omitempty"`
@@ -1064,6 +1076,13 @@ type RetargetsRemove struct {
 
 // RetargetsRemoveRetargetingType 0 transaction id, 1 respondent id, 2 device id, 3 hashed mobile ad id
 type RetargetsRemoveRetargetingType int
+
+// Supplier defines model for Supplier.
+type Supplier struct {
+	// Id the partner's id, what excluded_supplier_ids names
+	Id   int    `json:"id"`
+	Name string `json:"name"`
+}
 
 // Webhook defines model for Webhook.
 type Webhook struct {
@@ -2259,6 +2278,13 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 	GetQualification(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListSuppliers The supply partners a campaign may exclude
+	//
+	// The supply partners of the token's environment (a staging token sees staging partners), in id order. A campaign's excluded_supplier_ids name them (docs/rules.md §5).
+	//
+	// Corresponds with GET /api/v1/suppliers (the `ListSuppliers` operationId).
+	ListSuppliers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ShowWebhook Show the buyer's webhook URL
 	//
 	// Corresponds with GET /api/v1/webhook (the `ShowWebhook` operationId).
@@ -3097,6 +3123,23 @@ func (c *Client) ListQualifications(ctx context.Context, params *ListQualificati
 // Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 func (c *Client) GetQualification(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetQualificationRequest(c.Server, questionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSuppliers The supply partners a campaign may exclude
+//
+// The supply partners of the token's environment (a staging token sees staging partners), in id order. A campaign's excluded_supplier_ids name them (docs/rules.md §5).
+//
+// Corresponds with GET /api/v1/suppliers (the `ListSuppliers` operationId).
+func (c *Client) ListSuppliers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSuppliersRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4642,6 +4685,33 @@ func NewGetQualificationRequest(server string, questionId int, params *GetQualif
 	return req, nil
 }
 
+// NewListSuppliersRequest constructs an http.Request for the ListSuppliers method
+func NewListSuppliersRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/suppliers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewShowWebhookRequest constructs an http.Request for the ShowWebhook method
 func NewShowWebhookRequest(server string) (*http.Request, error) {
 	var err error
@@ -5517,6 +5587,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 	GetQualificationWithResponse(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*GetQualificationResponse, error)
+
+	// ListSuppliersWithResponse The supply partners a campaign may exclude
+	//
+	// The supply partners of the token's environment (a staging token sees staging partners), in id order. A campaign's excluded_supplier_ids name them (docs/rules.md §5).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/suppliers (the `ListSuppliers` operationId).
+	ListSuppliersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSuppliersResponse, error)
 
 	// ShowWebhookWithResponse Show the buyer's webhook URL
 	//
@@ -8666,6 +8745,89 @@ func (r GetQualificationResponse) ContentType() string {
 	return ""
 }
 
+// ListSuppliersResponse401Headers the declared response headers of an HTTP 401 response for ListSuppliers
+type ListSuppliersResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListSuppliersResponse429Headers the declared response headers of an HTTP 429 response for ListSuppliers
+type ListSuppliersResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListSuppliersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Supplier
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *E406
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSuppliersResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSuppliersResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSuppliersResponse) GetJSON200() *[]Supplier {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSuppliersResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r ListSuppliersResponse) GetJSON406() *E406 {
+	return r.JSON406
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSuppliersResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSuppliersResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSuppliersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSuppliersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSuppliersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSuppliersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ShowWebhookResponse401Headers the declared response headers of an HTTP 401 response for ShowWebhook
 type ShowWebhookResponse401Headers struct {
 	WWWAuthenticate *string
@@ -10298,6 +10460,21 @@ func (c *ClientWithResponses) GetQualificationWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetQualificationResponse(rsp)
+}
+
+// ListSuppliersWithResponse The supply partners a campaign may exclude
+//
+// The supply partners of the token's environment (a staging token sees staging partners), in id order. A campaign's excluded_supplier_ids name them (docs/rules.md §5).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/suppliers (the `ListSuppliers` operationId).
+func (c *ClientWithResponses) ListSuppliersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListSuppliersResponse, error) {
+	rsp, err := c.ListSuppliers(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSuppliersResponse(rsp)
 }
 
 // ShowWebhookWithResponse Show the buyer's webhook URL
@@ -13353,6 +13530,83 @@ func ParseGetQualificationResponse(rsp *http.Response) (*GetQualificationRespons
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetQualificationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSuppliersResponse parses an HTTP response from a ListSuppliersWithResponse call
+func ParseListSuppliersResponse(rsp *http.Response) (*ListSuppliersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSuppliersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Supplier
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest E406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListSuppliersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSuppliersResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
