@@ -23,6 +23,15 @@ const (
 	EnvLive    = "live"
 )
 
+// Scopes of a buyer token: a read token reads and never writes; a write token does both.
+const (
+	ScopeRead  = "read"
+	ScopeWrite = "write"
+)
+
+// ValidScope reports whether scope names a buyer token scope.
+func ValidScope(scope string) bool { return scope == ScopeRead || scope == ScopeWrite }
+
 // Buyer is an authenticated buyer account as handlers see it. The secret signs links and
 // callbacks and never leaves the server.
 type Buyer struct {
@@ -36,6 +45,9 @@ type Buyer struct {
 	// BuyerByCustomerID (the router's callback look-up) fills it.
 	PreviousAPISecret string    `json:"-"`
 	PreviousUntil     time.Time `json:"-"`
+	// Scope is the scope of the token the buyer authenticated with (ScopeRead or
+	// ScopeWrite); AuthenticateBuyer and ConsoleSessionOf fill it.
+	Scope string `json:"-"`
 }
 
 // Publisher is a supply partner account.
@@ -118,10 +130,19 @@ func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env string, c Bu
 	return b, c.Token, nil
 }
 
-// IssueBuyerToken adds a token of environment env to the buyer registered with email.
+// IssueBuyerToken adds a write token of environment env to the buyer registered with email.
 func (db *DB) IssueBuyerToken(ctx context.Context, email, env string) (Buyer, string, error) {
+	return db.IssueScopedBuyerToken(ctx, email, env, ScopeWrite)
+}
+
+// IssueScopedBuyerToken adds a token of environment env and scope (ScopeRead or ScopeWrite)
+// to the buyer registered with email.
+func (db *DB) IssueScopedBuyerToken(ctx context.Context, email, env, scope string) (Buyer, string, error) {
 	if !ValidEnvironment(env) {
 		return Buyer{}, "", fault.Invalid("environment", "must be staging or live")
+	}
+	if !ValidScope(scope) {
+		return Buyer{}, "", fault.Invalid("scope", "must be read or write")
 	}
 	var b Buyer
 	err := db.Pool.QueryRow(ctx, `SELECT id, customer_id, email, name, api_secret FROM buyers WHERE email = $1`,
@@ -134,7 +155,8 @@ func (db *DB) IssueBuyerToken(ctx context.Context, email, env string) (Buyer, st
 	}
 	token := randomHex(24)
 	h := TokenHash(token)
-	if _, err := db.Pool.Exec(ctx, `INSERT INTO buyer_tokens (buyer_id, environment, token_hash) VALUES ($1,$2,$3)`, b.ID, env, h[:]); err != nil {
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO buyer_tokens (buyer_id, environment, token_hash, scope) VALUES ($1,$2,$3,$4)`,
+		b.ID, env, h[:], scope); err != nil {
 		return Buyer{}, "", classify(err)
 	}
 	return b, token, nil
@@ -146,9 +168,9 @@ func (db *DB) AuthenticateBuyer(ctx context.Context, email, token, env string) (
 	h := TokenHash(token)
 	var b Buyer
 	var tokenEnv string
-	err := db.Pool.QueryRow(ctx, `SELECT b.id, b.customer_id, b.email, b.name, b.api_secret, t.environment
+	err := db.Pool.QueryRow(ctx, `SELECT b.id, b.customer_id, b.email, b.name, b.api_secret, t.environment, t.scope
 		FROM buyer_tokens t JOIN buyers b ON b.id = t.buyer_id WHERE t.token_hash = $1`, h[:]).
-		Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &b.APISecret, &tokenEnv)
+		Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &b.APISecret, &tokenEnv, &b.Scope)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Buyer{}, fault.Unauthorized("invalid credentials")
@@ -320,15 +342,16 @@ func (db *DB) RotateBuyerToken(ctx context.Context, email, token string) (Buyer,
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `DELETE FROM buyer_tokens t USING buyers b
 			WHERE t.buyer_id = b.id AND b.email = $1 AND t.token_hash = $2
-			RETURNING b.id, b.customer_id, b.email, b.name, t.environment`,
-			strings.ToLower(strings.TrimSpace(email)), old[:]).Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &env)
+			RETURNING b.id, b.customer_id, b.email, b.name, t.environment, t.scope`,
+			strings.ToLower(strings.TrimSpace(email)), old[:]).Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name, &env, &b.Scope)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errNoBuyerToken
 		}
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO buyer_tokens (buyer_id, environment, token_hash) VALUES ($1,$2,$3)`, b.ID, env, h[:])
+		_, err = tx.Exec(ctx, `INSERT INTO buyer_tokens (buyer_id, environment, token_hash, scope) VALUES ($1,$2,$3,$4)`,
+			b.ID, env, h[:], b.Scope)
 		return err
 	})
 	if err != nil {

@@ -16,19 +16,37 @@ import (
 type Operator struct {
 	ID   int64  `json:"id"`
 	Name string `json:"name"`
+	Role string `json:"role"` // RoleViewer or RoleAdmin
 }
 
-// CreateOperator registers an operator and returns it with its token, which exists only in
-// this answer (the table keeps its SHA-256).
+// Operator roles: a viewer reads the operator view; an admin also acts from it (unblocks).
+const (
+	RoleViewer = "viewer"
+	RoleAdmin  = "admin"
+)
+
+// ValidRole reports whether role names an operator role.
+func ValidRole(role string) bool { return role == RoleViewer || role == RoleAdmin }
+
+// CreateOperator registers an admin operator and returns it with its token, which exists
+// only in this answer (the table keeps its SHA-256).
 func (db *DB) CreateOperator(ctx context.Context, name string) (Operator, string, error) {
+	return db.CreateOperatorWithRole(ctx, name, RoleAdmin)
+}
+
+// CreateOperatorWithRole is CreateOperator with role RoleViewer or RoleAdmin.
+func (db *DB) CreateOperatorWithRole(ctx context.Context, name, role string) (Operator, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 200 {
 		return Operator{}, "", fault.Invalid("name", "must be 1 to 200 characters")
 	}
+	if !ValidRole(role) {
+		return Operator{}, "", fault.Invalid("role", "must be viewer or admin")
+	}
 	token := randomHex(24)
 	h := TokenHash(token)
-	o := Operator{Name: name}
-	err := db.Pool.QueryRow(ctx, `INSERT INTO operators (name, token_hash) VALUES ($1, $2) RETURNING id`, name, h[:]).Scan(&o.ID)
+	o := Operator{Name: name, Role: role}
+	err := db.Pool.QueryRow(ctx, `INSERT INTO operators (name, token_hash, role) VALUES ($1, $2, $3) RETURNING id`, name, h[:], role).Scan(&o.ID)
 	if err != nil {
 		return Operator{}, "", classify(err)
 	}
@@ -40,7 +58,7 @@ func (db *DB) CreateOperator(ctx context.Context, name string) (Operator, string
 func (db *DB) AuthenticateOperator(ctx context.Context, token string) (Operator, error) {
 	h := TokenHash(token)
 	var o Operator
-	err := db.Pool.QueryRow(ctx, `SELECT id, name FROM operators WHERE token_hash = $1`, h[:]).Scan(&o.ID, &o.Name)
+	err := db.Pool.QueryRow(ctx, `SELECT id, name, role FROM operators WHERE token_hash = $1`, h[:]).Scan(&o.ID, &o.Name, &o.Role)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Operator{}, fault.Unauthorized("invalid credentials")
 	}
@@ -99,12 +117,13 @@ func (db *DB) CreateConsoleSession(ctx context.Context, who ConsoleSignIn, ttl t
 func (db *DB) ConsoleSessionOf(ctx context.Context, id string) (ConsoleSession, error) {
 	var s ConsoleSession
 	var buyerID, operatorID *int64
-	var bCustomer, bEmail, bName, bSecret, oName *string
-	err := db.Pool.QueryRow(ctx, `SELECT s.expires_at, s.buyer_id, b.customer_id, b.email, b.name, b.api_secret,
-			s.operator_id, o.name
+	var bCustomer, bEmail, bName, bSecret, bScope, oName, oRole *string
+	err := db.Pool.QueryRow(ctx, `SELECT s.expires_at, s.buyer_id, b.customer_id, b.email, b.name, b.api_secret, t.scope,
+			s.operator_id, o.name, o.role
 		FROM console_sessions s LEFT JOIN buyers b ON b.id = s.buyer_id LEFT JOIN operators o ON o.id = s.operator_id
+		LEFT JOIN buyer_tokens t ON t.id = s.buyer_token_id
 		WHERE s.id_hash = $1 AND s.expires_at > now()`, consoleSessionHash(id)).
-		Scan(&s.ExpiresAt, &buyerID, &bCustomer, &bEmail, &bName, &bSecret, &operatorID, &oName)
+		Scan(&s.ExpiresAt, &buyerID, &bCustomer, &bEmail, &bName, &bSecret, &bScope, &operatorID, &oName, &oRole)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, fault.Unauthorized("no session")
 	}
@@ -112,10 +131,13 @@ func (db *DB) ConsoleSessionOf(ctx context.Context, id string) (ConsoleSession, 
 		return s, classify(err)
 	}
 	if buyerID != nil {
-		s.Buyer = Buyer{ID: *buyerID, CustomerID: *bCustomer, Email: *bEmail, Name: *bName, APISecret: *bSecret}
+		s.Buyer = Buyer{ID: *buyerID, CustomerID: *bCustomer, Email: *bEmail, Name: *bName, APISecret: *bSecret, Scope: ScopeRead}
+		if bScope != nil {
+			s.Buyer.Scope = *bScope
+		}
 	}
 	if operatorID != nil {
-		s.Operator = Operator{ID: *operatorID, Name: *oName}
+		s.Operator = Operator{ID: *operatorID, Name: *oName, Role: *oRole}
 	}
 	return s, nil
 }

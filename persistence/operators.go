@@ -14,6 +14,7 @@ import (
 type OperatorListing struct {
 	ID        int64     `json:"id"`
 	Name      string    `json:"name"`
+	Role      string    `json:"role"`
 	CreatedAt time.Time `json:"created_at"`
 	// Sessions counts its live web console sessions.
 	Sessions int64 `json:"console_sessions"`
@@ -21,7 +22,7 @@ type OperatorListing struct {
 
 // ListOperators returns every operator of the web console, oldest first.
 func (db *DB) ListOperators(ctx context.Context) ([]OperatorListing, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT o.id, o.name, o.created_at,
+	rows, err := db.Pool.Query(ctx, `SELECT o.id, o.name, o.role, o.created_at,
 			(SELECT count(*) FROM console_sessions s WHERE s.operator_id = o.id AND s.expires_at > now())
 		FROM operators o ORDER BY o.id`)
 	if err != nil {
@@ -29,7 +30,7 @@ func (db *DB) ListOperators(ctx context.Context) ([]OperatorListing, error) {
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OperatorListing, error) {
 		var o OperatorListing
-		err := r.Scan(&o.ID, &o.Name, &o.CreatedAt, &o.Sessions)
+		err := r.Scan(&o.ID, &o.Name, &o.Role, &o.CreatedAt, &o.Sessions)
 		return o, err
 	})
 	return list, classify(err)

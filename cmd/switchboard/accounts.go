@@ -39,26 +39,41 @@ func runBuyerCreate(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func runBuyerToken(ctx context.Context, args []string, out io.Writer) error {
-	f := newFlags("buyer token")
+	return issueBuyerToken(ctx, "buyer token", args, out)
+}
+
+// runBuyerTokenCreate is `buyer token create`, the same as `buyer token`.
+func runBuyerTokenCreate(ctx context.Context, args []string, out io.Writer) error {
+	return issueBuyerToken(ctx, "buyer token create", args, out)
+}
+
+// issueBuyerToken issues a further token of --environment and --scope for the buyer of
+// --email and prints it once.
+func issueBuyerToken(ctx context.Context, name string, args []string, out io.Writer) error {
+	f := newFlags(name)
 	dbURL := databaseFlag(f)
 	email := f.String("email", "", "the buyer's e-mail address (required)")
 	env := f.String("environment", persistence.EnvLive, "staging or live")
+	scope := f.String("scope", persistence.ScopeWrite, "read (every read, no write: 403 on the API's writes, a read-only console) or write")
 	if err := f.parse(args); err != nil {
 		return err
 	}
 	if *email == "" {
 		return errors.New("--email is required")
 	}
+	if !persistence.ValidScope(*scope) {
+		return errors.New("--scope must be read or write")
+	}
 	db, err := openDB(ctx, *dbURL, newLogger())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	b, token, err := db.IssueBuyerToken(ctx, *email, *env)
+	b, token, err := db.IssueScopedBuyerToken(ctx, *email, *env, *scope)
 	if err != nil {
 		return err
 	}
-	return printJSON(out, map[string]any{"customer_id": b.CustomerID, "environment": *env, "api_token": token})
+	return printJSON(out, map[string]any{"customer_id": b.CustomerID, "environment": *env, "scope": *scope, "api_token": token})
 }
 
 func runPublisherCreate(ctx context.Context, args []string, out io.Writer) error {

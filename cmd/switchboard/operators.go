@@ -15,22 +15,26 @@ func runOperatorCreate(ctx context.Context, args []string, out io.Writer) error 
 	f := newFlags("operator create")
 	dbURL := databaseFlag(f)
 	name := f.String("name", "", "the operator's name, shown in the console (required)")
+	role := f.String("role", persistence.RoleAdmin, "viewer (reads the operator view) or admin (also unblocks)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
 	if *name == "" {
 		return errors.New("--name is required")
 	}
+	if !persistence.ValidRole(*role) {
+		return errors.New("--role must be viewer or admin")
+	}
 	db, err := openDB(ctx, *dbURL, newLogger())
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	o, token, err := db.CreateOperator(ctx, *name)
+	o, token, err := db.CreateOperatorWithRole(ctx, *name, *role)
 	if err != nil {
 		return err
 	}
-	return printJSON(out, map[string]any{"id": o.ID, "name": o.Name, "operator_token": token,
+	return printJSON(out, map[string]any{"id": o.ID, "name": o.Name, "role": o.Role, "operator_token": token,
 		"sign_in": "/console/operator/sign-in"})
 }
 
