@@ -111,6 +111,22 @@ type Route struct {
 	CSV             bool // answers text/csv on success: Accept may admit CSV or JSON
 }
 
+// readPosts are the POST routes that change nothing: a read token may call them.
+var readPosts = map[string]bool{
+	Prefix + "/campaigns/realtime_feasibility":     true, // an estimate of a campaign not stored
+	Prefix + "/campaigns/{id}/export_demographics": true, // a CSV of stored sessions
+}
+
+// Writes reports whether the route changes anything, so that a read token may not call it
+// (docs/api.md, "Authentication"): every method but GET and HEAD writes, except the POSTs
+// of readPosts. It is the one place that decides; wrap refuses per route by it.
+func (r Route) Writes() bool {
+	if r.Method == "GET" || r.Method == "HEAD" {
+		return false
+	}
+	return !(r.Method == "POST" && readPosts[r.Pattern])
+}
+
 // Routes lists every route of the interface (/api/v1, then /insights_api), in
 // documentation order.
 func (a *API) Routes() []Route {
@@ -167,10 +183,14 @@ func (a *API) apiRoutes() []Route {
 // Register mounts every /api/v1 and /insights_api route on mux.
 func (a *API) Register(mux *httpio.Mux) {
 	for _, r := range a.Routes() {
+		h := r.h
+		if r.Writes() {
+			h = writeRoute(r, h)
+		}
 		if r.CSV {
-			mux.Handle(r.Method, r.Pattern, a.wrapCSV(r.h))
+			mux.Handle(r.Method, r.Pattern, a.wrapCSV(h))
 		} else {
-			mux.Handle(r.Method, r.Pattern, a.wrap(r.h))
+			mux.Handle(r.Method, r.Pattern, a.wrap(h))
 		}
 	}
 }

@@ -85,6 +85,18 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 	}
 }
 
+// writeRoute wraps the handler of a route that writes (Route.Writes): a buyer authenticated
+// with a read token gets 403 naming the scope, and h does not run.
+func writeRoute(r Route, h handler) handler {
+	refusal := "this token's scope is read: it cannot " + r.Method + " " + r.Pattern + " (use a write token)"
+	return func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+		if b.Scope != persistence.ScopeWrite {
+			return fault.Forbidden(refusal)
+		}
+		return h(ctx, b)
+	}
+}
+
 func (a *API) fail(ctx *fasthttp.RequestCtx, err error) {
 	httpio.WriteError(ctx, a.d.Log, httpio.StyleMessage, err)
 }

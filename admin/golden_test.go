@@ -250,6 +250,13 @@ func TestGolden(t *testing.T) {
 	r.buyer("suppliers", b, "GET", "/api/v1/suppliers", nil, 200)
 	r.buyer("campaign_exclude_suppliers", b, "PUT", "/api/v1/campaigns/2", map[string]any{"excluded_supplier_ids": []int{1}}, 200)
 	r.buyer("campaign_exclude_unknown_supplier", b, "PUT", "/api/v1/campaigns/2", map[string]any{"excluded_supplier_ids": []int{1, 2}}, 422)
+	_, readToken, err := s.DB.IssueScopedBuyerToken(context.Background(), b.Email, s.Env, persistence.ScopeRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := *b
+	reader.Token = readToken
+	r.buyer("campaign_update_read_scope", &reader, "PUT", "/api/v1/campaigns/2", map[string]any{"status": 2}, 403)
 
 	r.buyer("relationship_create", b, "POST", "/api/v1/campaign_relationships",
 		map[string]any{"campaign_id": 1, "related_campaign_id": 2}, 201)

@@ -1181,6 +1181,9 @@ type E401 = Error
 // E403 defines model for E403.
 type E403 = Error
 
+// E403Scope defines model for E403Scope.
+type E403Scope = Error
+
 // E404 defines model for E404.
 type E404 = Error
 
@@ -5720,6 +5723,8 @@ type CreateAdhocAccountResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *E406
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -5749,6 +5754,11 @@ func (r CreateAdhocAccountResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateAdhocAccountResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateAdhocAccountResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
@@ -5824,6 +5834,8 @@ type CreateRelationshipResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -5855,6 +5867,11 @@ func (r CreateRelationshipResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateRelationshipResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateRelationshipResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -5933,6 +5950,8 @@ type DeleteRelationshipResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -5955,6 +5974,11 @@ func (r DeleteRelationshipResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteRelationshipResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteRelationshipResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -6129,6 +6153,8 @@ type CreateCampaignResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *E406
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -6160,6 +6186,11 @@ func (r CreateCampaignResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateCampaignResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateCampaignResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
@@ -6441,6 +6472,8 @@ type UpdateCampaignResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -6472,6 +6505,11 @@ func (r UpdateCampaignResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateCampaignResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateCampaignResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -6552,6 +6590,8 @@ type ExcludeFromCampaignResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -6583,6 +6623,11 @@ func (r ExcludeFromCampaignResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ExcludeFromCampaignResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExcludeFromCampaignResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -6663,6 +6708,8 @@ type AttachCustomQualificationResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -6694,6 +6741,11 @@ func (r AttachCustomQualificationResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AttachCustomQualificationResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AttachCustomQualificationResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -6772,6 +6824,8 @@ type DetachCustomQualificationResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -6794,6 +6848,11 @@ func (r DetachCustomQualificationResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DetachCustomQualificationResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DetachCustomQualificationResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -6864,6 +6923,8 @@ type UpdateCustomQualificationResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -6895,6 +6956,11 @@ func (r UpdateCustomQualificationResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateCustomQualificationResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateCustomQualificationResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -6975,6 +7041,8 @@ type CreateQuotaResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -7008,6 +7076,11 @@ func (r CreateQuotaResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateQuotaResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateQuotaResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -7091,6 +7164,8 @@ type DeleteQuotaResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -7115,6 +7190,11 @@ func (r DeleteQuotaResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteQuotaResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteQuotaResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -7287,6 +7367,8 @@ type UpdateQuotaResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -7318,6 +7400,11 @@ func (r UpdateQuotaResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UpdateQuotaResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateQuotaResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -7495,6 +7582,8 @@ type RemoveRetargetsResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -7526,6 +7615,11 @@ func (r RemoveRetargetsResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RemoveRetargetsResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RemoveRetargetsResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -7606,6 +7700,8 @@ type AddRetargetsResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -7637,6 +7733,11 @@ func (r AddRetargetsResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AddRetargetsResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AddRetargetsResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -7925,6 +8026,8 @@ type ReconcileResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -7958,6 +8061,11 @@ func (r ReconcileResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ReconcileResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReconcileResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -8147,6 +8255,8 @@ type RejectCompletesResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -8180,6 +8290,11 @@ func (r RejectCompletesResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RejectCompletesResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RejectCompletesResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -8348,6 +8463,8 @@ type CreateCustomQualificationResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *E406
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -8377,6 +8494,11 @@ func (r CreateCustomQualificationResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateCustomQualificationResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateCustomQualificationResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
@@ -8452,6 +8574,8 @@ type CreateCustomAnswerResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *E404
 	// JSON406 the response for an HTTP 406 `application/json` response
@@ -8483,6 +8607,11 @@ func (r CreateCustomAnswerResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateCustomAnswerResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateCustomAnswerResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -8930,6 +9059,8 @@ type SetWebhookResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *E406
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -8959,6 +9090,11 @@ func (r SetWebhookResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SetWebhookResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetWebhookResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
@@ -9124,6 +9260,8 @@ type TestWebhookResponse struct {
 	JSON400 *E400
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403Scope
 	// JSON406 the response for an HTTP 406 `application/json` response
 	JSON406 *E406
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -9155,6 +9293,11 @@ func (r TestWebhookResponse) GetJSON400() *E400 {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r TestWebhookResponse) GetJSON401() *E401 {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TestWebhookResponse) GetJSON403() *E403Scope {
+	return r.JSON403
 }
 
 // GetJSON406 returns the response for an HTTP 406 `application/json` response
@@ -10693,6 +10836,13 @@ func ParseCreateAdhocAccountResponse(rsp *http.Response) (*CreateAdhocAccountRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
 		var dest E406
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10790,6 +10940,13 @@ func ParseCreateRelationshipResponse(rsp *http.Response) (*CreateRelationshipRes
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -10891,6 +11048,13 @@ func ParseDeleteRelationshipResponse(rsp *http.Response) (*DeleteRelationshipRes
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -11083,6 +11247,13 @@ func ParseCreateCampaignResponse(rsp *http.Response) (*CreateCampaignResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
 		var dest E406
@@ -11378,6 +11549,13 @@ func ParseUpdateCampaignResponse(rsp *http.Response) (*UpdateCampaignResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11482,6 +11660,13 @@ func ParseExcludeFromCampaignResponse(rsp *http.Response) (*ExcludeFromCampaignR
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -11588,6 +11773,13 @@ func ParseAttachCustomQualificationResponse(rsp *http.Response) (*AttachCustomQu
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11689,6 +11881,13 @@ func ParseDetachCustomQualificationResponse(rsp *http.Response) (*DetachCustomQu
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11779,6 +11978,13 @@ func ParseUpdateCustomQualificationResponse(rsp *http.Response) (*UpdateCustomQu
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -11884,6 +12090,13 @@ func ParseCreateQuotaResponse(rsp *http.Response) (*CreateQuotaResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -11992,6 +12205,13 @@ func ParseDeleteQuotaResponse(rsp *http.Response) (*DeleteQuotaResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -12181,6 +12401,13 @@ func ParseUpdateQuotaResponse(rsp *http.Response) (*UpdateQuotaResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -12378,6 +12605,13 @@ func ParseRemoveRetargetsResponse(rsp *http.Response) (*RemoveRetargetsResponse,
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12482,6 +12716,13 @@ func ParseAddRetargetsResponse(rsp *http.Response) (*AddRetargetsResponse, error
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -12787,6 +13028,13 @@ func ParseReconcileResponse(rsp *http.Response) (*ReconcileResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12997,6 +13245,13 @@ func ParseRejectCompletesResponse(rsp *http.Response) (*RejectCompletesResponse,
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13186,6 +13441,13 @@ func ParseCreateCustomQualificationResponse(rsp *http.Response) (*CreateCustomQu
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
 		var dest E406
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13283,6 +13545,13 @@ func ParseCreateCustomAnswerResponse(rsp *http.Response) (*CreateCustomAnswerRes
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest E404
@@ -13732,6 +14001,13 @@ func ParseSetWebhookResponse(rsp *http.Response) (*SetWebhookResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
 		var dest E406
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13913,6 +14189,13 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403Scope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
 		var dest E406
