@@ -86,6 +86,9 @@ type consoleBase struct {
 	SignedIn bool   // shows the navigation and the sign-out form
 	Buyer    string // the signed-in buyer's e-mail
 	Operator string // the signed-in operator's name
+	// ReadOnly hides every control that changes something: a buyer signed in with a read
+	// token, or an operator whose role is viewer (page refuses their posts).
+	ReadOnly bool
 	Notice   string // a one-line confirmation ("Campaign paused")
 	Errors   []pagekit.FieldError
 }
@@ -195,12 +198,22 @@ type consoleSession struct {
 	csrf string
 }
 
+// readOnly reports whether the session may only read: a buyer's signed in with a token
+// whose scope is not write, or an operator's whose role is not admin.
+func (s *consoleSession) readOnly() bool {
+	if s.Operator.ID != 0 {
+		return s.Operator.Role != persistence.RoleAdmin
+	}
+	return s.Buyer.Scope != persistence.ScopeWrite
+}
+
 // consoleHandler is a console page's logic for a signed-in session.
 type consoleHandler func(ctx *fasthttp.RequestCtx, s *consoleSession) error
 
 // page wraps h: the session cookie must name a live session of the right kind (buyer or
 // operator), else the browser is sent to signIn; a post must carry the session's CSRF
-// value and come from this site (403 otherwise).
+// value and come from this site, and a read-only session (a read token, a viewer) posts
+// nothing (403 otherwise): the one place that keeps such sessions from changing anything.
 func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		dbc, cancel := httpio.DBContext(requestTimeout)
@@ -224,6 +237,11 @@ func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.Requ
 			a.message(ctx, fasthttp.StatusForbidden, "This form has expired", "Go back, reload the page and try again.")
 			return
 		}
+		if ctx.IsPost() && cs.readOnly() {
+			a.message(ctx, fasthttp.StatusForbidden, "This session is read-only",
+				"You signed in with a read token or as a viewer: the console shows, and changes nothing.")
+			return
+		}
 		if err := h(ctx, cs); err != nil {
 			a.consoleFail(ctx, signIn, err)
 		}
@@ -235,7 +253,8 @@ func (a *API) csrf(form, value string) string { return pagekit.CSRF(a.d.Key, for
 
 // base is the layout data of a signed-in page.
 func (s *consoleSession) base(title string) consoleBase {
-	return consoleBase{Title: title, CSRF: s.csrf, SignedIn: true, Buyer: s.Buyer.Email, Operator: s.Operator.Name}
+	return consoleBase{Title: title, CSRF: s.csrf, SignedIn: true, Buyer: s.Buyer.Email, Operator: s.Operator.Name,
+		ReadOnly: s.readOnly()}
 }
 
 // RegisterConsole mounts the web console under /console. Without Deps.Key (which signs
