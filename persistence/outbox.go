@@ -12,7 +12,7 @@ import (
 // postback is enqueued; the payload is empty.
 const PostbackChannel = "switchboard_postback"
 
-// Postback kinds: at most one of each per transaction id.
+// Postback kinds.
 const (
 	PostbackOutcome    = "outcome"    // the first valid callback's outcome
 	PostbackReversal   = "reversal"   // a rejected (or reconciled-away) complete
@@ -26,12 +26,15 @@ type Postback struct {
 	Kind        string // PostbackOutcome, PostbackReversal or PostbackAcceptance
 	PublisherID int64
 	URL         string // the signed GET URL; empty: the publisher takes no postbacks
+	// EventID is the ledger event the postback tells of (EventID, carried in the URL as
+	// event_id); each is stored once, with its event.
+	EventID string
 }
 
 // EnqueuePostback stores p in the outbox inside the caller's transaction, so that it exists
-// exactly when the outcome, rejection or reconciliation it announces does, and wakes the
-// workers when tx commits. (TID, Kind) is the idempotency key: a postback already enqueued
-// is left as it is. A postback without a URL is not stored.
+// exactly when the outcome, rejection or reconciliation it announces does (with its ledger
+// event, which makes it unique), and wakes the workers when tx commits. A postback without
+// a URL is not stored.
 func EnqueuePostback(ctx context.Context, tx pgx.Tx, p Postback) error {
 	return EnqueuePostbacks(ctx, tx, []Postback{p})
 }
@@ -40,20 +43,20 @@ func EnqueuePostback(ctx context.Context, tx pgx.Tx, p Postback) error {
 // and reconcile reverse thousands at once).
 func EnqueuePostbacks(ctx context.Context, tx pgx.Tx, ps []Postback) error {
 	n := 0
-	tids, kinds, pubs, urls := make([]string, 0, len(ps)), make([]string, 0, len(ps)), make([]int64, 0, len(ps)), make([]string, 0, len(ps))
+	tids, kinds, pubs, urls, evs := make([]string, 0, len(ps)), make([]string, 0, len(ps)), make([]int64, 0, len(ps)), make([]string, 0, len(ps)), make([]string, 0, len(ps))
 	for _, p := range ps {
 		if p.URL == "" {
 			continue
 		}
-		tids, kinds, pubs, urls = append(tids, p.TID), append(kinds, p.Kind), append(pubs, p.PublisherID), append(urls, p.URL)
+		tids, kinds, pubs, urls, evs = append(tids, p.TID), append(kinds, p.Kind), append(pubs, p.PublisherID), append(urls, p.URL), append(evs, p.EventID)
 		n++
 	}
 	if n == 0 {
 		return nil
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[])
-		ON CONFLICT (tid, kind) DO NOTHING`, tids, kinds, pubs, urls)
+	tag, err := tx.Exec(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, event_id)
+		SELECT tid, kind, pub, url, NULLIF(ev, '') FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS p(tid, kind, pub, url, ev)`,
+		tids, kinds, pubs, urls, evs)
 	if err != nil || tag.RowsAffected() == 0 {
 		return err
 	}

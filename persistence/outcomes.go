@@ -46,7 +46,9 @@ type OutcomeResult struct {
 
 // recordOutcomesSQL records the first outcome of each listed session ($1 session ids,
 // distinct, in id order, with $2–$5 the outcome, time, payout and reward and $6–$9 the
-// postback's tid, publisher, URL and lease in microseconds) in one statement, and moves the
+// postback's tid, publisher, URL and lease in microseconds, $11–$12 the campaign's cpi in
+// cents and whether the partner is told of the outcome) in one statement, stores each told
+// outcome's ledger event (outcomeLedgerSQL), and moves the
 // counts: a session that had no outcome leaves in_progress (unless the sweeper released it
 // already), a complete counts toward every quota of its quota_ids, the day's counts move and
 // the postback is enqueued, leased to the caller when its lease is positive (its first
@@ -106,13 +108,17 @@ func outcomesStatement(table string, late bool) string {
 		overage = ", overage = j.outcome = 'complete' AND s.released_at IS NOT NULL AND NOT s.is_test AND NOT COALESCE(r.fits, false)"
 	}
 	return `WITH j AS (
-	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
-		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease)` + room + `
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[],
+		$11::bigint[], $12::bool[])
+		AS j(id, outcome, at, payout, reward, pb_tid, pb_pub, pb_url, pb_lease, cpi, told)` + room + `
 ), s AS (
 	UPDATE ` + table + ` s SET outcome = j.outcome, outcome_at = j.at, payout_usd = j.payout::numeric / 10000, reward = j.reward` + overage + `
 	` + from + ` WHERE s.id = j.id AND s.outcome IS NULL ` + decide + `
 	AND NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.id = s.campaign_id AND c.status IN (4, 6))
-	RETURNING s.id, s.campaign_id, s.quota_ids, s.released_at IS NULL AS held, s.overage, s.is_test, j.outcome, j.at, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
+	RETURNING s.id, s.tid, s.campaign_id, s.buyer_id, s.publisher_id, s.quota_ids, s.released_at IS NULL AS held, s.overage, s.is_test,
+		j.outcome, j.at, j.payout, j.reward, j.cpi, j.told, j.pb_tid, j.pb_pub, j.pb_url, j.pb_lease
+), le AS (
+	` + outcomeLedgerSQL + `
 ), x AS (
 	SELECT qid, count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.overage) AS completes
 	FROM s, unnest(s.quota_ids) AS qid WHERE NOT s.is_test GROUP BY qid
@@ -129,14 +135,13 @@ func outcomesStatement(table string, late bool) string {
 	ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = d.outcomes + EXCLUDED.outcomes, completes = d.completes + EXCLUDED.completes
 	RETURNING 1
 ), p AS (
-	INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at)
+	INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at, event_id)
 	SELECT s.pb_tid, 'outcome', s.pb_pub, s.pb_url, CASE WHEN s.pb_lease > 0 THEN 1 ELSE 0 END,
-		now() + GREATEST(s.pb_lease, 0) * interval '1 microsecond'
+		now() + GREATEST(s.pb_lease, 0) * interval '1 microsecond', s.tid || '.1'
 	FROM s WHERE s.pb_url <> '' ORDER BY s.id
-	ON CONFLICT (tid, kind) DO NOTHING
 	RETURNING id, tid, created_at, attempts
 )
-SELECT s.id, s.held, s.overage, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
+SELECT s.id, s.held, s.overage, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d) + (SELECT count(*) FROM le),
 	(SELECT count(pg_notify($10, '')) FROM (SELECT 1 FROM p WHERE p.attempts = 0 UNION ALL SELECT 1 FROM w LIMIT 1) n)
 FROM s LEFT JOIN p ON p.tid = s.pb_tid`
 }
@@ -158,12 +163,14 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem, late boo
 	n := len(items)
 	ids, outcomes, ats, payouts, rewards := make([]int64, n), make([]string, n), make([]time.Time, n), make([]int64, n), make([]int64, n)
 	pbTIDs, pbPubs, pbURLs, pbLeases := make([]string, n), make([]int64, n), make([]string, n), make([]int64, n)
+	cpis, told := make([]int64, n), make([]bool, n)
 	byID := make(map[int64]*outcomeItem, n)
 	for i, it := range items {
 		it.res = OutcomeResult{}
 		ids[i], outcomes[i], ats[i], payouts[i], rewards[i] = it.s.ID, it.o.Outcome, it.o.At, it.o.PayoutUSD, it.o.Reward
 		pbTIDs[i], pbPubs[i], pbURLs[i] = it.o.Postback.TID, it.o.Postback.PublisherID, it.o.Postback.URL
 		pbLeases[i] = it.o.PostbackLease.Microseconds()
+		cpis[i], told[i] = it.s.CPICents, true // a lone session's outcome is told (a chain's: ContinueChain)
 		byID[it.s.ID] = it
 	}
 	// One round trip: BEGIN, a generic plan (custom plans of this statement cost more to
@@ -175,7 +182,7 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem, late boo
 	if !late {
 		sql = db.parts.outcomesOn(ctx, db.Pool, ids[0], ids[n-1]+1)
 	}
-	b.Queue(sql, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel).Query(func(rows pgx.Rows) error {
+	b.Queue(sql, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel, cpis, told).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var id, pbID, moved, notified int64
 			var held, overage bool

@@ -30,14 +30,14 @@ func rejectSQL(filter string) string {
 		UPDATE campaign_daily_counts d SET completes = d.completes - dd.n FROM dd
 		WHERE d.campaign_id = $1 AND d.day = dd.day RETURNING 1
 	)
-	SELECT id FROM r ORDER BY id`
+	SELECT id, overage FROM r ORDER BY id`
 }
 
 // Reversal builds the partner's reversal postback of a complete that a rejection reverses,
-// from the session and its publisher, with the payout rules persistence does not know. The
-// rejecting transaction reads the publisher and stores the postback (URL "": none). A
-// session without a publisher has no partner and gets no call.
-type Reversal func(s Session, pub Publisher) (Postback, error)
+// from the session and its publisher, with the payout rules persistence does not know, for
+// the ledger event eventID. The rejecting transaction reads the publisher and stores the
+// postback (URL "": none). A session without a publisher has no partner and gets no call.
+type Reversal func(s Session, pub Publisher, eventID string) (Postback, error)
 
 // RejectEffects are what rejecting completes does besides un-counting them, all inside the
 // rejecting transaction.
@@ -56,12 +56,36 @@ func rejectWith(ctx context.Context, tx pgx.Tx, filter string, campaignID, buyer
 	if err != nil {
 		return 0, nil, err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil || len(ids) == 0 || (fx.Reverse == nil && fx.Quality == nil) {
+	var ids []int64
+	overage := map[int64]bool{}
+	var id int64
+	var over bool
+	if _, err := pgx.ForEachRow(rows, []any{&id, &over}, func() error {
+		ids, overage[id] = append(ids, id), over
+		return nil
+	}); err != nil || len(ids) == 0 {
 		return len(ids), nil, err
 	}
 	ss, err := sessionsByID(ctx, tx, ids)
 	if err != nil {
+		return 0, nil, err
+	}
+	// Each rejected complete's reversal is a ledger event: the buyer is refunded the cpi it
+	// was charged (nothing for an overage), the partner loses the payout it was told of.
+	seqs, err := nextEventSeqs(ctx, tx, ids)
+	if err != nil {
+		return 0, nil, err
+	}
+	events := make([]ledgerEvent, 0, len(ss))
+	for _, s := range ss {
+		e := ledgerEvent{sessionID: s.ID, campaignID: s.CampaignID, buyerID: s.BuyerID, publisherID: s.PublisherID,
+			tid: s.TID, kind: LedgerReversal, seq: seqs[s.ID], earning: -s.PayoutUSD, reward: -s.Reward}
+		if !overage[s.ID] {
+			e.charge = -s.CPICents * 100
+		}
+		events = append(events, e)
+	}
+	if err := insertLedgerEvents(ctx, tx, events); err != nil {
 		return 0, nil, err
 	}
 	if fx.Reverse != nil {
@@ -74,7 +98,7 @@ func rejectWith(ctx context.Context, tx pgx.Tx, filter string, campaignID, buyer
 			if s.PublisherID == 0 {
 				continue
 			}
-			pb, err := fx.Reverse(s, pubs[s.PublisherID])
+			pb, err := fx.Reverse(s, pubs[s.PublisherID], EventID(s.TID, seqs[s.ID]))
 			if err != nil {
 				return 0, nil, err
 			}
@@ -269,11 +293,11 @@ type Accepted struct {
 }
 
 // Acceptance prices a session that reconcile makes an accepted complete, from the session
-// and its publisher, with the payout rules persistence does not know. The reconciling
-// transaction reads the publisher and stores the amounts and the postback. ok false leaves the
-// session's amounts as they were and sends nothing. A session without a publisher has no
-// partner and gets no call.
-type Acceptance func(s Session, pub Publisher) (a Accepted, ok bool, err error)
+// and its publisher, with the payout rules persistence does not know, its postback telling
+// of the ledger event eventID. The reconciling transaction reads the publisher and stores
+// the amounts and the postback. ok false leaves the session's amounts as they were and
+// sends nothing. A session without a publisher has no partner and gets no call.
+type Acceptance func(s Session, pub Publisher, eventID string) (a Accepted, ok bool, err error)
 
 // acceptWith runs acceptSQL, then stores the amounts accept gives each converted session and
 // enqueues their postbacks: one statement each for the whole list, which may hold 10,000 ids.
@@ -283,17 +307,20 @@ func acceptWith(ctx context.Context, tx pgx.Tx, campaignID, buyerID int64, tids 
 		return err
 	}
 	var ids []int64
+	paid := map[int64]bool{}
 	var id int64
-	var paid bool
-	if _, err := pgx.ForEachRow(rows, []any{&id, &paid}, func() error {
-		if !paid {
-			ids = append(ids, id)
-		}
+	var p bool
+	if _, err := pgx.ForEachRow(rows, []any{&id, &p}, func() error {
+		ids, paid[id] = append(ids, id), p
 		return nil
-	}); err != nil || len(ids) == 0 || accept == nil {
+	}); err != nil || len(ids) == 0 {
 		return err
 	}
 	ss, err := sessionsByID(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	seqs, err := nextEventSeqs(ctx, tx, ids)
 	if err != nil {
 		return err
 	}
@@ -301,19 +328,28 @@ func acceptWith(ctx context.Context, tx pgx.Tx, campaignID, buyerID int64, tids 
 	if err != nil {
 		return err
 	}
+	// Each acceptance is a ledger event: the buyer is charged the cpi; the partner earns the
+	// complete's payout unless it holds it already (an overage not rejected).
+	events := make([]ledgerEvent, 0, len(ss))
 	priced, payouts, rewards := make([]int64, 0, len(ss)), make([]int64, 0, len(ss)), make([]int64, 0, len(ss))
 	pbs := make([]Postback, 0, len(ss))
 	for _, s := range ss {
-		if s.PublisherID == 0 {
-			continue
+		e := ledgerEvent{sessionID: s.ID, campaignID: s.CampaignID, buyerID: s.BuyerID, publisherID: s.PublisherID,
+			tid: s.TID, kind: LedgerAcceptance, seq: seqs[s.ID], charge: s.CPICents * 100}
+		if s.PublisherID != 0 && !paid[s.ID] && accept != nil {
+			a, ok, err := accept(s, pubs[s.PublisherID], EventID(s.TID, seqs[s.ID]))
+			if err != nil {
+				return err
+			}
+			if ok {
+				priced, payouts, rewards, pbs = append(priced, s.ID), append(payouts, a.PayoutUSD), append(rewards, a.Reward), append(pbs, a.Postback)
+				e.earning, e.reward = a.PayoutUSD, a.Reward
+			}
 		}
-		a, ok, err := accept(s, pubs[s.PublisherID])
-		if err != nil {
-			return err
-		}
-		if ok {
-			priced, payouts, rewards, pbs = append(priced, s.ID), append(payouts, a.PayoutUSD), append(rewards, a.Reward), append(pbs, a.Postback)
-		}
+		events = append(events, e)
+	}
+	if err := insertLedgerEvents(ctx, tx, events); err != nil {
+		return err
 	}
 	if len(priced) == 0 {
 		return nil

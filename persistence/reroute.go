@@ -211,7 +211,8 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 		// decides a late complete too (docs/rules.md §5), for one session.
 		o := st.Outcome
 		rows, err := c.Query(ctx, recordLateOutcomeSQL, []int64{st.Session.ID}, []string{o.Outcome}, []time.Time{o.At},
-			[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel)
+			[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel,
+			[]int64{st.Session.CPICents}, []bool{false})
 		if err != nil {
 			return err
 		}
@@ -253,15 +254,20 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 				st.Session.ChainID, res.EndReason); err != nil {
 				return err
 			}
+			// The chain's last session is the one its partner is told of: its ledger event
+			// (the chain's other sessions earn the partner nothing).
+			if _, err := c.Exec(ctx, chainLedgerSQL, st.Session.ID, OutcomeEventSeq, st.Session.CPICents, o.PayoutUSD, o.Reward); err != nil {
+				return err
+			}
 			if pb := o.Postback; pb.URL != "" {
 				lease := o.PostbackLease.Microseconds()
 				var id int64
 				var created time.Time
 				var attempts int
-				err := c.QueryRow(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at)
-					VALUES ($1, $2, $3, $4, CASE WHEN $5::bigint > 0 THEN 1 ELSE 0 END, now() + GREATEST($5::bigint, 0) * interval '1 microsecond')
-					ON CONFLICT (tid, kind) DO NOTHING RETURNING id, created_at, attempts`,
-					pb.TID, pb.Kind, pb.PublisherID, pb.URL, lease).Scan(&id, &created, &attempts)
+				err := c.QueryRow(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at, event_id)
+					VALUES ($1, $2, $3, $4, CASE WHEN $5::bigint > 0 THEN 1 ELSE 0 END, now() + GREATEST($5::bigint, 0) * interval '1 microsecond', $6)
+					RETURNING id, created_at, attempts`,
+					pb.TID, pb.Kind, pb.PublisherID, pb.URL, lease, EventID(pb.TID, OutcomeEventSeq)).Scan(&id, &created, &attempts)
 				switch {
 				case errors.Is(err, pgx.ErrNoRows):
 				case err != nil:

@@ -293,7 +293,7 @@ func TestSessionLookupByTID(t *testing.T) {
 		}
 		defer conn.Exec(ctx, `DEALLOCATE named_outcomes`, pgx.QueryExecModeSimpleProtocol)
 		rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE named_outcomes(
-			'{`+fmt.Sprint(id)+`}', '{complete}', ARRAY[now()], '{10000}', '{100}', '{""}', '{0}', '{""}', '{0}', 'tids_test')`,
+			'{`+fmt.Sprint(id)+`}', '{complete}', ARRAY[now()], '{10000}', '{100}', '{""}', '{0}', '{""}', '{0}', 'tids_test', '{100}', '{true}')`,
 			pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
 			t.Fatal(err)
@@ -339,7 +339,7 @@ func TestSessionLookupByTID(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	text = explain(tx, persistence.RecordOutcomesSQL, []int64{id}, []string{"complete"}, []time.Time{time.Now()},
-		[]int64{10000}, []int64{100}, []string{""}, []int64{0}, []string{""}, []int64{0}, "tids_test")
+		[]int64{10000}, []int64{100}, []string{""}, []int64{0}, []string{""}, []int64{0}, "tids_test", []int64{100}, []bool{true})
 	// Partitions pruned for each probe show as never executed.
 	if n := len(regexp.MustCompile(`Scan[^\n]* on sessions_\w+ s\w* \(actual`).FindAllString(text, -1)); n != 1 ||
 		!regexp.MustCompile(`Index Scan using sessions_\w+_pkey on sessions_\w+ s\w* \(actual rows=1 `).MatchString(text) {

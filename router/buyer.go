@@ -27,17 +27,17 @@ type BuyerOps struct {
 const maxIDs = 10_000
 
 // reverse builds the reversal postback of a rejected complete (docs/rules.md §7).
-func reverse(s persistence.Session, pub persistence.Publisher) (persistence.Postback, error) {
+func reverse(s persistence.Session, pub persistence.Publisher, eventID string) (persistence.Postback, error) {
 	return payout.ReversalPostback(pub, payout.Fields{TID: s.TID, Reward: s.Reward,
-		PayoutUSD: payout.USD(s.PayoutUSD), UserIdentifier: s.UserIdentifier})
+		PayoutUSD: payout.USD(s.PayoutUSD), UserIdentifier: s.UserIdentifier, EventID: eventID})
 }
 
 // accept prices a session that reconcile makes an accepted complete: cpi × the publisher's
 // revenue share (docs/rules.md §7), whatever it paid before (a time-based payout, or nothing
 // yet), with the status=complete postback that tells the partner.
-func accept(s persistence.Session, pub persistence.Publisher) (persistence.Accepted, bool, error) {
+func accept(s persistence.Session, pub persistence.Publisher, eventID string) (persistence.Accepted, bool, error) {
 	usd := payout.CompletePayout(s.CPICents, pub.RevenueShare)
-	f := payout.Fields{TID: s.TID, Reward: payout.Reward(usd, pub.ExchangeRate), PayoutUSD: usd, UserIdentifier: s.UserIdentifier}
+	f := payout.Fields{TID: s.TID, Reward: payout.Reward(usd, pub.ExchangeRate), PayoutUSD: usd, UserIdentifier: s.UserIdentifier, EventID: eventID}
 	pb, err := payout.AcceptancePostback(pub, f)
 	if err != nil {
 		return persistence.Accepted{}, false, err

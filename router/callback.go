@@ -96,7 +96,8 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	}
 	pay := r.cfg.Rules.Pay(payout.Session{Outcome: named, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
 		pub.RevenueShare, pub.ExchangeRate)
-	fields := payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier}
+	fields := payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier,
+		EventID: persistence.EventID(s.TID, persistence.OutcomeEventSeq)}
 	// The partner's postback is stored with the outcome, in the same transaction.
 	pb, err := payout.OutcomePostback(pub, fields)
 	if err != nil {

@@ -365,6 +365,7 @@ func TestRejectAndReconcile(t *testing.T) {
 		t.Errorf("status %d after reconcile, want 6", st)
 	}
 	waitFor(t, "reversal of the unlisted complete", 10*time.Second, func() bool { _, ok := w.partner.postback(tidOf[ps[1]], "reversed"); return ok })
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }
 
 // Reconcile turns listed sessions that were not accepted completes into completes that pay
@@ -489,6 +490,7 @@ func TestReconcileAcceptances(t *testing.T) {
 	if n := w.partner.badSech.Load(); n != 0 {
 		t.Errorf("%d requests to the partner with a bad sech", n)
 	}
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }
 
 func TestAutoCompleteAndBrokenLink(t *testing.T) {
@@ -861,4 +863,5 @@ func TestCrashKill9(t *testing.T) {
 	if limit := payout.DefaultPerDestination; dupes > limit {
 		t.Errorf("%d repeated postbacks, more than the %d a crashed worker can hold", dupes, limit)
 	}
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }

@@ -67,7 +67,9 @@ type partner struct {
 	secret    string
 	mu        sync.Mutex
 	redirects []url.Values
-	postbacks map[string]url.Values // tid|status → query
+	postbacks map[string]url.Values // tid|status → query (the latest)
+	events    map[string]bool       // event_ids received
+	byTID     []url.Values          // every distinct event's postback, in arrival order
 	dupes     int
 	badSech   atomic.Int64
 }
@@ -165,14 +167,34 @@ func (p *partner) serve(rw http.ResponseWriter, r *http.Request) {
 	case "/back":
 		p.redirects = append(p.redirects, q)
 	case "/pb":
-		k := q.Get("tid") + "|" + q.Get("status")
-		if _, ok := p.postbacks[k]; ok {
-			p.dupes++
+		// A partner dedupes on event_id: one tid may be told complete, reversed and
+		// complete again, each its own ledger event (docs/payouts.md, "Ledger").
+		if p.events == nil {
+			p.events = map[string]bool{}
 		}
-		p.postbacks[k] = q
+		if ev := q.Get("event_id"); p.events[ev] {
+			p.dupes++
+		} else {
+			p.events[ev] = true
+			p.byTID = append(p.byTID, q)
+		}
+		p.postbacks[q.Get("tid")+"|"+q.Get("status")] = q
 	}
 	p.mu.Unlock()
 	rw.WriteHeader(200)
+}
+
+// told is every distinct event's postback of tid, in arrival order.
+func (p *partner) told(tid string) []url.Values {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []url.Values
+	for _, q := range p.byTID {
+		if q.Get("tid") == tid {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 func (p *partner) postback(tid, status string) (url.Values, bool) {

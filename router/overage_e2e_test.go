@@ -233,6 +233,7 @@ func TestLateCompletesNoOverDelivery(t *testing.T) {
 			t.Errorf("unlisted overage %s reversed", tid)
 		}
 	}
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }
 
 // TestLateCompletesRace: one place left and two late completes at once: exactly one counts.
@@ -257,6 +258,7 @@ func TestLateCompletesRace(t *testing.T) {
 	if n := w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND overage`, camp); n != 1 {
 		t.Errorf("%d overages, want 1", n)
 	}
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }
 
 // TestRejectedCompleteReplay: the buyer's end link of a complete replayed after the buyer
@@ -331,4 +333,5 @@ func TestLateCompleteOfARerouteHop(t *testing.T) {
 		t.Errorf("%d overages in B, want 1 (the hop)", n)
 	}
 	waitFor(t, "the chain's complete postback", 10*time.Second, func() bool { _, ok := w.partner.postback(hop.tid, "complete"); return ok })
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }

@@ -189,7 +189,7 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 		pub.RevenueShare, pub.ExchangeRate)
 	// The chain's one postback, stored only if the chain ends with this outcome.
 	pb, err := payout.OutcomePostback(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, PayoutUSD: pay.USD,
-		UserIdentifier: s.UserIdentifier, Attempts: s.ChainHop})
+		UserIdentifier: s.UserIdentifier, Attempts: s.ChainHop, EventID: persistence.EventID(s.TID, persistence.OutcomeEventSeq)})
 	if err != nil {
 		return "", "", err
 	}

@@ -292,6 +292,7 @@ func TestRerouteRescue(t *testing.T) {
 			t.Errorf("%s = %v, want %v (all: %v)", k, m[k], want, m)
 		}
 	}
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }
 
 // TestRerouteEnds: a chain ends with its last session's result and attempts = its sessions
@@ -544,6 +545,7 @@ func TestRerouteTwoProcessesKill9(t *testing.T) {
 	w.partner.mu.Unlock()
 	t.Logf("%d chains (A, B or not, C) through 2 processes, one killed mid-run; postback duplicates (at least once): %d",
 		len(finals), dupes)
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }
 
 // TestRerouteReplays: concurrent copies of an intermediate hop's callback all answer the same
@@ -607,6 +609,7 @@ func TestRerouteReplays(t *testing.T) {
 	if again.Get("status") != "over_quota" || again.Has("tid") || again.Has("attempts") || len(w.hops(ps[0])) != 2 {
 		t.Errorf("offer clicked again: partner redirect %v, sessions %d; want over_quota without tid and no new session", again, len(w.hops(ps[0])))
 	}
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }
 
 // TestRerouteQuotaFilledBeforeHop: B, the best next survey, fills in the database (another

@@ -28,6 +28,9 @@ type Fields struct {
 	// Attempts, when positive, is the number of sessions of the re-routing chain this result
 	// ends (docs/rules.md §10), added as the last parameter before sech; 0: left out.
 	Attempts int
+	// EventID is the ledger event a postback tells of (persistence.EventID), added after
+	// user_identifier as event_id; "": left out. Redirects never carry it.
+	EventID string
 }
 
 // sechParam separates the signed query from its signature. It is always the last parameter.
@@ -66,6 +69,9 @@ func PostbackURL(pub persistence.Publisher, f Fields) string {
 		"reward", strconv.FormatInt(f.Reward, 10),
 		"payout_usd", f.PayoutUSD.String(),
 		"user_identifier", f.UserIdentifier,
+	}
+	if f.EventID != "" {
+		kv = append(kv, "event_id", f.EventID)
 	}
 	if f.Attempts > 0 {
 		kv = append(kv, "attempts", strconv.Itoa(f.Attempts))
@@ -157,8 +163,7 @@ func ReversalPostback(pub persistence.Publisher, f Fields) (persistence.Postback
 
 // AcceptancePostback builds, for the caller to enqueue, the postback of a session that
 // reconcile made an accepted complete: status=complete, with f's Reward and PayoutUSD the
-// complete's payout, under its own kind so that an earlier outcome postback of the tid does
-// not swallow it. Its URL is empty for a publisher without a postback URL.
+// complete's payout, under its own kind. Its URL is empty for a publisher without a postback URL.
 func AcceptancePostback(pub persistence.Publisher, f Fields) (persistence.Postback, error) {
 	f.Status = outcome.Complete
 	return postback(pub, f, persistence.PostbackAcceptance)
@@ -170,5 +175,5 @@ func postback(pub persistence.Publisher, f Fields, kind string) (persistence.Pos
 	if pub.PostbackURL != "" && f.TID == "" {
 		return persistence.Postback{}, fault.Internal(errors.New("payout: postback without a tid"))
 	}
-	return persistence.Postback{TID: f.TID, Kind: kind, PublisherID: pub.ID, URL: PostbackURL(pub, f)}, nil
+	return persistence.Postback{TID: f.TID, Kind: kind, PublisherID: pub.ID, URL: PostbackURL(pub, f), EventID: f.EventID}, nil
 }

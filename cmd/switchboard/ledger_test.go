@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/pgtest"
+)
+
+// TestLedgerCheckCommand: `ledger check` prints the check as JSON, passes on a ledger that
+// matches its outcomes and fails, naming the postback, on one that tells of no event.
+func TestLedgerCheckCommand(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	db, err := openDB(ctx, url, newLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	run := func(args ...string) (persistence.LedgerCheck, error) {
+		t.Helper()
+		var out bytes.Buffer
+		err := dispatch(ctx, append(append([]string{"ledger", "check"}, args...), "--database-url", url), &out)
+		var c persistence.LedgerCheck
+		if out.Len() > 0 {
+			if jerr := json.Unmarshal(out.Bytes(), &c); jerr != nil {
+				t.Fatalf("output %q: %v", out.String(), jerr)
+			}
+		}
+		return c, err
+	}
+	if c, err := run(); err != nil || len(c.Differences) != 0 {
+		t.Fatalf("empty ledger: %+v, %v", c, err)
+	}
+	if _, err := run("--month", "2026-13"); err == nil || !strings.Contains(err.Error(), "--month") {
+		t.Errorf("bad month: %v, want an error naming --month", err)
+	}
+	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
+		RevenueShare: 0.5, RedirectURL: "https://p.test/back", Environment: persistence.EnvStaging})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, event_id)
+		VALUES ('t-1', 'outcome', $1, 'https://p.test/pb?tid=t-1&status=complete&reward=1&payout_usd=1.0000&event_id=t-1.1&sech=0', 't-1.1')`,
+		pub.ID); err != nil {
+		t.Fatal(err)
+	}
+	c, err := run()
+	if err == nil || len(c.Differences) != 1 || !strings.HasPrefix(c.Differences[0].What, "postback without event") {
+		t.Errorf("a postback of no event: %+v, %v; want one difference and an error", c, err)
+	}
+	if c, err := run("--month", "2001-01"); err != nil || len(c.Differences) != 0 {
+		t.Errorf("another month: %+v, %v; want no difference", c, err)
+	}
+}

@@ -1,0 +1,89 @@
+package persistence_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// TestLedgerCallbackCost is the A/B of the ledger's cost on the callbacks' PostgreSQL time:
+// batches of 8 completes recorded by the callbacks' statement with its ledger insert and
+// without it, alternating, on one database. Set SWITCHBOARD_TIMING=1 to run it
+// (SWITCHBOARD_TIMING_BATCHES: batches of each, 400 by default).
+func TestLedgerCallbackCost(t *testing.T) {
+	if os.Getenv("SWITCHBOARD_TIMING") == "" {
+		t.Skip("set SWITCHBOARD_TIMING=1 to run the ledger's callback cost A/B")
+	}
+	batches := 400
+	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_TIMING_BATCHES")); err == nil && v > 0 {
+		batches = v
+	}
+	ctx := context.Background()
+	db := migratedDB(t)
+	buyer := newBuyer(t, db, "ab@example.test")
+	pub := newPublisher(t, db)
+	camp, quota := newActiveCampaign(t, db, buyer, "ab", nil)
+	if _, err := db.Pool.Exec(ctx, `UPDATE campaign_quotas SET num_respondents = 1000000 WHERE id = $1`, quota); err != nil {
+		t.Fatal(err)
+	}
+	const per = 8
+	n := 2 * batches * per
+	rows, err := db.Pool.Query(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, quota_ids, entered_at)
+		SELECT md5(g::text), $1, $2, $3, ARRAY[$4::bigint], now() FROM generate_series(1, $5) g RETURNING id, tid`, camp, buyer, pub, quota, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ss []persistence.Session
+	for rows.Next() {
+		s := persistence.Session{PublisherID: pub, CPICents: 200, CampaignID: camp}
+		if err := rows.Scan(&s.ID, &s.TID); err != nil {
+			t.Fatal(err)
+		}
+		ss = append(ss, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(ss, func(a, b persistence.Session) int { return int(a.ID - b.ID) })
+	if _, err := db.Pool.Exec(ctx, `UPDATE campaign_quotas SET in_progress = $2 WHERE id = $1`, quota, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `ANALYZE sessions`); err != nil {
+		t.Fatal(err)
+	}
+	var with, without []time.Duration
+	for i := 0; i < 2*batches; i++ {
+		ledger := i%2 == 0
+		if (i/2)%2 == 1 { // alternate which goes first
+			ledger = !ledger
+		}
+		d, err := db.RecordCompletesTimed(ctx, ss[i*per:(i+1)*per], ledger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ledger {
+			with = append(with, d)
+		} else {
+			without = append(without, d)
+		}
+	}
+	median := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
+	sum := func(ds []time.Duration) (s time.Duration) {
+		for _, d := range ds {
+			s += d
+		}
+		return s
+	}
+	mw, mo := median(with), median(without)
+	t.Logf("batches of %d completes, %d of each: with the ledger median %v total %v; without median %v total %v; median +%.1f%%, total +%.1f%%",
+		per, batches, mw, sum(with), mo, sum(without), 100*(float64(mw)/float64(mo)-1), 100*(float64(sum(with))/float64(sum(without))-1))
+	var events int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ledger_events`).Scan(&events); err != nil || events != batches*per {
+		t.Fatalf("%d ledger events (%v), want %d", events, err, batches*per)
+	}
+}
