@@ -2,7 +2,6 @@ package router_test
 
 import (
 	"context"
-	"fmt"
 	"math/big"
 	"strings"
 	"sync"
@@ -50,26 +49,34 @@ func partnerNet(t testing.TB, w *world, tid string) (int64, []string) {
 	return net, statuses
 }
 
+// completes starts a world with its postback worker and a campaign, and completes n
+// sessions of it by callbacks; it returns their tids.
+func completes(t *testing.T, n int) (*world, int64, []string) {
+	t.Helper()
+	w := newWorld(t, "")
+	s := w.startInProcess()
+	w.runWorker()
+	camp, _ := w.campaign(s.URL, campaignOpts{quota: 20})
+	ps := w.participants(n)
+	w.settle()
+	w.survey.outcome = func(string) string { return "complete" }
+	tids := make([]string, n)
+	for i, p := range ps {
+		w.get(w.client, w.entryURL(s.URL, p, camp))
+		if err := w.db.Pool.QueryRow(context.Background(), `SELECT tid FROM sessions WHERE campaign_id = $1 AND participant_id = $2`,
+			camp, p).Scan(&tids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w, camp, tids
+}
+
 // TestRejectAcceptFlipsTellThePartner: complete → reject → reconcile-accept →
 // reconcile-unlist → reconcile-accept → reject leaves the session rejected, and the partner,
 // told of every flip by its own event, holds nothing for it.
 func TestRejectAcceptFlipsTellThePartner(t *testing.T) {
-	w := newWorld(t, "")
-	s := w.startInProcess()
-	w.runWorker()
-	base := s.URL
+	w, camp, tids := completes(t, 2)
 	ctx := context.Background()
-	camp, _ := w.campaign(base, campaignOpts{quota: 10})
-	ps := w.participants(2)
-	w.settle()
-	w.survey.outcome = func(string) string { return "complete" }
-	tids := make([]string, len(ps))
-	for i, p := range ps {
-		w.get(w.client, w.entryURL(base, p, camp))
-		if err := w.db.Pool.QueryRow(ctx, `SELECT tid FROM sessions WHERE campaign_id = $1 AND participant_id = $2`, camp, p).Scan(&tids[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
 	a, b := tids[0], tids[1]
 	waitFor(t, "the complete's postback", 10*time.Second, func() bool { return len(w.partner.told(a)) == 1 })
 	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
@@ -113,22 +120,8 @@ func TestRejectAcceptFlipsTellThePartner(t *testing.T) {
 // part of its completes, are serialized: each answer counts the state it produced, the
 // campaign ends in one of them, and the ledger and the partner agree with it.
 func TestConcurrentReconciles(t *testing.T) {
-	w := newWorld(t, "")
-	s := w.startInProcess()
-	w.runWorker()
-	base := s.URL
+	w, camp, tids := completes(t, 6)
 	ctx := context.Background()
-	camp, _ := w.campaign(base, campaignOpts{quota: 20})
-	ps := w.participants(6)
-	w.settle()
-	w.survey.outcome = func(string) string { return "complete" }
-	tids := make([]string, len(ps))
-	for i, p := range ps {
-		w.get(w.client, w.entryURL(base, p, camp))
-		if err := w.db.Pool.QueryRow(ctx, `SELECT tid FROM sessions WHERE campaign_id = $1 AND participant_id = $2`, camp, p).Scan(&tids[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
 	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
 	type answer struct {
 		listed int
@@ -177,5 +170,4 @@ func TestConcurrentReconciles(t *testing.T) {
 			t.Errorf("session %d: partner holds %d (%v), ledger %d", i, net, statuses, held)
 		}
 	}
-	_ = fmt.Sprint
 }
