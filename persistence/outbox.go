@@ -33,8 +33,8 @@ type Postback struct {
 
 // EnqueuePostback stores p in the outbox inside the caller's transaction, so that it exists
 // exactly when the outcome, rejection or reconciliation it announces does (with its ledger
-// event, which makes it unique), and wakes the workers when tx commits. A postback without
-// a URL is not stored.
+// event), and wakes the workers when tx commits. EventID is the idempotency key: a postback
+// of an event already enqueued is left as it is. A postback without a URL is not stored.
 func EnqueuePostback(ctx context.Context, tx pgx.Tx, p Postback) error {
 	return EnqueuePostbacks(ctx, tx, []Postback{p})
 }
@@ -55,7 +55,8 @@ func EnqueuePostbacks(ctx context.Context, tx pgx.Tx, ps []Postback) error {
 		return nil
 	}
 	tag, err := tx.Exec(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, event_id)
-		SELECT tid, kind, pub, url, NULLIF(ev, '') FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS p(tid, kind, pub, url, ev)`,
+		SELECT tid, kind, pub, url, NULLIF(ev, '') FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS p(tid, kind, pub, url, ev)
+		ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING`,
 		tids, kinds, pubs, urls, evs)
 	if err != nil || tag.RowsAffected() == 0 {
 		return err

@@ -139,6 +139,7 @@ func outcomesStatement(table string, late bool) string {
 	SELECT s.pb_tid, 'outcome', s.pb_pub, s.pb_url, CASE WHEN s.pb_lease > 0 THEN 1 ELSE 0 END,
 		now() + GREATEST(s.pb_lease, 0) * interval '1 microsecond', s.tid || '.1'
 	FROM s WHERE s.pb_url <> '' ORDER BY s.id
+	ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING
 	RETURNING id, tid, created_at, attempts
 )
 SELECT s.id, s.held, s.overage, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d) + (SELECT count(*) FROM le),

@@ -266,7 +266,7 @@ func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult
 				var attempts int
 				err := c.QueryRow(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at, event_id)
 					VALUES ($1, $2, $3, $4, CASE WHEN $5::bigint > 0 THEN 1 ELSE 0 END, now() + GREATEST($5::bigint, 0) * interval '1 microsecond', $6)
-					RETURNING id, created_at, attempts`,
+					ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING RETURNING id, created_at, attempts`,
 					pb.TID, pb.Kind, pb.PublisherID, pb.URL, lease, EventID(pb.TID, OutcomeEventSeq)).Scan(&id, &created, &attempts)
 				switch {
 				case errors.Is(err, pgx.ErrNoRows):

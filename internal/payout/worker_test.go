@@ -59,7 +59,8 @@ func enqueueOutcomes(t *testing.T, db *persistence.DB, pub persistence.Publisher
 	t.Helper()
 	err := db.Tx(context.Background(), func(tx pgx.Tx) error {
 		for _, tid := range tids {
-			f := Fields{TID: tid, Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-" + tid}
+			f := Fields{TID: tid, Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-" + tid,
+				EventID: persistence.EventID(tid, persistence.OutcomeEventSeq)}
 			if err := enqueue(context.Background(), tx, OutcomePostback, pub, f); err != nil {
 				return err
 			}
@@ -221,7 +222,7 @@ func TestEnqueue(t *testing.T) {
 	none := newPublisher(t, db, "")
 
 	enqueueOutcomes(t, db, pub, "A")
-	enqueueOutcomes(t, db, pub, "A") // the same postback again: a no-op
+	enqueueOutcomes(t, db, pub, "A") // the same event's postback again: a no-op
 	if n := countRows(t, db, `tid = 'A'`); n != 1 {
 		t.Fatalf("%d rows for tid A, want 1", n)
 	}
@@ -229,7 +230,7 @@ func TestEnqueue(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, `SELECT url FROM postback_outbox WHERE tid = 'A'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
-	want := PostbackURL(pub, Fields{TID: "A", Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A"})
+	want := PostbackURL(pub, Fields{TID: "A", Status: outcome.Complete, Reward: 141, PayoutUSD: 14100, UserIdentifier: "u-A", EventID: "A.1"})
 	if stored != want {
 		t.Fatalf("stored %s, want %s", stored, want)
 	}
@@ -270,15 +271,15 @@ func TestEnqueue(t *testing.T) {
 	}
 
 	// Many reversals in one statement; publishers without a postback URL are skipped, and a
-	// repeat is a no-op.
+	// repeat of an event's postback is a no-op.
 	var batch []persistence.Postback
 	for _, r := range []struct {
 		pub persistence.Publisher
 		f   Fields
 	}{
-		{pub, Fields{TID: "R1", Reward: 5, PayoutUSD: 500}},
-		{none, Fields{TID: "R2", Reward: 5, PayoutUSD: 500}},
-		{pub, Fields{TID: "R3", Status: outcome.Complete, Reward: 7, PayoutUSD: 700}},
+		{pub, Fields{TID: "R1", Reward: 5, PayoutUSD: 500, EventID: "R1.2"}},
+		{none, Fields{TID: "R2", Reward: 5, PayoutUSD: 500, EventID: "R2.2"}},
+		{pub, Fields{TID: "R3", Status: outcome.Complete, Reward: 7, PayoutUSD: 700, EventID: "R3.2"}},
 	} {
 		pb, err := ReversalPostback(r.pub, r.f)
 		if err != nil {

@@ -36,8 +36,11 @@ CREATE TRIGGER ledger_events_immutable BEFORE UPDATE OR DELETE ON ledger_events
 
 -- A postback tells the partner of one ledger event (event_id, <tid>.<seq>; NULL on buyer
 -- webhooks): a complete rejected, accepted again and rejected again sends a reversal, a
--- completion and a reversal, each its own row. (tid, kind) is no longer unique: each row is
--- stored with its event, whose primary key makes it unique. Dropping the constraint drops
--- its index only; the new column is nullable, a change of the catalog alone.
+-- completion and a reversal, each its own row. The idempotency key moves from (tid, kind)
+-- to event_id: one unique index replaces the other, so a callback's postback insert
+-- maintains as many indexes as before. The new column is nullable (a change of the catalog
+-- alone); the partial index is built over rows that all have event_id NULL (none indexed),
+-- one scan of the outbox under a brief write lock.
 ALTER TABLE postback_outbox DROP CONSTRAINT IF EXISTS postback_outbox_tid_kind_key,
   ADD COLUMN IF NOT EXISTS event_id text;
+CREATE UNIQUE INDEX IF NOT EXISTS postback_outbox_event ON postback_outbox (event_id) WHERE event_id IS NOT NULL;
