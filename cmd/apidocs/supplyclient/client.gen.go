@@ -550,6 +550,9 @@ type PartnerPostbackParams struct {
 	// UserIdentifier the partner's X-User-Identifier
 	UserIdentifier string `form:"user_identifier" json:"user_identifier"`
 
+	// EventId the ledger event this postback tells of, <tid>.<n> (the session's n-th event): the idempotency key; absent only on a test send
+	EventId *string `form:"event_id,omitempty" json:"event_id,omitempty"`
+
 	// Attempts present only for publishers with reroute_attempts above 0: the number of sessions in the re-routing chain this result ends (docs/rules.md §10); before sech, so it is signed
 	Attempts *int `form:"attempts,omitempty" json:"attempts,omitempty"`
 
@@ -4601,6 +4604,18 @@ func NewPartnerPostbackWebhookRequest(targetURL string, params *PartnerPostbackP
 			for _, qp := range strings.Split(queryFrag, "&") {
 				rawQueryFragments = append(rawQueryFragments, qp)
 			}
+		}
+
+		if params.EventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "event_id", *params.EventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if params.Attempts != nil {
