@@ -21,25 +21,36 @@ const (
 	// that grows with the uncertainty of the campaign's conversion estimate
 	// (large for campaigns with few sessions).
 	AllocationBalanced
+	// AllocationEDF ranks by EPC × 1/(days left) among the campaigns the
+	// panel can still fill by their deadline, and puts those that cannot
+	// last: earliest deadline first with the rejection of late jobs, the
+	// evaluation's baseline for deadline scheduling (docs/allocation.md).
+	AllocationEDF
 )
+
+// allocationNames are the policies' flag names, by value.
+var allocationNames = [...]string{AllocationGreedy: "greedy", AllocationBalanced: "balanced", AllocationEDF: "edf"}
 
 // String returns the policy's flag name.
 func (a Allocation) String() string {
-	if a == AllocationBalanced {
-		return "balanced"
+	if int(a) < len(allocationNames) {
+		return allocationNames[a]
 	}
-	return "greedy"
+	return fmt.Sprintf("allocation(%d)", a)
 }
+
+// Weighted reports whether the policy ranks with weights computed off the
+// request path (Engine.RefreshAllocation must then run periodically).
+func (a Allocation) Weighted() bool { return a != AllocationGreedy }
 
 // ParseAllocation reads a policy name as the --allocation flag spells it.
 func ParseAllocation(s string) (Allocation, error) {
-	switch s {
-	case "greedy":
-		return AllocationGreedy, nil
-	case "balanced":
-		return AllocationBalanced, nil
+	for a, name := range allocationNames {
+		if s == name {
+			return Allocation(a), nil
+		}
 	}
-	return 0, fmt.Errorf("allocation: unknown policy %q (want greedy or balanced)", s)
+	return 0, fmt.Errorf("allocation: unknown policy %q (want greedy, balanced or edf)", s)
 }
 
 // Balanced policy parameters; docs/allocation.md explains each.
@@ -115,6 +126,20 @@ type AllocationInputs struct {
 	DaysInField, Elapsed float64
 }
 
+// daysLeft is the campaign's field period left, in days: at least half a
+// day, the whole period (DefaultDaysInField when unset) when its start is
+// unknown.
+func (in *AllocationInputs) daysLeft() float64 {
+	days := in.DaysInField
+	if days <= 0 {
+		days = DefaultDaysInField
+	}
+	if in.Elapsed < 0 {
+		return days
+	}
+	return max(days-in.Elapsed, 0.5)
+}
+
 // AllocationWeight returns the campaign's weight (within [0.25, 4]) and its
 // exploration bonus cap (0..ExploreBonus). A campaign is ranked by EPC ×
 // weight × (1 + explore·ExplorationDraw(participant, campaign)).
@@ -137,14 +162,7 @@ type AllocationInputs struct {
 // shrinking as its sessions grow, and 0 from ExploreSessions sessions on,
 // for a campaign that cannot finish, and for an estimate of 0 or 1.
 func AllocationWeight(in AllocationInputs) (weight, explore float64) {
-	days := in.DaysInField
-	if days <= 0 {
-		days = DefaultDaysInField
-	}
-	left := days
-	if in.Elapsed >= 0 {
-		left = max(days-in.Elapsed, 0.5)
-	}
+	left := in.daysLeft()
 	needed := max(in.Needed, 0)
 	exploreUntil := int64(ExploreSessions)
 	switch {
@@ -177,6 +195,25 @@ func AllocationWeight(in AllocationInputs) (weight, explore float64) {
 		explore = min(ExploreZ*sd/c, ExploreBonus)
 	}
 	return weight, explore
+}
+
+// edfRejected is the EDF weight of a campaign that cannot finish by its
+// deadline: below 1/days left of any field period (at most a year), so that
+// every campaign that can still finish ranks first.
+const edfRejected = 1e-3
+
+// EDFWeight returns the weight of the earliest-deadline-first baseline: 1 /
+// days left (at least half a day; a full field period when the start is
+// unknown) for a campaign the panel can still fill by its deadline (or whose
+// supply is not known yet), edfRejected for one it cannot. Its score is EPC ×
+// weight, so EPC orders campaigns of the same deadline. It has no other
+// factor: the evaluation compares every policy with it (docs/allocation.md).
+func EDFWeight(in AllocationInputs) float64 {
+	left := in.daysLeft()
+	if in.SupplyPerDay >= 0 && max(in.Needed, 0) > in.SupplyPerDay*left*max(in.Conversion, 0) {
+		return edfRejected
+	}
+	return 1 / left
 }
 
 func clamp(v, lo, hi float64) float64 { return min(max(v, lo), hi) }
@@ -222,11 +259,13 @@ type allocState struct {
 	supply map[int64]float64
 }
 
-func (a *allocator) balanced() bool { return a != nil && a.policy == AllocationBalanced }
+// weighted reports whether the allocator ranks with weights (any policy but
+// greedy).
+func (a *allocator) weighted() bool { return a != nil && a.policy.Weighted() }
 
 // SetAllocation selects the allocation policy, reading supply from panel
 // (nil: scarcity is left out), and republishes the current campaigns under
-// it. Under AllocationBalanced call RefreshAllocation periodically: weights
+// it. Under a weighted policy call RefreshAllocation periodically: weights
 // are computed when it runs and when campaigns are (re)indexed.
 func (e *Engine) SetAllocation(a Allocation, panel *Panel) {
 	e.writeMu.Lock()
@@ -263,7 +302,7 @@ func (e *Engine) AllocationRefreshedAt() int64 {
 	e.writeMu.Lock()
 	a := e.alloc
 	e.writeMu.Unlock()
-	if !a.balanced() {
+	if !a.weighted() {
 		return 0
 	}
 	if st := a.state.Load(); st != nil {
@@ -281,7 +320,7 @@ func (e *Engine) RefreshAllocation(now int64) {
 	e.writeMu.Lock()
 	a := e.alloc
 	e.writeMu.Unlock()
-	if !a.balanced() {
+	if !a.weighted() {
 		return
 	}
 	st := &allocState{at: now, supply: make(map[int64]float64)}
@@ -330,7 +369,7 @@ func (p *partition) reweigh(st *allocState) {
 	w, x := make([]float64, n), make([]float64, n)
 	for slot := range p.camps {
 		cm := &p.camps[slot]
-		w[slot], x[slot] = st.weigh(p.cold[slot].def, cm.counter, p.quotas[cm.q0:cm.g0])
+		w[slot], x[slot] = p.alloc.weigh(st, p.cold[slot].def, cm.counter, p.quotas[cm.q0:cm.g0])
 	}
 	p.sinceFull = 0
 	p.ord.Store(p.order(seq, w, x))
@@ -494,10 +533,10 @@ func (sm *supplySampler) finish() {
 	sm.heap = nil
 }
 
-// weigh returns the balanced weight and exploration cap of campaign def with
-// counter k and non-global quotas open, under the supply estimate st (nil:
-// none yet).
-func (st *allocState) weigh(def *Campaign, k *campaignCounter, open []quotaMeta) (w, x float64) {
+// weigh returns the weight and exploration cap of campaign def with counter
+// k and non-global quotas open under the allocator's policy and the supply
+// estimate st (nil: none yet).
+func (a *allocator) weigh(st *allocState, def *Campaign, k *campaignCounter, open []quotaMeta) (w, x float64) {
 	in := AllocationInputs{SupplyPerDay: -1, Elapsed: -1, DaysInField: float64(def.DaysInField)}
 	for i := range open {
 		qm := &open[i]
@@ -520,6 +559,9 @@ func (st *allocState) weigh(def *Campaign, k *campaignCounter, open []quotaMeta)
 		if def.FieldStart > 0 && st.at >= def.FieldStart {
 			in.Elapsed = float64(st.at-def.FieldStart) / secondsPerDay
 		}
+	}
+	if a.policy == AllocationEDF {
+		return EDFWeight(in), 0
 	}
 	return AllocationWeight(in)
 }

@@ -22,13 +22,46 @@ func TestParseAllocation(t *testing.T) {
 	}{
 		{"greedy", engine.AllocationGreedy, true},
 		{"balanced", engine.AllocationBalanced, true},
+		{"edf", engine.AllocationEDF, true},
 		{"Balanced", 0, false},
+		{"allocation(9)", 0, false},
 		{"", 0, false},
 	} {
 		got, err := engine.ParseAllocation(tc.in)
 		if (err == nil) != tc.ok || (tc.ok && (got != tc.want || got.String() != tc.in)) {
 			t.Errorf("ParseAllocation(%q) = %v, %v", tc.in, got, err)
 		}
+	}
+}
+
+// TestEDFWeight: 1 / days left for a campaign the panel can still fill by
+// its deadline (at least half a day, a whole field period when the start is
+// unknown), far below any of those for one it cannot, and nothing else
+// moves it.
+func TestEDFWeight(t *testing.T) {
+	in := engine.AllocationInputs{Target: 100, Needed: 10, Open: 2, Sessions: 500, Conversion: 0.5, SupplyPerDay: 49, DaysInField: 10, Elapsed: 6}
+	for _, tc := range []struct {
+		name string
+		f    func(*engine.AllocationInputs)
+		want float64
+	}{
+		{"4 days left", func(*engine.AllocationInputs) {}, 0.25},
+		{"the need, the quotas open, the conversion and the sessions do not move it", func(in *engine.AllocationInputs) {
+			in.Needed, in.Open, in.Conversion, in.Sessions = 1, 1, 0.05, 0
+		}, 0.25},
+		{"last hours: half a day", func(in *engine.AllocationInputs) { in.Elapsed = 9.9 }, 2},
+		{"start unknown: the whole period", func(in *engine.AllocationInputs) { in.Elapsed = -1 }, 0.1},
+		{"supply unknown: can finish", func(in *engine.AllocationInputs) { in.SupplyPerDay = -1 }, 0.25},
+		{"cannot finish", func(in *engine.AllocationInputs) { in.SupplyPerDay = 4 }, 1e-3},
+	} {
+		c := in
+		tc.f(&c)
+		if got := engine.EDFWeight(c); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if year := engine.EDFWeight(engine.AllocationInputs{DaysInField: 365, Elapsed: -1, SupplyPerDay: -1}); year <= 1e-3 {
+		t.Errorf("a year left: %v, not above a campaign that cannot finish", year)
 	}
 }
 
@@ -618,4 +651,39 @@ func balancedMarket(t *testing.T, r *rand.Rand, m, n, size, within int, nextQuot
 	e.Load(cs)
 	e.SetAllocation(engine.AllocationBalanced, panel)
 	return cs, ctr, e, firstID
+}
+
+// TestEDFRanksByDeadline: under edf, of three campaigns with the same EPC
+// the one closing first is offered first, and one the panel cannot fill by
+// its deadline comes last although it closes first of all.
+func TestEDFRanksByDeadline(t *testing.T) {
+	camp := func(id int64, daysLeft int, target int) engine.Campaign {
+		return engine.Campaign{ID: id, BuyerID: 1, CountryID: 1, Status: engine.StatusActive, CPICents: 100, LOI: 10, Incidence: 50,
+			ReentryMinutes: engine.ReentryNever, DaysInField: 10, FieldStart: propNow - int64(10-daysLeft)*86400,
+			Quotas: []engine.Quota{{ID: id * 10, NumRespondents: target}}}
+	}
+	cs := []engine.Campaign{camp(1, 8, 5), camp(2, 2, 5), camp(3, 5, 5), camp(4, 1, 100000)}
+	panel := engine.NewPanel()
+	for i := range 50 {
+		p := engine.Participant{ID: int64(i + 1), CountryID: 1, Device: 1}
+		for d := range 20 {
+			if _, err := panel.Upsert(1, fmt.Sprint(p.ID), p, propNow-int64(d)*86400); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e := engine.New(nil)
+	e.Load(cs)
+	e.SetAllocation(engine.AllocationEDF, panel)
+	e.RefreshAllocation(propNow)
+	var got []int64
+	for _, o := range e.Match(&engine.Participant{ID: 99, CountryID: 1, Device: 1}, 0.5, propNow, 0, nil) {
+		got = append(got, o.CampaignID)
+		if o.EPC != 0.5*0.5 {
+			t.Errorf("offer %d: EPC %v", o.CampaignID, o.EPC)
+		}
+	}
+	if !slices.Equal(got, []int64{2, 3, 1, 4}) {
+		t.Errorf("edf order %v, want [2 3 1 4]", got)
+	}
 }

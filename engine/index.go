@@ -261,7 +261,7 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator, yield fun
 	// Under the balanced allocation the keys carry the weights (see
 	// rankOrder), so that slots are laid out in the order matching walks.
 	var ws, xs []float64
-	if alloc.balanced() {
+	if alloc.weighted() {
 		st := alloc.state.Load()
 		ws, xs = make([]float64, n), make([]float64, n)
 		var open []quotaMeta
@@ -272,7 +272,7 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator, yield fun
 					open = append(open, quotaMeta{counter: qctr[i][j], num: int64(q.NumRespondents), clickBalanced: q.ClickBalanced})
 				}
 			}
-			ws[i], xs[i] = st.weigh(c, kc[i], open)
+			ws[i], xs[i] = alloc.weigh(st, c, kc[i], open)
 		}
 	}
 	for i, c := range defs {

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/switchboard/switchboard/bench"
@@ -44,7 +44,7 @@ func Variants(policies []engine.Allocation, reroutes []int) []Variant {
 type Comparison struct {
 	Base     Config    // the shape; Seed, Allocation and RerouteAttempts are set per run
 	Seeds    []int64   // seeds run
-	Policies []Variant // variants run, in report order
+	Variants []Variant // variants run, in report order
 	Runs     map[Variant][]Result
 }
 
@@ -52,206 +52,238 @@ type Comparison struct {
 // time. Each run is independent and deterministic, so the order they run
 // in does not change the results.
 func Compare(base Config, seeds []int64, variants []Variant, workers int) (*Comparison, error) {
-	cmp := &Comparison{Base: base, Seeds: seeds, Policies: variants, Runs: map[Variant][]Result{}}
-	for _, a := range variants {
-		cmp.Runs[a] = make([]Result, len(seeds))
+	cs := []*Comparison{newComparison(base, seeds, variants)}
+	return cs[0], runAll(cs, workers, nil)
+}
+
+func newComparison(base Config, seeds []int64, variants []Variant) *Comparison {
+	c := &Comparison{Base: base, Seeds: seeds, Variants: variants, Runs: map[Variant][]Result{}}
+	for _, v := range variants {
+		c.Runs[v] = make([]Result, len(seeds))
 	}
+	return c
+}
+
+// runAll runs every (variant, seed) of every comparison, workers at a time,
+// calling done (when not nil) after each run with the runs done and the
+// total.
+func runAll(cs []*Comparison, workers int, done func(n, total int)) error {
 	type job struct {
-		a Variant
+		c *Comparison
+		v Variant
 		i int
+	}
+	var all []job
+	for _, c := range cs {
+		for i := range c.Seeds {
+			for _, v := range c.Variants {
+				all = append(all, job{c, v, i})
+			}
+		}
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
+	n := 0
 	for range max(workers, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				cfg := base
-				cfg.Seed, cfg.Allocation, cfg.RerouteAttempts = seeds[j.i], j.a.Allocation, j.a.Reroute
+				cfg := j.c.Base
+				cfg.Seed, cfg.Allocation, cfg.RerouteAttempts = j.c.Seeds[j.i], j.v.Allocation, j.v.Reroute
 				r, err := Run(cfg)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
-				cmp.Runs[j.a][j.i] = r
+				j.c.Runs[j.v][j.i] = r
+				n++
+				if done != nil {
+					done(n, len(all))
+				}
 				mu.Unlock()
 			}
 		}()
 	}
-	for i := range seeds {
-		for _, a := range variants {
-			jobs <- job{a, i}
-		}
+	for _, j := range all {
+		jobs <- j
 	}
 	close(jobs)
 	wg.Wait()
-	return cmp, firstErr
+	return firstErr
 }
 
-// metric is one reported figure of a Result.
-type metric struct {
-	name, format string
-	scale        float64
-	of           func(Result) float64
+// Figure is one reported figure of a Result.
+type Figure struct {
+	Name, Format string
+	Scale        float64
+	Of           func(Result) float64
 }
 
-var metrics = []metric{
-	{"completes per 1,000 visits", "%.1f", 1, Result.CompletesPer1000},
-	{"campaigns filled by deadline", "%.1f%%", 100, Result.CampaignsFilled},
-	{"quotas filled by deadline", "%.1f%%", 100, Result.QuotasFilledShare},
-	{"hard-quota completes", "%.0f", 1, func(r Result) float64 { return float64(r.HardCompletes) }},
-	{"hard-quota fill", "%.1f%%", 100, Result.HardFill},
-	{"terminations per complete", "%.2f", 1, Result.TermsPerComplete},
+// The figures the evaluation's targets are stated on.
+var (
+	FigQuotas    = Figure{"quotas filled by their deadline", "%.1f%%", 100, Result.QuotasFilledShare}
+	FigRevenue   = Figure{"partner revenue per visit", "$%.4f", 1, Result.RevenuePerVisit}
+	FigCompletes = Figure{"completes per 1,000 visits", "%.1f", 1, Result.CompletesPer1000}
+)
+
+// figures are the figures of a single shape's report.
+var figures = []Figure{
+	FigQuotas, FigRevenue, FigCompletes,
+	{"campaigns filled by their deadline", "%.1f%%", 100, Result.CampaignsFilled},
+	{"screen-outs per complete", "%.2f", 1, Result.TermsPerComplete},
 	{"entered and left with nothing, per 1,000 visits", "%.1f", 1, Result.LeftEmptyPer1000},
 	{"re-routed sessions per 1,000 visits", "%.1f", 1, func(r Result) float64 { return 1000 * ratio(r.Rerouted, r.Arrivals) }},
-	{"partner revenue per visit", "$%.4f", 1, Result.RevenuePerVisit},
 	{"buyer cost per complete", "$%.2f", 1, Result.CostPerComplete},
-	{"probe: sessions to 90% of true conversion", "%.0f", 1, func(r Result) float64 { return notReached(float64(r.ProbeSessions)) }},
-	{"probe: hours to 90% of true conversion", "%.0f", 1, func(r Result) float64 { return notReached(r.ProbeHours) }},
 	{"probe: sessions in the run", "%.0f", 1, func(r Result) float64 { return float64(r.ProbeTotal) }},
-	{"probe: sessions until ≥80% of its fair share of offers", "%.0f", 1, func(r Result) float64 { return notReached(float64(r.ProbeFairSessions)) }},
 	{"probe: offers shown / fair share, whole run", "%.0f%%", 100, Result.ProbeShareOfFair},
 }
 
-// notReached maps the "not within the run" mark (-1) to +Inf, so that a
-// median counts it as the longest.
-func notReached(v float64) float64 {
-	if v < 0 {
-		return math.Inf(1)
+// Mean is variant v's mean of f over the seeds.
+func (c *Comparison) Mean(v Variant, f func(Result) float64) float64 {
+	s := 0.0
+	for _, r := range c.Runs[v] {
+		s += f(r)
 	}
-	return v
+	return s / float64(max(len(c.Runs[v]), 1))
 }
 
-func (c *Comparison) med(a Variant, f func(Result) float64) float64 {
-	xs := make([]float64, 0, len(c.Seeds))
-	for _, r := range c.Runs[a] {
-		xs = append(xs, f(r))
+// Paired is the ratio of two variants' means of a figure over the same
+// seeds, with the bootstrap 95% interval of that ratio.
+type Paired struct {
+	Ratio, Lo, Hi float64
+}
+
+// bootstrapResamples is how many resamples of the seeds a Paired interval
+// is computed from.
+const bootstrapResamples = 2000
+
+// Paired compares variant a with variant b on figure f: the ratio of
+// their means over the seeds, and its 95% interval from resampling the
+// seeds with replacement (both variants on the same resampled seeds, so
+// that what the seeds share cancels out). The resampling is seeded: the
+// same runs give the same interval.
+func (c *Comparison) Paired(a, b Variant, f func(Result) float64) Paired {
+	xs, ys := c.values(a, f), c.values(b, f)
+	return pairedRatio(xs, ys)
+}
+
+func (c *Comparison) values(v Variant, f func(Result) float64) []float64 {
+	out := make([]float64, len(c.Runs[v]))
+	for i, r := range c.Runs[v] {
+		out[i] = f(r)
 	}
-	return bench.Median(xs)
+	return out
+}
+
+// pairedRatio is sum(xs)/sum(ys) with its percentile bootstrap 95%
+// interval over paired resamples of the indices.
+func pairedRatio(xs, ys []float64) Paired {
+	n := len(xs)
+	sum := func(v []float64) float64 {
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		return s
+	}
+	p := Paired{Ratio: sum(xs) / sum(ys)}
+	if n == 0 {
+		return Paired{math.NaN(), math.NaN(), math.NaN()}
+	}
+	r := rand.New(rand.NewPCG(uint64(n), 0xb0075))
+	rs := make([]float64, bootstrapResamples)
+	for k := range rs {
+		sx, sy := 0.0, 0.0
+		for range n {
+			i := r.IntN(n)
+			sx += xs[i]
+			sy += ys[i]
+		}
+		rs[k] = sx / sy
+	}
+	slices.Sort(rs)
+	p.Lo, p.Hi = rs[int(0.025*bootstrapResamples)], rs[int(0.975*bootstrapResamples)-1]
+	return p
+}
+
+// String formats the change and its interval in percent: "+12.3% (+10.1, +14.6)".
+func (p Paired) String() string {
+	if math.IsNaN(p.Ratio) || math.IsInf(p.Ratio, 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f%% (%+.1f, %+.1f)", 100*(p.Ratio-1), 100*(p.Lo-1), 100*(p.Hi-1))
 }
 
 // baseline is what variant v is compared with: the first variant's policy
 // under the same re-routing when v's policy differs, else v's policy
 // without re-routing, else the first variant.
 func (c *Comparison) baseline(v Variant) Variant {
-	first := c.Policies[0]
+	first := c.Variants[0]
 	if v.Allocation != first.Allocation {
-		if b := (Variant{first.Allocation, v.Reroute}); slices.Contains(c.Policies, b) {
+		if b := (Variant{first.Allocation, v.Reroute}); slices.Contains(c.Variants, b) {
 			return b
 		}
 	}
 	if v.Reroute != 0 {
-		if b := (Variant{v.Allocation, 0}); slices.Contains(c.Policies, b) {
+		if b := (Variant{v.Allocation, 0}); slices.Contains(c.Variants, b) {
 			return b
 		}
 	}
 	return first
 }
 
-// Markdown writes the medians over seeds as a table (one column per
-// variant, then each variant's change on its baseline), then every run's
-// figures.
+// Markdown writes each variant's mean of every figure over the seeds, then
+// each variant's paired change on its baseline with the bootstrap 95%
+// interval.
 func (c *Comparison) Markdown(w io.Writer) {
-	fmt.Fprintf(w, "Medians over %d seeds (%s):\n\n| figure |", len(c.Seeds), joinSeeds(c.Seeds))
-	for _, a := range c.Policies {
-		fmt.Fprintf(w, " %s |", a)
+	fmt.Fprintf(w, "Means over %d seeds; changes are ratios of means, paired by seed, with bootstrap 95%% intervals.\n\n| figure |", len(c.Seeds))
+	for _, v := range c.Variants {
+		fmt.Fprintf(w, " %s |", v)
 	}
-	for _, a := range c.Policies[1:] {
-		fmt.Fprintf(w, " %s vs %s |", a, c.baseline(a))
+	for _, v := range c.Variants[1:] {
+		fmt.Fprintf(w, " %s vs %s |", v, c.baseline(v))
 	}
 	fmt.Fprint(w, "\n|---|")
-	for range 2*len(c.Policies) - 1 {
-		fmt.Fprint(w, "---|")
+	for range 2*len(c.Variants) - 1 {
+		fmt.Fprint(w, "--:|")
 	}
 	fmt.Fprintln(w)
-	for _, m := range metrics {
-		fmt.Fprintf(w, "| %s |", m.name)
-		for _, a := range c.Policies {
-			if v := c.med(a, m.of); math.IsInf(v, 1) {
-				fmt.Fprint(w, " not reached |")
-			} else {
-				fmt.Fprintf(w, " "+m.format+" |", m.scale*v)
-			}
+	for _, f := range figures {
+		fmt.Fprintf(w, "| %s |", f.Name)
+		for _, v := range c.Variants {
+			fmt.Fprintf(w, " "+f.Format+" |", f.Scale*c.Mean(v, f.Of))
 		}
-		for _, a := range c.Policies[1:] {
-			base, v := c.med(c.baseline(a), m.of), c.med(a, m.of)
-			if base != 0 && !math.IsInf(base, 0) && !math.IsInf(v, 0) {
-				fmt.Fprintf(w, " %+.1f%% |", 100*(v-base)/base)
-			} else {
-				fmt.Fprint(w, " — |")
-			}
+		for _, v := range c.Variants[1:] {
+			fmt.Fprintf(w, " %s |", c.Paired(v, c.baseline(v), f.Of))
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\nEvery run:\n\n| seed | variant | visits | completes | completes/1k | campaigns filled | quotas filled | hard completes / target | terms/complete | left with nothing | revenue/visit | cost/complete | probe sessions to 90%% (hours) | probe sessions | probe sessions to 80%% of fair share |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for i, s := range c.Seeds {
-		for _, a := range c.Policies {
-			r := c.Runs[a][i]
-			fmt.Fprintf(w, "| %d | %s | %d | %d | %.1f | %d / %d | %d / %d | %d / %d | %.2f | %d | $%.4f | $%.2f | %d (%.0f h) | %d | %d |\n",
-				s, a, r.Arrivals, r.Completes, r.CompletesPer1000(), r.Filled, r.Due, r.QuotasFilled, r.DueQuotas,
-				r.HardCompletes, r.HardTarget, r.TermsPerComplete(), r.LeftEmpty, r.RevenuePerVisit(), r.CostPerComplete(),
-				r.ProbeSessions, r.ProbeHours, r.ProbeTotal, r.ProbeFairSessions)
-		}
-	}
 }
 
-func joinSeeds(s []int64) string {
-	parts := make([]string, len(s))
-	for i, x := range s {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// WriteCharts writes into dir fill.svg and quotas-full.svg (median share
-// of the target completed and of the quotas full at the end of each
-// simulated day, per policy), terminations.svg and quotas.svg (median
-// terminations per complete and quotas filled by their deadline, per
-// variant), completes.svg and left-empty.svg (median completes and visits
-// that entered and left with nothing, per 1,000 visits, per variant).
+// WriteCharts writes into dir quotas.svg, revenue.svg and completes.svg:
+// each variant's mean quotas filled by their deadline, partner revenue per
+// visit and completes per 1,000 visits.
 func (c *Comparison) WriteCharts(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	fill := bench.LineChart{Title: "Target filled over simulated time (median of seeds)", XLabel: "simulated day", YLabel: "share of target completed (%)"}
-	full := bench.LineChart{Title: "Quotas full over simulated time (median of seeds)", XLabel: "simulated day", YLabel: "share of quotas full (%)"}
-	for _, a := range c.Policies {
-		fill.Series = append(fill.Series, c.daily(a, func(r Result) []float64 { return r.Fill }))
-		full.Series = append(full.Series, c.daily(a, func(r Result) []float64 { return r.QuotaFill }))
+	charts := map[string]bench.BarChart{
+		"quotas.svg":    {Title: "Quotas filled by their deadline (mean of seeds)", Unit: "%"},
+		"revenue.svg":   {Title: "Partner revenue per visit (mean of seeds)", Unit: "USD"},
+		"completes.svg": {Title: "Completes per 1,000 visits (mean of seeds)", Unit: "per 1,000 visits"},
 	}
-	terms := bench.BarChart{Title: "Terminations per complete (median of seeds)", Unit: "per complete"}
-	quotas := bench.BarChart{Title: "Quotas filled by their deadline (median of seeds)", Unit: "%"}
-	completes := bench.BarChart{Title: "Completes per 1,000 visits (median of seeds)", Unit: "per 1,000 visits"}
-	empty := bench.BarChart{Title: "Visits that entered and left with nothing (median of seeds)", Unit: "per 1,000 visits"}
-	for _, a := range c.Policies {
-		completes.Bars = append(completes.Bars, bench.Bar{Label: a.String(), Value: c.med(a, Result.CompletesPer1000)})
-		empty.Bars = append(empty.Bars, bench.Bar{Label: a.String(), Value: c.med(a, Result.LeftEmptyPer1000)})
-		terms.Bars = append(terms.Bars, bench.Bar{Label: a.String(), Value: c.med(a, Result.TermsPerComplete)})
-		quotas.Bars = append(quotas.Bars, bench.Bar{Label: a.String(), Value: 100 * c.med(a, Result.QuotasFilledShare)})
-	}
-	for name, svg := range map[string][]byte{"fill.svg": fill.SVG(), "quotas-full.svg": full.SVG(), "terminations.svg": terms.SVG(), "quotas.svg": quotas.SVG(),
-		"completes.svg": completes.SVG(), "left-empty.svg": empty.SVG()} {
-		if err := os.WriteFile(filepath.Join(dir, name), svg, 0o644); err != nil {
+	figs := map[string]Figure{"quotas.svg": FigQuotas, "revenue.svg": FigRevenue, "completes.svg": FigCompletes}
+	for name, ch := range charts {
+		f := figs[name]
+		for _, v := range c.Variants {
+			ch.Bars = append(ch.Bars, bench.Bar{Label: v.String(), Value: f.Scale * c.Mean(v, f.Of)})
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), ch.SVG(), 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// daily is the policy's median over seeds of a per-day figure, in percent.
-func (c *Comparison) daily(a Variant, of func(Result) []float64) bench.Series {
-	s := bench.Series{Name: a.String()}
-	for d := range c.Base.Days {
-		xs := make([]float64, 0, len(c.Seeds))
-		for _, r := range c.Runs[a] {
-			if v := of(r); d < len(v) {
-				xs = append(xs, 100*v[d])
-			}
-		}
-		s.Points = append(s.Points, bench.Point{X: float64(d + 1), Y: bench.Median(xs)})
-	}
-	return s
 }

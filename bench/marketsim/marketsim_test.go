@@ -2,7 +2,6 @@ package marketsim_test
 
 import (
 	"errors"
-	"flag"
 	"reflect"
 	"testing"
 
@@ -10,51 +9,21 @@ import (
 	"github.com/switchboard/switchboard/engine"
 )
 
-// The market's size; docs/allocation.md gives the sizes its figures used
-// (switchboard simulate runs the full comparison).
-var (
-	campaigns    = flag.Int("sim.campaigns", 100, "simulated campaigns")
-	participants = flag.Int("sim.participants", 400, "simulated panel size")
-	days         = flag.Int("sim.days", 4, "simulated days")
-	scale        = flag.Int("sim.scale", 150, "divide quota targets by this")
-	seed         = flag.Int64("sim.seed", 1, "market and arrivals seed")
-)
-
-// TestCompareAllocations runs one market under each policy and logs what
-// each delivered (go test -v -run TestCompareAllocations ./bench/marketsim
-// -args -sim.campaigns ...). It checks that both see the same visits and
-// that the figures are consistent with one another.
-func TestCompareAllocations(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation")
-	}
-	var rs []marketsim.Result
-	for _, a := range []engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced} {
-		r, err := marketsim.Run(marketsim.Config{Campaigns: *campaigns, Participants: *participants, Days: *days,
-			Seed: *seed, Allocation: a, TargetScale: *scale})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Log(r)
-		rs = append(rs, r)
-	}
-	if rs[0].Arrivals != rs[1].Arrivals || rs[0].Arrivals == 0 {
-		t.Errorf("arrivals differ: %d vs %d", rs[0].Arrivals, rs[1].Arrivals)
-	}
-	for _, r := range rs {
-		if r.Entries > r.Offered || r.Offered > r.Arrivals || r.Completes+r.Terminates > r.Entries ||
-			r.Filled > r.Due || r.QuotasFilled > r.DueQuotas || len(r.Fill) != *days || r.Completes == 0 {
-			t.Errorf("inconsistent result %+v", r)
-		}
-	}
+// tiny is a market small enough for a test under -race.
+func tiny(seed int64) marketsim.Config {
+	return marketsim.Config{Campaigns: 20, Arriving: 8, Participants: 350, Days: 3, Seed: seed}
 }
 
 // TestDeterministic runs a tiny market twice under each policy, with and
 // without re-routing, with the same seed and requires the same result, and
-// a different seed to give a different one.
+// a different seed to give different visits. Every policy sees the same
+// visits.
 func TestDeterministic(t *testing.T) {
-	for _, v := range marketsim.Variants([]engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced}, []int{0, 2}) {
-		cfg := marketsim.Config{Campaigns: 30, Participants: 150, Days: 3, Seed: 7, Allocation: v.Allocation, RerouteAttempts: v.Reroute, TargetScale: 100}
+	visits := -1
+	for _, v := range append(marketsim.Variants([]engine.Allocation{engine.AllocationGreedy, engine.AllocationEDF, engine.AllocationBalanced}, []int{0}),
+		marketsim.Variant{Allocation: engine.AllocationBalanced, Reroute: 2}) {
+		cfg := tiny(7)
+		cfg.Allocation, cfg.RerouteAttempts = v.Allocation, v.Reroute
 		r1, err1 := marketsim.Run(cfg)
 		r2, err2 := marketsim.Run(cfg)
 		if err1 != nil || err2 != nil {
@@ -63,22 +32,32 @@ func TestDeterministic(t *testing.T) {
 		if !reflect.DeepEqual(r1, r2) {
 			t.Errorf("%s: two runs of seed 7 differ:\n%+v\n%+v", v, r1, r2)
 		}
-		if r1.Completes == 0 {
-			t.Errorf("%s: tiny market completed nothing: %+v", v, r1)
+		if r1.Completes == 0 || r1.Due == 0 || r1.Abandoned == 0 {
+			t.Errorf("%s: tiny market completed, closed or abandoned nothing: %+v", v, r1)
 		}
-		cfg.Seed = 8
-		r3, _ := marketsim.Run(cfg)
-		if reflect.DeepEqual(r1, r3) {
-			t.Errorf("%s: seeds 7 and 8 gave the same result", v)
+		if visits >= 0 && r1.Arrivals != visits {
+			t.Errorf("%s: %d visits, another policy saw %d", v, r1.Arrivals, visits)
 		}
+		visits = r1.Arrivals
+		for _, r := range []marketsim.Result{r1} {
+			if r.Entries > r.Offered || r.Offered > r.Arrivals || r.Completes+r.Terminates+r.Abandoned > r.Sessions ||
+				r.Filled > r.Due || r.QuotasFilled > r.DueQuotas || r.LeftEmpty > r.Entries {
+				t.Errorf("%s: inconsistent result %+v", v, r)
+			}
+		}
+	}
+	cfg := tiny(8)
+	r3, _ := marketsim.Run(cfg)
+	if r3.Arrivals == visits {
+		t.Errorf("seeds 7 and 8 gave the same visits")
 	}
 }
 
-// TestReroute: with 2 attempts, terminated visits continue (docs/rules.md
+// TestReroute: with 2 attempts, screened-out visits continue (docs/rules.md
 // §10), so the same visits bring more sessions and completes and fewer
 // participants leave with nothing; without, nothing is re-routed.
 func TestReroute(t *testing.T) {
-	base := marketsim.Config{Campaigns: 60, Participants: 200, Days: 3, Seed: 3, TargetScale: 100}
+	base := tiny(3)
 	off, err := marketsim.Run(base)
 	if err != nil {
 		t.Fatal(err)
@@ -88,24 +67,17 @@ func TestReroute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log(off)
-	t.Log(on)
 	if off.Rerouted != 0 || off.Sessions != off.Entries {
 		t.Errorf("reroute off: %d re-routed, %d sessions for %d entries", off.Rerouted, off.Sessions, off.Entries)
 	}
 	if on.Arrivals != off.Arrivals {
-		t.Errorf("arrivals differ: %d vs %d", on.Arrivals, off.Arrivals)
+		t.Errorf("visits differ: %d vs %d", on.Arrivals, off.Arrivals)
 	}
 	if on.Rerouted == 0 || on.Sessions <= on.Entries || on.Rerouted > 2*on.Entries || on.Sessions > 3*on.Entries {
 		t.Errorf("reroute 2: %d sessions, %d re-routed for %d entries", on.Sessions, on.Rerouted, on.Entries)
 	}
 	if on.Completes <= off.Completes || on.LeftEmpty >= off.LeftEmpty {
 		t.Errorf("reroute 2: completes %d (off %d), left with nothing %d (off %d)", on.Completes, off.Completes, on.LeftEmpty, off.LeftEmpty)
-	}
-	for _, r := range []marketsim.Result{off, on} {
-		if r.LeftEmpty > r.Entries || r.Completes+r.Terminates > r.Sessions {
-			t.Errorf("inconsistent result %+v", r)
-		}
 	}
 }
 
@@ -114,6 +86,90 @@ func TestRerouteBounds(t *testing.T) {
 	for _, n := range []int{-1, 6} {
 		if _, err := marketsim.Run(marketsim.Config{Campaigns: 1, Participants: 1, Days: 1, RerouteAttempts: n}); !errors.Is(err, marketsim.ErrReroute) {
 			t.Errorf("RerouteAttempts %d: err %v, want ErrReroute", n, err)
+		}
+	}
+}
+
+// TestDemand: quotas sized at a larger multiple of their feasibility leave
+// more of them unfilled under the same policy.
+func TestDemand(t *testing.T) {
+	share := map[float64]float64{}
+	for _, d := range []float64{0.2, 3} {
+		cfg := tiny(5)
+		cfg.Demand, cfg.QuotaMin, cfg.Participants = d, 1, 1500
+		r, err := marketsim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		share[d] = r.QuotasFilledShare()
+	}
+	if share[0.2] <= share[3] {
+		t.Errorf("quotas filled: %.3f at demand 0.2, %.3f at demand 3", share[0.2], share[3])
+	}
+}
+
+// TestSeedSets: the tuning and evaluation seeds are disjoint, at least 100
+// each, without repeats.
+func TestSeedSets(t *testing.T) {
+	seen := map[int64]string{}
+	for name, set := range map[string][]int64{"tuning": marketsim.TuningSeeds, "evaluation": marketsim.EvaluationSeeds} {
+		if len(set) < 100 {
+			t.Errorf("%s: %d seeds, want at least 100", name, len(set))
+		}
+		for _, s := range set {
+			if other, ok := seen[s]; ok {
+				t.Errorf("seed %d is in %s and %s", s, other, name)
+			}
+			seen[s] = name
+		}
+	}
+}
+
+// TestShapes: the grid has the named shapes the evaluation states, each
+// name once, each a different market.
+func TestShapes(t *testing.T) {
+	names := map[string]bool{}
+	for i, s := range marketsim.Shapes {
+		if names[s.Name] || s.About == "" {
+			t.Errorf("shape %q repeated or undescribed", s.Name)
+		}
+		names[s.Name] = true
+		for _, o := range marketsim.Shapes[:i] {
+			if reflect.DeepEqual(o.Config, s.Config) {
+				t.Errorf("shapes %s and %s are the same market", o.Name, s.Name)
+			}
+		}
+	}
+	for _, n := range []string{"supply-short", "balanced", "demand-short", "realistic-quotas", "arrivals", "field-7", "field-14", "field-30",
+		"one-partner", "many-partners", "low-conversion", "high-conversion"} {
+		if !names[n] {
+			t.Errorf("no shape %s", n)
+		}
+	}
+	if s, ok := marketsim.ShapeByName("realistic-quotas"); !ok || s.Config.QuotaMin != 20 || s.Config.QuotaMax != 2000 {
+		t.Errorf("realistic-quotas: %+v", s.Config)
+	}
+}
+
+// TestGrid runs a tiny grid and checks that every shape compares the
+// policy with each baseline on every seed.
+func TestGrid(t *testing.T) {
+	shapes := []marketsim.Shape{{Name: "a", About: "a", Config: tiny(0)}, {Name: "b", About: "b", Config: tiny(0)}}
+	shapes[1].Config.Demand = 3
+	g, err := marketsim.RunGrid(engine.AllocationBalanced, []engine.Allocation{engine.AllocationGreedy, engine.AllocationEDF}, shapes, []int64{1, 2}, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range g.Cmp {
+		if len(c.Variants) != 4 {
+			t.Fatalf("shape %d: variants %v", i, c.Variants)
+		}
+		for _, v := range c.Variants {
+			for j, r := range c.Runs[v] {
+				if r.Seed != []int64{1, 2}[j] || r.Allocation != v.Allocation || r.Reroute != v.Reroute || r.Arrivals == 0 {
+					t.Errorf("shape %d %s run %d: %+v", i, v, j, r)
+				}
+			}
 		}
 	}
 }

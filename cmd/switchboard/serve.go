@@ -162,12 +162,12 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 
 // allocationFlags declares the allocation policy's settings (docs/allocation.md).
 func allocationFlags(f flags, cfg *app.Config) {
-	f.Func("allocation", "offer ranking policy: greedy (EPC) or balanced (EPC × a deadline schedule of the quotas that can still finish, exploration; docs/allocation.md) (default greedy)",
+	f.Func("allocation", "offer ranking policy: greedy (EPC), balanced (EPC × a deadline schedule of the quotas that can still finish, exploration) or edf (EPC × 1/days left, the evaluation's baseline); docs/allocation.md (default greedy)",
 		func(v string) (err error) {
 			cfg.Allocation, err = engine.ParseAllocation(v)
 			return err
 		})
-	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often the balanced allocation recomputes its weights")
+	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often a weighted allocation (any but greedy) recomputes its weights")
 }
 
 // registerBuildInfo reports the binary's version on /metrics, as `switchboard version`

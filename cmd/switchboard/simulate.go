@@ -16,18 +16,26 @@ import (
 )
 
 // runSimulate is `switchboard simulate`: the market simulator (bench/marketsim) run under
-// each policy on each seed, medians as a Markdown table on out and, with --out, the table
-// (simulate.md) and SVG charts in that directory (docs/allocation.md, "Simulator").
+// each policy on each seed of one market shape, or with --grid the evaluation grid (every
+// shape, the policy under test against its baselines); the table goes to out and, with
+// --out, into that directory (docs/allocation.md, "Evaluation").
 func runSimulate(_ context.Context, args []string, out io.Writer) error {
 	f := newFlags("simulate")
-	seeds := f.String("seeds", "1,2,3,4,5", "comma-separated seeds, or a count N for seeds 1..N")
-	days := f.Int("days", 7, "simulated days")
-	campaigns := f.Int("campaigns", 300, "campaigns in the market")
-	participants := f.Int("participants", 1000, "panel size (the balanced policy estimates supply from a fixed sample of 1,000 of them)")
-	scale := f.Int("scale", 80, "divide every quota target by this (lower: supply shorter)")
-	policies := f.String("policies", "greedy,balanced", "comma-separated allocation policies, the first one the baseline")
+	grid := f.Bool("grid", false, "run the evaluation grid: --policy against greedy, edf and balanced (and with --reroute 2) on every shape of --shapes")
+	policy := f.String("policy", "balanced", "with --grid: the policy under test")
+	shapes := f.String("shapes", "all", "with --grid: comma-separated shapes, or all")
+	shape := f.String("shape", "balanced", "the market shape (a preset of the flags below; names: "+shapeNames()+")")
+	seeds := f.String("seeds", "evaluation", "seeds: evaluation or tuning (the fixed sets; docs/allocation.md), evaluation:N or tuning:N for the first N of one, or a comma-separated list")
+	days := f.Int("days", 0, "simulated days (0: the shape's)")
+	campaigns := f.Int("campaigns", 0, "campaigns in field at the start (0: the shape's)")
+	arriving := f.Int("arriving", -1, "campaigns arriving during the run (-1: the shape's)")
+	participants := f.Int("participants", 0, "panel size (0: the shape's)")
+	demand := f.Float64("demand", 0, "quota targets as a multiple of their buyers' feasibility estimates; above 1 supply is short (0: the shape's)")
+	quotaMin := f.Int("quota-min", 0, "fewest completes a quota asks for (0: the shape's)")
+	quotaMax := f.Int("quota-max", 0, "most completes a quota asks for (0: the shape's)")
+	policies := f.String("policies", "greedy,edf,balanced", "comma-separated allocation policies, the first one the baseline")
 	reroutes := f.String("reroute", "0,2", "comma-separated reroute_attempts (docs/rules.md §10) to run each policy under, 0..5")
-	dir := f.String("out", "", "directory for simulate.md and the SVG charts (empty: table on stdout only)")
+	dir := f.String("out", "", "directory for simulate.md (or grid.md) and the SVG charts (empty: table on stdout only)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -35,13 +43,37 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var ps []engine.Allocation
-	for _, p := range strings.Split(*policies, ",") {
-		a, err := engine.ParseAllocation(strings.TrimSpace(p))
-		if err != nil {
-			return fmt.Errorf("--policies: %w", err)
+	if *days < 0 || *campaigns < 0 || *participants < 0 || *quotaMin < 0 || *quotaMax < 0 || *arriving < -1 || *demand < 0 {
+		return fmt.Errorf("--days, --campaigns, --arriving, --participants, --demand, --quota-min and --quota-max must not be negative")
+	}
+	// The flags given override the shape's (every shape's, with --grid).
+	override := func(c marketsim.Config) marketsim.Config {
+		for _, o := range []struct {
+			v   int
+			dst *int
+		}{{*days, &c.Days}, {*campaigns, &c.Campaigns}, {*participants, &c.Participants}, {*quotaMin, &c.QuotaMin}, {*quotaMax, &c.QuotaMax}} {
+			if o.v > 0 {
+				*o.dst = o.v
+			}
 		}
-		ps = append(ps, a)
+		if *arriving >= 0 {
+			c.Arriving = *arriving
+		}
+		if *demand > 0 {
+			c.Demand = *demand
+		}
+		return c
+	}
+	if *grid {
+		return runGrid(*policy, *shapes, ss, override, *dir, args, out)
+	}
+	sh, ok := marketsim.ShapeByName(*shape)
+	if !ok {
+		return fmt.Errorf("--shape %q: want one of %s", *shape, shapeNames())
+	}
+	ps, err := parsePolicies("--policies", *policies)
+	if err != nil {
+		return err
 	}
 	var rr []int
 	for _, p := range strings.Split(*reroutes, ",") {
@@ -51,17 +83,13 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 		}
 		rr = append(rr, n)
 	}
-	if *days < 1 || *campaigns < 1 || *participants < 1 || *scale < 1 {
-		return fmt.Errorf("--days, --campaigns, --participants and --scale must be at least 1")
-	}
-	base := marketsim.Config{Campaigns: *campaigns, Participants: *participants, Days: *days, TargetScale: *scale}
+	base := override(sh.Config)
 	cmp, err := marketsim.Compare(base, ss, marketsim.Variants(ps, rr), runtime.GOMAXPROCS(0))
 	if err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "`switchboard simulate --seeds %s --days %d --campaigns %d --participants %d --scale %d --policies %s --reroute %s`\n\n",
-		*seeds, *days, *campaigns, *participants, *scale, *policies, *reroutes)
+	fmt.Fprintf(&b, "`switchboard simulate %s`\n\n", strings.Join(args, " "))
 	cmp.Markdown(&b)
 	if _, err := out.Write(b.Bytes()); err != nil {
 		return err
@@ -75,24 +103,104 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 	return os.WriteFile(filepath.Join(*dir, "simulate.md"), b.Bytes(), 0o644)
 }
 
-// parseSeeds reads --seeds: a list "1,2,3" or a count "5" meaning 1..5.
+// runGrid is `switchboard simulate --grid`.
+func runGrid(policy, shapes string, seeds []int64, override func(marketsim.Config) marketsim.Config, dir string, args []string, out io.Writer) error {
+	pol, err := engine.ParseAllocation(policy)
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	var baselines []engine.Allocation
+	for _, b := range []engine.Allocation{engine.AllocationGreedy, engine.AllocationEDF, engine.AllocationBalanced} {
+		if b != pol {
+			baselines = append(baselines, b)
+		}
+	}
+	var sh []marketsim.Shape
+	for _, n := range strings.Split(shapes, ",") {
+		if n = strings.TrimSpace(n); n == "all" {
+			sh = append(sh, marketsim.Shapes...)
+			continue
+		}
+		s, ok := marketsim.ShapeByName(n)
+		if !ok {
+			return fmt.Errorf("--shapes: %q is not a shape (%s)", n, shapeNames())
+		}
+		sh = append(sh, s)
+	}
+	for i := range sh {
+		sh[i].Config = override(sh[i].Config)
+	}
+	last := -1
+	g, err := marketsim.RunGrid(pol, baselines, sh, seeds, runtime.GOMAXPROCS(0), func(n, total int) {
+		if pct := 100 * n / total; pct/5 != last/5 {
+			last = pct
+			fmt.Fprintf(os.Stderr, "simulate --grid: %d%% (%d of %d runs)\n", pct, n, total)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "`switchboard simulate %s`\n\n", strings.Join(args, " "))
+	g.Markdown(&b)
+	if _, err := out.Write(b.Bytes()); err != nil {
+		return err
+	}
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "grid.md"), b.Bytes(), 0o644)
+}
+
+func parsePolicies(flag, s string) ([]engine.Allocation, error) {
+	var ps []engine.Allocation
+	for _, p := range strings.Split(s, ",") {
+		a, err := engine.ParseAllocation(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", flag, err)
+		}
+		ps = append(ps, a)
+	}
+	return ps, nil
+}
+
+func shapeNames() string {
+	var ns []string
+	for _, s := range marketsim.Shapes {
+		ns = append(ns, s.Name)
+	}
+	return strings.Join(ns, ", ")
+}
+
+// parseSeeds reads --seeds: "evaluation" or "tuning" (marketsim's fixed sets), "evaluation:N"
+// or "tuning:N" for the first N of a set, or a list "1,2,3".
 func parseSeeds(s string) ([]int64, error) {
-	if !strings.Contains(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 1000 {
-			return nil, fmt.Errorf("--seeds %q: want a count 1..1000 or a comma-separated list", s)
+	name, count, counted := strings.Cut(s, ":")
+	var set []int64
+	switch name {
+	case "evaluation":
+		set = marketsim.EvaluationSeeds
+	case "tuning":
+		set = marketsim.TuningSeeds
+	}
+	if set != nil {
+		if !counted {
+			return set, nil
 		}
-		out := make([]int64, n)
-		for i := range out {
-			out[i] = int64(i + 1)
+		n, err := strconv.Atoi(count)
+		if err != nil || n < 1 || n > len(set) {
+			return nil, fmt.Errorf("--seeds %q: want a count 1..%d after %s:", s, len(set), name)
 		}
-		return out, nil
+		return set[:n], nil
 	}
 	var out []int64
 	for _, p := range strings.Split(s, ",") {
 		v, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("--seeds: %q is not a seed", p)
+			return nil, fmt.Errorf("--seeds: %q is not a seed (want evaluation, tuning, evaluation:N, tuning:N or a list)", p)
 		}
 		out = append(out, v)
 	}

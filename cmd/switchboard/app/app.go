@@ -60,7 +60,7 @@ type Config struct {
 	// Allocation is the policy that ranks a participant's offers (docs/allocation.md); the
 	// zero value is engine.AllocationGreedy.
 	Allocation engine.Allocation
-	// AllocationEvery is the period at which the balanced allocation recomputes its weights
+	// AllocationEvery is the period at which a weighted allocation recomputes its weights
 	// off the request path (default 5 min).
 	AllocationEvery time.Duration
 	// JoinLoadShare is the share of wall-clock time, in (0, 1], that the start-up loads of a
@@ -195,7 +195,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
 	a.weighted = make(chan struct{})
 	a.settled = make(chan struct{})
-	if cfg.Allocation != engine.AllocationBalanced {
+	if !cfg.Allocation.Weighted() {
 		close(a.weighted)
 	}
 	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
@@ -258,7 +258,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		}
 		close(ready)
 	})
-	if cfg.Allocation == engine.AllocationBalanced {
+	if cfg.Allocation.Weighted() {
 		go func() {
 			// The weights are computed from the campaigns, the panel and the counters.
 			for _, l := range a.dataLoads() {
