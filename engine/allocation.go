@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -26,10 +27,16 @@ const (
 	// last: earliest deadline first with the rejection of late jobs, the
 	// evaluation's baseline for deadline scheduling (docs/allocation.md).
 	AllocationEDF
+	// AllocationBidPrice ranks by EPC × the weight of the best open quota
+	// the participant would fill: its payout net of the quota's prices, the
+	// duals of the day's programme that allocates the panel's sessions to
+	// the open quotas, each needing its remaining need at an even pace
+	// over its days left (engine/bidprice.go, docs/allocation.md).
+	AllocationBidPrice
 )
 
 // allocationNames are the policies' flag names, by value.
-var allocationNames = [...]string{AllocationGreedy: "greedy", AllocationBalanced: "balanced", AllocationEDF: "edf"}
+var allocationNames = [...]string{AllocationGreedy: "greedy", AllocationBalanced: "balanced", AllocationEDF: "edf", AllocationBidPrice: "bidprice"}
 
 // String returns the policy's flag name.
 func (a Allocation) String() string {
@@ -50,7 +57,7 @@ func ParseAllocation(s string) (Allocation, error) {
 			return Allocation(a), nil
 		}
 	}
-	return 0, fmt.Errorf("allocation: unknown policy %q (want greedy, balanced or edf)", s)
+	return 0, fmt.Errorf("allocation: unknown policy %q (want greedy, balanced, edf or bidprice)", s)
 }
 
 // Balanced policy parameters; docs/allocation.md explains each.
@@ -250,13 +257,31 @@ type allocator struct {
 	policy Allocation
 	panel  *Panel
 	state  atomic.Pointer[allocState]
+	// bids is what the bid-price policy carries from one refresh to the
+	// next; bidsMu serializes the refreshes that use it.
+	bidsMu sync.Mutex
+	bids   bidPrices
 }
 
-// allocState is one supply estimate: expected eligible participants per
-// day by campaign id, computed at unix time at.
+// allocState is one estimate, computed at unix time at: under the balanced
+// and edf policies the expected eligible participants per day by campaign
+// id; under bidprice the weight of every priced quota by quota id.
 type allocState struct {
 	at     int64
 	supply map[int64]float64
+	quotaW map[int64]float64
+}
+
+// quotaWeight is the bid-price weight of quota id: 1 when it has none (a
+// campaign indexed since the last refresh ranks by EPC).
+func (st *allocState) quotaWeight(id int64) float64 {
+	if st == nil {
+		return 1
+	}
+	if w, ok := st.quotaW[id]; ok {
+		return w
+	}
+	return 1
 }
 
 // weighted reports whether the allocator ranks with weights (any policy but
@@ -324,7 +349,17 @@ func (e *Engine) RefreshAllocation(now int64) {
 		return
 	}
 	st := &allocState{at: now, supply: make(map[int64]float64)}
-	if a.panel != nil {
+	switch {
+	case a.panel == nil:
+	case a.policy == AllocationBidPrice:
+		a.bidsMu.Lock()
+		var prev map[int64]float64
+		if old := a.state.Load(); old != nil {
+			prev = old.quotaW
+		}
+		st.quotaW = e.snap.Load().priceQuotas(a.panel, now, &a.bids, prev)
+		a.bidsMu.Unlock()
+	default:
 		e.snap.Load().scanSupply(a.panel, now, st.supply)
 	}
 	a.state.Store(st)
@@ -372,7 +407,7 @@ func (p *partition) reweigh(st *allocState) {
 		w[slot], x[slot] = p.alloc.weigh(st, p.cold[slot].def, cm.counter, p.quotas[cm.q0:cm.g0])
 	}
 	p.sinceFull = 0
-	p.ord.Store(p.order(seq, w, x))
+	p.ord.Store(p.order(seq, w, x, p.quotaWeights(st)))
 }
 
 // Weight returns the balanced weight and exploration cap the snapshot's
@@ -398,23 +433,7 @@ func (s *Snapshot) Weight(campaignID int64) (weight, explore float64, ok bool) {
 // retargeting, daily caps) are left out: they do not change how scarce the
 // campaign is.
 func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
-	since := now - FeasibilityWindowDays*secondsPerDay
-	byCountry := make(map[int32]*supplySampler, len(s.parts))
-	panel.Range(func(p *Participant, a Activity) bool {
-		if s.parts[p.CountryID] == nil || a.LastActive <= since {
-			return true
-		}
-		sm := byCountry[p.CountryID]
-		if sm == nil {
-			sm = new(supplySampler)
-			byCountry[p.CountryID] = sm
-		}
-		sm.offer(p, float64(max(a.ActiveDays(now, FeasibilityWindowDays), 1))/FeasibilityWindowDays)
-		return true
-	})
-	for _, sm := range byCountry {
-		sm.finish()
-	}
+	byCountry := sampleCountries(s, panel, now)
 	for id, c := range s.parts {
 		sm := byCountry[id]
 		parts := []*partition{c.base}
@@ -457,15 +476,40 @@ func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
 	}
 }
 
+// sampleCountries samples, for every country with campaigns in s, the
+// panel's participants active in the last FeasibilityWindowDays with their
+// daily participation rates (supplySampler).
+func sampleCountries(s *Snapshot, panel *Panel, now int64) map[int32]*supplySampler {
+	since := now - FeasibilityWindowDays*secondsPerDay
+	byCountry := make(map[int32]*supplySampler, len(s.parts))
+	panel.Range(func(p *Participant, a Activity) bool {
+		if s.parts[p.CountryID] == nil || a.LastActive <= since {
+			return true
+		}
+		sm := byCountry[p.CountryID]
+		if sm == nil {
+			sm = new(supplySampler)
+			byCountry[p.CountryID] = sm
+		}
+		sm.offer(p, float64(max(a.ActiveDays(now, FeasibilityWindowDays), 1))/FeasibilityWindowDays)
+		return true
+	})
+	for _, sm := range byCountry {
+		sm.finish()
+	}
+	return byCountry
+}
+
 // supplySampler keeps the supplySample active participants of a country
 // with the lowest sampleKey, whatever order the panel hands them in (its
 // shards are laid out by a per-process hash seed): the same panel gives the
 // same sample and the same sums in every process and run.
 type supplySampler struct {
-	heap   []sampled // max-heap by key while offered; by participant id after finish
-	active int
-	ps     []*Participant
-	rates  []float64
+	heap    []sampled // max-heap by key while offered; by participant id after finish
+	active  int
+	rateSum float64 // the daily rates of every active participant offered
+	ps      []*Participant
+	rates   []float64
 }
 
 type sampled struct {
@@ -487,6 +531,7 @@ func sampleKey(id int64) uint64 {
 // the lowest; p is copied only when kept (Range reuses it).
 func (sm *supplySampler) offer(p *Participant, rate float64) {
 	sm.active++
+	sm.rateSum += rate
 	k := sampleKey(p.ID)
 	h := sm.heap
 	if len(h) < supplySample {
@@ -560,19 +605,41 @@ func (a *allocator) weigh(st *allocState, def *Campaign, k *campaignCounter, ope
 			in.Elapsed = float64(st.at-def.FieldStart) / secondsPerDay
 		}
 	}
-	if a.policy == AllocationEDF {
+	switch a.policy {
+	case AllocationEDF:
 		return EDFWeight(in), 0
+	case AllocationBidPrice:
+		// The bound of its quotas' weights.
+		for i := range def.Quotas {
+			if q := &def.Quotas[i]; !q.Global {
+				w = max(w, st.quotaWeight(q.ID))
+			}
+		}
+		return w, 0
 	}
 	return AllocationWeight(in)
 }
 
+// quotaWeights returns the bid-price weight of each of the partition's
+// quota slots under st (nil under any other policy).
+func (part *partition) quotaWeights(st *allocState) []float64 {
+	if part.alloc == nil || part.alloc.policy != AllocationBidPrice {
+		return nil
+	}
+	qw := make([]float64, len(part.quotas))
+	for q := range qw {
+		qw[q] = st.quotaWeight(part.qdefs[q].ID)
+	}
+	return qw
+}
+
 // order computes the ranking order of the partition: every slot by
 // descending key, the bound of its EPC/share times its weight and largest
-// exploration bonus (w and x nil: EPC alone). seq must be read before any
-// bound.
-func (part *partition) order(seq uint64, w, x []float64) *rankOrder {
+// exploration bonus (w and x nil: EPC alone; qw the quotas' weights under
+// bidprice). seq must be read before any bound.
+func (part *partition) order(seq uint64, w, x, qw []float64) *rankOrder {
 	n := len(part.camps)
-	ord := &rankOrder{seq: seq, slots: make([]int32, n), w: w, x: x}
+	ord := &rankOrder{seq: seq, slots: make([]int32, n), w: w, x: x, qw: qw}
 	keys := make([]float64, n)
 	for i := range part.camps {
 		m := &part.camps[i]

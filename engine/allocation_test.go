@@ -23,6 +23,7 @@ func TestParseAllocation(t *testing.T) {
 		{"greedy", engine.AllocationGreedy, true},
 		{"balanced", engine.AllocationBalanced, true},
 		{"edf", engine.AllocationEDF, true},
+		{"bidprice", engine.AllocationBidPrice, true},
 		{"Balanced", 0, false},
 		{"allocation(9)", 0, false},
 		{"", 0, false},
@@ -486,11 +487,18 @@ func TestGreedyScoreIsEPC(t *testing.T) {
 	}
 }
 
-// Balanced matches run while weights are refreshed, campaigns change and
-// outcomes arrive; run with -race. Every answer is sorted by score and
-// holds each campaign once; once writers stop, the engine agrees with the
-// reference again.
-func TestBalancedConcurrentRefresh(t *testing.T) {
+// Weighted matches run while weights are refreshed (two refreshes at a
+// time), campaigns change and outcomes arrive, under balanced and under
+// bidprice; run with -race. Every answer is sorted by score and holds each
+// campaign once; once writers stop, the engine agrees with the reference
+// again.
+func TestWeightedConcurrentRefresh(t *testing.T) {
+	for _, policy := range []engine.Allocation{engine.AllocationBalanced, engine.AllocationBidPrice} {
+		t.Run(policy.String(), func(t *testing.T) { concurrentRefresh(t, policy) })
+	}
+}
+
+func concurrentRefresh(t *testing.T, policy engine.Allocation) {
 	cs := synth.Market(120, 7)
 	ps := synth.Participants(80, 8, len(cs))
 	e := engine.New(nil)
@@ -501,7 +509,7 @@ func TestBalancedConcurrentRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.SetAllocation(engine.AllocationBalanced, panel)
+	e.SetAllocation(policy, panel)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for w := range 3 {
@@ -536,9 +544,17 @@ func TestBalancedConcurrentRefresh(t *testing.T) {
 			}
 		}
 	}()
-	for range 3 {
-		e.RefreshAllocation(synth.Now)
+	var refreshes sync.WaitGroup
+	for r := range 2 {
+		refreshes.Add(1)
+		go func() {
+			defer refreshes.Done()
+			for i := range 3 {
+				e.RefreshAllocation(synth.Now + int64(r*3+i)*600)
+			}
+		}()
 	}
+	refreshes.Wait()
 	stop.Store(true)
 	wg.Wait()
 	e.RefreshAllocation(synth.Now)
@@ -550,7 +566,12 @@ func TestBalancedConcurrentRefresh(t *testing.T) {
 	}
 	for i := range 20 {
 		p := &ps[i]
-		want := refBalanced(live, e.Counters(), panel, p, 0.6, synth.Now)
+		var want []engine.Offer
+		if policy == engine.AllocationBidPrice {
+			want = refBidPrice(live, e.Counters(), e.Snapshot(), p, 0.6, synth.Now)
+		} else {
+			want = refBalanced(live, e.Counters(), panel, p, 0.6, synth.Now)
+		}
 		if got := e.Match(p, 0.6, synth.Now, 0, nil); !sameRanking(got, want) {
 			t.Fatalf("after writers stopped:\n got %v\nwant %v", scores(got), scores(want))
 		}
@@ -641,6 +662,12 @@ func TestExplorersFollowTheOrder(t *testing.T) {
 // 1-20 of the last `within` days, indexed under the balanced allocation before any refresh.
 func balancedMarket(t *testing.T, r *rand.Rand, m, n, size, within int, nextQuota *int64) ([]engine.Campaign, *engine.Counters, *engine.Engine, int64) {
 	t.Helper()
+	return weightedMarket(t, r, m, n, size, within, nextQuota, engine.AllocationBalanced)
+}
+
+// weightedMarket is balancedMarket under the given policy.
+func weightedMarket(t *testing.T, r *rand.Rand, m, n, size, within int, nextQuota *int64, policy engine.Allocation) ([]engine.Campaign, *engine.Counters, *engine.Engine, int64) {
+	t.Helper()
 	firstID := int64(m*100 + 1)
 	cs := propMarket(r, firstID, n, nextQuota)
 	propFieldPeriods(r, cs, 5)
@@ -649,8 +676,115 @@ func balancedMarket(t *testing.T, r *rand.Rand, m, n, size, within int, nextQuot
 	panel := propPanel(t, r, firstID, n, size, 20, within)
 	e := engine.New(ctr)
 	e.Load(cs)
-	e.SetAllocation(engine.AllocationBalanced, panel)
+	e.SetAllocation(policy, panel)
 	return cs, ctr, e, firstID
+}
+
+// refBidPrice ranks every eligible campaign by the bid-price objective: EPC
+// × the largest weight among the open non-global quotas the participant
+// matches, as the snapshot publishes the weights; ties by campaign id.
+func refBidPrice(cs []engine.Campaign, ctr *engine.Counters, s *engine.Snapshot, p *engine.Participant, share float64, now int64) []engine.Offer {
+	out := refMatch(cs, ctr, p, share, now)
+	for i := range out {
+		c := &cs[slices.IndexFunc(cs, func(c engine.Campaign) bool { return c.ID == out[i].CampaignID })]
+		best := 0.0
+		for _, q := range c.Quotas {
+			if !q.Global && refQuotaMatches(q, p) && !refQuotaFull(q, ctr.Quota(q.ID)) {
+				w, _ := s.QuotaWeight(q.ID)
+				best = max(best, w)
+			}
+		}
+		out[i].Score = out[i].EPC * best
+	}
+	slices.SortFunc(out, func(a, b engine.Offer) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return int(a.CampaignID - b.CampaignID)
+	})
+	return out
+}
+
+// TestBidPriceAgainstReference draws small random markets with random
+// counters, field periods and panels, prices their quotas and checks that
+// the bid-price allocation returns exactly the eligible campaigns, ranked
+// by EPC × the best weight of the open quotas each participant matches
+// (the walk's bound is the campaign's best quota weight: with it taken from
+// the first quota instead, the test fails), through refreshes and delta
+// updates, the same list twice; and that every weight is within [1/64, 2],
+// some above 1 and some below.
+func TestBidPriceAgainstReference(t *testing.T) {
+	const markets, perMarket = 120, 12
+	r := rand.New(rand.NewPCG(33, 7))
+	var nextQuota int64
+	pairs, above, below := 0, 0, 0
+	for m := range markets {
+		n := 3 + r.IntN(40)
+		firstID := int64(m*100 + 1)
+		cs := propMarket(r, firstID, n, &nextQuota)
+		propFieldPeriods(r, cs, 5)
+		ctr := engine.NewCounters()
+		propCounters(r, ctr, cs)
+		size, days := 5+r.IntN(30), 4
+		if m%2 == 0 {
+			size, days = 100+r.IntN(200), 20
+		}
+		panel := propPanel(t, r, firstID, n, size, days, 40)
+		e := engine.New(ctr)
+		e.Load(cs)
+		e.SetAllocation(engine.AllocationBidPrice, panel)
+		e.RefreshAllocation(propNow)
+		if m%3 == 1 { // a campaign indexed after the refresh ranks by EPC
+			i := r.IntN(len(cs))
+			cs[i].CPICents += 7
+			e.Apply([]engine.Campaign{cs[i]}, nil)
+		}
+		if m%3 == 2 { // a second refresh starts from the first one's prices
+			e.RefreshAllocation(propNow + 3600)
+		}
+		s := e.Snapshot()
+		for i := range cs {
+			for _, q := range cs[i].Quotas {
+				if q.Global || cs[i].Status != engine.StatusActive {
+					continue
+				}
+				w, ok := s.QuotaWeight(q.ID)
+				if !ok || w < 1.0/64-1e-12 || w > 2+1e-12 {
+					t.Fatalf("market %d quota %d: weight %v (indexed %v)", m, q.ID, w, ok)
+				}
+				if w > 1 {
+					above++
+				} else if w < 1 {
+					below++
+				}
+			}
+		}
+		for range perMarket {
+			p := propParticipant(r, firstID, n)
+			share := 0.5 + r.Float64()/2
+			want := refBidPrice(cs, ctr, s, p, share, propNow)
+			all := e.Match(p, share, propNow, 0, nil)
+			if !sameRanking(all, want) {
+				t.Fatalf("market %d all offers:\n got %v\nwant %v", m, scores(all), scores(want))
+			}
+			k := 1 + r.IntN(5)
+			top := e.Match(p, share, propNow, k, nil)
+			if !sameRanking(top, want[:min(k, len(want))]) {
+				t.Fatalf("market %d top %d:\n got %v\nwant %v", m, k, scores(top), scores(want))
+			}
+			if again := e.Match(p, share, propNow, k, nil); !slices.Equal(again, top) {
+				t.Fatalf("market %d: same participant, same snapshot, another list: %v then %v", m, scores(top), scores(again))
+			}
+			pairs++
+		}
+	}
+	t.Logf("%d pairs; %d quota weights above 1, %d below", pairs, above, below)
+	if above == 0 || below == 0 {
+		t.Errorf("weights above 1: %d, below: %d: the markets do not exercise both prices", above, below)
+	}
 }
 
 // TestEDFRanksByDeadline: under edf, of three campaigns with the same EPC
@@ -685,5 +819,40 @@ func TestEDFRanksByDeadline(t *testing.T) {
 	}
 	if !slices.Equal(got, []int64{2, 3, 1, 4}) {
 		t.Errorf("edf order %v, want [2 3 1 4]", got)
+	}
+}
+
+// TestMatchAllocatesNothing: once warm, a match allocates nothing under
+// any policy (the offers answer's path, docs/allocation.md).
+func TestMatchAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
+	cs := synth.Market(400, 3)
+	ps := synth.Participants(300, 4, len(cs))
+	panel := engine.NewPanel()
+	for i := range ps {
+		for d := range 1 + i%10 {
+			if _, err := panel.Upsert(1, fmt.Sprint(ps[i].ID), ps[i], synth.Now-int64(d)*86400); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, policy := range []engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced, engine.AllocationEDF, engine.AllocationBidPrice} {
+		e := engine.New(nil)
+		e.Load(cs)
+		e.SetAllocation(policy, panel)
+		e.RefreshAllocation(synth.Now)
+		dst := make([]engine.Offer, 0, 30)
+		for i := range ps {
+			dst = e.Match(&ps[i], 0.6, synth.Now, 30, dst)
+		}
+		i := 0
+		if n := testing.AllocsPerRun(500, func() {
+			dst = e.Match(&ps[i%len(ps)], 0.6, synth.Now, 30, dst)
+			i++
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per match", policy, n)
+		}
 	}
 }

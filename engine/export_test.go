@@ -105,3 +105,22 @@ func (s *Snapshot) PositionsInStep() (exploring int, bad string) {
 	}
 	return exploring, ""
 }
+
+// QuotaWeight returns the bid-price weight the snapshot ranks quota id by (1
+// when the quota has none, as an offer through it is scored) and whether
+// the quota is indexed.
+func (s *Snapshot) QuotaWeight(id int64) (float64, bool) {
+	for _, c := range s.parts {
+		for _, part := range c.partitions() {
+			for q := range part.qdefs {
+				if part.qdefs[q].ID == id {
+					if qw := part.ord.Load().qw; qw != nil {
+						return qw[q], true
+					}
+					return 1, true
+				}
+			}
+		}
+	}
+	return 0, false
+}

@@ -65,6 +65,11 @@ type rankOrder struct {
 	slots []int32
 	keys  []float64
 	w, x  []float64
+	// qw is, under bidprice, each quota slot's weight: an offer's score is
+	// its EPC × the largest weight of the open non-global quotas the
+	// participant matches, and w the largest of the campaign's. Nil under
+	// any other policy.
+	qw []float64
 	// explorers lists, by position as slots does, what the walk needs to
 	// skip an exploring campaign without touching its slot's arrays: its
 	// exploration cap and campaign id (x 0: not exploring). Nil under greedy.
@@ -364,6 +369,9 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator, yield fun
 	if yield != nil {
 		yield()
 	}
+	if alloc != nil {
+		ord.qw = p.quotaWeights(alloc.state.Load())
+	}
 	p.indexRelations()
 	p.placeGates()
 	if yield != nil {
@@ -568,7 +576,7 @@ func (p *partition) refresh() {
 		}
 	}
 	p.sinceFull = 0
-	p.ord.Store(p.order(seq, old.w, old.x))
+	p.ord.Store(p.order(seq, old.w, old.x, old.qw))
 }
 
 // reorder returns old with the slots of the raised campaigns (ids; repeats and
@@ -595,7 +603,7 @@ func (p *partition) reorder(old *rankOrder, seq uint64, ids []int64) *rankOrder 
 		ms = append(ms, moved{ref.self, key})
 	}
 	slices.SortFunc(ms, func(a, b moved) int { return cmp.Compare(b.key, a.key) })
-	ord := &rankOrder{seq: seq, slots: make([]int32, n), keys: make([]float64, n), w: old.w, x: old.x}
+	ord := &rankOrder{seq: seq, slots: make([]int32, n), keys: make([]float64, n), w: old.w, x: old.x, qw: old.qw}
 	slots, keys := ord.slots, ord.keys
 	j, k := 0, 0
 	for i, s := range old.slots {
@@ -629,7 +637,7 @@ func (p *partition) bytes() int {
 		cap(p.gates)*int(unsafe.Sizeof(gate{})) +
 		p.codes.bytes() + p.shorts.bytes()
 	if o := p.ord.Load(); o != nil {
-		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x))*8 + cap(o.explorers)*int(unsafe.Sizeof(explorer{})) +
+		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x)+cap(o.qw))*8 + cap(o.explorers)*int(unsafe.Sizeof(explorer{})) +
 			cap(o.gates)*int(unsafe.Sizeof(gate{}))
 	}
 	for k := range p.texts {

@@ -321,13 +321,18 @@ func (part *partition) evaluate(ec *evalCtx, c int32, g *gate) {
 	if cm.devices != 0 && cm.devices&p.Device == 0 {
 		return
 	}
-	open := false
+	// Under bidprice every open quota the participant matches is read: the
+	// offer is scored by the best weight among them.
+	open, qw, best := false, ec.ord.qw, 0.0
 	q, cond := g.q0, g.c0
 	for ; q < cm.g0; q++ {
 		qm := &part.quotas[q]
 		if part.condsMatch(ec.sc, cond, qm.nc) && !qm.counter.full(qm.num, qm.clickBalanced) {
 			open = true
-			break
+			if qw == nil {
+				break
+			}
+			best = max(best, qw[q])
 		}
 		cond += qm.nc
 	}
@@ -349,7 +354,10 @@ func (part *partition) evaluate(ec *evalCtx, c int32, g *gate) {
 	}
 	conv := Conversion(int(cm.inc), cm.counter.sessions.Load(), cm.counter.completes.Load())
 	epc := float64(cm.cpi) / 100 * ec.share * conv
-	score := ec.ord.score(epc, c, p.ID, cold.id)
+	score := epc * best
+	if qw == nil {
+		score = ec.ord.score(epc, c, p.ID, cold.id)
+	}
 	if !ec.top.admits(score, cold.id) {
 		return
 	}

@@ -109,6 +109,20 @@ func BenchmarkMatchBalanced(b *testing.B) {
 	}
 }
 
+// BenchmarkMatchBidPrice is BenchmarkMatch under the bid-price allocation:
+// the same markets, quota prices computed from the same panel as
+// BenchmarkMatchBalanced's before timing.
+func BenchmarkMatchBidPrice(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
+			e, _, ps := benchMarket(n)
+			e.SetAllocation(engine.AllocationBidPrice, benchPanel(ps))
+			e.RefreshAllocation(synth.Now)
+			timeMatches(b, e, ps)
+		})
+	}
+}
+
 // BenchmarkMatchSupplyRich is the same markets under each policy with a panel
 // whose supply covers most campaigns: 50,000 participants active 20 days of
 // the last 30. benchPanel's 1,000 participants active 1-10 days leave most
@@ -119,7 +133,7 @@ func BenchmarkMatchBalanced(b *testing.B) {
 // closer to a server, whose other work per request evicts the market.
 func BenchmarkMatchSupplyRich(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		for _, alloc := range []engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced} {
+		for _, alloc := range []engine.Allocation{engine.AllocationGreedy, engine.AllocationBalanced, engine.AllocationBidPrice} {
 			b.Run(fmt.Sprintf("campaigns=%d/%v", n, alloc), func(b *testing.B) {
 				e, _, ps := benchMarket(n)
 				pl := engine.NewPanel()
@@ -189,17 +203,21 @@ func timeMatchesBetween(b *testing.B, e *engine.Engine, ps []engine.Participant,
 }
 
 // BenchmarkRefreshAllocation measures the off-path recomputation of the
-// balanced weights (panel supply scan and re-sorting) at 10k and 100k campaigns.
+// weights at 10k and 100k campaigns: under balanced the panel supply scan
+// and re-sorting, under bidprice the quotas' programme solved on the
+// panel's sample and re-sorting.
 func BenchmarkRefreshAllocation(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
-			e, _, ps := benchMarket(n)
-			e.SetAllocation(engine.AllocationBalanced, benchPanel(ps))
-			b.ReportAllocs()
-			for b.Loop() {
-				e.RefreshAllocation(synth.Now)
-			}
-		})
+		for _, alloc := range []engine.Allocation{engine.AllocationBalanced, engine.AllocationBidPrice} {
+			b.Run(fmt.Sprintf("campaigns=%d/%v", n, alloc), func(b *testing.B) {
+				e, _, ps := benchMarket(n)
+				e.SetAllocation(alloc, benchPanel(ps))
+				b.ReportAllocs()
+				for b.Loop() {
+					e.RefreshAllocation(synth.Now)
+				}
+			})
+		}
 	}
 }
 

@@ -36,7 +36,7 @@ func BenchmarkRefresh(b *testing.B) {
 					b.StartTimer()
 					if mode == "full" {
 						old := part.ord.Load()
-						part.ord.Store(part.order(ctr.raises.Load(), old.w, old.x))
+						part.ord.Store(part.order(ctr.raises.Load(), old.w, old.x, old.qw))
 					} else {
 						part.refresh()
 					}

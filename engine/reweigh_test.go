@@ -12,14 +12,20 @@ import (
 // did not change since it was indexed reranks the index in place rather than
 // rebuilding it; after counter moves it must rank every participant exactly
 // as a snapshot built whole from the same campaigns and state. A market with
-// changed campaigns (a delta, dead slots) is rebuilt by the refresh.
+// changed campaigns (a delta, dead slots) is rebuilt by the refresh. Under
+// balanced and under bidprice (its quotas' weights reweighed with the
+// campaigns').
 func TestReweighedRanksAsRebuilt(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 13))
 	var nextQuota int64
 	checked := 0
 	for m := range 100 {
 		n := 5 + r.IntN(40)
-		cs, ctr, e, firstID := balancedMarket(t, r, m, n, 100+r.IntN(200), 20, &nextQuota)
+		policy := engine.AllocationBalanced
+		if m%4 >= 2 {
+			policy = engine.AllocationBidPrice
+		}
+		cs, ctr, e, firstID := weightedMarket(t, r, m, n, 100+r.IntN(200), 20, &nextQuota, policy)
 		e.RefreshAllocation(propNow)
 		// Changes between refreshes: some campaigns changed (delta), some removed (dead).
 		var changed []engine.Campaign

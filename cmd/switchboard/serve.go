@@ -162,7 +162,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 
 // allocationFlags declares the allocation policy's settings (docs/allocation.md).
 func allocationFlags(f flags, cfg *app.Config) {
-	f.Func("allocation", "offer ranking policy: greedy (EPC), balanced (EPC × a deadline schedule of the quotas that can still finish, exploration) or edf (EPC × 1/days left, the evaluation's baseline); docs/allocation.md (default greedy)",
+	f.Func("allocation", "offer ranking policy: greedy (EPC), bidprice (EPC × the weight of the quota's bid price: its payout net of the prices of the day's programme of the open quotas), balanced (EPC × a deadline schedule of the quotas that can still finish, exploration) or edf (EPC × 1/days left, the evaluation's baseline); docs/allocation.md (default greedy)",
 		func(v string) (err error) {
 			cfg.Allocation, err = engine.ParseAllocation(v)
 			return err

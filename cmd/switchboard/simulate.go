@@ -22,7 +22,7 @@ import (
 func runSimulate(_ context.Context, args []string, out io.Writer) error {
 	f := newFlags("simulate")
 	grid := f.Bool("grid", false, "run the evaluation grid: --policy against greedy, edf and balanced (and with --reroute 2) on every shape of --shapes")
-	policy := f.String("policy", "balanced", "with --grid: the policy under test")
+	policy := f.String("policy", "bidprice", "with --grid: the policy under test")
 	shapes := f.String("shapes", "all", "with --grid: comma-separated shapes, or all")
 	shape := f.String("shape", "balanced", "the market shape (a preset of the flags below; names: "+shapeNames()+")")
 	seeds := f.String("seeds", "evaluation", "seeds: evaluation or tuning (the fixed sets; docs/allocation.md), evaluation:N or tuning:N for the first N of one, or a comma-separated list")
@@ -192,7 +192,7 @@ func parseSeeds(s string) ([]int64, error) {
 		}
 		n, err := strconv.Atoi(count)
 		if err != nil || n < 1 || n > len(set) {
-			return nil, fmt.Errorf("--seeds %q: want a count 1..%d after %s:", s, len(set), name)
+			return nil, fmt.Errorf("--seeds %q: want %s:N with N in 1..%d", s, name, len(set))
 		}
 		return set[:n], nil
 	}
