@@ -310,6 +310,13 @@ func refBalanced(cs []engine.Campaign, ctr *engine.Counters, panel *engine.Panel
 		}
 		out[i].Score = s
 	}
+	byScore(out)
+	return out
+}
+
+// byScore sorts offers as the engine ranks them: by score descending, ties
+// by campaign id.
+func byScore(out []engine.Offer) {
 	slices.SortFunc(out, func(a, b engine.Offer) int {
 		switch {
 		case a.Score > b.Score:
@@ -319,7 +326,25 @@ func refBalanced(cs []engine.Campaign, ctr *engine.Counters, panel *engine.Panel
 		}
 		return int(a.CampaignID - b.CampaignID)
 	})
-	return out
+}
+
+// matchesReference checks that the engine's full list and a random top k
+// for the participant are the reference's ranking want, and that asking
+// again gives the same list (market m, for the message).
+func matchesReference(t *testing.T, r *rand.Rand, m int, e *engine.Engine, p *engine.Participant, share float64, want []engine.Offer) {
+	t.Helper()
+	all := e.Match(p, share, propNow, 0, nil)
+	if !sameRanking(all, want) {
+		t.Fatalf("market %d all offers:\n got %v\nwant %v", m, scores(all), scores(want))
+	}
+	k := 1 + r.IntN(5)
+	top := e.Match(p, share, propNow, k, nil)
+	if !sameRanking(top, want[:min(k, len(want))]) {
+		t.Fatalf("market %d top %d:\n got %v\nwant %v", m, k, scores(top), scores(want))
+	}
+	if again := e.Match(p, share, propNow, k, nil); !slices.Equal(again, top) {
+		t.Fatalf("market %d: same participant, same snapshot, another list: %v then %v", m, scores(top), scores(again))
+	}
 }
 
 // sameRanking compares offers by campaign and figures, scores within
@@ -408,19 +433,7 @@ func TestBalancedAgainstReference(t *testing.T) {
 		for range perMarket {
 			p := propParticipant(r, firstID, n)
 			share := 0.5 + r.Float64()/2
-			want := refBalanced(cs, ctr, panel, p, share, propNow)
-			all := e.Match(p, share, propNow, 0, nil)
-			if !sameRanking(all, want) {
-				t.Fatalf("market %d all offers:\n got %v\nwant %v", m, scores(all), scores(want))
-			}
-			k := 1 + r.IntN(5)
-			top := e.Match(p, share, propNow, k, nil)
-			if !sameRanking(top, want[:min(k, len(want))]) {
-				t.Fatalf("market %d top %d:\n got %v\nwant %v", m, k, scores(top), scores(want))
-			}
-			if again := e.Match(p, share, propNow, k, nil); !slices.Equal(again, top) {
-				t.Fatalf("market %d: same participant, same snapshot, another list: %v then %v", m, scores(top), scores(again))
-			}
+			matchesReference(t, r, m, e, p, share, refBalanced(cs, ctr, panel, p, share, propNow))
 			pairs++
 		}
 	}
@@ -696,15 +709,7 @@ func refBidPrice(cs []engine.Campaign, ctr *engine.Counters, s *engine.Snapshot,
 		}
 		out[i].Score = out[i].EPC * best
 	}
-	slices.SortFunc(out, func(a, b engine.Offer) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return int(a.CampaignID - b.CampaignID)
-	})
+	byScore(out)
 	return out
 }
 
@@ -723,19 +728,11 @@ func TestBidPriceAgainstReference(t *testing.T) {
 	pairs, above, below := 0, 0, 0
 	for m := range markets {
 		n := 3 + r.IntN(40)
-		firstID := int64(m*100 + 1)
-		cs := propMarket(r, firstID, n, &nextQuota)
-		propFieldPeriods(r, cs, 5)
-		ctr := engine.NewCounters()
-		propCounters(r, ctr, cs)
-		size, days := 5+r.IntN(30), 4
+		size := 5 + r.IntN(30)
 		if m%2 == 0 {
-			size, days = 100+r.IntN(200), 20
+			size = 100 + r.IntN(200)
 		}
-		panel := propPanel(t, r, firstID, n, size, days, 40)
-		e := engine.New(ctr)
-		e.Load(cs)
-		e.SetAllocation(engine.AllocationBidPrice, panel)
+		cs, ctr, e, firstID := weightedMarket(t, r, m, n, size, 40, &nextQuota, engine.AllocationBidPrice)
 		e.RefreshAllocation(propNow)
 		if m%3 == 1 { // a campaign indexed after the refresh ranks by EPC
 			i := r.IntN(len(cs))
@@ -765,19 +762,7 @@ func TestBidPriceAgainstReference(t *testing.T) {
 		for range perMarket {
 			p := propParticipant(r, firstID, n)
 			share := 0.5 + r.Float64()/2
-			want := refBidPrice(cs, ctr, s, p, share, propNow)
-			all := e.Match(p, share, propNow, 0, nil)
-			if !sameRanking(all, want) {
-				t.Fatalf("market %d all offers:\n got %v\nwant %v", m, scores(all), scores(want))
-			}
-			k := 1 + r.IntN(5)
-			top := e.Match(p, share, propNow, k, nil)
-			if !sameRanking(top, want[:min(k, len(want))]) {
-				t.Fatalf("market %d top %d:\n got %v\nwant %v", m, k, scores(top), scores(want))
-			}
-			if again := e.Match(p, share, propNow, k, nil); !slices.Equal(again, top) {
-				t.Fatalf("market %d: same participant, same snapshot, another list: %v then %v", m, scores(top), scores(again))
-			}
+			matchesReference(t, r, m, e, p, share, refBidPrice(cs, ctr, s, p, share, propNow))
 			pairs++
 		}
 	}

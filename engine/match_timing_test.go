@@ -98,25 +98,20 @@ func BenchmarkMatchAfterUpdates(b *testing.B) {
 // BenchmarkMatchBalanced is BenchmarkMatch under the balanced allocation:
 // the same markets, weights computed from a panel of the benchmark's
 // participants (active on some of the last 30 days) before timing.
-func BenchmarkMatchBalanced(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
-			e, _, ps := benchMarket(n)
-			e.SetAllocation(engine.AllocationBalanced, benchPanel(ps))
-			e.RefreshAllocation(synth.Now)
-			timeMatches(b, e, ps)
-		})
-	}
-}
+func BenchmarkMatchBalanced(b *testing.B) { benchMatchUnder(b, engine.AllocationBalanced) }
 
 // BenchmarkMatchBidPrice is BenchmarkMatch under the bid-price allocation:
 // the same markets, quota prices computed from the same panel as
 // BenchmarkMatchBalanced's before timing.
-func BenchmarkMatchBidPrice(b *testing.B) {
+func BenchmarkMatchBidPrice(b *testing.B) { benchMatchUnder(b, engine.AllocationBidPrice) }
+
+// benchMatchUnder times matches at 10k and 100k campaigns under policy,
+// its weights computed from benchPanel before timing.
+func benchMatchUnder(b *testing.B, policy engine.Allocation) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
 			e, _, ps := benchMarket(n)
-			e.SetAllocation(engine.AllocationBidPrice, benchPanel(ps))
+			e.SetAllocation(policy, benchPanel(ps))
 			e.RefreshAllocation(synth.Now)
 			timeMatches(b, e, ps)
 		})

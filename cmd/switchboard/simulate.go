@@ -88,19 +88,24 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "`switchboard simulate %s`\n\n", strings.Join(args, " "))
-	cmp.Markdown(&b)
-	if _, err := out.Write(b.Bytes()); err != nil {
+	table, err := writeTable(out, args, cmp.Markdown)
+	if err != nil || *dir == "" {
 		return err
-	}
-	if *dir == "" {
-		return nil
 	}
 	if err := cmp.WriteCharts(*dir); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(*dir, "simulate.md"), b.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(*dir, "simulate.md"), table, 0o644)
+}
+
+// writeTable writes to out the command line args (as `switchboard simulate …`) and the
+// table render writes, and returns them.
+func writeTable(out io.Writer, args []string, render func(io.Writer)) ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "`switchboard simulate %s`\n\n", strings.Join(args, " "))
+	render(&b)
+	_, err := out.Write(b.Bytes())
+	return b.Bytes(), err
 }
 
 // runGrid is `switchboard simulate --grid`.
@@ -140,19 +145,14 @@ func runGrid(policy, shapes string, seeds []int64, override func(marketsim.Confi
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "`switchboard simulate %s`\n\n", strings.Join(args, " "))
-	g.Markdown(&b)
-	if _, err := out.Write(b.Bytes()); err != nil {
+	table, err := writeTable(out, args, g.Markdown)
+	if err != nil || dir == "" {
 		return err
-	}
-	if dir == "" {
-		return nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "grid.md"), b.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(dir, "grid.md"), table, 0o644)
 }
 
 func parsePolicies(flag, s string) ([]engine.Allocation, error) {
