@@ -1,6 +1,7 @@
 package marketsim
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -49,11 +50,11 @@ type Comparison struct {
 }
 
 // Compare runs base under each variant for each seed, workers runs at a
-// time. Each run is independent and deterministic, so the order they run
-// in does not change the results.
-func Compare(base Config, seeds []int64, variants []Variant, workers int) (*Comparison, error) {
+// time, until ctx is done. Each run is independent and deterministic, so
+// the order they run in does not change the results.
+func Compare(ctx context.Context, base Config, seeds []int64, variants []Variant, workers int) (*Comparison, error) {
 	cs := []*Comparison{newComparison(base, seeds, variants)}
-	return cs[0], runAll(cs, workers, nil)
+	return cs[0], runAll(ctx, cs, workers, nil)
 }
 
 func newComparison(base Config, seeds []int64, variants []Variant) *Comparison {
@@ -66,8 +67,8 @@ func newComparison(base Config, seeds []int64, variants []Variant) *Comparison {
 
 // runAll runs every (variant, seed) of every comparison, workers at a time,
 // calling done (when not nil) after each run with the runs done and the
-// total.
-func runAll(cs []*Comparison, workers int, done func(n, total int)) error {
+// total; once ctx is done it starts no more runs and returns its error.
+func runAll(ctx context.Context, cs []*Comparison, workers int, done func(n, total int)) error {
 	type job struct {
 		c *Comparison
 		v Variant
@@ -107,11 +108,22 @@ func runAll(cs []*Comparison, workers int, done func(n, total int)) error {
 			}
 		}()
 	}
+feed:
 	for _, j := range all {
-		jobs <- j
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(jobs)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return firstErr
 }
 

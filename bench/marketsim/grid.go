@@ -1,6 +1,7 @@
 package marketsim
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -86,8 +87,9 @@ type Grid struct {
 
 // RunGrid runs policy, the baselines (the first is greedy) and policy with
 // two re-routing attempts on every seed of every shape, workers runs at a
-// time; progress, when not nil, is called after each run.
-func RunGrid(policy engine.Allocation, baselines []engine.Allocation, shapes []Shape, seeds []int64, workers int, progress func(n, total int)) (*Grid, error) {
+// time, until ctx is done; progress, when not nil, is called after each
+// run.
+func RunGrid(ctx context.Context, policy engine.Allocation, baselines []engine.Allocation, shapes []Shape, seeds []int64, workers int, progress func(n, total int)) (*Grid, error) {
 	g := &Grid{Policy: policy, Baselines: baselines, Shapes: shapes, Seeds: seeds}
 	var vs []Variant
 	for _, b := range baselines {
@@ -97,7 +99,7 @@ func RunGrid(policy engine.Allocation, baselines []engine.Allocation, shapes []S
 	for _, s := range shapes {
 		g.Cmp = append(g.Cmp, newComparison(s.Config, seeds, vs))
 	}
-	return g, runAll(g.Cmp, workers, progress)
+	return g, runAll(ctx, g.Cmp, workers, progress)
 }
 
 // Markdown writes the grid's table: for each shape, greedy's share of the

@@ -1,6 +1,7 @@
 package marketsim_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"testing"
@@ -156,7 +157,7 @@ func TestShapes(t *testing.T) {
 func TestGrid(t *testing.T) {
 	shapes := []marketsim.Shape{{Name: "a", About: "a", Config: tiny(0)}, {Name: "b", About: "b", Config: tiny(0)}}
 	shapes[1].Config.Demand = 3
-	g, err := marketsim.RunGrid(engine.AllocationBalanced, []engine.Allocation{engine.AllocationGreedy, engine.AllocationEDF}, shapes, []int64{1, 2}, 2, nil)
+	g, err := marketsim.RunGrid(context.Background(), engine.AllocationBalanced, []engine.Allocation{engine.AllocationGreedy, engine.AllocationEDF}, shapes, []int64{1, 2}, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +171,22 @@ func TestGrid(t *testing.T) {
 					t.Errorf("shape %d %s run %d: %+v", i, v, j, r)
 				}
 			}
+		}
+	}
+}
+
+// TestCompareStops: a comparison whose context is done starts no more runs
+// and says why (simulate stops on SIGINT and SIGTERM).
+func TestCompareStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c, err := marketsim.Compare(ctx, tiny(1), []int64{1, 2, 3}, []marketsim.Variant{{Allocation: engine.AllocationGreedy}}, 1)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	for _, r := range c.Runs[marketsim.Variant{Allocation: engine.AllocationGreedy}] {
+		if r.Arrivals != 0 {
+			t.Errorf("a run started after the context was done: %+v", r)
 		}
 	}
 }

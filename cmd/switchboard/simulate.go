@@ -19,7 +19,7 @@ import (
 // each policy on each seed of one market shape, or with --grid the evaluation grid (every
 // shape, the policy under test against its baselines); the table goes to out and, with
 // --out, into that directory (docs/allocation.md, "Evaluation").
-func runSimulate(_ context.Context, args []string, out io.Writer) error {
+func runSimulate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("simulate")
 	grid := f.Bool("grid", false, "run the evaluation grid: --policy against greedy, edf and balanced (and with --reroute 2) on every shape of --shapes")
 	policy := f.String("policy", "bidprice", "with --grid: the policy under test")
@@ -65,7 +65,7 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 		return c
 	}
 	if *grid {
-		return runGrid(*policy, *shapes, ss, override, *dir, args, out)
+		return runGrid(ctx, *policy, *shapes, ss, override, *dir, args, out)
 	}
 	sh, ok := marketsim.ShapeByName(*shape)
 	if !ok {
@@ -84,7 +84,7 @@ func runSimulate(_ context.Context, args []string, out io.Writer) error {
 		rr = append(rr, n)
 	}
 	base := override(sh.Config)
-	cmp, err := marketsim.Compare(base, ss, marketsim.Variants(ps, rr), runtime.GOMAXPROCS(0))
+	cmp, err := marketsim.Compare(ctx, base, ss, marketsim.Variants(ps, rr), runtime.GOMAXPROCS(0))
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func writeTable(out io.Writer, args []string, render func(io.Writer)) ([]byte, e
 }
 
 // runGrid is `switchboard simulate --grid`.
-func runGrid(policy, shapes string, seeds []int64, override func(marketsim.Config) marketsim.Config, dir string, args []string, out io.Writer) error {
+func runGrid(ctx context.Context, policy, shapes string, seeds []int64, override func(marketsim.Config) marketsim.Config, dir string, args []string, out io.Writer) error {
 	pol, err := engine.ParseAllocation(policy)
 	if err != nil {
 		return fmt.Errorf("--policy: %w", err)
@@ -136,7 +136,7 @@ func runGrid(policy, shapes string, seeds []int64, override func(marketsim.Confi
 		sh[i].Config = override(sh[i].Config)
 	}
 	last := -1
-	g, err := marketsim.RunGrid(pol, baselines, sh, seeds, runtime.GOMAXPROCS(0), func(n, total int) {
+	g, err := marketsim.RunGrid(ctx, pol, baselines, sh, seeds, runtime.GOMAXPROCS(0), func(n, total int) {
 		if pct := 100 * n / total; pct/5 != last/5 {
 			last = pct
 			fmt.Fprintf(os.Stderr, "simulate --grid: %d%% (%d of %d runs)\n", pct, n, total)
