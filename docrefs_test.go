@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,6 +19,12 @@ var (
 	mdRef = regexp.MustCompile(`[A-Za-z0-9_.:/-]*[A-Za-z0-9_-]\.md\b`)
 	// rulesSection is a citation of a section of docs/rules.md.
 	rulesSection = regexp.MustCompile(`docs/rules\.md,? §(\d+)`)
+	// headingRef is a citation of a heading or a bold paragraph lead of a document by its
+	// words: docs/x.md, "Words" (the quotation may run on to the next line: what is on this
+	// one is checked).
+	headingRef = regexp.MustCompile(`\b(docs/[A-Za-z0-9_-]+\.md),? "([^"]+)`)
+	// boldLead is a bold phrase, which leads a paragraph or an item as a small heading.
+	boldLead = regexp.MustCompile(`\*\*([^*]+)\*\*`)
 	// outside names documents that are not the project's: the old contract and spec files,
 	// and the steering folder beside the repository, which nothing may read or cite.
 	outside = regexp.MustCompile(`\bCONTRACT\b|\bspec/[A-Za-z0-9_./-]+|\.\./shared\b`)
@@ -72,7 +79,8 @@ func rulesSections(t *testing.T) map[string]bool {
 // TestDocumentReferences fails when a Go, Markdown or SQL file cites a document that is not
 // in the repository (a `.md` path under one of the tree's top folders, `docs/x.md`, or one
 // relative to the citing file, `../README.md`), a section of docs/rules.md that does not
-// exist, or a document outside the project (CONTRACT, spec/…, ../shared).
+// exist, words (docs/x.md, "Words") that no heading or bold lead of the document holds, or a
+// document outside the project (CONTRACT, spec/…, ../shared).
 func TestDocumentReferences(t *testing.T) {
 	sections := rulesSections(t)
 	if len(sections) < 5 {
@@ -81,6 +89,26 @@ func TestDocumentReferences(t *testing.T) {
 	exists := func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
+	}
+	headings := map[string][]string{}
+	headingsOf := func(doc string) func(words string) bool {
+		hs, ok := headings[doc]
+		if !ok {
+			b, _ := os.ReadFile(filepath.FromSlash(doc)) // a missing document is reported below
+			for line := range strings.SplitSeq(string(b), "\n") {
+				if h, ok := strings.CutPrefix(line, "#"); ok {
+					hs = append(hs, strings.ToLower(strings.TrimLeft(h, "# ")))
+				}
+				for _, m := range boldLead.FindAllStringSubmatch(line, -1) {
+					hs = append(hs, strings.ToLower(m[1]))
+				}
+			}
+			headings[doc] = hs
+		}
+		return func(words string) bool {
+			words = strings.ToLower(strings.TrimSpace(words))
+			return slices.ContainsFunc(hs, func(h string) bool { return strings.Contains(h, words) })
+		}
 	}
 	files := docRefFiles(t)
 	topDirs := map[string]bool{}
@@ -128,6 +156,11 @@ func TestDocumentReferences(t *testing.T) {
 					t.Errorf("%s:%d cites %s, which is outside the repository", path, n, ref)
 				} else if !exists(p) && !exists(filepath.Join(filepath.Dir(path), filepath.FromSlash(ref))) {
 					t.Errorf("%s:%d cites %s, which is not in the repository", path, n, ref)
+				}
+			}
+			for _, m := range headingRef.FindAllStringSubmatch(line, -1) {
+				if !headingsOf(m[1])(m[2]) {
+					t.Errorf("%s:%d cites %s, %q, which no heading or bold lead of %s holds", path, n, m[1], m[2], m[1])
 				}
 			}
 			for _, m := range rulesSection.FindAllStringSubmatch(line, -1) {
