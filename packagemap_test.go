@@ -15,7 +15,7 @@ import (
 const packageMapDoc = "docs/architecture.md"
 
 // conceptHomes finds the concept table's rows ("| concept | homes |") below the map.
-var conceptHomes = regexp.MustCompile("(?m)^\\| (quality|payouts and webhooks|fleet maintenance|service keys and the publisher directory) \\|(.*)\\|$")
+var conceptHomes = regexp.MustCompile(`(?m)^\| (quality|payouts and webhooks|fleet maintenance|service keys and the publisher directory) \|(.*)\|$`)
 
 // codePath is a backquoted path of the tree in the concept table: `supply/quality.go`.
 var codePath = regexp.MustCompile("`((?:admin|bench|cmd|engine|internal|persistence|router|supply)(?:/[A-Za-z0-9_.]+)*)`")
