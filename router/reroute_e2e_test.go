@@ -637,6 +637,6 @@ func TestRerouteQuotaFilledBeforeHop(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.checkChain(ps[0], final, []int64{a, c}, []string{"disqualified", "complete"})
-	refused := entryVerdicts(t, w, s.URL)[`verdict="refused",by="database",reason="quota"`]
+	refused := entryVerdicts(t, w, s.URL)[`by="database",reason="quota",verdict="refused"`]
 	t.Logf("B refused by the arbiter inside the hop's transaction: %v (0: the mirror caught up first)", refused)
 }

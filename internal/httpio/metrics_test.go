@@ -117,7 +117,7 @@ func TestRuntimeMetrics(t *testing.T) {
 }
 
 // TestMetricsInfinity: an infinite value is written +Inf or -Inf, as the text format spells
-// it (it was NaN), and NaN stays NaN.
+// it, and NaN stays NaN.
 func TestMetricsInfinity(t *testing.T) {
 	m := NewMetrics()
 	m.Gauge("switchboard_test_values", "gauge", "Values.", func() []Sample {
@@ -128,6 +128,50 @@ func TestMetricsInfinity(t *testing.T) {
 	for _, want := range []string{`{v="a"} +Inf` + "\n", `{v="b"} -Inf` + "\n", `{v="c"} NaN` + "\n", `{v="d"} 1.5` + "\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("exposition lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestMetricsGaugeFamilies: a Gauge family's labels are written as registered, a family with
+// no sample yet is announced by its HELP and TYPE lines, a route's histogram is there before
+// its first request, and a family whose labels do not parse has no sample while the rest of
+// the scrape is written.
+func TestMetricsGaugeFamilies(t *testing.T) {
+	m := NewMetrics()
+	m.Gauge("switchboard_test_quoted_total", "counter", "A labelled counter.", func() []Sample {
+		return []Sample{{Labels: `b="x",a="1"`, Value: 4}}
+	})
+	m.Gauge("switchboard_test_empty", "gauge", "A family without samples.", func() []Sample { return nil })
+	m.Gauge("switchboard_test_garbled", "gauge", "A family whose labels do not parse.", func() []Sample {
+		return []Sample{{Labels: `a=1`, Value: 1}}
+	})
+	m.route("GET", "/y")
+	text := string(m.Append(nil))
+	parseExposition(t, text)
+	for _, want := range []string{
+		`switchboard_test_quoted_total{a="1",b="x"} 4` + "\n",
+		"# HELP switchboard_test_empty A family without samples.\n# TYPE switchboard_test_empty gauge\n",
+		`switchboard_http_request_duration_seconds_count{method="GET",route="/y"} 0` + "\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("exposition lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "\nswitchboard_test_garbled") {
+		t.Errorf("a family with garbled labels has a sample:\n%s", text)
+	}
+}
+
+// TestParseLabels: Gauge's labels in Prometheus syntax, escapes included, split into names
+// and values; a malformed one is an error.
+func TestParseLabels(t *testing.T) {
+	names, values, err := parseLabels(`a="1",b="x\"y\\z\n"`)
+	if err != nil || strings.Join(names, "|") != "a|b" || strings.Join(values, "|") != "1|x\"y\\z\n" {
+		t.Errorf("parseLabels = %q, %q, %v", names, values, err)
+	}
+	for _, bad := range []string{`a=1`, `a="1`, `a="1",b`} {
+		if _, _, err := parseLabels(bad); err == nil {
+			t.Errorf("parseLabels(%q): no error", bad)
 		}
 	}
 }
