@@ -140,3 +140,26 @@ func TestUndatedProblems(t *testing.T) {
 		t.Errorf("%d problems, want 4: %v", len(got), got)
 	}
 }
+
+// TestDocsStayShort holds the two documents that grew into lab notebooks to their size:
+// docs/performance.md's hand-written part (outside the report the bench rewrites, which
+// runs to about 150 lines) at most 150 lines, docs/allocation.md (the design and its
+// evaluation) at most 400.
+func TestDocsStayShort(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		max  int
+	}{{"docs/performance.md", 150}, {"docs/allocation.md", 400}} {
+		b, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if i, j := strings.Index(text, benchStart), strings.Index(text, benchEnd); i >= 0 && j > i {
+			text = text[:i] + text[j:]
+		}
+		if n := strings.Count(text, "\n"); n > c.max {
+			t.Errorf("%s has %d hand-written lines, more than %d: state the design and the standing figures, not the runs", c.path, n, c.max)
+		}
+	}
+}
