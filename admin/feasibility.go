@@ -136,23 +136,34 @@ type realtimeBody struct {
 
 // realtimeFeasibility estimates a campaign that does not exist yet.
 func (a *API) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
-	var in realtimeBody
-	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
+	out, err := a.realtime(ctx, b, ctx.PostBody())
+	if err != nil {
 		return err
+	}
+	httpio.WriteJSON(ctx, fasthttp.StatusOK, out)
+	return nil
+}
+
+// realtime is POST /campaigns/realtime_feasibility once routed: body validated and
+// estimated. The console's quota form estimates through it too.
+func (a *API) realtime(ctx *fasthttp.RequestCtx, b persistence.Buyer, body []byte) (feasibilityAnswer, error) {
+	var in realtimeBody
+	if err := httpio.DecodeJSON(body, &in); err != nil {
+		return feasibilityAnswer{}, err
 	}
 	switch {
 	case in.Incidence == nil:
-		return fault.Invalid("incidence", "is required")
+		return feasibilityAnswer{}, fault.Invalid("incidence", "is required")
 	case in.LengthOfInterview == nil:
-		return fault.Invalid("length_of_interview", "is required")
+		return feasibilityAnswer{}, fault.Invalid("length_of_interview", "is required")
 	case len(in.CampaignQuotas) == 0:
-		return fault.Invalid("campaign_quotas", "must be a non-empty array")
+		return feasibilityAnswer{}, fault.Invalid("campaign_quotas", "must be a non-empty array")
 	case len(in.CampaignQuotas) > 100:
-		return fault.Invalid("campaign_quotas", "must have at most 100 quotas")
+		return feasibilityAnswer{}, fault.Invalid("campaign_quotas", "must have at most 100 quotas")
 	}
 	if in.CPI != nil {
 		if f, err := in.CPI.Float64(); err != nil || f < 0 {
-			return fault.Invalid("cpi", "must be a non-negative decimal")
+			return feasibilityAnswer{}, fault.Invalid("cpi", "must be a non-negative decimal")
 		}
 	}
 	cl := 1
@@ -162,13 +173,13 @@ func (a *API) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 	country, err := a.d.DB.CountryOfLanguage(dbContext(ctx), cl)
 	if err != nil {
 		if fault.KindOf(err) == fault.KindNotFound {
-			return fault.Invalid("country_language_id", "is not a known country language")
+			return feasibilityAnswer{}, fault.Invalid("country_language_id", "is not a known country language")
 		}
-		return err
+		return feasibilityAnswer{}, err
 	}
 	types, err := a.d.DB.CountryQuestions(dbContext(ctx), b.ID, country)
 	if err != nil {
-		return err
+		return feasibilityAnswer{}, err
 	}
 	req := engine.FeasibilityRequest{CountryID: country, Incidence: *in.Incidence, LOI: *in.LengthOfInterview}
 	if in.DaysInField != nil {
@@ -178,9 +189,9 @@ func (a *API) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 		f, err := DecodeQuota(raw, true)
 		if err != nil {
 			if fe := fault.As(err); fe != nil && fe.Kind == fault.KindInvalid {
-				return fault.Invalid(fmt.Sprintf("campaign_quotas[%d].%s", i, fe.Field), "%s", fe.Message[len(fe.Field)+1:])
+				return feasibilityAnswer{}, fault.Invalid(fmt.Sprintf("campaign_quotas[%d].%s", i, fe.Field), "%s", fe.Message[len(fe.Field)+1:])
 			}
-			return err
+			return feasibilityAnswer{}, err
 		}
 		q := engine.Quota{ID: int64(i + 1), NumRespondents: *f.NumRespondents}
 		if f.IsGlobal != nil {
@@ -193,8 +204,7 @@ func (a *API) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 	}
 	res, err := a.estimate(ctx, b, req)
 	if err != nil {
-		return err
+		return feasibilityAnswer{}, err
 	}
-	httpio.WriteJSON(ctx, fasthttp.StatusOK, answerOf(res, false))
-	return nil
+	return answerOf(res, false), nil
 }

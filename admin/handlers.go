@@ -156,17 +156,23 @@ func (a *API) writeCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer, statu
 }
 
 func (a *API) createCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
-	f, err := DecodeCampaign(ctx.PostBody(), true)
-	if err != nil {
-		return err
-	}
-	f.SupplierEnvironment = a.d.Environment
-	c, err := a.d.DB.CreateCampaign(dbContext(ctx), b.ID, f)
+	c, err := a.newCampaign(dbContext(ctx), b, ctx.PostBody())
 	if err != nil {
 		return err
 	}
 	a.writeCampaign(ctx, b, fasthttp.StatusCreated, c)
 	return nil
+}
+
+// newCampaign is POST /campaigns once routed: body validated and stored. The console's
+// campaign form and its clone call it too.
+func (a *API) newCampaign(ctx context.Context, b persistence.Buyer, body []byte) (persistence.CampaignDetail, error) {
+	f, err := DecodeCampaign(body, true)
+	if err != nil {
+		return persistence.CampaignDetail{}, err
+	}
+	f.SupplierEnvironment = a.d.Environment
+	return a.d.DB.CreateCampaign(ctx, b.ID, f)
 }
 
 func (a *API) showCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
@@ -213,16 +219,22 @@ func (a *API) createQuota(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if err != nil {
 		return err
 	}
-	f, err := DecodeQuota(ctx.PostBody(), true)
-	if err != nil {
-		return err
-	}
-	q, err := a.d.DB.CreateQuota(dbContext(ctx), b.ID, cid, f)
+	q, err := a.addQuota(dbContext(ctx), b, cid, ctx.PostBody())
 	if err != nil {
 		return err
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusCreated, q)
 	return nil
+}
+
+// addQuota is POST /campaigns/{id}/campaign_quotas once routed: body validated and stored.
+// The console's quota form and its clone call it too.
+func (a *API) addQuota(ctx context.Context, b persistence.Buyer, cid int64, body []byte) (persistence.Quota, error) {
+	f, err := DecodeQuota(body, true)
+	if err != nil {
+		return persistence.Quota{}, err
+	}
+	return a.d.DB.CreateQuota(ctx, b.ID, cid, f)
 }
 
 func quotaPath(ctx *fasthttp.RequestCtx) (cid, qid int64, err error) {
@@ -351,25 +363,31 @@ func (a *API) excludeFromCampaign(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 	if err != nil {
 		return err
 	}
-	var in struct {
-		PlayerIDs      []string `json:"player_ids"`
-		TransactionIDs []string `json:"transaction_ids"`
-	}
-	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
-		return err
-	}
-	if len(in.PlayerIDs) > maxIDs {
-		return fault.Invalid("player_ids", "must have at most %d ids", maxIDs)
-	}
-	if len(in.TransactionIDs) > maxIDs {
-		return fault.Invalid("transaction_ids", "must have at most %d ids", maxIDs)
-	}
-	res, err := a.d.DB.ExcludeFromCampaign(dbContext(ctx), b.ID, cid, in.PlayerIDs, in.TransactionIDs)
+	res, err := a.exclude(dbContext(ctx), b, cid, ctx.PostBody())
 	if err != nil {
 		return err
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusOK, res)
 	return nil
+}
+
+// exclude is POST /campaigns/{id}/campaign_exclusions once routed: body validated and
+// stored. The console's exclusion form calls it too.
+func (a *API) exclude(ctx context.Context, b persistence.Buyer, cid int64, body []byte) (persistence.ExclusionResult, error) {
+	var in struct {
+		PlayerIDs      []string `json:"player_ids"`
+		TransactionIDs []string `json:"transaction_ids"`
+	}
+	if err := httpio.DecodeJSON(body, &in); err != nil {
+		return persistence.ExclusionResult{}, err
+	}
+	if len(in.PlayerIDs) > maxIDs {
+		return persistence.ExclusionResult{}, fault.Invalid("player_ids", "must have at most %d ids", maxIDs)
+	}
+	if len(in.TransactionIDs) > maxIDs {
+		return persistence.ExclusionResult{}, fault.Invalid("transaction_ids", "must have at most %d ids", maxIDs)
+	}
+	return a.d.DB.ExcludeFromCampaign(ctx, b.ID, cid, in.PlayerIDs, in.TransactionIDs)
 }
 
 // --- relationships ---
@@ -478,26 +496,32 @@ func (a *API) attachCustomQualification(ctx *fasthttp.RequestCtx, b persistence.
 	if err != nil {
 		return err
 	}
-	var in customQualificationBody
-	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
-		return err
-	}
-	if in.QuestionID == nil {
-		return fault.Invalid("question_id", "is required")
-	}
-	if !in.PreCodeValues.set {
-		return fault.Invalid("pre_code_values", "is required")
-	}
-	codes, err := parsePreCodeValues(in.PreCodeValues)
-	if err != nil {
-		return err
-	}
-	q, err := a.d.DB.AttachCustomQualification(dbContext(ctx), b.ID, cid, *in.QuestionID, codes)
+	q, err := a.attachScreener(dbContext(ctx), b, cid, ctx.PostBody())
 	if err != nil {
 		return err
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusCreated, q)
 	return nil
+}
+
+// attachScreener is POST /campaigns/{id}/campaign_qualifications once routed: body
+// validated and stored. The console's screener form and its clone call it too.
+func (a *API) attachScreener(ctx context.Context, b persistence.Buyer, cid int64, body []byte) (persistence.CampaignQualification, error) {
+	var in customQualificationBody
+	if err := httpio.DecodeJSON(body, &in); err != nil {
+		return persistence.CampaignQualification{}, err
+	}
+	if in.QuestionID == nil {
+		return persistence.CampaignQualification{}, fault.Invalid("question_id", "is required")
+	}
+	if !in.PreCodeValues.set {
+		return persistence.CampaignQualification{}, fault.Invalid("pre_code_values", "is required")
+	}
+	codes, err := parsePreCodeValues(in.PreCodeValues)
+	if err != nil {
+		return persistence.CampaignQualification{}, err
+	}
+	return a.d.DB.AttachCustomQualification(ctx, b.ID, cid, *in.QuestionID, codes)
 }
 
 func customQualificationPath(ctx *fasthttp.RequestCtx) (cid, id int64, err error) {
