@@ -99,6 +99,14 @@ func (db *DB) Tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return classify(tx.Commit(ctx))
 }
 
+// InOneTx runs fn with a context whose Tx calls join one transaction (each under a
+// savepoint), committed when fn returns nil: several writes that each open their own
+// transaction (a campaign, its quotas, its screeners) are stored together, or, when fn
+// fails, none of them is.
+func (db *DB) InOneTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	return db.Tx(ctx, func(tx pgx.Tx) error { return fn(context.WithValue(ctx, createTxKey{}, tx)) })
+}
+
 // classify maps driver errors onto the fault vocabulary; fault errors pass through.
 func classify(err error) error {
 	if err == nil {
