@@ -277,6 +277,7 @@ func (a *API) RegisterConsole(mux *httpio.Mux) {
 	mux.Handle("POST", p+"/campaigns/{id}/status", buyer(a.consoleStatus))
 	mux.Handle("POST", p+"/campaigns/{id}/quotas/{quota_id}", buyer(a.consoleQuota))
 	a.registerConsoleWebhook(mux, buyer)
+	a.registerConsoleForms(mux, buyer)
 	a.registerOperator(mux)
 }
 
