@@ -1,0 +1,274 @@
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// tabTo presses Tab until the element of id has the focus (at most 300 times): the way a
+// keyboard user reaches a control.
+func (tb *tab) tabTo(id string) {
+	tb.t.Helper()
+	for range 300 {
+		if tb.str(`document.activeElement.id`) == id {
+			if s := tb.str(`getComputedStyle(document.activeElement).outlineStyle`); s == "none" {
+				tb.t.Fatalf("#%s has the focus and no visible outline", id)
+			}
+			return
+		}
+		tb.do(chromedp.KeyEvent(kb.Tab))
+	}
+	tb.t.Fatalf("Tab never reaches #%s at %s", id, tb.location())
+}
+
+// typeIn tabs to the field of id and types text over what it holds (a field reached with
+// Tab has its text selected).
+func (tb *tab) typeIn(id, text string) {
+	tb.t.Helper()
+	tb.tabTo(id)
+	tb.do(chromedp.KeyEvent(text))
+	if got := tb.str(`document.activeElement.value`); got != text {
+		tb.t.Fatalf("#%s holds %q after typing %q", id, got, text)
+	}
+}
+
+// quotaTargets is the targeting of campaign id's quotas as the API answers it.
+func (w *world) quotaTargets(id int64) []string {
+	w.t.Helper()
+	c := w.buyer.Do(w.t, "GET", fmt.Sprintf("/api/v1/campaigns/%d", id), nil).Expect(w.t, 200).Object(w.t)
+	var out []string
+	for _, q := range c["campaign_quotas"].([]any) {
+		m := q.(map[string]any)
+		out = append(out, fmt.Sprintf("%v %v", m["num_respondents"], m["campaign_qualifications"]))
+	}
+	return out
+}
+
+// ages is the pre_codes of an age range as the API answers them.
+func ages(from, to int) string {
+	s := ""
+	for a := from; a <= to; a++ {
+		if s != "" {
+			s += " "
+		}
+		s += strconv.Itoa(a)
+	}
+	return "[" + s + "]"
+}
+
+// TestConsoleFormsBrowser: a buyer in Chromium creates a campaign with two quotas of
+// targeting (the campaign and the first quota with the keyboard alone: Tab, typing, Space
+// and Enter), checks a quota's feasibility, activates it, clones it, edits a quota of the
+// clone, excludes the supply partner of a participant, who loses the offer within a second
+// (the partner's real GET /supply_api/v4/campaigns), and sees a refusal with the API's
+// message for the same input next to its field; a read-only session finds no control and
+// its post is refused. Screenshots of each page at 390 and 1280 px go to test-artifacts/.
+func TestConsoleFormsBrowser(t *testing.T) {
+	requireChromium(t)
+	w := newWorld(t)
+	for range 40 { // the panel the feasibility counts: women of 34 at ZIP 10001
+		w.impanel(newUser())
+	}
+	b := startBrowser(t)
+	base := w.s.PublicURL
+	link := w.survey.srv.URL + "/s?tid={ID}&rid={RESPONDENT_ID}"
+	var id, clone int64
+
+	t.Run("buyer", func(t *testing.T) {
+		tb := b.tab(t)
+		tb.navigates(base+"/console/sign-in", chromedp.Navigate(base+"/console/sign-in"))
+		tb.navigates(base+"/console/campaigns", chromedp.SendKeys(chromedp.CSS("#email"), w.buyer.Email),
+			chromedp.SendKeys(chromedp.CSS("#token"), w.buyer.Token), chromedp.KeyEvent(kb.Enter))
+
+		// The campaign, keyboard only.
+		tb.tabTo("new-campaign")
+		tb.navigates(base+"/console/campaigns/new", chromedp.KeyEvent(kb.Enter))
+		tb.consoleLayout()
+		tb.styledAsText("#name")
+		tb.fullShot("console-campaign-new", phoneWidth)
+		tb.fullShot("console-campaign-new", 1280)
+		tb.typeIn("name", "Keyboard commuters")
+		tb.typeIn("length_of_interview", "10")
+		tb.typeIn("incidence", "50")
+		tb.typeIn("reentry_interval", "0")
+		tb.typeIn("supplier_link", link)
+		tb.tabTo("device-1")
+		tb.do(chromedp.KeyEvent(" "))
+		tb.tabTo("save-campaign")
+		loc := tb.navigates(base+"/console/campaigns/", chromedp.KeyEvent(kb.Enter))
+		if _, err := fmt.Sscanf(loc, base+"/console/campaigns/%d/edit?done=created", &id); err != nil {
+			t.Fatalf("created: at %s", loc)
+		}
+		c := w.buyer.Do(t, "GET", fmt.Sprintf("/api/v1/campaigns/%d", id), nil).Expect(t, 200).Object(t)
+		if c["name"] != "Keyboard commuters" || c["incidence"] != float64(50) || c["supplier_link"] != link ||
+			fmt.Sprint(c["supported_devices"]) != "[1]" {
+			t.Fatalf("created %v", c)
+		}
+
+		// The first quota, keyboard only: women of 18 to 40, its feasibility checked.
+		tb.tabTo("add-quota")
+		quotaNew := fmt.Sprintf("%s/console/campaigns/%d/quotas/new", base, id)
+		tb.navigates(quotaNew, chromedp.KeyEvent(kb.Enter))
+		tb.consoleLayout()
+		tb.typeIn("name", "Women 18-40")
+		tb.typeIn("num_respondents", "50")
+		tb.tabTo("about-42")
+		tb.do(chromedp.KeyEvent(kb.Enter))
+		tb.typeIn("q42-from", "18")
+		tb.typeIn("q42-to", "40")
+		tb.tabTo("about-43")
+		tb.do(chromedp.KeyEvent(" "))
+		tb.tabTo("q43-2")
+		tb.do(chromedp.KeyEvent(" "))
+		tb.tabTo("check-feasibility")
+		tb.navigates(quotaNew, chromedp.KeyEvent(kb.Enter))
+		if n := tb.num(`+document.querySelector("#quota-estimate").textContent`); n < 1 {
+			t.Fatalf("feasibility %v for women of 18 to 40 on a panel of 40 such women", n)
+		}
+		if v := tb.str(`document.querySelector("#q42-to").value + " " + document.querySelector("#q43-2").checked`); v != "40 true" {
+			t.Fatalf("the feasibility check lost the targeting: %s", v)
+		}
+		tb.consoleLayout()
+		tb.fullShot("console-quota-new", phoneWidth)
+		tb.fullShot("console-quota-new", 1280)
+		tb.tabTo("save-quota")
+		tb.navigates(fmt.Sprintf("%s/console/campaigns/%d/edit?done=quota-added", base, id), chromedp.KeyEvent(kb.Enter))
+
+		// The second quota with the mouse: men of 41 to 64.
+		tb.navigates(quotaNew, chromedp.Click(chromedp.CSS("#add-quota")))
+		tb.do(chromedp.Clear(chromedp.CSS("#num_respondents")), chromedp.SendKeys(chromedp.CSS("#num_respondents"), "30"),
+			chromedp.Click(chromedp.CSS("#about-42")), chromedp.SendKeys(chromedp.CSS("#q42-from"), "41"),
+			chromedp.SendKeys(chromedp.CSS("#q42-to"), "64"), chromedp.Click(chromedp.CSS("#about-43")),
+			chromedp.Click(chromedp.CSS("#q43-1")))
+		tb.navigates(fmt.Sprintf("%s/console/campaigns/%d/edit?done=quota-added", base, id), chromedp.Click(chromedp.CSS("#save-quota")))
+		want := []string{"50 [map[pre_codes:" + ages(18, 40) + " question_id:42] map[pre_codes:[2] question_id:43]]",
+			"30 [map[pre_codes:" + ages(41, 64) + " question_id:42] map[pre_codes:[1] question_id:43]]"}
+		if got := w.quotaTargets(id); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("quotas %q, want %q", got, want)
+		}
+		tb.consoleLayout()
+		tb.fullShot("console-campaign-edit", phoneWidth)
+		tb.fullShot("console-campaign-edit", 1280)
+
+		// Live: a woman of 34 of the partner is offered it.
+		campaign := fmt.Sprintf("%s/console/campaigns/%d", base, id)
+		tb.navigates(campaign, chromedp.Navigate(campaign))
+		tb.navigates(campaign+"?done=activated", chromedp.Click(chromedp.CSS("#activate")))
+		watcher := newUser()
+		w.impanel(watcher)
+		w.waitOffer(watcher, id)
+
+		// Clone it: the copy has both quotas.
+		tb.navigates(campaign+"/clone", chromedp.Click(chromedp.CSS("#clone-campaign")))
+		tb.consoleLayout()
+		tb.fullShot("console-campaign-clone", phoneWidth)
+		tb.fullShot("console-campaign-clone", 1280)
+		tb.do(chromedp.Clear(chromedp.CSS("#name")), chromedp.SendKeys(chromedp.CSS("#name"), "Commuters, second wave"))
+		loc = tb.navigates(base+"/console/campaigns/", chromedp.Click(chromedp.CSS("#save-campaign")))
+		if _, err := fmt.Sscanf(loc, base+"/console/campaigns/%d/edit?done=cloned", &clone); err != nil || clone == id {
+			t.Fatalf("cloned: at %s", loc)
+		}
+		if got := w.quotaTargets(clone); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("the clone's quotas %q, want %q", got, want)
+		}
+
+		// Edit the clone's first quota: 25 women of 20 to 30.
+		first := int64(tb.num(`+document.querySelector("[id^=edit-quota-]").id.slice(11)`))
+		tb.navigates(fmt.Sprintf("%s/console/campaigns/%d/quotas/%d/edit", base, clone, first),
+			chromedp.Click(chromedp.CSS(fmt.Sprintf("#edit-quota-%d", first))))
+		if v := tb.str(`[document.querySelector("#q42-from").value, document.querySelector("#q42-to").value, document.querySelector("#q43-2").checked].join(" ")`); v != "18 40 true" {
+			t.Fatalf("the quota form shows %q of the stored targeting", v)
+		}
+		tb.consoleLayout()
+		tb.fullShot("console-quota-edit", phoneWidth)
+		tb.fullShot("console-quota-edit", 1280)
+		tb.do(chromedp.Clear(chromedp.CSS("#num_respondents")), chromedp.SendKeys(chromedp.CSS("#num_respondents"), "25"),
+			chromedp.Clear(chromedp.CSS("#q42-from")), chromedp.SendKeys(chromedp.CSS("#q42-from"), "20"),
+			chromedp.Clear(chromedp.CSS("#q42-to")), chromedp.SendKeys(chromedp.CSS("#q42-to"), "30"))
+		tb.navigates(fmt.Sprintf("%s/console/campaigns/%d/edit?done=quota-saved", base, clone), chromedp.Click(chromedp.CSS("#save-quota")))
+		edited := "25 [map[pre_codes:" + ages(20, 30) + " question_id:42] map[pre_codes:[2] question_id:43]]"
+		if got := w.quotaTargets(clone); got[0] != edited || got[1] != want[1] {
+			t.Fatalf("the clone's quotas after the edit %q", got)
+		}
+
+		// Exclude the watcher's supplier: its offers lose the campaign within a second of the
+		// console's answer.
+		tb.navigates(campaign+"/edit", chromedp.Navigate(campaign+"/edit"))
+		tb.do(chromedp.Click(chromedp.CSS(fmt.Sprintf("#supplier-%d", w.pub.ID))))
+		tb.navigates(campaign+"/edit?done=saved", chromedp.Click(chromedp.CSS("#save-campaign")))
+		start := time.Now()
+		if tb.str(fmt.Sprintf(`String(document.querySelector("#supplier-%d").checked)`, w.pub.ID)) != "true" {
+			t.Fatal("the saved form does not show the supplier excluded")
+		}
+		for {
+			if _, ok := w.offers(watcher).find(strconv.FormatInt(id, 10)); !ok {
+				break
+			}
+			if time.Since(start) > time.Second {
+				t.Fatalf("still offered %v after the supplier's exclusion", time.Since(start))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("the supplier's participant lost the offer within %v of the console's answer", time.Since(start))
+
+		// A refusal: the API's message for the same input, next to the field it names.
+		apiMsg := w.apiRefusal("POST", "/api/v1/campaigns", map[string]any{"name": "Refused", "length_of_interview": 10,
+			"incidence": 0, "reentry_interval": 0, "country_language_id": 1, "supplier_link": link,
+			"supported_devices": []int{}, "excluded_supplier_ids": []int{}})
+		tb.navigates(base+"/console/campaigns/new", chromedp.Navigate(base+"/console/campaigns/new"))
+		tb.do(chromedp.SendKeys(chromedp.CSS("#name"), "Refused"), chromedp.SendKeys(chromedp.CSS("#length_of_interview"), "10"),
+			chromedp.SendKeys(chromedp.CSS("#incidence"), "0"), chromedp.SendKeys(chromedp.CSS("#reentry_interval"), "0"),
+			chromedp.SendKeys(chromedp.CSS("#supplier_link"), link))
+		tb.navigates(base+"/console/campaigns/new", chromedp.Click(chromedp.CSS("#save-campaign")))
+		if got := tb.str(`document.querySelector("#incidence-error").textContent`); got != apiMsg {
+			t.Fatalf("the form shows %q next to the incidence, the API answers %q", got, apiMsg)
+		}
+		if got := tb.str(`document.querySelector("#incidence").getAttribute("aria-describedby")`); got != "incidence-error" {
+			t.Fatalf("the incidence is described by %q", got)
+		}
+		if got := tb.str(`document.activeElement.className + "|" + document.querySelector(".error-summary a").textContent`); got != "error-summary|"+apiMsg {
+			t.Fatalf("error summary %q", got)
+		}
+		tb.consoleLayout()
+		tb.fullShot("console-campaign-refused", phoneWidth)
+		tb.fullShot("console-campaign-refused", 1280)
+	})
+
+	t.Run("read-only", func(t *testing.T) {
+		_, readToken, err := w.s.DB.IssueScopedBuyerToken(context.Background(), w.buyer.Email, w.s.Env, persistence.ScopeRead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := b.tab(t)
+		tb.navigates(base+"/console/sign-in", chromedp.Navigate(base+"/console/sign-in"))
+		tb.navigates(base+"/console/campaigns", chromedp.SendKeys(chromedp.CSS("#email"), w.buyer.Email),
+			chromedp.SendKeys(chromedp.CSS("#token"), readToken), chromedp.KeyEvent(kb.Enter))
+		campaign := fmt.Sprintf("/console/campaigns/%d", id)
+		for _, p := range []string{"/console/campaigns", campaign} {
+			tb.navigates(base+p, chromedp.Navigate(base+p))
+			if n := tb.num(`document.querySelectorAll("#new-campaign, #edit-campaign, #clone-campaign, a[href$=edit], a[href$=clone]").length`); n != 0 {
+				t.Fatalf("%s: %v create, edit or clone controls shown to a read token", p, n)
+			}
+		}
+		tb.navigates(base+campaign+"/edit", chromedp.Navigate(base+campaign+"/edit"))
+		if s := tb.str(`document.querySelector("h1").textContent`); s != "This session is read-only" {
+			t.Fatalf("the edit page of a read-only session answered %q", s)
+		}
+		tb.navigates(base+campaign, chromedp.Navigate(base+campaign))
+		tb.forgePost(base, campaign+"/edit", map[string]string{"name": "Renamed", "excluded_supplier_ids": ""})
+		if s := tb.str(`document.querySelector("h1").textContent`); s != "This session is read-only" {
+			t.Fatalf("an edit posted by a read-only session answered %q", s)
+		}
+		if n := w.count(`SELECT count(*) FROM campaigns WHERE id = $1 AND name = 'Keyboard commuters' AND excluded_supplier_ids <> '{}'`, id); n != 1 {
+			t.Fatal("a read-only session's post changed the campaign")
+		}
+	})
+}
