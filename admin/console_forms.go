@@ -27,6 +27,7 @@ import (
 // registerConsoleForms mounts the campaign workspace; buyer wraps a handler for a buyer
 // session (its posts CSRF-checked and refused to read-only sessions).
 func (a *API) registerConsoleForms(mux *httpio.Mux, buyer func(consoleHandler) fasthttp.RequestHandler) {
+	mux.Handle("GET", ConsolePrefix+"/feasibility.js", a.consoleFeasibilityJS)
 	p := ConsolePrefix + "/campaigns"
 	mux.Handle("GET", p+"/new", buyer(a.writable(a.consoleNewCampaign)))
 	mux.Handle("POST", p+"/new", buyer(a.consoleCreateCampaign))

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -18,6 +19,30 @@ import (
 // range, ZIP codes and other text answers as a list), saved through POST or PUT
 // .../campaign_quotas' own code, and its feasibility estimated through POST
 // /campaigns/realtime_feasibility's own code ("Check feasibility").
+
+// consoleFormCSP is the quota form's Content-Security-Policy: the console's, with its one
+// script (feasibility.js, the live estimate) from this origin, and that script's posts.
+const consoleFormCSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// feasibilityScript is the quota form's live estimate: progressive, the form works without.
+//
+//go:embed console/feasibility.js
+var feasibilityScript []byte
+
+// consoleFeasibilityJS serves feasibility.js.
+func (a *API) consoleFeasibilityJS(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
+	ctx.SetContentType("text/javascript; charset=utf-8")
+	ctx.SetBody(feasibilityScript)
+}
+
+// renderQuotaForm renders the quota form with status, under consoleFormCSP.
+func (a *API) renderQuotaForm(ctx *fasthttp.RequestCtx, status int, f *quotaForm) {
+	a.render(ctx, status, "quota_form", f)
+	ctx.Response.Header.Set("Content-Security-Policy", consoleFormCSP)
+}
 
 // Ages an age range may span: the ages quotas accept (docs/rules.md §3).
 const (
@@ -306,7 +331,7 @@ func (a *API) showQuotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, edit bo
 	if err != nil {
 		return err
 	}
-	a.render(ctx, fasthttp.StatusOK, "quota_form", f)
+	a.renderQuotaForm(ctx, fasthttp.StatusOK, f)
 	return nil
 }
 
@@ -345,7 +370,7 @@ func (a *API) postQuota(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) 
 		if !f.refuse(err, index) {
 			return err
 		}
-		a.render(ctx, fasthttp.StatusUnprocessableEntity, "quota_form", f)
+		a.renderQuotaForm(ctx, fasthttp.StatusUnprocessableEntity, f)
 		return nil
 	}
 	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d/edit?done=%s", ConsolePrefix, c.ID, done))
@@ -381,7 +406,7 @@ func (a *API) quotaFeasibilityForm(ctx *fasthttp.RequestCtx, s *consoleSession, 
 		if !f.refuse(err, index) {
 			return err
 		}
-		a.render(ctx, fasthttp.StatusUnprocessableEntity, "quota_form", f)
+		a.renderQuotaForm(ctx, fasthttp.StatusUnprocessableEntity, f)
 		return nil
 	}
 	est := &quotaEstimate{Campaign: ans.EstimatedCompletes, Days: ans.OverNumDays}
@@ -391,6 +416,6 @@ func (a *API) quotaFeasibilityForm(ctx *fasthttp.RequestCtx, s *consoleSession, 
 		est.Message = last.Message
 	}
 	f.Estimate = est
-	a.render(ctx, fasthttp.StatusOK, "quota_form", f)
+	a.renderQuotaForm(ctx, fasthttp.StatusOK, f)
 	return nil
 }
