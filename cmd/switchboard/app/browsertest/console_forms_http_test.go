@@ -26,6 +26,21 @@ func fieldError(body []byte, id string) string {
 	return string(m[1])
 }
 
+// expectQuotaFormPage checks the quota form as expectConsolePage checks a console page,
+// but for its one script: the console's CSP with script-src and connect-src 'self', and no
+// script but feasibility.js from this origin.
+func expectQuotaFormPage(t testing.TB, r apptest.Response, status int, contains ...string) {
+	t.Helper()
+	want := "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+	if csp := r.Header.Get("Content-Security-Policy"); csp != want {
+		t.Fatalf("quota form CSP %q", csp)
+	}
+	body := strings.Replace(string(r.Body), `<script src="/console/feasibility.js" defer></script>`, "", 1)
+	r.Body = []byte(body)
+	r.Header.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	expectConsolePage(t, r, status, contains...)
+}
+
 // apiRefusal is the API's message for body sent to method path: what the console's form
 // must show for the same input.
 func (w *world) apiRefusal(method, path string, body any) string {
@@ -128,16 +143,23 @@ func TestConsoleFormsHTTP(t *testing.T) {
 	edit := c.do("GET", loc.String(), nil, nil)
 	expectConsolePage(t, edit, http.StatusOK, "Campaign created, paused.", `id="add-quota"`, `checked`)
 
+	// The quota form's one script, served from this origin.
+	js := c.do("GET", "/console/feasibility.js", nil, nil).Expect(t, http.StatusOK)
+	if js.Header.Get("Content-Type") != "text/javascript; charset=utf-8" || js.Header.Get("X-Content-Type-Options") != "nosniff" ||
+		!strings.Contains(string(js.Body), `body.set("do", "feasibility")`) {
+		t.Fatalf("feasibility.js: %v", js.Header)
+	}
+
 	// A quota: age 18 to 34 (a range), women (a checkbox), two ZIP codes (a list).
 	quotaPath := fmt.Sprintf("/console/campaigns/%d/quotas/new", id)
 	qf := c.do("GET", quotaPath, nil, nil)
-	expectConsolePage(t, qf, http.StatusOK, `id="q42-from"`, `id="q43-2"`, `name="q45"`, `id="check-feasibility"`)
+	expectQuotaFormPage(t, qf, http.StatusOK, `id="q42-from"`, `id="q43-2"`, `name="q45"`, `id="check-feasibility"`)
 	quota := url.Values{"name": {"Young women"}, "num_respondents": {"60"}, "q42-from": {"18"}, "q42-to": {"34"}, "q43": {"2"},
 		"q45": {"10001\n 10002 \n"}}
 	// The feasibility check: the realtime estimate of the API for the same campaign.
 	quota.Set("do", "feasibility")
 	est := post(quotaPath, quota)
-	expectConsolePage(t, est, http.StatusOK, `id="quota-estimate"`)
+	expectQuotaFormPage(t, est, http.StatusOK, `id="quota-estimate"`)
 	ages := []int{}
 	for a := 18; a <= 34; a++ {
 		ages = append(ages, a)
@@ -166,7 +188,7 @@ func TestConsoleFormsHTTP(t *testing.T) {
 				return out
 			}()}}})
 	r = post(quotaPath, bad)
-	expectConsolePage(t, r, http.StatusUnprocessableEntity, `href="#q42-from"`)
+	expectQuotaFormPage(t, r, http.StatusUnprocessableEntity, `href="#q42-from"`)
 	if got := fieldError(r.Body, "q42"); got != template.HTMLEscapeString(want) {
 		t.Fatalf("age to 130: the form shows %q, the API answers %q", got, want)
 	}
@@ -211,7 +233,7 @@ func TestConsoleFormsHTTP(t *testing.T) {
 
 	// Edit a quota: its form shows the stored targeting; the change is what PUT stores.
 	editPath := fmt.Sprintf("/console/campaigns/%d/quotas/%d/edit", id, qid)
-	expectConsolePage(t, c.do("GET", editPath, nil, nil), http.StatusOK, `id="q42-from" name="q42-from" inputmode="numeric" value="18"`,
+	expectQuotaFormPage(t, c.do("GET", editPath, nil, nil), http.StatusOK, `id="q42-from" name="q42-from" inputmode="numeric" value="18"`,
 		`value="34"`, `id="q43-2" name="q43" value="2" checked`, "10001\n10002</textarea>")
 	expectSeeOther(t, post(editPath, url.Values{"num_respondents": {"75"}, "q42-from": {"21"}, "q42-to": {"30"}, "q43": {"1", "2"}}),
 		fmt.Sprintf("/console/campaigns/%d/edit?done=quota-saved", id))
