@@ -370,13 +370,18 @@ func (a *API) consoleEditCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) e
 	return nil
 }
 
-// editForm is the edit page of the campaign of the path, with its workspace.
-func (a *API) editForm(ctx *fasthttp.RequestCtx, s *consoleSession) (*campaignForm, error) {
+// formOf is the form of mode ("edit" or "clone") of the campaign of the path.
+func (a *API) formOf(ctx *fasthttp.RequestCtx, s *consoleSession, mode string) (*campaignForm, error) {
 	c, err := a.campaignOf(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	f, err := a.newForm(ctx, s, "edit", c)
+	return a.newForm(ctx, s, mode, c)
+}
+
+// editForm is the edit page of the campaign of the path, with its workspace.
+func (a *API) editForm(ctx *fasthttp.RequestCtx, s *consoleSession) (*campaignForm, error) {
+	f, err := a.formOf(ctx, s, "edit")
 	if err != nil {
 		return nil, err
 	}
@@ -385,27 +390,19 @@ func (a *API) editForm(ctx *fasthttp.RequestCtx, s *consoleSession) (*campaignFo
 
 // consoleSaveCampaign changes the campaign through PUT /campaigns/{id}'s own code.
 func (a *API) consoleSaveCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	c, err := a.campaignOf(ctx, s)
+	f, err := a.formOf(ctx, s, "edit")
 	if err != nil {
 		return err
 	}
-	f, err := a.newForm(ctx, s, "edit", c)
-	if err != nil {
-		return err
-	}
-	if _, err := a.changeCampaign(dbContext(ctx), s.Buyer, c.ID, f.body(ctx, false)); err != nil {
+	if _, err := a.changeCampaign(dbContext(ctx), s.Buyer, f.C.ID, f.body(ctx, false)); err != nil {
 		return a.refused(ctx, s, f, err)
 	}
-	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d/edit?done=saved", ConsolePrefix, c.ID))
+	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d/edit?done=saved", ConsolePrefix, f.C.ID))
 	return nil
 }
 
 func (a *API) consoleCloneForm(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	c, err := a.campaignOf(ctx, s)
-	if err != nil {
-		return err
-	}
-	f, err := a.newForm(ctx, s, "clone", c)
+	f, err := a.formOf(ctx, s, "clone")
 	if err != nil {
 		return err
 	}
@@ -417,14 +414,11 @@ func (a *API) consoleCloneForm(ctx *fasthttp.RequestCtx, s *consoleSession) erro
 // (their targeting) and custom screeners, through the API's create routes' own code, in one
 // transaction: a refusal of any of them stores none.
 func (a *API) consoleClone(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	src, err := a.campaignOf(ctx, s)
+	f, err := a.formOf(ctx, s, "clone")
 	if err != nil {
 		return err
 	}
-	f, err := a.newForm(ctx, s, "clone", src)
-	if err != nil {
-		return err
-	}
+	src := f.C
 	var id int64
 	err = a.d.DB.InOneTx(dbContext(ctx), func(tx context.Context) error {
 		c, err := a.newCampaign(tx, s.Buyer, f.body(ctx, true))

@@ -304,14 +304,20 @@ func (f *quotaForm) refuse(err error, index []int) bool {
 	return true
 }
 
-// quotaOfPath is the campaign of the path and its quota (0 for a new one).
-func (a *API) quotaOfPath(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) (persistence.CampaignDetail, int64, error) {
+// quotaFormOf is the form of the path's quota (edit) or of a new quota of the path's
+// campaign.
+func (a *API) quotaFormOf(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) (*quotaForm, error) {
 	c, err := a.campaignOf(ctx, s)
-	if err != nil || !edit {
-		return c, 0, err
+	if err != nil {
+		return nil, err
 	}
-	qid, err := pathID(ctx, "quota_id")
-	return c, qid, err
+	var qid int64
+	if edit {
+		if qid, err = pathID(ctx, "quota_id"); err != nil {
+			return nil, err
+		}
+	}
+	return a.quotaForm(ctx, s, c, qid)
 }
 
 func (a *API) consoleNewQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
@@ -323,11 +329,7 @@ func (a *API) consoleEditQuota(ctx *fasthttp.RequestCtx, s *consoleSession) erro
 }
 
 func (a *API) showQuotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) error {
-	c, qid, err := a.quotaOfPath(ctx, s, edit)
-	if err != nil {
-		return err
-	}
-	f, err := a.quotaForm(ctx, s, c, qid)
+	f, err := a.quotaFormOf(ctx, s, edit)
 	if err != nil {
 		return err
 	}
@@ -346,11 +348,7 @@ func (a *API) consoleSaveQuota(ctx *fasthttp.RequestCtx, s *consoleSession) erro
 // postQuota saves the quota form through the API's create or update code, or with
 // do=feasibility estimates it instead and shows the form again with the estimate.
 func (a *API) postQuota(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) error {
-	c, qid, err := a.quotaOfPath(ctx, s, edit)
-	if err != nil {
-		return err
-	}
-	f, err := a.quotaForm(ctx, s, c, qid)
+	f, err := a.quotaFormOf(ctx, s, edit)
 	if err != nil {
 		return err
 	}
@@ -361,10 +359,10 @@ func (a *API) postQuota(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) 
 	body, index := f.body(!edit)
 	done := "quota-added"
 	if edit {
-		_, err = a.changeQuota(dbContext(ctx), s.Buyer, c.ID, qid, body)
+		_, err = a.changeQuota(dbContext(ctx), s.Buyer, f.C.ID, f.QuotaID, body)
 		done = "quota-saved"
 	} else {
-		_, err = a.addQuota(dbContext(ctx), s.Buyer, c.ID, body)
+		_, err = a.addQuota(dbContext(ctx), s.Buyer, f.C.ID, body)
 	}
 	if err != nil {
 		if !f.refuse(err, index) {
@@ -373,7 +371,7 @@ func (a *API) postQuota(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) 
 		a.renderQuotaForm(ctx, fasthttp.StatusUnprocessableEntity, f)
 		return nil
 	}
-	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d/edit?done=%s", ConsolePrefix, c.ID, done))
+	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d/edit?done=%s", ConsolePrefix, f.C.ID, done))
 	return nil
 }
 
