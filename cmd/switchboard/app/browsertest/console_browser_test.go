@@ -203,16 +203,7 @@ func TestConsoleBrowser(t *testing.T) {
 		if s := tb.str(`document.querySelector("#status").textContent`); s != "paused" {
 			t.Fatalf("status %q after pause", s)
 		}
-		for {
-			if _, ok := w.offers(watcher).find(strconv.FormatInt(id, 10)); !ok {
-				break
-			}
-			if time.Since(start) > time.Second {
-				t.Fatalf("still offered %v after the pause", time.Since(start))
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Logf("offers stopped within %v of the console's answer", time.Since(start))
+		t.Logf("offers stopped within %v of the console's answer", w.waitNoOffer(watcher, id, start, "the pause"))
 		tb.consoleLayout()
 		tb.shot("console-campaign-paused")
 

@@ -40,6 +40,22 @@ func (tb *tab) typeIn(id, text string) {
 	}
 }
 
+// waitNoOffer polls the offers of user until campaign id is not among them, failing when it
+// still is a second after start (a change committed then, what: the change), and returns
+// how long it took.
+func (w *world) waitNoOffer(user string, id int64, start time.Time, what string) time.Duration {
+	w.t.Helper()
+	for {
+		if _, ok := w.offers(user).find(strconv.FormatInt(id, 10)); !ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > time.Second {
+			w.t.Fatalf("still offered %v after %s", time.Since(start), what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // quotaTargets is the targeting of campaign id's quotas as the API answers it.
 func (w *world) quotaTargets(id int64) []string {
 	w.t.Helper()
@@ -227,16 +243,8 @@ func TestConsoleFormsBrowser(t *testing.T) {
 		if tb.str(fmt.Sprintf(`String(document.querySelector("#supplier-%d").checked)`, w.pub.ID)) != "true" {
 			t.Fatal("the saved form does not show the supplier excluded")
 		}
-		for {
-			if _, ok := w.offers(watcher).find(strconv.FormatInt(id, 10)); !ok {
-				break
-			}
-			if time.Since(start) > time.Second {
-				t.Fatalf("still offered %v after the supplier's exclusion", time.Since(start))
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Logf("the supplier's participant lost the offer within %v of the console's answer", time.Since(start))
+		t.Logf("the supplier's participant lost the offer within %v of the console's answer",
+			w.waitNoOffer(watcher, id, start, "the supplier's exclusion"))
 
 		// A refusal: the API's message for the same input, next to the field it names.
 		apiMsg := w.apiRefusal("POST", "/api/v1/campaigns", map[string]any{"name": "Refused", "length_of_interview": 10,
