@@ -21,9 +21,11 @@ import (
 
 // The web console (/console) is the buyer API's domain seen in a browser: a buyer signs in
 // with their e-mail and API token and reads their campaigns, and pauses, activates,
-// completes them or changes a quota's target through the same functions as the API routes.
-// Operators sign in with an operator token (console_operator.go). Pages are server-rendered,
-// run no script, and every form carries a CSRF value bound to the session.
+// completes them or changes a quota's target through the same functions as the API routes;
+// the campaign workspace (console_forms.go) creates, clones and edits them likewise.
+// Operators sign in with an operator token (console_operator.go). Pages are server-rendered
+// and need no script (the quota form's live estimate is the one, optional), and every form
+// carries a CSRF value bound to the session.
 
 // ConsolePrefix is the path prefix of every console page.
 const ConsolePrefix = "/console"
