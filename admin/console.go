@@ -137,11 +137,7 @@ func (a *API) consoleFail(ctx *fasthttp.RequestCtx, signIn string, err error) {
 	case kind == fault.KindNotFound:
 		a.message(ctx, fasthttp.StatusNotFound, "Not found", "There is nothing here, or it is not yours.")
 	case (kind == fault.KindInvalid || kind == fault.KindConflict || kind == fault.KindBadRequest) && f != nil:
-		msg := f.Message
-		if f.Field != "" {
-			msg = f.Field + " " + msg
-		}
-		a.message(ctx, fasthttp.StatusUnprocessableEntity, "Not changed", msg)
+		a.message(ctx, fasthttp.StatusUnprocessableEntity, "Not changed", f.Message) // the API's, its field named
 	case kind == fault.KindRateLimited:
 		a.message(ctx, fasthttp.StatusTooManyRequests, "Too many attempts", "Wait a moment, then try again.")
 	case kind == fault.KindUnavailable:

@@ -315,3 +315,20 @@ func TestConsoleFormsHTTP(t *testing.T) {
 	}
 
 }
+
+// TestConsoleActionRefusalHTTP: the campaign page's own forms (a quota's target, a status)
+// show the API's message for the same input as it is, its field named once.
+func TestConsoleActionRefusalHTTP(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.campaign("Refusals")
+	c := w.console()
+	c.signIn(w.buyer.Email, w.buyer.Token)
+	csrf := c.csrf()
+	var quota int64
+	if err := w.s.DB.Pool.QueryRow(context.Background(), `SELECT id FROM campaign_quotas WHERE campaign_id = $1`, id).Scan(&quota); err != nil {
+		t.Fatal(err)
+	}
+	want := w.apiRefusal("PUT", fmt.Sprintf("/api/v1/campaigns/%d/campaign_quotas/%d", id, quota), map[string]any{"num_respondents": 0})
+	r := c.do("POST", fmt.Sprintf("/console/campaigns/%d/quotas/%d", id, quota), url.Values{"csrf": {csrf}, "num_respondents": {"0"}}, nil)
+	expectConsolePage(t, r, http.StatusUnprocessableEntity, "<p>"+template.HTMLEscapeString(want)+"</p>")
+}
