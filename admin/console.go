@@ -236,14 +236,19 @@ func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.Requ
 			return
 		}
 		if ctx.IsPost() && cs.readOnly() {
-			a.message(ctx, fasthttp.StatusForbidden, "This session is read-only",
-				"You signed in with a read token or as a viewer: the console shows, and changes nothing.")
+			a.refuseReadOnly(ctx)
 			return
 		}
 		if err := h(ctx, cs); err != nil {
 			a.consoleFail(ctx, signIn, err)
 		}
 	}
+}
+
+// refuseReadOnly answers what a read-only session may not do (403).
+func (a *API) refuseReadOnly(ctx *fasthttp.RequestCtx) {
+	a.message(ctx, fasthttp.StatusForbidden, "This session is read-only",
+		"You signed in with a read token or as a viewer: the console shows, and changes nothing.")
 }
 
 // csrf is the CSRF value of form for value (a session id, or the sign-in cookie).

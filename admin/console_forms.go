@@ -49,8 +49,7 @@ func (a *API) registerConsoleForms(mux *httpio.Mux, buyer func(consoleHandler) f
 func (a *API) writable(h consoleHandler) consoleHandler {
 	return func(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 		if s.readOnly() {
-			a.message(ctx, fasthttp.StatusForbidden, "This session is read-only",
-				"You signed in with a read token: the console shows, and changes nothing.")
+			a.refuseReadOnly(ctx)
 			return nil
 		}
 		return h(ctx, s)
@@ -519,11 +518,11 @@ func (a *API) consoleAttachScreener(ctx *fasthttp.RequestCtx, s *consoleSession)
 		return err
 	}
 	qid := string(ctx.PostArgs().Peek("question_id"))
-	body, _ := json.Marshal(map[string]any{"question_id": numberOrText(qid),
-		"pre_code_values": strings.Join(pagekit.PostValues(ctx, "pre_code_values"), ",")})
-	if len(pagekit.PostValues(ctx, "pre_code_values")) == 0 {
-		body, _ = json.Marshal(map[string]any{"question_id": numberOrText(qid)})
+	in := map[string]any{"question_id": numberOrText(qid)}
+	if codes := pagekit.PostValues(ctx, "pre_code_values"); len(codes) > 0 { // none checked: left out, as the API names it
+		in["pre_code_values"] = strings.Join(codes, ",")
 	}
+	body, _ := json.Marshal(in)
 	if _, err := a.attachScreener(dbContext(ctx), s.Buyer, f.C.ID, body); err != nil {
 		fe := fault.As(err)
 		if fe == nil || fe.Kind != fault.KindInvalid {
