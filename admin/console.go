@@ -66,7 +66,7 @@ func init() {
 	}
 	consoleStyle = append(append(pagekit.Stylesheet(), '\n'), css...)
 	funcs := template.FuncMap{"percent": percent, "money": func(c persistence.Cents) string { return c.String() },
-		"statusName": statusLabel, "deref": func(p *float64) float64 { return *p }}
+		"statusName": statusLabel, "deref": func(p *float64) float64 { return *p }, "fieldError": fieldError}
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(consoleFiles, "console/layout.html"))
 	names, err := fs.Glob(consoleFiles, "console/*.html")
 	if err != nil {
@@ -113,6 +113,16 @@ func (a *API) render(ctx *fasthttp.RequestCtx, status int, name string, data any
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("text/html; charset=utf-8")
 	ctx.SetBody(buf.Bytes())
+}
+
+// fieldError is the message of errs about field ("": none), for the field's own error line.
+func fieldError(errs []pagekit.FieldError, field string) string {
+	for _, e := range errs {
+		if e.Field == field {
+			return e.Message
+		}
+	}
+	return ""
 }
 
 // consoleMessage is a page that only says something (not found, form expired, failure).
@@ -274,6 +284,7 @@ func (a *API) RegisterConsole(mux *httpio.Mux) {
 	mux.Handle("POST", p+"/sign-out", a.signOut)
 	buyer := func(h consoleHandler) fasthttp.RequestHandler { return a.page(false, p+"/sign-in", h) }
 	mux.Handle("GET", p+"/campaigns", buyer(a.consoleCampaigns))
+	mux.Handle("GET", p+"/campaigns.csv", buyer(a.consoleCampaignsCSV))
 	mux.Handle("GET", p+"/campaigns/{id}", buyer(a.consoleCampaign))
 	mux.Handle("GET", p+"/campaigns/{id}/completes.csv", buyer(a.consoleCompletesCSV))
 	mux.Handle("GET", p+"/campaigns/{id}/outcomes.csv", buyer(a.consoleOutcomesCSV))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,18 +15,6 @@ import (
 	"github.com/switchboard/switchboard/internal/svgchart"
 	"github.com/switchboard/switchboard/persistence"
 )
-
-// campaignRow is one line of the console's campaign list.
-type campaignRow struct {
-	persistence.Campaign
-	Target, Filled int64
-}
-
-// campaignsPage is the buyer's campaign list.
-type campaignsPage struct {
-	consoleBase
-	Campaigns []campaignRow
-}
 
 // fill is what a campaign's quotas ask for (their targets, global quotas aside) and how much
 // of it is done: the list read's total_remaining taken from the target.
@@ -38,28 +27,11 @@ func fill(c persistence.Campaign, quotas []persistence.Quota) (target, filled in
 	return target, target - c.TotalRemaining
 }
 
-func (a *API) consoleCampaigns(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	list, err := a.d.DB.Campaigns(dbContext(ctx), s.Buyer.ID, nil)
-	if err != nil {
-		return err
-	}
-	targets, err := a.d.DB.CampaignTargets(dbContext(ctx), s.Buyer.ID)
-	if err != nil {
-		return err
-	}
-	p := &campaignsPage{consoleBase: s.base("Campaigns")}
-	for _, c := range list {
-		t := targets[c.ID]
-		p.Campaigns = append(p.Campaigns, campaignRow{Campaign: c, Target: t, Filled: t - c.TotalRemaining})
-	}
-	a.render(ctx, fasthttp.StatusOK, "campaigns", p)
-	return nil
-}
-
-// quotaRow is one quota of the campaign page with its fill.
+// quotaRow is one quota of the campaign page with its fill and its conditions in words.
 type quotaRow struct {
 	persistence.Quota
-	Label string
+	Label      string
+	Conditions []condition
 }
 
 // campaignPage is one campaign: quotas' fill, completes per day against even pacing, its
@@ -76,6 +48,10 @@ type campaignPage struct {
 	CanPause       bool
 	CanActivate    bool
 	CanComplete    bool
+	Dates          persistence.CampaignDates
+	Country        string
+	Screeners      []condition
+	Excluded       []excludedSupplier
 }
 
 // pacingDay is one day of field: completes that day, cumulative, and the even-pacing target.
@@ -160,16 +136,53 @@ func (a *API) consoleCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error
 		CanActivate: c.Status == persistence.StatusPaused || c.Status == persistence.StatusSystemPaused,
 		CanComplete: c.Status == persistence.StatusActive || c.Status == persistence.StatusPaused}
 	p.Notice = noticeOf(ctx)
+	if err := a.campaignTargeting(ctx, s, p); err != nil {
+		return err
+	}
+	p.Pacing = pacingChart(days)
+	p.DropOff = dropOffChart(outcomes)
+	a.render(ctx, fasthttp.StatusOK, "campaign", p)
+	return nil
+}
+
+// campaignTargeting fills the campaign page's dates, country, quotas with their conditions
+// in words, screeners and excluded suppliers.
+func (a *API) campaignTargeting(ctx *fasthttp.RequestCtx, s *consoleSession, p *campaignPage) error {
+	dbc, c := dbContext(ctx), p.C
+	var err error
+	if p.Dates, err = a.d.DB.CampaignDates(dbc, s.Buyer.ID, c.ID); err != nil {
+		return err
+	}
+	countries, err := a.d.DB.CountryLanguages(dbc)
+	if err != nil {
+		return err
+	}
+	p.Country = strconv.Itoa(c.CountryLanguageID)
+	if i := slices.IndexFunc(countries, func(cl persistence.CountryLanguage) bool { return cl.ID == c.CountryLanguageID }); i >= 0 {
+		p.Country = countries[i].Abbr
+	}
+	texts, err := a.d.DB.QuestionTexts(dbc, s.Buyer.ID, c.CountryLanguageID, targetingQuestions(c))
+	if err != nil {
+		return err
+	}
 	for i, q := range c.CampaignQuotas {
 		label := fmt.Sprintf("Quota %d", i+1)
 		if q.Name != nil && *q.Name != "" {
 			label = *q.Name
 		}
-		p.Quotas = append(p.Quotas, quotaRow{Quota: q, Label: label})
+		p.Quotas = append(p.Quotas, quotaRow{Quota: q, Label: label, Conditions: quotaConditions(q, texts)})
 	}
-	p.Pacing = pacingChart(days)
-	p.DropOff = dropOffChart(outcomes)
-	a.render(ctx, fasthttp.StatusOK, "campaign", p)
+	for _, cq := range c.CustomCampaignQualifications {
+		t, ok := texts[cq.QuestionID]
+		p.Screeners = append(p.Screeners, conditionWords(cq.QuestionID, cq.PreCodes, nil, t, ok))
+	}
+	if len(c.ExcludedSupplierIDs) > 0 {
+		all, err := a.d.DB.Suppliers(dbc, a.d.Environment)
+		if err != nil {
+			return err
+		}
+		p.Excluded = excludedSuppliers(c.ExcludedSupplierIDs, all)
+	}
 	return nil
 }
 

@@ -2,11 +2,14 @@ package persistence
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard/switchboard/internal/fault"
 )
 
 // The console's campaign list: one buyer's campaigns searched, filtered, sorted and paged
@@ -220,4 +223,25 @@ func (db *DB) CampaignList(ctx context.Context, buyerID int64, q CampaignListQue
 		return nil, 0, classify(err)
 	}
 	return out, total, nil
+}
+
+// CampaignDates are a campaign's dates as the list shows them (CampaignListRow).
+type CampaignDates struct {
+	CreatedAt  time.Time
+	Start, End *time.Time
+	EndPlanned bool
+}
+
+// CampaignDates reads the dates of one of the buyer's campaigns.
+func (db *DB) CampaignDates(ctx context.Context, buyerID, id int64) (CampaignDates, error) {
+	var d CampaignDates
+	var status int
+	err := db.Pool.QueryRow(ctx, `SELECT status, created_at, start_at, end_at FROM (SELECT `+campaignListColumns+`
+		FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id WHERE c.id = $1 AND c.buyer_id = $2) f`,
+		id, buyerID).Scan(&status, &d.CreatedAt, &d.Start, &d.End)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, fault.NotFound("campaign not found")
+	}
+	d.EndPlanned = status == StatusActive && d.End != nil
+	return d, classify(err)
 }
