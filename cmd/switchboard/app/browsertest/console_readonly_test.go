@@ -55,6 +55,13 @@ func TestConsoleReadOnlyBrowser(t *testing.T) {
 		if s := tb.str(`(document.querySelector("#read-only") || {}).textContent || ""`); s != "(read-only)" {
 			t.Fatalf("no read-only mark in the header (%q)", s)
 		}
+		// The list's search is a GET form; nothing on it posts.
+		if n := tb.num(`document.querySelectorAll("main form[method=post], main button[formmethod=post]").length`); n != 0 {
+			t.Fatalf("%v posting controls on the campaign list of a read-only session", n)
+		}
+		if n := tb.num(`document.querySelectorAll("#filters[method=get]").length`); n != 1 {
+			t.Fatal("no search form on the campaign list of a read-only session")
+		}
 		campaign := fmt.Sprintf("/console/campaigns/%d", id)
 		tb.navigates(w.s.PublicURL+campaign, chromedp.Navigate(w.s.PublicURL+campaign))
 		tb.consoleLayout()
@@ -111,6 +118,11 @@ func TestConsoleReadOnlyBrowser(t *testing.T) {
 		if n := tb.num(`document.querySelectorAll("button[id^=unblock-], form[action$=unblock]").length`); n != 0 {
 			t.Fatalf("a viewer is shown %v unblock controls", n)
 		}
+		// Nothing else that changes something either: no postback retry, no key management.
+		if n := tb.num(writeControls); n != 0 {
+			t.Fatalf("a viewer is shown %v write controls on the operator page", n)
+		}
+		tb.consoleLayout()
 		tb.forgePost(w.s.PublicURL, "/console/operator/unblock", map[string]string{"publisher_id": fmt.Sprint(w.pub.ID), "user": user})
 		if s := tb.str(`document.querySelector("h1").textContent`); s != "This session is read-only" {
 			t.Fatalf("a viewer's unblock answered %q", s)
