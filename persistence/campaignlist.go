@@ -60,9 +60,9 @@ const (
 	sumQuotas = ` LEFT JOIN (SELECT q.campaign_id,
 			sum(q.num_respondents) FILTER (WHERE NOT q.is_global) AS t,
 			sum(GREATEST(0, q.num_respondents - q.completes)) FILTER (WHERE NOT q.is_global) AS r
-		FROM campaign_quotas q WHERE q.campaign_id IN (SELECT id FROM f) GROUP BY 1) kq ON kq.campaign_id = f.id`
+		FROM f JOIN campaign_quotas q ON q.campaign_id = f.id GROUP BY 1) kq ON kq.campaign_id = f.id`
 	sumCompletes = ` LEFT JOIN (SELECT d.campaign_id, sum(d.completes)::bigint AS n
-		FROM campaign_daily_counts d WHERE d.campaign_id IN (SELECT id FROM f) GROUP BY 1) kd ON kd.campaign_id = f.id`
+		FROM f JOIN campaign_daily_counts d ON d.campaign_id = f.id GROUP BY 1) kd ON kd.campaign_id = f.id`
 	sumCharges = ` LEFT JOIN (SELECT l.campaign_id, sum(l.charge_usd)::bigint AS s
 		FROM ledger_events l WHERE l.buyer_id = $1 GROUP BY 1) kl ON kl.campaign_id = f.id`
 )
