@@ -118,9 +118,7 @@ func TestConsoleCampaignListBrowser(t *testing.T) {
 	if s := tb.str(fmt.Sprintf(`document.querySelector("#row-%d [data-label=Spend]").textContent`, paused)); s != "$0.00 est." {
 		t.Fatalf("spend of the campaign with one complete at $2.00: %q", s)
 	}
-	tb.bothWidths("console-campaigns")
-	tb.do(chromedp.ScrollIntoView(chromedp.CSS("#campaign-list")))
-	tb.shot("console-campaigns-phone-table")
+	tb.consoleLayout()
 
 	// Search and a status, from the keyboard: type, tick, Enter in the search field submits.
 	tb.do(chromedp.Click(chromedp.CSS("#status-2")), chromedp.SendKeys(chromedp.CSS("#q"), "streaming"))
@@ -154,6 +152,7 @@ func TestConsoleCampaignListBrowser(t *testing.T) {
 		t.Fatalf("tabbing to the name heading: %q", s)
 	}
 	tb.do(chromedp.EmulateViewport(phoneWidth, phoneHeight, chromedp.EmulateScale(1), chromedp.EmulateMobile, chromedp.EmulatePortrait))
+	tb.bothWidths("console-campaigns")
 	// The CSV of this view lists what the page lists.
 	href := tb.str(`document.querySelector("#export-csv").getAttribute("href")`)
 	rows, err := csv.NewReader(strings.NewReader(string(w.signedInConsole().do("GET", href, nil, nil).Expect(t, 200).Body))).ReadAll()
