@@ -43,7 +43,9 @@ func (tb *tab) bothWidths(name string) {
 }
 
 // loads runs actions that lead to another page and waits until a new document (another
-// time origin) whose URL starts with prefix has loaded, and returns its URL.
+// time origin) whose URL starts with prefix has loaded, and returns its URL. It is navigates
+// for GET forms: after a GET form's submission Chromium was seen reporting the new URL with
+// the marker navigates sets on the old document, while the time origin always changes.
 func (tb *tab) loads(prefix string, actions ...chromedp.Action[chromedp.Void]) string {
 	tb.t.Helper()
 	const state = `performance.timeOrigin + "|" + document.readyState + "|" + location.href`
