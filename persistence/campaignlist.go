@@ -50,8 +50,11 @@ var campaignSorts = map[string]struct{ expr, key, join string }{
 		key:  "CASE WHEN COALESCE(kq.t, 0) = 0 THEN 0 ELSE (kq.t - kq.r)::float8 / kq.t END",
 		join: sumQuotas},
 	CampaignSortCompletes: {expr: "completes", key: "COALESCE(kd.n, 0)", join: sumCompletes},
-	CampaignSortSpend: {expr: "spend", key: "COALESCE(kl.s, f.cpi_cents::bigint * 100 * COALESCE(kd.n, 0))",
-		join: sumCompletes + sumCharges},
+	// Spend sums the ledger, and completes only of the campaigns without ledger events (most
+	// of them have no complete either: a probe of the index finds nothing).
+	CampaignSortSpend: {expr: "spend", key: `COALESCE(kl.s, f.cpi_cents::bigint * 100 *
+			(SELECT COALESCE(sum(d.completes), 0) FROM campaign_daily_counts d WHERE d.campaign_id = f.id))`,
+		join: sumCharges},
 }
 
 // The sums of the matching campaigns f that a figure's sort reads: their quotas' targets
