@@ -271,23 +271,3 @@ func (db *DB) ActiveQualityBlocks(ctx context.Context, limit int) ([]QualityBloc
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QualityBlock, error) { return scanQualityBlock(r) })
 	return out, classify(err)
 }
-
-// CampaignTargets returns, per campaign of the buyer, the sum of its non-global quotas'
-// targets (num_respondents): what the campaign's total_remaining counts down from.
-func (db *DB) CampaignTargets(ctx context.Context, buyerID int64) (map[int64]int64, error) {
-	rows, err := db.Pool.Query(ctx, `SELECT c.id, COALESCE(sum(q.num_respondents) FILTER (WHERE NOT q.is_global), 0)::bigint
-		FROM campaigns c LEFT JOIN campaign_quotas q ON q.campaign_id = c.id WHERE c.buyer_id = $1 GROUP BY c.id`, buyerID)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	out := map[int64]int64{}
-	for rows.Next() {
-		var id, n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, classify(err)
-		}
-		out[id] = n
-	}
-	return out, classify(rows.Err())
-}
