@@ -42,6 +42,7 @@ type ledgerEvent struct {
 	tid, kind                                   string
 	seq                                         int
 	charge, earning, reward                     int64
+	at                                          *time.Time // nil: when it is written (now())
 }
 
 // nextEventSeqs reads the number the next ledger event of each session of ids takes. The
@@ -72,17 +73,17 @@ func insertLedgerEvents(ctx context.Context, tx pgx.Tx, es []ledgerEvent) error 
 	n := len(es)
 	sids, seqs, tids, kinds := make([]int64, n), make([]int32, n), make([]string, n), make([]string, n)
 	cids, bids, pids := make([]int64, n), make([]int64, n), make([]int64, n)
-	charges, earnings, rewards := make([]int64, n), make([]int64, n), make([]int64, n)
+	charges, earnings, rewards, ats := make([]int64, n), make([]int64, n), make([]int64, n), make([]*time.Time, n)
 	for i, e := range es {
 		sids[i], seqs[i], tids[i], kinds[i] = e.sessionID, int32(e.seq), e.tid, e.kind
 		cids[i], bids[i], pids[i] = e.campaignID, e.buyerID, e.publisherID
-		charges[i], earnings[i], rewards[i] = e.charge, e.earning, e.reward
+		charges[i], earnings[i], rewards[i], ats[i] = e.charge, e.earning, e.reward, e.at
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO ledger_events (session_id, seq, tid, kind, campaign_id, buyer_id, publisher_id, charge_usd, earning_usd, margin_usd, reward)
-		SELECT sid, seq, tid, kind, cid, bid, NULLIF(pid, 0), charge, earning, charge - earning, reward
-		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-			AS e(sid, seq, tid, kind, cid, bid, pid, charge, earning, reward)`,
-		sids, seqs, tids, kinds, cids, bids, pids, charges, earnings, rewards)
+	_, err := tx.Exec(ctx, `INSERT INTO ledger_events (session_id, seq, tid, kind, campaign_id, buyer_id, publisher_id, charge_usd, earning_usd, margin_usd, reward, at)
+		SELECT sid, seq, tid, kind, cid, bid, NULLIF(pid, 0), charge, earning, charge - earning, reward, COALESCE(at, now())
+		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::timestamptz[])
+			AS e(sid, seq, tid, kind, cid, bid, pid, charge, earning, reward, at)`,
+		sids, seqs, tids, kinds, cids, bids, pids, charges, earnings, rewards, ats)
 	return err
 }
 
@@ -149,7 +150,8 @@ const ledgerCheckSQL = `WITH m AS (
 		COALESCE((SELECT sum(e.earning_usd) FROM ledger_events e WHERE e.session_id = ss.id AND e.kind <> 'screenout'), 0)::bigint AS told,
 		(SELECT count(*) FROM ledger_events e WHERE e.session_id = ss.id AND e.kind IN ('complete', 'screenout')) AS outcome_events,
 		(SELECT e.kind FROM ledger_events e WHERE e.session_id = ss.id ORDER BY e.seq LIMIT 1) AS first_kind,
-		(SELECT e.earning_usd FROM ledger_events e WHERE e.session_id = ss.id AND e.seq = 1 AND e.kind IN ('complete', 'screenout')) AS first_earning,
+		(SELECT CASE WHEN e.kind IN ('complete', 'screenout') THEN e.earning_usd END FROM ledger_events e
+			WHERE e.session_id = ss.id ORDER BY e.seq LIMIT 1) AS first_earning,
 		(SELECT count(*) FROM ledger_events e WHERE e.session_id = ss.id AND e.charge_usd <> e.earning_usd + e.margin_usd) AS unbalanced
 	FROM ss
 ), d AS (
