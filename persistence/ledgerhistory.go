@@ -87,7 +87,7 @@ type LedgerHistory struct {
 // BackfillLedger writes the ledger of every session decided without it (docs/payouts.md,
 // "History"): sessions decided before the ledger existed, whose statements and `ledger
 // check` need their events. It walks the sessions by id from its watermark
-// (ledger_backfill.next_id) to the newest, batch ids at a time, each batch one short
+// (ledger_backfill.next_id) to the newest, batch sessions at a time, each batch one short
 // transaction that locks only the sessions it gives events and advances the watermark, so
 // it runs while serving, resumes where it stopped, and running it again adds nothing. It
 // refuses while a serve process of a release without the ledger is alive (it would decide
@@ -113,9 +113,15 @@ func (db *DB) BackfillLedger(ctx context.Context, batch int, progress func(Ledge
 		if err := ctx.Err(); err != nil {
 			return h, fault.Unavailable(err)
 		}
-		from, to := h.NextID, h.NextID+int64(batch)
+		from, to := h.NextID, top+1
 		var n, ne int
 		err := db.Tx(ctx, func(tx pgx.Tx) error {
+			// The batch is the next batch sessions by id (ids are sparse: sessions are
+			// partitioned in blocks of ids), found on the primary key.
+			if err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT id FROM sessions WHERE id >= $1 ORDER BY id OFFSET $2 LIMIT 1), $3)`,
+				from, batch, to).Scan(&to); err != nil {
+				return err
+			}
 			rows, err := tx.Query(ctx, historySQL, from, to)
 			if err != nil {
 				return err
