@@ -79,7 +79,7 @@ func (a *API) outcome(fn func(context.Context, persistence.Buyer, int64, []byte)
 type API struct {
 	d       Deps
 	auth    *ristretto.Cache[string, cachedBuyer]
-	exports chan struct{} // one token per CSV export being streamed (maxExports)
+	exports *httpio.CSVStreams // the CSV exports being streamed (maxExports)
 }
 
 // New returns the buyer interface.
@@ -98,7 +98,7 @@ func New(d Deps) *API {
 	if err != nil {
 		panic("admin: auth cache: " + err.Error()) // only on an invalid static configuration
 	}
-	return &API{d: d, auth: cache, exports: make(chan struct{}, maxExports)}
+	return &API{d: d, auth: cache, exports: httpio.NewCSVStreams(maxExports, d.Log)}
 }
 
 // Prefix is the path prefix of every route of the buyer interface.
@@ -177,6 +177,8 @@ func (a *API) apiRoutes() []Route {
 		r("PUT", "/webhook", a.setWebhook),
 		r("GET", "/webhook/deliveries", a.webhookDeliveries),
 		r("POST", "/webhook/test", a.testWebhook),
+
+		{Method: "GET", Pattern: Prefix + "/statements", h: a.statement, CSV: true}, // statements.go
 	}
 }
 

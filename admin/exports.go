@@ -1,15 +1,10 @@
 package admin
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"io"
-	"net"
 	"strconv"
-	"time"
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
@@ -19,19 +14,10 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// CSV exports are streamed: rows go from a PostgreSQL query through a CSV encoder to the
-// connection as the client reads them, so memory does not grow with the export's size.
+// CSV exports are streamed (httpio.CSVStreams): memory does not grow with their size.
 const (
 	// ContentTypeCSV is the content type of every CSV download.
-	ContentTypeCSV = "text/csv; charset=utf-8"
-	// exportStall is the longest the client may stop reading before the export is dropped:
-	// every block written pushes the connection's write deadline this far ahead (the
-	// server's own WriteTimeout would otherwise bound the whole download).
-	exportStall = time.Minute
-	// exportMax bounds one export (and the database connection it holds).
-	exportMax = time.Hour
-	// exportBlock is the size of the blocks written to the connection.
-	exportBlock = 64 << 10
+	ContentTypeCSV = httpio.ContentTypeCSV
 	// maxExports is how many exports one process streams at once; each holds a pool
 	// connection for as long as its client reads. Beyond it: 503 with Retry-After.
 	maxExports = 8
@@ -49,73 +35,16 @@ func (a *API) wrapCSV(h handler) fasthttp.RequestHandler {
 }
 
 // streamCSV opens an export (errors are answered as JSON as usual) and streams it as the
-// response body: 200 text/csv, an attachment named filename, chunked. A database failure
-// after the first row aborts the chunked body, so that the client sees a broken download
-// rather than a short file.
+// response body (httpio.CSVStreams.Stream).
 func (a *API) streamCSV(ctx *fasthttp.RequestCtx, filename string, campaignID int64,
 	open func(exportContext) (*persistence.CSVExport, error)) error {
-	select {
-	case a.exports <- struct{}{}:
-	default:
-		ctx.Response.Header.Set("Retry-After", "5")
-		return &fault.Error{Kind: fault.KindUnavailable, Message: "too many exports in progress; retry shortly"}
-	}
-	c, cancel := httpio.DBContext(exportMax)
-	exp, err := open(c)
-	if err != nil {
-		cancel()
-		<-a.exports
-		return err
-	}
-	pr, pw := io.Pipe()
-	conn, log := ctx.Conn(), a.d.Log
-	go func() {
-		defer func() { <-a.exports }()
-		defer cancel()
-		start := time.Now()
-		bw := bufio.NewWriterSize(stallWriter{w: pw, conn: conn}, exportBlock)
-		n, err := exp.WriteCSV(csv.NewWriter(bw))
-		if err == nil {
-			err = bw.Flush()
+	return a.exports.Stream(ctx, filename, func(c context.Context) (httpio.CSVSource, error) {
+		e, err := open(c)
+		if err != nil {
+			return nil, err
 		}
-		pw.CloseWithError(err) // nil: the body ends normally
-		switch {
-		case err == nil:
-			log.Debug("export streamed", zap.Int64("campaign_id", campaignID), zap.Int64("rows", n),
-				zap.Duration("took", time.Since(start)))
-		case errors.Is(err, io.ErrClosedPipe) || errors.Is(err, net.ErrClosed) || isClientGone(err):
-			log.Info("export abandoned by the client", zap.Int64("campaign_id", campaignID), zap.Int64("rows", n))
-		default:
-			log.Error("export failed", zap.Int64("campaign_id", campaignID), zap.Int64("rows", n), zap.Error(err))
-		}
-	}()
-	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.SetContentType(ContentTypeCSV)
-	ctx.Response.Header.Set("Content-Disposition", "attachment; filename="+filename)
-	ctx.Response.Header.Set("Cache-Control", "no-store")
-	ctx.SetBodyStream(pr, -1)
-	return nil
-}
-
-// isClientGone reports an error of the pipe's reader side: fasthttp closes the body stream
-// with the connection's write error when the client goes away.
-func isClientGone(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne)
-}
-
-// stallWriter writes blocks to the pipe the server reads the body from, moving the
-// connection's write deadline exportStall ahead before each.
-type stallWriter struct {
-	w    io.Writer
-	conn net.Conn
-}
-
-func (s stallWriter) Write(p []byte) (int, error) {
-	if s.conn != nil {
-		_ = s.conn.SetWriteDeadline(time.Now().Add(exportStall)) // a closed conn fails the write anyway
-	}
-	return s.w.Write(p)
+		return e, nil
+	}, zap.Int64("campaign_id", campaignID))
 }
 
 // idList is a filter of ids given as one string or an array of strings.

@@ -142,6 +142,8 @@ type API struct {
 	cache        *answerCache
 	hot          *hotTiles
 	quality      *Quality // blocked set, IP checks, device sightings (quality.go)
+	// statementCSVs streams the statements' CSVs (statements.go).
+	statementCSVs *httpio.CSVStreams
 
 	urlEntry, urlProfile, urlSupport []byte // `"` + JSON-escaped URL prefix ending in "token="
 
@@ -176,6 +178,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}), hist: entryHistory{wake: make(chan struct{}, 1)},
 		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
 	a.keyLookups = retry.NewOutage(log, "service key look-up", retry.Default, nil)
+	a.statementCSVs = httpio.NewCSVStreams(maxStatementCSVs, log)
 
 	if err := a.loadKeys(ctx); err != nil {
 		return nil, err
@@ -218,7 +221,8 @@ func (a *API) Register(mux *httpio.Mux) {
 	// Partner tools (postbacks.go).
 	mux.Handle("GET", Prefix+"/postbacks", a.postbacks)
 	mux.Handle("POST", Prefix+"/postbacks/test", a.postbackTest)
-	mux.Handle("GET", Prefix+"/stats", a.stats) // stats.go
+	mux.Handle("GET", Prefix+"/stats", a.stats)          // stats.go
+	mux.Handle("GET", Prefix+"/statements", a.statement) // statements.go
 	// The hosted pages (pages.go, pages_support.go).
 	mux.Handle("GET", Prefix+"/profile", a.profilePage)
 	mux.Handle("POST", Prefix+"/profile", a.profileSubmit)
