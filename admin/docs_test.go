@@ -267,6 +267,11 @@ var docSections = []docSection{
 			"POSTs a signed event of type `webhook.test` (`campaign_id` 0, empty `data`) to the webhook URL as a delivery would, and answers what the buyer's server replied: `event_id`, `url`, `delivered`, `status`, the first KiB of `body`, `error`, `duration_ms`. Nothing is stored. One test at a time per buyer.",
 			[]string{"webhook_test_none"}},
 	}},
+	{"Statements", []docEntry{
+		{"GET", "/api/v1/statements", "The month's statement",
+			"Required `month`, a UTC month `YYYY-MM` (missing or malformed: **422** naming `month`). The buyer's ledger events of that month per campaign, in campaign order: `completes` charged (by callback or reconcile), `reversed` completes refunded, `amount` the charges less the refunds, and the `total`; amounts are USD strings with four decimals. A month without events has `campaigns` empty and `total` `\"0.0000\"`. With `Accept: text/csv`: one row per event (`event_id`, `at`, `kind`, `campaign_id`, `transaction_id`, `amount_usd`), streamed (see *Insights and CSV exports*). A closed month's statement never changes: see [payouts.md](payouts.md#statements).",
+			[]string{"statement", "statement_csv", "statement_bad_month"}},
+	}},
 	{"Insights", []docEntry{
 		{"GET", "/insights_api/projects", "List projects",
 			"Optional `page` (default 1, 30 projects a page) and `project_type` (`one_time` or `recurring`). Draft projects are not listed.",

@@ -318,6 +318,20 @@ func TestGolden(t *testing.T) {
 	r.buyer("insights_results_unknown", b, "GET", "/insights_api/projects/1/campaigns/99", nil, 404)
 	exportBody := map[string]any{"transaction_ids": []string{"tid-0001", "tid-0002"}}
 	r.do("export_demographics", csvReq("POST", "/api/v1/campaigns/1/export_demographics", exportBody), exportBody, 200)
+
+	// A month of the ledger: two completes of campaign 1, one of them rejected, and a
+	// reconcile's acceptance (docs/payouts.md, "Statements").
+	if _, err := s.DB.Pool.Exec(context.Background(), `INSERT INTO ledger_events (session_id, seq, tid, kind, campaign_id, buyer_id,
+		charge_usd, earning_usd, margin_usd, reward, at) VALUES
+		(901, 1, 'tid-0901', 'complete', 1, $1, 15000, 9000, 6000, 900, '2026-01-12T09:30:00Z'),
+		(902, 1, 'tid-0902', 'complete', 1, $1, 15000, 9000, 6000, 900, '2026-01-12T10:05:00Z'),
+		(902, 2, 'tid-0902', 'reversal', 1, $1, -15000, -9000, -6000, -900, '2026-01-20T16:00:00Z'),
+		(903, 1, 'tid-0903', 'acceptance', 1, $1, 15000, 9000, 6000, 900, '2026-01-31T23:59:59Z')`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	r.buyer("statement", b, "GET", "/api/v1/statements?month=2026-01", nil, 200)
+	r.do("statement_csv", csvReq("GET", "/api/v1/statements?month=2026-01", nil), nil, 200)
+	r.buyer("statement_bad_month", b, "GET", "/api/v1/statements?month=2026-1", nil, 422)
 	exportOne := map[string]any{"player_ids": "R9Q1Z8"}
 	r.do("export_demographics_player", csvReq("POST", "/api/v1/campaigns/1/export_demographics", exportOne), exportOne, 200)
 	r.buyer("export_demographics_invalid", b, "POST", "/api/v1/campaigns/1/export_demographics", map[string]any{"player_ids": 17}, 422)

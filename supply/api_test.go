@@ -25,6 +25,7 @@ func TestAuthOnEverySupplyRoute(t *testing.T) {
 		{"GET", "/supply_api/v4/postbacks?status=failed"},
 		{"POST", "/supply_api/v4/postbacks/test"},
 		{"GET", "/supply_api/v4/stats?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z"},
+		{"GET", "/supply_api/v4/statements?month=2026-01"},
 	}
 	for _, rt := range routes {
 		for _, tok := range []string{"", "wrong-token", p.Token + "x"} {

@@ -33,6 +33,7 @@ func FuzzSupplyRoutes(f *testing.F) {
 		{4, `status=failed&limit=99999999999999999999&before_id=-9223372036854775808`},
 		{4, `status=pending,retrying,dead,`}, {4, `status=%2C`},
 		{5, `tid=t%ff&status=complete&reward=99999999999999999999&sech=00`}, {5, `status=%00&attempts=-1&sech=`},
+		{6, `month=2026-01`}, {6, `month=9999-12&month=0000-00`}, {6, `month=%ff`},
 	} {
 		f.Add(seed.route, seed.in, true)
 	}
@@ -40,7 +41,7 @@ func FuzzSupplyRoutes(f *testing.F) {
 		const user = "fuzz-user"
 		var path string
 		var body any
-		switch route % 6 {
+		switch route % 7 {
 		case 0:
 			ts := time.Now().Unix()
 			sech := "00"
@@ -59,6 +60,8 @@ func FuzzSupplyRoutes(f *testing.F) {
 			path = "/supply_api/v4/postbacks?" + in
 		case 5:
 			path = supply.DemoPartnerPath + "?" + in
+		case 6:
+			path = "/supply_api/v4/statements?" + in
 		}
 		if _, err := url.Parse(s.URL + path); err != nil { // what the client will parse
 			path = "/supply_api/v4/qualifications?country_id=" + url.QueryEscape(in)

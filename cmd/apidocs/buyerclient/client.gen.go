@@ -320,6 +320,21 @@ func (e RetargetsRemoveRetargetingType) Valid() bool {
 	}
 }
 
+// Defines values for StatementCurrency.
+const (
+	USD StatementCurrency = "USD"
+)
+
+// Valid indicates whether the value is a known member of the StatementCurrency enum.
+func (e StatementCurrency) Valid() bool {
+	switch e {
+	case USD:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookDeliveryStatus.
 const (
 	WebhookDeliveryStatusDead      WebhookDeliveryStatus = "dead"
@@ -1077,6 +1092,35 @@ type RetargetsRemove struct {
 // RetargetsRemoveRetargetingType 0 transaction id, 1 respondent id, 2 device id, 3 hashed mobile ad id
 type RetargetsRemoveRetargetingType int
 
+// Statement The buyer's ledger events of one UTC month (docs/payouts.md, "Statements"). A closed month's statement never changes.
+type Statement struct {
+	// Campaigns campaigns with events in the month, by id; empty for a month without events
+	Campaigns []StatementCampaign `json:"campaigns"`
+	Currency  StatementCurrency   `json:"currency"`
+
+	// Month YYYY-MM
+	Month string `json:"month"`
+
+	// Total the sum of the campaigns' amounts, USD with four decimals
+	Total string `json:"total"`
+}
+
+// StatementCurrency defines model for Statement.Currency.
+type StatementCurrency string
+
+// StatementCampaign defines model for StatementCampaign.
+type StatementCampaign struct {
+	// Amount charges less refunds, USD with four decimals
+	Amount     string `json:"amount"`
+	CampaignId int    `json:"campaign_id"`
+
+	// Completes completes charged in the month (accepted by callback or by reconcile)
+	Completes int `json:"completes"`
+
+	// Reversed completes refunded in the month (rejected, or left out by a reconcile)
+	Reversed int `json:"reversed"`
+}
+
 // Supplier defines model for Supplier.
 type Supplier struct {
 	// Id the partner's id, what excluded_supplier_ids names
@@ -1240,6 +1284,12 @@ type ListQualificationsParams struct {
 type GetQualificationParams struct {
 	// CountryLanguageId a country language of GET /country_languages
 	CountryLanguageId int `form:"country_language_id" json:"country_language_id"`
+}
+
+// ShowStatementParams defines parameters for ShowStatement.
+type ShowStatementParams struct {
+	// Month the UTC month, YYYY-MM
+	Month string `form:"month" json:"month"`
 }
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
@@ -2281,6 +2331,11 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 	GetQualification(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ShowStatement The buyer's monthly statement: the month's charges per campaign, from the ledger
+	//
+	// Corresponds with GET /api/v1/statements (the `ShowStatement` operationId).
+	ShowStatement(ctx context.Context, params *ShowStatementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSuppliers The supply partners a campaign may exclude
 	//
 	// The supply partners of the token's environment (a staging token sees staging partners), in id order. A campaign's excluded_supplier_ids name them (docs/rules.md §5).
@@ -3126,6 +3181,21 @@ func (c *Client) ListQualifications(ctx context.Context, params *ListQualificati
 // Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 func (c *Client) GetQualification(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetQualificationRequest(c.Server, questionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ShowStatement The buyer's monthly statement: the month's charges per campaign, from the ledger
+//
+// Corresponds with GET /api/v1/statements (the `ShowStatement` operationId).
+func (c *Client) ShowStatement(ctx context.Context, params *ShowStatementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShowStatementRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4688,6 +4758,56 @@ func NewGetQualificationRequest(server string, questionId int, params *GetQualif
 	return req, nil
 }
 
+// NewShowStatementRequest constructs an http.Request for the ShowStatement method
+func NewShowStatementRequest(server string, params *ShowStatementParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/statements")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "month", params.Month, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSuppliersRequest constructs an http.Request for the ListSuppliers method
 func NewListSuppliersRequest(server string) (*http.Request, error) {
 	var err error
@@ -5590,6 +5710,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/qualifications/{question_id} (the `GetQualification` operationId).
 	GetQualificationWithResponse(ctx context.Context, questionId int, params *GetQualificationParams, reqEditors ...RequestEditorFn) (*GetQualificationResponse, error)
+
+	// ShowStatementWithResponse The buyer's monthly statement: the month's charges per campaign, from the ledger
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/statements (the `ShowStatement` operationId).
+	ShowStatementWithResponse(ctx context.Context, params *ShowStatementParams, reqEditors ...RequestEditorFn) (*ShowStatementResponse, error)
 
 	// ListSuppliersWithResponse The supply partners a campaign may exclude
 	//
@@ -8874,6 +9001,103 @@ func (r GetQualificationResponse) ContentType() string {
 	return ""
 }
 
+// ShowStatementResponse200Headers the declared response headers of an HTTP 200 response for ShowStatement
+type ShowStatementResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// ShowStatementResponse401Headers the declared response headers of an HTTP 401 response for ShowStatement
+type ShowStatementResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ShowStatementResponse429Headers the declared response headers of an HTTP 429 response for ShowStatement
+type ShowStatementResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ShowStatementResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Statement
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *E406
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *E422
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ShowStatementResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ShowStatementResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ShowStatementResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ShowStatementResponse) GetJSON200() *Statement {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ShowStatementResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r ShowStatementResponse) GetJSON406() *E406 {
+	return r.JSON406
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ShowStatementResponse) GetJSON422() *E422 {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ShowStatementResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ShowStatementResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ShowStatementResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ShowStatementResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ShowStatementResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ShowStatementResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSuppliersResponse401Headers the declared response headers of an HTTP 401 response for ListSuppliers
 type ListSuppliersResponse401Headers struct {
 	WWWAuthenticate *string
@@ -10603,6 +10827,19 @@ func (c *ClientWithResponses) GetQualificationWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetQualificationResponse(rsp)
+}
+
+// ShowStatementWithResponse The buyer's monthly statement: the month's charges per campaign, from the ledger
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/statements (the `ShowStatement` operationId).
+func (c *ClientWithResponses) ShowStatementWithResponse(ctx context.Context, params *ShowStatementParams, reqEditors ...RequestEditorFn) (*ShowStatementResponse, error) {
+	rsp, err := c.ShowStatement(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseShowStatementResponse(rsp)
 }
 
 // ListSuppliersWithResponse The supply partners a campaign may exclude
@@ -13799,6 +14036,103 @@ func ParseGetQualificationResponse(rsp *http.Response) (*GetQualificationRespons
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetQualificationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseShowStatementResponse parses an HTTP response from a ShowStatementWithResponse call
+func ParseShowStatementResponse(rsp *http.Response) (*ShowStatementResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ShowStatementResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Statement
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest E406
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest E422
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ShowStatementResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ShowStatementResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ShowStatementResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

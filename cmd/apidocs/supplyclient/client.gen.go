@@ -377,6 +377,27 @@ type Qualification struct {
 // QualificationAnswerType defines model for Qualification.AnswerType.
 type QualificationAnswerType string
 
+// Statement The partner's ledger events of one UTC month (docs/payouts.md, "Statements"). A closed month's statement never changes.
+type Statement struct {
+	// Completes completes earned in the month (by callback or by reconcile)
+	Completes int `json:"completes"`
+
+	// CurrencyName the partner's in-app currency
+	CurrencyName string `json:"currency_name"`
+
+	// Month YYYY-MM
+	Month string `json:"month"`
+
+	// Reversed completes reversed in the month
+	Reversed int `json:"reversed"`
+
+	// TotalCurrency the sum of the rewards of the month's events, in currency units (each rounded as the redirect's reward)
+	TotalCurrency int `json:"total_currency"`
+
+	// TotalUsd the month's net earning, USD with four decimals
+	TotalUsd string `json:"total_usd"`
+}
+
 // Stats defines model for Stats.
 type Stats struct {
 	From  time.Time `json:"from"`
@@ -518,6 +539,12 @@ type ProfileSubmitFormdataBody struct {
 // ListQualificationsParams defines parameters for ListQualifications.
 type ListQualificationsParams struct {
 	CountryId int `form:"country_id" json:"country_id"`
+}
+
+// PartnerStatementParams defines parameters for PartnerStatement.
+type PartnerStatementParams struct {
+	// Month the UTC month, YYYY-MM
+	Month string `form:"month" json:"month"`
 }
 
 // PublisherStatsParams defines parameters for PublisherStats.
@@ -1109,6 +1136,11 @@ type ClientInterface interface {
 	// Corresponds with GET /supply_api/v4/qualifications (the `ListQualifications` operationId).
 	ListQualifications(ctx context.Context, params *ListQualificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PartnerStatement The partner's monthly statement: what it earned in a UTC month, from the ledger
+	//
+	// Corresponds with GET /supply_api/v4/statements (the `PartnerStatement` operationId).
+	PartnerStatement(ctx context.Context, params *PartnerStatementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PublisherStats The publisher's sessions per UTC hour
 	//
 	// Corresponds with GET /supply_api/v4/stats (the `PublisherStats` operationId).
@@ -1384,6 +1416,21 @@ func (c *Client) ProfileSubmitWithFormdataBody(ctx context.Context, body Profile
 // Corresponds with GET /supply_api/v4/qualifications (the `ListQualifications` operationId).
 func (c *Client) ListQualifications(ctx context.Context, params *ListQualificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListQualificationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerStatement The partner's monthly statement: what it earned in a UTC month, from the ledger
+//
+// Corresponds with GET /supply_api/v4/statements (the `PartnerStatement` operationId).
+func (c *Client) PartnerStatement(ctx context.Context, params *PartnerStatementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerStatementRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2105,6 +2152,56 @@ func NewListQualificationsRequest(server string, params *ListQualificationsParam
 	return req, nil
 }
 
+// NewPartnerStatementRequest constructs an http.Request for the PartnerStatement method
+func NewPartnerStatementRequest(server string, params *PartnerStatementParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/supply_api/v4/statements")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "month", params.Month, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPublisherStatsRequest constructs an http.Request for the PublisherStats method
 func NewPublisherStatsRequest(server string, params *PublisherStatsParams) (*http.Request, error) {
 	var err error
@@ -2412,6 +2509,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /supply_api/v4/qualifications (the `ListQualifications` operationId).
 	ListQualificationsWithResponse(ctx context.Context, params *ListQualificationsParams, reqEditors ...RequestEditorFn) (*ListQualificationsResponse, error)
+
+	// PartnerStatementWithResponse The partner's monthly statement: what it earned in a UTC month, from the ledger
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /supply_api/v4/statements (the `PartnerStatement` operationId).
+	PartnerStatementWithResponse(ctx context.Context, params *PartnerStatementParams, reqEditors ...RequestEditorFn) (*PartnerStatementResponse, error)
 
 	// PublisherStatsWithResponse The publisher's sessions per UTC hour
 	//
@@ -3242,6 +3346,96 @@ func (r ListQualificationsResponse) ContentType() string {
 	return ""
 }
 
+// PartnerStatementResponse200Headers the declared response headers of an HTTP 200 response for PartnerStatement
+type PartnerStatementResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// PartnerStatementResponse429Headers the declared response headers of an HTTP 429 response for PartnerStatement
+type PartnerStatementResponse429Headers struct {
+	RetryAfter *int
+}
+
+type PartnerStatementResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Statement
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *E503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerStatementResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerStatementResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerStatementResponse) GetJSON200() *Statement {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerStatementResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerStatementResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r PartnerStatementResponse) GetJSON406() *Error {
+	return r.JSON406
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerStatementResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerStatementResponse) GetJSON503() *E503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerStatementResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerStatementResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerStatementResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerStatementResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PublisherStatsResponse429Headers the declared response headers of an HTTP 429 response for PublisherStats
 type PublisherStatsResponse429Headers struct {
 	RetryAfter *int
@@ -3603,6 +3797,19 @@ func (c *ClientWithResponses) ListQualificationsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseListQualificationsResponse(rsp)
+}
+
+// PartnerStatementWithResponse The partner's monthly statement: what it earned in a UTC month, from the ledger
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /supply_api/v4/statements (the `PartnerStatement` operationId).
+func (c *ClientWithResponses) PartnerStatementWithResponse(ctx context.Context, params *PartnerStatementParams, reqEditors ...RequestEditorFn) (*PartnerStatementResponse, error) {
+	rsp, err := c.PartnerStatement(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerStatementResponse(rsp)
 }
 
 // PublisherStatsWithResponse The publisher's sessions per UTC hour
@@ -4330,6 +4537,93 @@ func ParseListQualificationsResponse(rsp *http.Response) (*ListQualificationsRes
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ListQualificationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerStatementResponse parses an HTTP response from a PartnerStatementWithResponse call
+func ParsePartnerStatementResponse(rsp *http.Response) (*PartnerStatementResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerStatementResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Statement
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest E503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerStatementResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerStatementResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
