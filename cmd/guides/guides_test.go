@@ -561,6 +561,14 @@ func TestGuides(t *testing.T) {
 	}
 	r.keep("postback_reversed", "GET "+rev.URL.RequestURI()+"\nHost: partner.example\n")
 
+	// --- Statements (docs/payouts.md, "Statements"): this month so far, from the ledger,
+	// for the buyer and for the partner: two completes, one reversed by the reconcile.
+	month := time.Now().UTC().Format("2006-01")
+	r.learn("month="+month, "month=<this_month>")
+	r.learn(`"month": "`+month+`"`, `"month": "<this_month>"`)
+	api("statement", "GET", "/api/v1/statements?month="+month, nil, 200)
+	r.do("partner_statement", supplyReq("GET", "/supply_api/v4/statements?month="+month, "", nil), nil, 200)
+
 	// --- Supplier controls (docs/rules.md §5): the partners a buyer may exclude, and one
 	// campaign excluding the guide's partner.
 	api("suppliers", "GET", "/api/v1/suppliers", nil, 200)
