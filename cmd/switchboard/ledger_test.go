@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
@@ -55,5 +56,35 @@ func TestLedgerCheckCommand(t *testing.T) {
 	}
 	if c, err := run("--month", "2001-01"); err != nil || len(c.Differences) != 0 {
 		t.Errorf("another month: %+v, %v; want no difference", c, err)
+	}
+}
+
+// TestStatementsCloseCommand: `statements close` closes an ended month once and prints the
+// same JSON when asked again; a malformed or unfinished month is refused. `ledger backfill`
+// on a database without history prints that it is done.
+func TestStatementsCloseCommand(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	run := func(args ...string) (string, error) {
+		t.Helper()
+		var out bytes.Buffer
+		err := dispatch(ctx, append(args, "--database-url", url), &out)
+		return out.String(), err
+	}
+	if out, err := run("ledger", "backfill", "--batch", "10"); err != nil || !strings.Contains(out, `"done": true`) {
+		t.Fatalf("backfill: %s %v", out, err)
+	}
+	if _, err := run("statements", "close", "--month", "2026-13"); err == nil || !strings.Contains(err.Error(), "--month") {
+		t.Errorf("bad month: %v, want an error naming --month", err)
+	}
+	if _, err := run("statements", "close", "--month", time.Now().UTC().Format("2006-01")); err == nil || !strings.Contains(err.Error(), "not ended") {
+		t.Errorf("this month: %v, want refused", err)
+	}
+	first, err := run("statements", "close", "--month", "2026-01")
+	if err != nil || !strings.Contains(first, `"month": "2026-01"`) || !strings.Contains(first, `"events": 0`) {
+		t.Fatalf("close: %s %v", first, err)
+	}
+	if again, err := run("statements", "close", "--month", "2026-01"); err != nil || again != first {
+		t.Fatalf("close again: %s %v; want %s", again, err, first)
 	}
 }

@@ -53,6 +53,8 @@ func commands() []command {
 		{"postbacks list", "list undelivered postbacks and webhooks as JSON (--status pending,retrying,dead: one or more; --publisher P or --buyer B)", runPostbacksList},
 		{"postbacks retry", "make dead-lettered postbacks and webhooks owed again: retrying, due now (--id N or --all, --publisher P or --buyer B)", runPostbacksRetry},
 		{"ledger check", "recompute every ledger figure from the outcomes and postbacks and print the differences as JSON; exit 1 on any (--month YYYY-MM)", runLedgerCheck},
+		{"ledger backfill", "write the ledger of sessions decided before it existed, in batches of --batch sessions from a stored watermark; safe while serving, resumable, idempotent", runLedgerBackfill},
+		{"statements close", "close a month (--month YYYY-MM, ended): its statements never change afterwards; idempotent; prints its totals as JSON", runStatementsClose},
 		{"sessions partitions", "create the partitions of sessions due above the id sequence, then list each with the time it covers", runSessionsPartitions},
 		{"bench sizes", "compare offers against the floor and peak memory across market sizes, from the results.json of earlier bench runs", runBenchSizes},
 		{"bench", "run the load generator and engine benchmarks, write docs/performance.md", runBench},
