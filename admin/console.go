@@ -292,6 +292,7 @@ func (a *API) RegisterConsole(mux *httpio.Mux) {
 	mux.Handle("POST", p+"/campaigns/{id}/quotas/{quota_id}", buyer(a.consoleQuota))
 	a.registerConsoleWebhook(mux, buyer)
 	a.registerConsoleForms(mux, buyer)
+	a.registerConsoleStatements(mux, buyer) // console_statements.go
 	a.registerOperator(mux)
 }
 
