@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ import (
 type CSVExport struct {
 	Header []string
 	rows   pgx.Rows
-	row    func(rows pgx.Rows, rec []string) ([]string, error)
+	row    func(rows pgx.Rows, rec []string) ([]string, error) // nil: each row is one CSV record (openLineExport)
 	ready  bool
 }
 
@@ -44,13 +45,29 @@ func (db *DB) openExport(ctx context.Context, header []string, query string, arg
 	return e, nil
 }
 
-// WriteCSV writes the header and then every row to w, flushing w at the end, and releases
-// the export. It returns the number of data rows written. A write error (the client went
-// away) stops the query.
-func (e *CSVExport) WriteCSV(w *csv.Writer) (int64, error) {
+// openLineExport is openExport for a query whose one column is a whole CSV record (fields
+// quoted by csvFieldSQL where they may need it): WriteCSV copies each from the driver's
+// buffer to the writer, so that a row allocates nothing and a long export leaves no garbage.
+func (db *DB) openLineExport(ctx context.Context, header []string, query string, args []any) (*CSVExport, error) {
+	return db.openExport(ctx, header, query, args, nil)
+}
+
+// csvFieldSQL is the SQL of text expression expr as a CSV field (RFC 4180): quoted, quotes
+// doubled, when it holds a quote, a comma or a line break.
+func csvFieldSQL(expr string) string {
+	return `CASE WHEN ` + expr + ` ~ '[",\r\n]' THEN '"' || replace(` + expr + `, '"', '""') || '"' ELSE ` + expr + ` END`
+}
+
+// WriteCSV writes the header and then every row to w, and releases the export. It returns
+// the number of data rows written. A write error (the client went away) stops the query.
+func (e *CSVExport) WriteCSV(out io.Writer) (int64, error) {
 	defer e.rows.Close()
+	w := csv.NewWriter(out)
 	if err := w.Write(e.Header); err != nil {
 		return 0, err
+	}
+	if e.row == nil {
+		return e.writeLines(w, out)
 	}
 	var n int64
 	rec := make([]string, 0, len(e.Header))
@@ -69,6 +86,26 @@ func (e *CSVExport) WriteCSV(w *csv.Writer) (int64, error) {
 	}
 	w.Flush()
 	return n, w.Error()
+}
+
+// writeLines writes the rows of a line export after the header w holds.
+func (e *CSVExport) writeLines(w *csv.Writer, out io.Writer) (int64, error) {
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return 0, err
+	}
+	var n int64
+	nl := []byte{'\n'}
+	for ok := e.ready; ok; ok = e.rows.Next() {
+		if _, err := out.Write(e.rows.RawValues()[0]); err != nil {
+			return n, err
+		}
+		if _, err := out.Write(nl); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, classify(e.rows.Err())
 }
 
 // Close releases an export that will not be written.

@@ -116,10 +116,11 @@ func usdSQL(col string) string { return `(` + col + `::numeric / 10000)::numeric
 // amount_usd (the charge; negative for a refund).
 func (db *DB) OpenBuyerStatementCSV(ctx context.Context, buyerID int64, month time.Time) (*CSVExport, error) {
 	lo, hi := monthBounds(month)
-	return db.openExport(ctx, []string{"event_id", "at", "kind", "campaign_id", "transaction_id", "amount_usd"},
-		`SELECT tid || '.' || seq, `+eventAtSQL+`, kind, campaign_id::text, tid, `+usdSQL("charge_usd")+`
+	return db.openLineExport(ctx, []string{"event_id", "at", "kind", "campaign_id", "transaction_id", "amount_usd"},
+		`SELECT `+csvFieldSQL(`tid || '.' || seq`)+` || ',' || `+eventAtSQL+` || ',' || kind || ',' || campaign_id || ',' || `+
+			csvFieldSQL(`tid`)+` || ',' || `+usdSQL("charge_usd")+`
 		FROM ledger_events WHERE `+buyerStatementWhere+` ORDER BY at, session_id, seq`,
-		[]any{buyerID, lo, hi}, scanTextRow(6))
+		[]any{buyerID, lo, hi})
 }
 
 // OpenPartnerStatementCSV starts the CSV of a partner's month: one row per event of
@@ -127,25 +128,11 @@ func (db *DB) OpenBuyerStatementCSV(ctx context.Context, buyerID int64, month ti
 // transaction_id, payout_usd (negative for a reversal), reward.
 func (db *DB) OpenPartnerStatementCSV(ctx context.Context, publisherID int64, month time.Time) (*CSVExport, error) {
 	lo, hi := monthBounds(month)
-	return db.openExport(ctx, []string{"event_id", "at", "kind", "transaction_id", "payout_usd", "reward"},
-		`SELECT tid || '.' || seq, `+eventAtSQL+`, kind, tid, `+usdSQL("earning_usd")+`, reward::text
+	return db.openLineExport(ctx, []string{"event_id", "at", "kind", "transaction_id", "payout_usd", "reward"},
+		`SELECT `+csvFieldSQL(`tid || '.' || seq`)+` || ',' || `+eventAtSQL+` || ',' || kind || ',' || `+
+			csvFieldSQL(`tid`)+` || ',' || `+usdSQL("earning_usd")+` || ',' || reward
 		FROM ledger_events WHERE `+partnerStatementWhere+` ORDER BY at, session_id, seq`,
-		[]any{publisherID, lo, hi}, scanTextRow(6))
-}
-
-// scanTextRow reads a row of n text columns into rec.
-func scanTextRow(n int) func(rows pgx.Rows, rec []string) ([]string, error) {
-	vals := make([]string, n)
-	dst := make([]any, n)
-	for i := range vals {
-		dst[i] = &vals[i]
-	}
-	return func(rows pgx.Rows, rec []string) ([]string, error) {
-		if err := rows.Scan(dst...); err != nil {
-			return rec, err
-		}
-		return append(rec, vals...), nil
-	}
+		[]any{publisherID, lo, hi})
 }
 
 // MonthLine is one account's line of the exchange's month: what its events charged buyers,

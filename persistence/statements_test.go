@@ -3,7 +3,6 @@ package persistence_test
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"reflect"
 	"strings"
@@ -70,7 +69,7 @@ func snapshotMonth(t *testing.T, db *persistence.DB, buyer, pub int64, month tim
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if _, err := e.WriteCSV(csv.NewWriter(&b)); err != nil {
+		if _, err := e.WriteCSV(&b); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -200,5 +199,27 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 	}
 	for _, d := range check.Differences {
 		t.Errorf("ledger check: %+v", d)
+	}
+}
+
+// TestStatementCSVQuoting: a field holding a comma, a quote or a line break is quoted as RFC
+// 4180 says in the statements' CSVs, which the database writes line by line.
+func TestStatementCSVQuoting(t *testing.T) {
+	ctx := context.Background()
+	db := migratedDB(t)
+	buyer := newBuyer(t, db, "quoting@example.test")
+	pub := newPublisher(t, db)
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO ledger_events (session_id, seq, tid, kind, campaign_id, buyer_id, publisher_id,
+		charge_usd, earning_usd, margin_usd, reward, at) VALUES (1, 1, E'a,"b"\nc', 'complete', 3, $1, $2, 10000, 6000, 4000, 60, '2026-02-03T04:05:06.5Z')`,
+		buyer, pub); err != nil {
+		t.Fatal(err)
+	}
+	s := snapshotMonth(t, db, buyer, pub, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	const tid = "\"a,\"\"b\"\"\nc\""
+	if want := "event_id,at,kind,campaign_id,transaction_id,amount_usd\n\"a,\"\"b\"\"\nc.1\",2026-02-03T04:05:06.500000Z,complete,3," + tid + ",1.0000\n"; s.BuyerCSV != want {
+		t.Errorf("buyer CSV:\n%q\nwant\n%q", s.BuyerCSV, want)
+	}
+	if want := "event_id,at,kind,transaction_id,payout_usd,reward\n\"a,\"\"b\"\"\nc.1\",2026-02-03T04:05:06.500000Z,complete," + tid + ",0.6000,60\n"; s.PartnerCSV != want {
+		t.Errorf("partner CSV:\n%q\nwant\n%q", s.PartnerCSV, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"io"
 	"net"
@@ -34,7 +33,7 @@ const (
 // CSVSource is an open CSV whose rows are read as they are written (persistence.CSVExport):
 // WriteCSV writes the header and every row and releases it.
 type CSVSource interface {
-	WriteCSV(w *csv.Writer) (int64, error)
+	WriteCSV(w io.Writer) (int64, error)
 }
 
 // CSVStreams streams CSV downloads, at most a fixed number at once per process: each holds
@@ -76,7 +75,7 @@ func (s *CSVStreams) Stream(ctx *fasthttp.RequestCtx, filename string, open func
 		defer cancel()
 		start := time.Now()
 		bw := bufio.NewWriterSize(stallWriter{w: pw, conn: conn}, streamBlock)
-		n, err := src.WriteCSV(csv.NewWriter(bw))
+		n, err := src.WriteCSV(bw)
 		if err == nil {
 			err = bw.Flush()
 		}
