@@ -166,10 +166,13 @@ func measureExport(t *testing.T, b *apptest.Buyer, method, p string, body any, w
 	if resetPeakRSS {
 		growth = fmt.Sprintf("%.1f MiB", float64(rssPeak-rssBefore)/(1<<20))
 	}
-	t.Logf("%s %s: %d rows, %.1f MiB in %v (header after %v; %.0f rows/s, %.1f MiB/s); RSS %.1f MiB before, peak growth %s; heap in use %.1f MiB before, peak %.1f MiB",
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	t.Logf("%s %s: %d rows, %.1f MiB in %v (header after %v; %.0f rows/s, %.1f MiB/s); RSS %.1f MiB before, peak growth %s; heap in use %.1f MiB before, peak %.1f MiB; allocated %.1f MiB (%.0f B a row, the process's background work included)",
 		method, strings.SplitN(p, "?", 2)[0], rows-1, float64(bytesRead.n)/(1<<20), took.Round(time.Millisecond),
 		firstByte.Round(time.Millisecond), float64(rows-1)/took.Seconds(), float64(bytesRead.n)/(1<<20)/took.Seconds(),
-		float64(rssBefore)/(1<<20), growth, float64(before.HeapInuse)/(1<<20), float64(peakHeap.Load())/(1<<20))
+		float64(rssBefore)/(1<<20), growth, float64(before.HeapInuse)/(1<<20), float64(peakHeap.Load())/(1<<20),
+		float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), float64(after.TotalAlloc-before.TotalAlloc)/float64(max(rows-1, 1)))
 	if resetPeakRSS && rssPeak-rssBefore > 50<<20 {
 		t.Errorf("resident set grew by %.1f MiB while streaming, want < 50 MiB", float64(rssPeak-rssBefore)/(1<<20))
 	}
