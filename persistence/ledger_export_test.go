@@ -10,13 +10,18 @@ import (
 
 // RecordCompletesTimed records a complete for each of ss (distinct, in id order) in one
 // transaction as the callbacks' batch does (recordOutcomes), through the statement with its
-// ledger insert or, ledger false, the same statement without it, and returns the time of
-// the round trip: the A/B of the ledger's cost on the callbacks' PostgreSQL time.
-func (db *DB) RecordCompletesTimed(ctx context.Context, ss []Session, ledger bool) (time.Duration, error) {
+// ledger insert into table ledger (ledger_events, or a copy of it) or, ledger "", the same
+// statement without it, and returns the time of the round trip: the A/B of the ledger's
+// cost on the callbacks' PostgreSQL time.
+func (db *DB) RecordCompletesTimed(ctx context.Context, ss []Session, ledger string) (time.Duration, error) {
 	sql := recordOutcomesSQL
-	if !ledger {
+	switch ledger {
+	case "":
 		sql = strings.Replace(sql, "), le AS (\n\t"+outcomeLedgerSQL+"\n", "", 1)
 		sql = strings.Replace(sql, " + (SELECT count(*) FROM le)", "", 1)
+	case "ledger_events":
+	default:
+		sql = strings.Replace(sql, "INSERT INTO ledger_events ", "INSERT INTO "+ledger+" ", 1)
 	}
 	n := len(ss)
 	ids, outcomes, ats, payouts, rewards := make([]int64, n), make([]string, n), make([]time.Time, n), make([]int64, n), make([]int64, n)
