@@ -210,7 +210,8 @@ type ClosedMonth struct {
 // statements never change afterwards. Closing waits for every transaction writing a ledger
 // event to end (a SHARE lock on ledger_events, held for no longer than the insert of the
 // month's row), so that no event written before is left out and none written after is dated
-// into it (migration 0053's trigger dates it by the database's clock). The month must have
+// into it (migration 0053's trigger dates it by the database's clock); it waits at most 5 s
+// for that lock, and a timeout is an error to retry. The month must have
 // ended, and the history backfill must have run (BackfillLedger). Closing a closed month
 // changes nothing and answers the same. created reports whether this call closed it.
 func (db *DB) CloseMonth(ctx context.Context, month time.Time) (c ClosedMonth, created bool, err error) {
@@ -226,6 +227,11 @@ func (db *DB) CloseMonth(ctx context.Context, month time.Time) (c ClosedMonth, c
 		}
 		if !backfilled {
 			return fault.Invalid("month", "cannot close before the ledger's history is written (switchboard ledger backfill)")
+		}
+		// Writers queue behind the waiting lock: give up rather than stall callbacks behind
+		// a long transaction (a reconcile of thousands of completes); closing again retries.
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '5s'`); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `LOCK TABLE ledger_events IN SHARE MODE`); err != nil {
 			return err
