@@ -200,6 +200,21 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 	for _, d := range check.Differences {
 		t.Errorf("ledger check: %+v", d)
 	}
+
+	// An event slipped into the closed month behind the triggers: ledger check names it.
+	if _, err := db.Pool.Exec(ctx, `ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_open_month`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO ledger_events (session_id, seq, tid, kind, campaign_id, buyer_id, charge_usd, earning_usd, margin_usd, reward, at)
+		VALUES (999999, 1, 'forged', 'screenout', $1, $2, 0, 0, 0, 0, $3)`, camp, buyer, in); err != nil {
+		t.Fatal(err)
+	}
+	if check, err = db.CheckLedger(ctx, month); err != nil {
+		t.Fatal(err)
+	}
+	if d := check.Differences; len(d) != 1 || d[0] != (persistence.LedgerDifference{TID: "2026-01", What: "closed month events", Ledger: 4, Outcomes: 5}) {
+		t.Fatalf("ledger check of a changed closed month: %+v", d)
+	}
 }
 
 // TestStatementCSVQuoting: a field holding a comma, a quote or a line break is quoted as RFC
