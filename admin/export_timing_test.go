@@ -28,13 +28,7 @@ func TestExportTiming(t *testing.T) {
 	if os.Getenv("SWITCHBOARD_EXPORT_TIMING") == "" || testing.Short() {
 		t.Skip("set SWITCHBOARD_EXPORT_TIMING=1 to stream a 1,000,000-row export")
 	}
-	n := 1_000_000
-	if v := os.Getenv("SWITCHBOARD_EXPORT_ROWS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("SWITCHBOARD_EXPORT_ROWS=%q", v)
-		}
-	}
+	n := exportRows(t)
 	s := apptest.Start(t, apptest.Options{RateLimit: -1})
 	b := s.NewBuyer(t)
 	c := publish(t, b, newCampaign(t, b, nil))
@@ -88,6 +82,20 @@ func TestExportTiming(t *testing.T) {
 	wantCols := 4 + 18 + 1 // base, 17 standard questions (AGE twice), one screener
 	measureExport(t, b, "GET", results, nil, n, wantCols)
 	measureExport(t, b, "POST", path("/api/v1/campaigns/%d/export_demographics", c.ID), map[string]any{}, n, 3+9)
+}
+
+// exportRows is how many rows the export timings make: SWITCHBOARD_EXPORT_ROWS, else
+// 1,000,000.
+func exportRows(t *testing.T) int {
+	t.Helper()
+	n := 1_000_000
+	if v := os.Getenv("SWITCHBOARD_EXPORT_ROWS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("SWITCHBOARD_EXPORT_ROWS=%q", v)
+		}
+	}
+	return n
 }
 
 // measureExport downloads one export, parsing every record, and reports rows, bytes, time

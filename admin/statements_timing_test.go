@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -24,13 +23,7 @@ func TestStatementTiming(t *testing.T) {
 	if os.Getenv("SWITCHBOARD_EXPORT_TIMING") == "" || testing.Short() {
 		t.Skip("set SWITCHBOARD_EXPORT_TIMING=1 to answer the statement of a 1,000,000-event month")
 	}
-	n := 1_000_000
-	if v := os.Getenv("SWITCHBOARD_EXPORT_ROWS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("SWITCHBOARD_EXPORT_ROWS=%q", v)
-		}
-	}
+	n := exportRows(t)
 	s := apptest.Start(t, apptest.Options{RateLimit: -1})
 	b := s.NewBuyer(t)
 	pub := publisher(t, s)
