@@ -89,6 +89,7 @@ var standIns = map[string]string{
 	"<timestamp>":     "1767225600",
 	"<signature>":     strings.Repeat("12", 32),
 	"<this_hour>":     "2026-01-01T00:00:00Z",
+	"<this_month>":    "2026-01",
 	"<next_hour>":     "2026-01-01T01:00:00Z",
 	"<ms>":            "3",
 }
