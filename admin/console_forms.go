@@ -475,7 +475,7 @@ func (a *API) workspace(ctx *fasthttp.RequestCtx, s *consoleSession, f *campaign
 		f.Quotas = append(f.Quotas, quotaRow{Quota: q, Label: label})
 	}
 	buyerID := s.Buyer.ID
-	catalog, err := a.d.DB.Qualifications(dbContext(ctx), buyerID, c.CountryLanguageID)
+	catalog, err := a.d.DB.QualificationsWithAnswers(dbContext(ctx), buyerID, c.CountryLanguageID)
 	if err != nil {
 		return err
 	}
@@ -488,13 +488,9 @@ func (a *API) workspace(ctx *fasthttp.RequestCtx, s *consoleSession, f *campaign
 		if q.CountryLanguageID == nil { // a standard question: quotas target it
 			continue
 		}
-		full, err := a.d.DB.Qualification(dbContext(ctx), buyerID, q.QuestionID, c.CountryLanguageID)
-		if err != nil {
-			return err
-		}
 		sc, on := attached[q.QuestionID]
 		row := screenerRow{ID: sc.ID, QuestionID: q.QuestionID, Text: q.QuestionText}
-		for _, ans := range *full.Answers {
+		for _, ans := range *q.Answers {
 			ch := choice{ID: fmt.Sprintf("screener-%d-%d", q.QuestionID, ans.PreCode), Value: strconv.Itoa(ans.PreCode), Text: ans.OptionText}
 			for _, p := range sc.PreCodes {
 				ch.Checked = ch.Checked || p == ans.PreCode

@@ -135,7 +135,7 @@ func (a *API) quotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, c persisten
 		f.NumRespondents = strconv.Itoa(stored.NumRespondents)
 		f.IsGlobal, f.ClickBalance = stored.IsGlobal, stored.IsClickBalanced
 	}
-	catalog, err := a.d.DB.Qualifications(dbContext(ctx), s.Buyer.ID, c.CountryLanguageID)
+	catalog, err := a.d.DB.QualificationsWithAnswers(dbContext(ctx), s.Buyer.ID, c.CountryLanguageID)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +161,7 @@ func (a *API) quotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, c persisten
 			tq.Values = strings.Join(t.TextValues, "\n")
 		default:
 			tq.Multi = q.AnswerType == persistence.AnswerMulti
-			full, err := a.d.DB.Qualification(dbContext(ctx), s.Buyer.ID, q.QuestionID, c.CountryLanguageID)
-			if err != nil {
-				return nil, err
-			}
-			for _, ans := range *full.Answers {
+			for _, ans := range *q.Answers {
 				ch := choice{ID: fmt.Sprintf("q%d-%d", q.QuestionID, ans.PreCode), Value: strconv.Itoa(ans.PreCode), Text: ans.OptionText}
 				for _, p := range t.PreCodes {
 					ch.Checked = ch.Checked || p == ans.PreCode

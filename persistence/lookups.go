@@ -92,6 +92,39 @@ func (db *DB) Qualifications(ctx context.Context, buyerID int64, countryLanguage
 	return out, classify(rows.Err())
 }
 
+// QualificationsWithAnswers lists what Qualifications lists, each question with its answers
+// (empty for text questions), in three statements whatever the catalog's size: the console's
+// quota and screener forms show every answer of every question.
+func (db *DB) QualificationsWithAnswers(ctx context.Context, buyerID int64, countryLanguageID int) ([]Qualification, error) {
+	qs, err := db.Qualifications(ctx, buyerID, countryLanguageID)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[int]int, len(qs))
+	ids := make([]int, len(qs))
+	for i := range qs {
+		index[qs[i].QuestionID], ids[i] = i, qs[i].QuestionID
+		qs[i].Answers = &[]Answer{}
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT question_id, option_text, pre_code, en_translation FROM qualification_answers
+		WHERE country_language_id = $1 AND question_id = ANY($2) ORDER BY question_id, position, pre_code`, countryLanguageID, ids)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var qid int
+		var a Answer
+		if err := rows.Scan(&qid, &a.OptionText, &a.PreCode, &a.EnTranslation); err != nil {
+			return nil, classify(err)
+		}
+		q := &qs[index[qid]]
+		a.CountryLanguageID = q.CountryLanguageID
+		*q.Answers = append(*q.Answers, a)
+	}
+	return qs, classify(rows.Err())
+}
+
 // Qualification reads one question of a country language with its answers.
 func (db *DB) Qualification(ctx context.Context, buyerID int64, questionID, countryLanguageID int) (Qualification, error) {
 	if err := db.countryLanguageExists(ctx, countryLanguageID); err != nil {

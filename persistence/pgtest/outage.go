@@ -1,19 +1,23 @@
 package pgtest
 
 import (
+	"encoding/binary"
 	"io"
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
 // Link is a TCP proxy between a test and its database that the test can cut, to simulate
 // a database outage (a network partition or a server down) without stopping the cluster
-// other tests share.
+// other tests share. It also counts the statements its clients run, for tests of how many
+// round trips a request costs.
 type Link struct {
-	ln       net.Listener
-	upstream string
+	ln         net.Listener
+	upstream   string
+	statements atomic.Int64
 
 	mu    sync.Mutex
 	down  bool
@@ -93,8 +97,8 @@ func (l *Link) pipe(c net.Conn) {
 	l.conns[c], l.conns[up] = struct{}{}, struct{}{}
 	l.mu.Unlock()
 	done := make(chan struct{}, 2)
-	go func() { io.Copy(up, c); done <- struct{}{} }() //nolint:errcheck
-	go func() { io.Copy(c, up); done <- struct{}{} }() //nolint:errcheck
+	go func() { io.Copy(&statementMeter{w: up, n: &l.statements}, c); done <- struct{}{} }() //nolint:errcheck
+	go func() { io.Copy(c, up); done <- struct{}{} }()                                       //nolint:errcheck
 	<-done
 	c.Close()
 	up.Close()
@@ -102,4 +106,51 @@ func (l *Link) pipe(c net.Conn) {
 	delete(l.conns, c)
 	delete(l.conns, up)
 	l.mu.Unlock()
+}
+
+// Statements is how many statements the link's clients have run so far: simple queries and
+// executions of prepared ones (the protocol's Query and Bind messages).
+func (l *Link) Statements() int64 { return l.statements.Load() }
+
+// statementMeter passes a client's bytes on and counts the Query and Bind messages among
+// them. The stream opens with untyped messages (the startup message, or an SSL request
+// before it: the test clusters refuse SSL), then carries typed ones.
+type statementMeter struct {
+	w     io.Writer
+	n     *atomic.Int64
+	typed bool
+	hdr   [8]byte
+	have  int
+	skip  int
+}
+
+func (m *statementMeter) Write(p []byte) (int, error) {
+	n, err := m.w.Write(p)
+	for p := p[:n]; len(p) > 0; {
+		if m.skip > 0 {
+			k := min(m.skip, len(p))
+			m.skip, p = m.skip-k, p[k:]
+			continue
+		}
+		size := 8 // untyped: length, then the request code
+		if m.typed {
+			size = 5 // type, then length
+		}
+		k := copy(m.hdr[m.have:size], p)
+		m.have, p = m.have+k, p[k:]
+		if m.have < size {
+			continue
+		}
+		m.have = 0
+		if m.typed {
+			if t := m.hdr[0]; t == 'Q' || t == 'B' {
+				m.n.Add(1)
+			}
+			m.skip = int(binary.BigEndian.Uint32(m.hdr[1:5])) - 4
+			continue
+		}
+		m.skip = int(binary.BigEndian.Uint32(m.hdr[0:4])) - 8
+		m.typed = binary.BigEndian.Uint32(m.hdr[4:8]) == 3<<16 // protocol 3.0: the startup message
+	}
+	return n, err
 }
