@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchboard/switchboard/internal/egress"
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -317,6 +319,7 @@ func runBuyerWebhook(ctx context.Context, args []string, out io.Writer) error {
 	email := f.String("email", "", "the buyer's e-mail address (required)")
 	u := f.String("url", "", "the absolute http(s) URL events are POSTed to (empty: remove)")
 	remove := f.Bool("clear", false, "remove the buyer's webhook URL")
+	allowPrivate := f.Bool("outbound-allow-private", false, "accept a URL whose host is or resolves only to loopback, private or link-local addresses, as a server run with --outbound-allow-private delivers to (default: refused, as PUT /api/v1/webhook refuses it)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -328,6 +331,9 @@ func runBuyerWebhook(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if *u != "" {
 		if err := persistence.ValidateWebhookURL(*u); err != nil {
+			return flagError(err)
+		}
+		if err := payout.CheckWebhookURL(ctx, egress.Policy{AllowPrivate: *allowPrivate}, *u); err != nil {
 			return flagError(err)
 		}
 	}

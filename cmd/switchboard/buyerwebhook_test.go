@@ -9,7 +9,9 @@ import (
 )
 
 // TestBuyerWebhookCommand: `buyer webhook` sets a URL under the API's checks (errors name
-// --url), and --clear or an empty --url removes it.
+// --url), the outbound policy's included: a host that is or resolves only to non-public
+// addresses is refused with PUT /api/v1/webhook's message unless --outbound-allow-private
+// (the server's flag, whose deliveries would reach it); --clear or an empty --url removes it.
 func TestBuyerWebhookCommand(t *testing.T) {
 	url := pgtest.URL(t)
 	const email = "hooks@example.com"
@@ -43,6 +45,9 @@ func TestBuyerWebhookCommand(t *testing.T) {
 		{[]string{"--email", email, "--url", "ftp://buyer.example/h"}, "--url must be an absolute http or https URL"},
 		{[]string{"--email", email, "--url", "https://u:p@buyer.example/h"}, "--url must not carry credentials"},
 		{[]string{"--email", email, "--url", "https://buyer.example/h", "--clear"}, "give either --url or --clear"},
+		{[]string{"--email", email, "--url", "http://127.0.0.1:8080/h"}, "--url must reach a public address"},
+		{[]string{"--email", email, "--url", "https://10.1.2.3/h"}, "--url must reach a public address"},
+		{[]string{"--email", email, "--url", "http://localhost/h"}, "--url must reach a public address"},
 		{[]string{"--url", "https://buyer.example/h"}, "--email is required"},
 		{[]string{"--email", "nobody@example.com", "--clear"}, "no buyer with that email"},
 	} {
@@ -53,6 +58,13 @@ func TestBuyerWebhookCommand(t *testing.T) {
 	}
 	if s := stored(); s != "https://buyer.example/hooks" {
 		t.Errorf("a refused change altered the URL: %q", s)
+	}
+	private := "http://127.0.0.1:8080/h"
+	if got := mustCLI(t, url, "buyer", "webhook", "--email", email, "--url", private, "--outbound-allow-private"); got["webhook_url"] != private {
+		t.Errorf("--outbound-allow-private printed %v", got)
+	}
+	if s := stored(); s != private {
+		t.Errorf("--outbound-allow-private stored %q", s)
 	}
 	for _, clear := range [][]string{{"--clear"}, {"--url", ""}} {
 		mustCLI(t, url, "buyer", "webhook", "--email", email, "--url", "https://buyer.example/again")

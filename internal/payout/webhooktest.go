@@ -36,13 +36,20 @@ type WebhookTestResult struct {
 // fault naming "url". A host that does not resolve passes (its deliveries are retried).
 // raw is a URL ValidateWebhookURL accepted.
 func (w *Worker) CheckWebhookURL(ctx context.Context, raw string) error {
+	return CheckWebhookURL(ctx, egress.Policy{AllowPrivate: w.cfg.AllowPrivate}, raw)
+}
+
+// CheckWebhookURL is the worker's check under policy, for whoever sets a webhook URL
+// without a worker at hand (the command line), so that every way of setting one refuses
+// what delivery would.
+func CheckWebhookURL(ctx context.Context, policy egress.Policy, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fault.Invalid("url", "must be an absolute http or https URL")
 	}
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if (egress.Policy{AllowPrivate: w.cfg.AllowPrivate}).Refuses(lctx, u.Hostname()) {
+	if policy.Refuses(lctx, u.Hostname()) {
 		return fault.Invalid("url", "must reach a public address: its host is or resolves to loopback, private, link-local or other non-public addresses only, where webhooks are never delivered")
 	}
 	return nil
