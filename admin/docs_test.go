@@ -166,7 +166,7 @@ these are the buyer API's own decisions where the rules leave a choice.
   so that it can be rejected; docs/quality.md).
 - **Results CSV**: one row per session that reached complete, in session order; ` + "`status`" + ` is ` + "`Complete`" + `,
   ` + "`Overage`" + ` (a late complete: its session was released, no callback within 2 × LOI + 10 minutes, and its quotas
-  had no room left when the complete came; it counts toward no quota and is not charged, docs/rules.md §5), or
+  (or the day's max_daily_completes) had no room left when the complete came; it counts toward no quota and is not charged, docs/rules.md §5), or
   ` + "`Rejected`" + ` once rejected (by reject_completes or reconcile). Test sessions are never listed.
 - **Answer values** (both CSVs): select questions give the **option texts** of the chosen answers (in the language of
   the campaign), several joined by ` + "`\"; \"`" + ` in answer order; a pre_code the catalog does not know appears as its

@@ -189,7 +189,7 @@ type OutcomeCount struct {
 
 // CampaignOutcomes counts a campaign's sessions (test sessions excluded) by how they ended:
 // the drop-off of its entries. A rejected complete is "rejected", a late complete its
-// quotas had no room for "overage" (docs/rules.md §5); a session without outcome
+// quotas or daily cap had no room for "overage" (docs/rules.md §5); a session without outcome
 // "in_progress". The caller has checked the campaign's owner.
 func (db *DB) CampaignOutcomes(ctx context.Context, campaignID int64) ([]OutcomeCount, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT CASE WHEN s.outcome IS NULL THEN 'in_progress'
@@ -219,7 +219,7 @@ type MarketDay struct {
 	Revenue Cents `json:"revenue"`
 	// PayoutUSD is what partners are owed for them, four decimals.
 	PayoutUSD string `json:"payout_usd"`
-	// Overages are the day's late completes that their quotas had no room for
+	// Overages are the day's late completes that their quotas or daily cap had no room for
 	// (docs/rules.md §5): no buyer is charged for them, and OveragePayoutUSD, what their
 	// partners are owed, is the exchange's own cost.
 	Overages         int64  `json:"overages"`

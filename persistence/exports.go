@@ -260,7 +260,7 @@ func sessionStatus(decided string, rejected, overage, released bool) string {
 }
 
 // completeStatus is the export status of a session whose outcome is complete: rejected,
-// an overage (a late complete its quotas had no room for, docs/rules.md §5: not charged),
+// an overage (a late complete its quotas or daily cap had no room for, docs/rules.md §5: not charged),
 // or an accepted complete.
 func completeStatus(rejected, overage bool) string {
 	switch {

@@ -35,7 +35,8 @@ type OutcomeRecord struct {
 type OutcomeResult struct {
 	// Decided: this callback decided the session's outcome. Held: the session still held
 	// its in_progress places (the sweeper had not released it). Overage: a late complete
-	// its quotas had no room for (docs/rules.md §5): counted nowhere, the buyer not charged.
+	// its quotas or the day's max_daily_completes had no room for (docs/rules.md §5): counted
+	// nowhere, the buyer not charged.
 	Decided, Held, Overage bool
 	// Stored is the session as stored, when an earlier callback had decided it.
 	Stored Session
@@ -75,12 +76,23 @@ var recordOutcomesSQL = recordOutcomesOn("sessions")
 // locked first (FOR UPDATE returns their latest committed counts, so two late completes of
 // one quota are decided one after the other), the complete counts when the quotas have
 // room as an entry would need it (some non-global quota click-balanced or with completes +
-// in_progress below num_respondents, and no global quota full); else the session is
-// stored an overage: outcome complete, counted nowhere (no quota, no daily completes).
+// in_progress below num_respondents, and no global quota full) and the day's completes
+// (UTC, of the outcome's time) are below the campaign's max_daily_completes; else the
+// session is stored an overage: outcome complete, counted nowhere (no quota, no daily
+// completes). The caller's transaction holds the campaign's late-complete lock
+// (lateCampaignLockSQL) before this statement takes its snapshot, so that the late
+// completes of one campaign read each other's daily counts.
 // A session that was released after the statement's snapshot, its quotas unread, is left
 // undecided for the caller to run again. Any other outcome is recorded as by
 // recordOutcomesSQL. It runs one session at a time: room is decided per complete.
 var recordLateOutcomeSQL = outcomesStatement("sessions", true)
+
+// lateCampaignLockSQL serializes the late completes of one campaign (transaction advisory
+// lock (730045104, hashint8(campaign id)), beside admission's 730045103): each reads the day's
+// completes the ones before it left, so that with one complete left under
+// max_daily_completes and two late completes at once exactly one counts. Only late completes
+// take it, before any quota row lock, so it never waits in a cycle with another lock.
+const lateCampaignLockSQL = `SELECT pg_advisory_xact_lock(730045104, hashint8($1::bigint))`
 
 // recordOutcomesOn is recordOutcomesSQL updating table, sessions or one of its partitions.
 func recordOutcomesOn(table string) string { return outcomesStatement(table, false) }
@@ -94,15 +106,19 @@ func outcomesStatement(table string, late bool) string {
 	if late {
 		room = `
 ), c AS (
-	SELECT t.id, t.quota_ids FROM ` + table + ` t JOIN j ON t.id = j.id
+	SELECT t.id, t.quota_ids, COALESCE((SELECT d.completes < m.max_daily_completes FROM campaigns m
+			JOIN campaign_daily_counts d ON d.campaign_id = m.id AND d.day = (j.at AT TIME ZONE 'UTC')::date
+			WHERE m.id = t.campaign_id), true) AS daily
+	FROM ` + table + ` t JOIN j ON t.id = j.id
 	WHERE j.outcome = 'complete' AND t.outcome IS NULL AND t.released_at IS NOT NULL AND NOT t.is_test
 ), lk AS (
 	SELECT cq.id, cq.is_global, cq.is_click_balanced, cq.num_respondents, cq.completes, cq.in_progress
 	FROM campaign_quotas cq WHERE cq.id IN (SELECT unnest(c.quota_ids) FROM c) ORDER BY cq.id FOR UPDATE
 ), r AS (
 	SELECT c.id, COALESCE(bool_or(NOT lk.is_global AND (lk.is_click_balanced OR lk.completes + lk.in_progress < lk.num_respondents)), false)
-		AND NOT COALESCE(bool_or(lk.is_global AND NOT lk.is_click_balanced AND lk.completes + lk.in_progress >= lk.num_respondents), false) AS fits
-	FROM c LEFT JOIN lk ON lk.id = ANY(c.quota_ids) GROUP BY c.id`
+		AND NOT COALESCE(bool_or(lk.is_global AND NOT lk.is_click_balanced AND lk.completes + lk.in_progress >= lk.num_respondents), false)
+		AND c.daily AS fits
+	FROM c LEFT JOIN lk ON lk.id = ANY(c.quota_ids) GROUP BY c.id, c.daily`
 		from = "FROM j LEFT JOIN r ON r.id = j.id"
 		decide = "AND (j.outcome <> 'complete' OR s.released_at IS NULL OR s.is_test OR r.id IS NOT NULL)"
 		overage = ", overage = j.outcome = 'complete' AND s.released_at IS NOT NULL AND NOT s.is_test AND NOT COALESCE(r.fits, false)"
@@ -180,7 +196,9 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem, late boo
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	sql := recordLateOutcomeSQL
-	if !late {
+	if late {
+		b.Queue(lateCampaignLockSQL, items[0].s.CampaignID)
+	} else {
 		sql = db.parts.outcomesOn(ctx, db.Pool, ids[0], ids[n-1]+1)
 	}
 	b.Queue(sql, ids, outcomes, ats, payouts, rewards, pbTIDs, pbPubs, pbURLs, pbLeases, PostbackChannel, cpis, told).Query(func(rows pgx.Rows) error {

@@ -261,6 +261,42 @@ func TestLateCompletesRace(t *testing.T) {
 	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
 }
 
+// TestLateCompletesDailyCap: a late complete counts only while the day's completes are below
+// max_daily_completes, as an entry would need (docs/rules.md §5); beyond, it is an overage
+// like one its quotas had no room for. Quota 10 (room for all), max_daily_completes 2, LOI 1:
+// three participants enter and send nothing, the sweeper releases them, then their three
+// completes arrive at once: each is answered with the partner's complete redirect, two
+// count (the quota's and the day's completes are 2) and one is an overage.
+func TestLateCompletesDailyCap(t *testing.T) {
+	w := newWorld(t, "")
+	s := w.startSweepingEvery(time.Hour)
+	camp, quota := w.campaign(s.URL, campaignOpts{quota: 10, extra: map[string]any{"length_of_interview": 1, "max_daily_completes": 2}})
+	ps := w.participants(3)
+	w.settle()
+	late := w.enterSilently(s.URL, camp, ps)
+	w.age(camp, "13 minutes")
+	s.App.Router.Sweep(context.Background())
+	if c, ip := w.quotaCounts(quota); c != 0 || ip != 0 {
+		t.Fatalf("after the sweep: completes %d in_progress %d, want 0 0", c, ip)
+	}
+	w.settle()
+	for i, q := range w.completeAll(late) {
+		if q.Get("status") != "complete" || q.Get("tid") != late[i] {
+			t.Errorf("late complete %s: %v, want the complete redirect", late[i], q)
+		}
+	}
+	if c, _ := w.quotaCounts(quota); c != 2 {
+		t.Errorf("quota completes %d, want 2 (max_daily_completes 2)", c)
+	}
+	if n := w.count(`SELECT COALESCE(sum(completes), 0) FROM campaign_daily_counts WHERE campaign_id = $1`, camp); n != 2 {
+		t.Errorf("the day's completes %d, want 2 (max_daily_completes 2)", n)
+	}
+	if n := w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND outcome = 'complete' AND overage`, camp); n != 1 {
+		t.Errorf("%d overages, want 1", n)
+	}
+	checkLedger(t, w.db) // the ledger agrees with the outcomes and postbacks (docs/payouts.md, "Ledger")
+}
+
 // TestRejectedCompleteReplay: the buyer's end link of a complete replayed after the buyer
 // rejected that complete is answered with the session's state now (409: rejected), not a
 // freshly signed complete redirect the partner could credit again (docs/rules.md §7); a

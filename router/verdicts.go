@@ -57,7 +57,7 @@ func (r *Router) RegisterMetrics(m *httpio.Metrics) {
 	r.registerRerouteMetrics(m)
 	registerSweepMetrics(m, &r.sweepStats)
 	m.Gauge("switchboard_overage_completes_total", "counter",
-		"Late completes this process stored as overages: their quotas had no room, the partner is paid and the buyer not charged (docs/rules.md §5).",
+		"Late completes this process stored as overages: their quotas or the day's max_daily_completes had no room, the partner is paid and the buyer not charged (docs/rules.md §5).",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(r.overages.Load())}} })
 	v := &r.verdicts
 	m.Gauge("switchboard_entries_total", "counter",
