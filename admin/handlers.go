@@ -392,11 +392,14 @@ func (a *API) exclude(ctx context.Context, b persistence.Buyer, cid int64, body 
 
 // --- relationships ---
 
+// relationshipBody is the body of POST /campaign_relationships.
+type relationshipBody struct {
+	CampaignID        *int64 `json:"campaign_id" range:"1"`
+	RelatedCampaignID *int64 `json:"related_campaign_id" range:"1"`
+}
+
 func (a *API) createRelationship(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
-	var in struct {
-		CampaignID        *int64 `json:"campaign_id" range:"1"`
-		RelatedCampaignID *int64 `json:"related_campaign_id" range:"1"`
-	}
+	var in relationshipBody
 	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
 		return err
 	}
@@ -430,13 +433,16 @@ func (a *API) deleteRelationship(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 
 // --- custom screeners ---
 
+// customQuestionBody is the body of POST /custom_qualifications.
+type customQuestionBody struct {
+	Name              *string `json:"name"`
+	QuestionText      *string `json:"question_text"`
+	AnswerType        *int    `json:"answer_type" range:"0,1" values:"0 (single select) or 1 (multi select)"`
+	CountryLanguageID *int    `json:"country_language_id" range:"1"`
+}
+
 func (a *API) createCustomQualification(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
-	var in struct {
-		Name              *string `json:"name"`
-		QuestionText      *string `json:"question_text"`
-		AnswerType        *int    `json:"answer_type" range:"0,1" values:"0 (single select) or 1 (multi select)"`
-		CountryLanguageID *int    `json:"country_language_id" range:"1"`
-	}
+	var in customQuestionBody
 	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,6 +165,9 @@ func TestNumbersOutOfRange(t *testing.T) {
 		{"POST", "/api/v1/custom_qualifications", func(v json.Number) any {
 			return map[string]any{"question_text": "Q", "answer_type": 0, "country_language_id": v}
 		}, "country_language_id", 1, int32s, false},
+		{"POST", qp, func(v json.Number) any {
+			return map[string]any{"num_respondents": 5, "campaign_qualifications": []any{map[string]any{"question_id": 43, "pre_codes": []any{1, v}}}}
+		}, "campaign_qualifications[0].pre_codes[1]", math.MinInt32, int32s, false},
 		{"POST", path("/api/v1/campaigns/%d/campaign_qualifications", id), func(v json.Number) any { return map[string]any{"question_id": v, "pre_code_values": "1"} },
 			"question_id", 1, int32s, false},
 		{"POST", "/api/v1/campaigns/realtime_feasibility", func(v json.Number) any {
@@ -199,9 +203,8 @@ func TestNumbersOutOfRange(t *testing.T) {
 		status       int
 		msg          string
 	}{
-		{"POST", qp, map[string]any{"num_respondents": 5, "campaign_qualifications": []any{
-			map[string]any{"question_id": 43, "pre_codes": []any{1, big}}}}, 422, "campaign_qualifications[0].pre_codes[1] is out of range"},
-		{"POST", path("/api/v1/campaigns/%d/campaign_qualifications", id), map[string]any{"question_id": 1, "pre_code_values": "1,2147483648"}, 422, "pre_code_values is out of range"},
+		{"POST", path("/api/v1/campaigns/%d/campaign_qualifications", id), map[string]any{"question_id": 1, "pre_code_values": "1,2147483648"}, 422,
+			"pre_code_values must hold pre_codes from 1 to 2147483647"},
 		{"GET", "/api/v1/qualifications?country_language_id=2147483648", nil, 400, "query parameter country_language_id must be an integer from 1 to 2147483647"},
 		{"GET", "/api/v1/campaigns?country_language_id=-99999999999", nil, 400, "query parameter country_language_id must be an integer from 1 to 2147483647"},
 		{"GET", "/api/v1/campaigns?country_language_id=0", nil, 400, "query parameter country_language_id must be an integer from 1 to 2147483647"},

@@ -181,10 +181,17 @@ type quotaBody struct {
 	CampaignQualifications *[]qualificationBody         `json:"campaign_qualifications"`
 }
 
+// qualificationBody is one targeting criterion of a quota body. PreCodes holds integers
+// (select questions, AGE) or strings (text questions): DecodeQuota parses them and refuses
+// an integer outside the range tag's bounds (preCodeBounds).
 type qualificationBody struct {
 	QuestionID *int               `json:"question_id" range:"1"`
-	PreCodes   *[]json.RawMessage `json:"pre_codes"`
+	PreCodes   *[]json.RawMessage `json:"pre_codes" range:"-2147483648,2147483647"`
 }
+
+// preCodeBounds are the integers a quota's pre_codes accept (whether each is an answer of
+// its question is checked when it is stored).
+var preCodeBounds = httpio.FieldBounds(qualificationBody{}, "PreCodes")
 
 // DecodeQuota decodes and validates a quota create (create true) or update body. Whether
 // each question and pre_code exists is checked when it is stored.
@@ -243,8 +250,8 @@ func DecodeQuota(body []byte, create bool) (persistence.QuotaFields, error) {
 				}
 				codes[j] = persistence.PreCode{Text: s}
 			case len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')):
-				if _, err := strconv.ParseInt(string(raw), 10, 32); httpio.IsRangeError(err) {
-					return f, fault.Invalid(fmt.Sprintf("%s.pre_codes[%d]", field, j), "%s", httpio.OutOfRange)
+				if n, err := strconv.ParseInt(string(raw), 10, 64); httpio.IsRangeError(err) || n < preCodeBounds.Lo || n > preCodeBounds.Hi {
+					return f, preCodeBounds.Refuse(fmt.Sprintf("%s.pre_codes[%d]", field, j))
 				}
 				codes[j] = persistence.PreCode{Text: string(raw), Number: true}
 			default:
@@ -371,7 +378,7 @@ func parsePreCodeValues(v flexString) ([]int, error) {
 	for _, p := range parts {
 		n64, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
 		if httpio.IsRangeError(err) {
-			return nil, fault.Invalid("pre_code_values", "%s", httpio.OutOfRange)
+			return nil, fault.Invalid("pre_code_values", "must hold pre_codes from 1 to %d", maxInt32)
 		}
 		n := int(n64)
 		if err != nil || n < 1 {
