@@ -442,26 +442,7 @@ type customQuestionBody struct {
 }
 
 func (a *API) createCustomQualification(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
-	var in customQuestionBody
-	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
-		return err
-	}
-	text, err := requiredText("question_text", in.QuestionText, maxText)
-	if err != nil {
-		return err
-	}
-	switch {
-	case in.AnswerType == nil:
-		return fault.Invalid("answer_type", "is required")
-	case in.CountryLanguageID == nil:
-		return fault.Invalid("country_language_id", "is required")
-	}
-	name, err := optionalText("name", in.Name, maxName)
-	if err != nil {
-		return err
-	}
-	q, err := a.d.DB.CreateCustomQualification(dbContext(ctx), b.ID, persistence.CustomQualificationFields{
-		Name: name, QuestionText: text, AnswerType: *in.AnswerType, CountryLanguageID: *in.CountryLanguageID})
+	q, err := a.newScreenerQuestion(dbContext(ctx), b, ctx.PostBody())
 	if err != nil {
 		return err
 	}
@@ -469,27 +450,61 @@ func (a *API) createCustomQualification(ctx *fasthttp.RequestCtx, b persistence.
 	return nil
 }
 
+// newScreenerQuestion is POST /custom_qualifications once routed: body validated and stored.
+// The console's screener form calls it too.
+func (a *API) newScreenerQuestion(ctx context.Context, b persistence.Buyer, body []byte) (persistence.Qualification, error) {
+	var in customQuestionBody
+	if err := httpio.DecodeJSON(body, &in); err != nil {
+		return persistence.Qualification{}, err
+	}
+	text, err := requiredText("question_text", in.QuestionText, maxText)
+	if err != nil {
+		return persistence.Qualification{}, err
+	}
+	switch {
+	case in.AnswerType == nil:
+		return persistence.Qualification{}, fault.Invalid("answer_type", "is required")
+	case in.CountryLanguageID == nil:
+		return persistence.Qualification{}, fault.Invalid("country_language_id", "is required")
+	}
+	name, err := optionalText("name", in.Name, maxName)
+	if err != nil {
+		return persistence.Qualification{}, err
+	}
+	return a.d.DB.CreateCustomQualification(ctx, b.ID, persistence.CustomQualificationFields{
+		Name: name, QuestionText: text, AnswerType: *in.AnswerType, CountryLanguageID: *in.CountryLanguageID})
+}
+
 func (a *API) createCustomAnswer(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	qid, err := pathID(ctx, "question_id")
-	if err != nil || qid > maxInt32 {
+	if err != nil {
 		return fault.NotFound("custom qualification not found")
 	}
-	var in struct {
-		OptionText *string `json:"option_text"`
-	}
-	if err := httpio.DecodeJSON(ctx.PostBody(), &in); err != nil {
-		return err
-	}
-	text, err := requiredText("option_text", in.OptionText, maxText)
-	if err != nil {
-		return err
-	}
-	ans, err := a.d.DB.CreateCustomAnswer(dbContext(ctx), b.ID, int(qid), text)
+	ans, err := a.addScreenerAnswer(dbContext(ctx), b, qid, ctx.PostBody())
 	if err != nil {
 		return err
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusCreated, ans)
 	return nil
+}
+
+// addScreenerAnswer is POST /custom_qualifications/{question_id}/custom_qualification_answers
+// once routed: body validated and stored. The console's screener form calls it too.
+func (a *API) addScreenerAnswer(ctx context.Context, b persistence.Buyer, qid int64, body []byte) (persistence.Answer, error) {
+	if qid > maxInt32 {
+		return persistence.Answer{}, fault.NotFound("custom qualification not found")
+	}
+	var in struct {
+		OptionText *string `json:"option_text"`
+	}
+	if err := httpio.DecodeJSON(body, &in); err != nil {
+		return persistence.Answer{}, err
+	}
+	text, err := requiredText("option_text", in.OptionText, maxText)
+	if err != nil {
+		return persistence.Answer{}, err
+	}
+	return a.d.DB.CreateCustomAnswer(ctx, b.ID, int(qid), text)
 }
 
 type customQualificationBody struct {
