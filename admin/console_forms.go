@@ -20,7 +20,8 @@ import (
 // exclusions, and on the edit page the campaign's quotas (console_quotas.go), custom
 // screeners and exclusions. Each form builds the JSON body of its API route from what was
 // posted and calls that route's own code (newCampaign, changeCampaign, addQuota,
-// changeQuota, attachScreener, exclude, realtime): the same validation and the same store.
+// changeQuota, attachScreener, exclude, realtime; the screener form, console_screeners.go):
+// the same validation and the same store.
 // A refusal shows the API's message, which names its field, next to that field, and stores
 // nothing (a clone's campaign, quotas and screeners are one transaction, persistence.InOneTx).
 
@@ -36,6 +37,8 @@ func (a *API) registerConsoleForms(mux *httpio.Mux, buyer func(consoleHandler) f
 	mux.Handle("GET", p+"/{id}/clone", buyer(a.writable(a.consoleCloneForm)))
 	mux.Handle("POST", p+"/{id}/clone", buyer(a.consoleClone))
 	mux.Handle("POST", p+"/{id}/screeners", buyer(a.consoleAttachScreener))
+	mux.Handle("GET", p+"/{id}/screeners/new", buyer(a.writable(a.consoleNewScreener)))
+	mux.Handle("POST", p+"/{id}/screeners/new", buyer(a.consoleCreateScreener))
 	mux.Handle("POST", p+"/{id}/screeners/{screener_id}/detach", buyer(a.consoleDetachScreener))
 	mux.Handle("POST", p+"/{id}/exclusions", buyer(a.consoleExclude))
 	mux.Handle("GET", p+"/{id}/quotas/new", buyer(a.writable(a.consoleNewQuota)))
@@ -139,6 +142,7 @@ var formNotices = map[string]string{
 	"created": "Campaign created, paused. Add its quotas, then activate it.", "saved": "Campaign saved.",
 	"cloned": "Campaign cloned, paused, with its quotas and screeners.", "quota-added": "Quota added.",
 	"quota-saved": "Quota saved.", "screener": "Screener attached.", "detached": "Screener removed.",
+	"screener-created": "Screener created and attached.",
 }
 
 // jsonNumber matches what a JSON number is; anything else goes into the body as text.

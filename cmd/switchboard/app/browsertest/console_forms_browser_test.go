@@ -83,10 +83,10 @@ func ages(from, to int) string {
 // TestConsoleFormsBrowser: a buyer in Chromium creates a campaign with two quotas of
 // targeting (the campaign and the first quota with the keyboard alone: Tab, typing, Space
 // and Enter), checks a quota's feasibility, activates it, clones it, edits a quota of the
-// clone, excludes the supply partner of a participant, who loses the offer within a second
-// (the partner's real GET /supply_api/v4/campaigns), and sees a refusal with the API's
-// message for the same input next to its field; a read-only session finds no control and
-// its post is refused. Screenshots of each page at 390 and 1280 px go to test-artifacts/.
+// clone, creates a custom screener for the clone, excludes the supply partner of a
+// participant, who loses the offer within a second (the partner's real GET
+// /supply_api/v4/campaigns), and sees a refusal with the API's message for the same input
+// next to its field; a read-only session finds no control and its post is refused. Screenshots of each page at 390 and 1280 px go to test-artifacts/.
 func TestConsoleFormsBrowser(t *testing.T) {
 	requireChromium(t)
 	w := newWorld(t)
@@ -232,6 +232,25 @@ func TestConsoleFormsBrowser(t *testing.T) {
 		edited := "25 [map[pre_codes:" + ages(20, 30) + " question_id:42] map[pre_codes:[2] question_id:43]]"
 		if got := w.quotaTargets(clone); got[0] != edited || got[1] != want[1] {
 			t.Fatalf("the clone's quotas after the edit %q", got)
+		}
+
+		// A screener of the buyer's own on the clone: the question, its answers, the two that
+		// qualify, created and attached in one post.
+		cloneEdit := fmt.Sprintf("%s/console/campaigns/%d/edit", base, clone)
+		tb.navigates(fmt.Sprintf("%s/console/campaigns/%d/screeners/new", base, clone), chromedp.Click(chromedp.CSS("#new-screener")))
+		tb.consoleLayout()
+		tb.styledAsText("#answer-1")
+		tb.do(chromedp.SendKeys(chromedp.CSS("#question_text"), "Do you commute by train?"), chromedp.Click(chromedp.CSS("#answer-type-1")),
+			chromedp.SendKeys(chromedp.CSS("#answer-1"), "Every day"), chromedp.Click(chromedp.CSS("#qualifies-1")),
+			chromedp.SendKeys(chromedp.CSS("#answer-2"), "Some days"), chromedp.Click(chromedp.CSS("#qualifies-2")),
+			chromedp.SendKeys(chromedp.CSS("#answer-3"), "Never"))
+		tb.fullShot("console-screener-new", phoneWidth)
+		tb.fullShot("console-screener-new", 1280)
+		tb.navigates(cloneEdit+"?done=screener-created", chromedp.Click(chromedp.CSS("#save-screener")))
+		if n := w.count(`SELECT count(*) FROM campaign_qualifications cq JOIN qualifications q USING (question_id)
+			WHERE cq.campaign_id = $1 AND cq.pre_codes = '{1,2}' AND q.question_text = 'Do you commute by train?' AND q.answer_type = 1
+			AND (SELECT count(*) FROM qualification_answers a WHERE a.question_id = q.question_id) = 3`, clone); n != 1 {
+			t.Fatal("the screener form did not store the question, its three answers and the two that qualify")
 		}
 
 		// Exclude the watcher's supplier: its offers lose the campaign within a second of the
