@@ -36,7 +36,8 @@ const (
 // campaignSorts maps each sort to its SQL expression over the list's rows. A figure's sort
 // has key, the figure over the matching campaigns f joined with the figure's sums (join),
 // which are read for every matching campaign before the page is cut; the other figures are
-// read for the page's rows only.
+// read for the page's rows only. Only the matching campaigns' ids (and CPIs, for spend) go
+// through a figure's sort: the campaign columns are read for the page's rows.
 var campaignSorts = map[string]struct{ expr, key, join string }{
 	CampaignSortID:      {expr: "id"},
 	CampaignSortName:    {expr: "lower(name)"},
@@ -174,10 +175,9 @@ const campaignListFigures = `SELECT p.*, fq.target, fq.remaining, fd.completes,
 		FROM campaign_daily_counts d WHERE d.campaign_id = p.id) fd
 	CROSS JOIN LATERAL (SELECT sum(l.charge_usd)::bigint AS charge FROM ledger_events l WHERE l.buyer_id = $1 AND l.campaign_id = p.id) fl`
 
-// CampaignList reads a page of the buyer's campaigns (q) and how many match in all, in one
-// read-only snapshot. Past the last page is an empty page.
-func (db *DB) CampaignList(ctx context.Context, buyerID int64, q CampaignListQuery) ([]CampaignListRow, int64, error) {
-	where, args := campaignListFilter(buyerID, q)
+// campaignListSQL is the query of a page of the campaign list of the campaigns matching
+// where (campaignListFilter), its rows in the order of q.
+func campaignListSQL(where string, q CampaignListQuery) string {
 	sort, ok := campaignSorts[q.Sort]
 	if !ok {
 		sort = campaignSorts[CampaignSortID]
@@ -191,13 +191,24 @@ func (db *DB) CampaignList(ctx context.Context, buyerID int64, q CampaignListQue
 	if q.PerPage > 0 {
 		limit = " LIMIT " + strconv.Itoa(q.PerPage) + " OFFSET " + strconv.FormatInt(int64(max(q.Page, 1)-1)*int64(q.PerPage), 10)
 	}
-	from := ` FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id WHERE ` + where
-	page := `SELECT * FROM f` + order + limit
+	from := ` FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id WHERE `
+	sql := `WITH f AS (SELECT ` + campaignListColumns + from + where + `), p AS (SELECT * FROM f` + order + limit + `)`
 	if sort.key != "" {
-		page = `SELECT f.* FROM f` + sort.join + ` ORDER BY ` + sort.key + dir + `, f.id` + dir + limit
+		// A figure's sort orders the matching campaigns' ids and CPIs alone (f) by the figure
+		// and cuts the page (k) before reading the page's campaign columns (p).
+		sql = `WITH f AS (SELECT c.id, c.cpi_cents FROM campaigns c WHERE ` + where + `),
+			k AS (SELECT f.id FROM f` + sort.join + ` ORDER BY ` + sort.key + dir + `, f.id` + dir + limit + `),
+			p AS (SELECT ` + campaignListColumns + from + `c.buyer_id = $1 AND c.id IN (SELECT id FROM k))`
 	}
-	sql := `WITH f AS (SELECT ` + campaignListColumns + from + `), p AS (` + page + `)
-		SELECT * FROM (` + campaignListFigures + `) r` + order
+	sql += ` SELECT * FROM (` + campaignListFigures + `) r` + order
+	return sql
+}
+
+// CampaignList reads a page of the buyer's campaigns (q) and how many match in all, in one
+// read-only snapshot. Past the last page is an empty page.
+func (db *DB) CampaignList(ctx context.Context, buyerID int64, q CampaignListQuery) ([]CampaignListRow, int64, error) {
+	where, args := campaignListFilter(buyerID, q)
+	sql := campaignListSQL(where, q)
 	var out []CampaignListRow
 	var total int64
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
