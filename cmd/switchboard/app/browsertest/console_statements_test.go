@@ -65,7 +65,7 @@ func TestConsoleStatementsBrowser(t *testing.T) {
 		if s := tb.str(`document.querySelector("#next-month").textContent`); s != "2026-02" {
 			t.Fatalf("next month link %q", s)
 		}
-		tb.shot("console-statements")
+		tb.bothWidths("console-statements")
 	})
 
 	t.Run("operator", func(t *testing.T) {
@@ -96,6 +96,6 @@ func TestConsoleStatementsBrowser(t *testing.T) {
 		if s := tb.str(`document.querySelector("#month-state").textContent`); s[:6] != "Closed" {
 			t.Fatalf("a closed month says %q", s)
 		}
-		tb.shot("console-operator-statements")
+		tb.bothWidths("console-operator-statements")
 	})
 }
