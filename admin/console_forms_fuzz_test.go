@@ -2,12 +2,17 @@ package admin
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/httpio"
 )
 
 // postCtx is a request posting form.
@@ -65,6 +70,69 @@ func FuzzConsoleFormBody(f *testing.F) {
 			if fe := fault.As(err); fe == nil || fe.Kind != fault.KindInvalid || fe.Field == "" {
 				t.Fatalf("quota body %s refused without a field: %v", qb, err)
 			}
+		}
+	})
+}
+
+// FuzzConsoleScreenerForm: whatever a browser posts, the screener form's bodies are JSON
+// objects that carry the question's and answers' text as typed (valid UTF-8), and the
+// attachment's pre_code_values parse, by the API's own parser, back to the qualifying
+// answers' pre_codes.
+func FuzzConsoleScreenerForm(f *testing.F) {
+	f.Add("Own a car?", "", "0", "Yes", "No", true, false)
+	f.Add(" ", "CUSTOM", "2", "", "  ", false, true)
+	f.Add("x\x00\"", "\xff", "1e3", "a,b", "\\", true, true)
+	f.Fuzz(func(t *testing.T, text, name, kind, a1, a2 string, q1, q2 bool) {
+		form := url.Values{"question_text": {text}, "name": {name}, "answer_type": {kind}, "answer-1": {a1}, "answer-2": {a2}}
+		if q1 {
+			form.Add("qualifies", "1")
+		}
+		if q2 {
+			form.Add("qualifies", "2")
+		}
+		sf := &screenerForm{}
+		for n := 1; n <= 2; n++ {
+			sf.Answers = append(sf.Answers, screenerAnswer{N: n, InputID: fmt.Sprintf("answer-%d", n), QualifyVal: strconv.Itoa(n)})
+		}
+		sf.fill(postCtx(form))
+		var q struct {
+			QuestionText string `json:"question_text"`
+		}
+		body := sf.questionBody()
+		if err := json.Unmarshal(body, &q); err != nil || body[0] != '{' {
+			t.Fatalf("question body %q: %v", body, err)
+		}
+		if utf8.ValidString(text) && q.QuestionText != text {
+			t.Fatalf("question text %q became %q", text, q.QuestionText)
+		}
+		var codes []int
+		for i, r := range sf.Answers {
+			b, ok := r.body()
+			if !ok {
+				if strings.TrimSpace(r.Text) != "" || r.Qualifies {
+					t.Fatalf("row %d (%q) dropped", r.N, r.Text)
+				}
+				continue
+			}
+			var a struct {
+				OptionText string `json:"option_text"`
+			}
+			if err := json.Unmarshal(b, &a); err != nil || utf8.ValidString(r.Text) && a.OptionText != r.Text {
+				t.Fatalf("answer body %q of %q: %v", b, r.Text, err)
+			}
+			if r.Qualifies {
+				codes = append(codes, i+1)
+			}
+		}
+		var in customQualificationBody
+		if err := httpio.DecodeJSON(attachBody(7, codes), &in); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := parsePreCodeValues(in.PreCodeValues); len(codes) > 0 && (err != nil || fmt.Sprint(got) != fmt.Sprint(codes)) {
+			t.Fatalf("pre_code_values %v parse to %v (%v)", codes, got, err)
+		}
+		if in.PreCodeValues.set != (len(codes) > 0) {
+			t.Fatalf("pre_code_values set %v for %v", in.PreCodeValues.set, codes)
 		}
 	})
 }

@@ -87,6 +87,45 @@ func (f *screenerForm) fill(ctx *fasthttp.RequestCtx) {
 	}
 }
 
+// questionBody is the JSON body of POST /custom_qualifications of what was posted, in the
+// campaign's country language.
+func (f *screenerForm) questionBody() []byte {
+	question := map[string]any{"question_text": f.QuestionText, "country_language_id": f.C.CountryLanguageID}
+	if f.Name != "" {
+		question["name"] = f.Name
+	}
+	if v := strings.TrimSpace(f.AnswerType); v != "" { // none chosen: left out, as the API names it
+		question["answer_type"] = numberOrText(v)
+	}
+	b, _ := json.Marshal(question) // strings and numbers: no error
+	return b
+}
+
+// body is the JSON body of POST …/custom_qualification_answers of the row; false for a row
+// left empty (no text, not checked), which is no answer.
+func (r screenerAnswer) body() ([]byte, bool) {
+	if strings.TrimSpace(r.Text) == "" && !r.Qualifies {
+		return nil, false
+	}
+	b, _ := json.Marshal(map[string]any{"option_text": r.Text})
+	return b, true
+}
+
+// attachBody is the JSON body of POST /campaigns/{id}/campaign_qualifications attaching
+// question qid with the qualifying pre_codes (none: left out, as the API names it).
+func attachBody(qid int, codes []int) []byte {
+	attach := map[string]any{"question_id": qid}
+	if len(codes) > 0 {
+		list := make([]string, len(codes))
+		for i, c := range codes {
+			list[i] = strconv.Itoa(c)
+		}
+		attach["pre_code_values"] = strings.Join(list, ",")
+	}
+	b, _ := json.Marshal(attach)
+	return b
+}
+
 // screenerRefusal is a refusal of the screener form: the API's error and the form's field it
 // belongs to.
 type screenerRefusal struct {
@@ -148,39 +187,26 @@ func (a *API) consoleCreateScreener(ctx *fasthttp.RequestCtx, s *consoleSession)
 		return err
 	}
 	f.fill(ctx)
-	question := map[string]any{"question_text": f.QuestionText, "country_language_id": f.C.CountryLanguageID}
-	if f.Name != "" {
-		question["name"] = f.Name
-	}
-	if v := strings.TrimSpace(f.AnswerType); v != "" { // none chosen: left out, as the API names it
-		question["answer_type"] = numberOrText(v)
-	}
 	err = a.d.DB.InOneTx(dbContext(ctx), func(tx context.Context) error {
-		body, _ := json.Marshal(question)
-		q, err := a.newScreenerQuestion(tx, s.Buyer, body)
+		q, err := a.newScreenerQuestion(tx, s.Buyer, f.questionBody())
 		if err != nil {
 			return &screenerRefusal{err: err, target: "question"}
 		}
-		var codes []string
+		var codes []int
 		for _, r := range f.Answers {
-			if strings.TrimSpace(r.Text) == "" && !r.Qualifies { // a row left empty
+			body, ok := r.body()
+			if !ok {
 				continue
 			}
-			body, _ := json.Marshal(map[string]any{"option_text": r.Text})
 			ans, err := a.addScreenerAnswer(tx, s.Buyer, int64(q.QuestionID), body)
 			if err != nil {
 				return &screenerRefusal{err: err, target: r.InputID}
 			}
 			if r.Qualifies {
-				codes = append(codes, strconv.Itoa(ans.PreCode))
+				codes = append(codes, ans.PreCode)
 			}
 		}
-		attach := map[string]any{"question_id": q.QuestionID}
-		if len(codes) > 0 { // none qualifying: left out, as the API names it
-			attach["pre_code_values"] = strings.Join(codes, ",")
-		}
-		body, _ = json.Marshal(attach)
-		if _, err := a.attachScreener(tx, s.Buyer, f.C.ID, body); err != nil {
+		if _, err := a.attachScreener(tx, s.Buyer, f.C.ID, attachBody(q.QuestionID, codes)); err != nil {
 			return &screenerRefusal{err: err, target: "answers"}
 		}
 		return nil
