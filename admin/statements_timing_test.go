@@ -3,7 +3,6 @@ package admin_test
 import (
 	"context"
 	"os"
-	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
@@ -83,11 +82,6 @@ func TestStatementTiming(t *testing.T) {
 	if partner[2] > 2*time.Second {
 		t.Errorf("the partner's statement sums in %v (median), want ≤ 2 s", partner[2])
 	}
-	// Screen-outs charge the buyer nothing and are not its events. The process holds the
-	// whole app's heap (about 80 MiB live): at the default GOGC its garbage, the app's
-	// background work's included, may grow the resident set by as much before a collection.
-	// A collection at 25% growth makes the figure what the stream keeps, not GC pacing
-	// (production bounds it with --memory-limit).
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// Screen-outs charge the buyer nothing and are not its events.
 	measureExport(t, b, "GET", "/api/v1/statements?month=2026-01", nil, n-(n+19)/20, 6)
 }
