@@ -251,7 +251,9 @@ func tableFor(rows int) int {
 // impanels update the answers they carry). Entries in prof are merged,
 // keeping the latest time per campaign. Answers are sorted and their texts
 // normalized, and DeviceIDHash is computed here, once. at (unix seconds)
-// counts as activity.
+// counts as activity, and so does each entry of prof, as RecordEntry counts it (a
+// participant read with its entries is then active on the days a load of its
+// entries would make it).
 func (pl *Panel) Upsert(publisherID int64, user string, prof Participant, at int64) (*Participant, error) {
 	out := new(Participant)
 	if err := pl.upsert(publisherID, user, &prof, at, out); err != nil {
@@ -315,6 +317,9 @@ func (pl *Panel) upsert(publisherID int64, user string, prof *Participant, at in
 	}
 	s.version[row]++
 	touchActivity(&s.act[row], at)
+	for _, e := range prof.Entries { // entries are activity, as RecordEntry records them
+		touchActivity(&s.act[row], e.At)
+	}
 	if out != nil {
 		s.decode(row, out)
 	}

@@ -62,6 +62,9 @@ func (rp *refPanel) upsert(pub int64, user string, prof engine.Participant, at i
 	}
 	rec.p = n
 	rec.touch(at)
+	for _, e := range prof.Entries { // entries are activity (RecordEntry)
+		rec.touch(e.At)
+	}
 }
 
 func refWithEntry(entries []engine.Entry, e engine.Entry) []engine.Entry {
