@@ -43,6 +43,15 @@ func (a *API) runPanelSync(ctx context.Context) {
 		// Also runs after every reconnect: reload what the lost notices would have named.
 		Full: func(ctx context.Context) error {
 			started := time.Now()
+			if a.seed != nil {
+				if err := a.catchUp(ctx, a.seed); err != nil {
+					return err
+				}
+				a.seed = nil
+				since = started.Add(-time.Minute)
+				a.loadOnce.Do(func() { close(a.loaded) })
+				return nil
+			}
 			n, err := a.loadActive(ctx, since)
 			if err != nil {
 				return err

@@ -117,6 +117,9 @@ type Deps struct {
 	// Postbacks sends the test postbacks of POST /postbacks/test with the delivery worker's
 	// client (nil: the route answers 503).
 	Postbacks *payout.Worker
+	// Seed, when set, says that Panel was restored from a snapshot: its first load reads only
+	// what changed since (panelseed.go).
+	Seed *PanelSeed
 }
 
 // API is the supply interface of one serve process.
@@ -150,6 +153,7 @@ type API struct {
 	loaded   chan struct{} // closed after the first panel load
 	loadOnce sync.Once
 	hist     entryHistory   // campaigns whose entries the panel load left out (entryhistory.go)
+	seed     *PanelSeed     // the panel's snapshot, until caught up (panelseed.go)
 	misses   chan panelMiss // panel misses on GET /campaigns to look up
 	missMu   sync.Mutex
 	missSeen map[panelMiss]int64 // recent lookups, unix seconds
@@ -176,7 +180,7 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	}
 	a := &API{db: d.DB, pbs: d.Postbacks, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}), hist: entryHistory{wake: make(chan struct{}, 1)},
-		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}}
+		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}, seed: d.Seed}
 	a.keyLookups = retry.NewOutage(log, "service key look-up", retry.Default, nil)
 	a.statementCSVs = httpio.NewCSVStreams(maxStatementCSVs, log)
 

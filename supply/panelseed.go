@@ -1,0 +1,61 @@
+package supply
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/switchboard/switchboard/persistence"
+)
+
+// PanelSeed says that the panel was restored from a process snapshot consistent at a
+// database position: the panel's first load then reads only what changed since (the
+// participants a later transaction wrote, the entries of later sessions) instead of every
+// participant active within PanelWindow.
+type PanelSeed struct {
+	XID       uint64 // persistence.ChangePosition.XID of the snapshot
+	SessionID int64  // persistence.ChangePosition.SessionID of the snapshot
+	// LeftOut are the campaigns whose entries the snapshot's history leaves out, followed
+	// as after a load of the database (entryhistory.go).
+	LeftOut []int64
+}
+
+// catchUpBatch is how many changed participants one statement of the catch-up reads.
+const catchUpBatch = 10_000
+
+// catchUp reads what changed since the seed's position into the panel.
+func (a *API) catchUp(ctx context.Context, seed *PanelSeed) error {
+	started := time.Now()
+	n, err := a.db.ParticipantsChangedAt(ctx, seed.XID, catchUpBatch, func(p persistence.PanelParticipant) error {
+		return a.upsert(p)
+	})
+	if err != nil {
+		return err
+	}
+	entries := newEntryBatch(a.panel)
+	k, err := a.db.EntriesAfter(ctx, seed.SessionID, entries.add)
+	entries.flush()
+	if err != nil {
+		return err
+	}
+	a.hist.leftOutAdd(seed.LeftOut)
+	a.log.Info("panel caught up from its snapshot", zap.Int64("participants_changed", n), zap.Int64("entries", k),
+		zap.Int("participants", a.panel.Len()), zap.Duration("took", time.Since(started)))
+	return nil
+}
+
+// LeftOut returns the campaigns whose entries the panel's history leaves out, sorted: what a
+// snapshot of this process carries for its entry history.
+func (a *API) LeftOut() []int64 {
+	h := &a.hist
+	h.mu.Lock()
+	ids := make([]int64, 0, len(h.leftOut))
+	for id := range h.leftOut {
+		ids = append(ids, id)
+	}
+	h.mu.Unlock()
+	slices.Sort(ids)
+	return ids
+}
