@@ -60,6 +60,10 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.IntVar(&cfg.Router.EntryWorkers, "entry-workers", defaultEntryWorkers, "batches of entries decided at once, each in its own transaction (a campaign's entries always share one)")
 	f.DurationVar(&cfg.Router.Partitions.Period, "session-partition-period", 30*24*time.Hour, "time one new partition of sessions should hold at the current entry rate (docs/operations.md, \"A year of sessions\")")
 	f.Float64Var(&cfg.JoinLoadShare, "join-load-share", app.DefaultJoinLoadShare, "share of wall-clock time, above 0 and at most 1, that the start-up loads of a process joining serving ones may work (1: unpaced): lower keeps the serving processes' latency, at the cost of a longer start (docs/operations.md, \"Adding a process beside serving ones\")")
+	f.StringVar(&cfg.SnapshotDir, "snapshot-dir", "", "directory of this machine's snapshot: written every --snapshot-every and at graceful shutdown, and started from (docs/operations.md, \"Snapshots\"; default: none)")
+	f.DurationVar(&cfg.SnapshotEvery, "snapshot-every", app.DefaultSnapshotEvery, "period of the local snapshot (--snapshot-dir)")
+	f.DurationVar(&cfg.SnapshotMaxAge, "snapshot-max-age", app.DefaultSnapshotMaxAge, "a snapshot written longer ago is refused at start, and the process loads from the database")
+	f.StringVar(&cfg.SnapshotPeer, "snapshot-peer", "", "admin address (host:port or URL) of a running process to start from: its snapshot, GET /admin/snapshot, before --snapshot-dir's (default: none)")
 	qualityFlags(f, &cfg) // quality.go
 	allocationFlags(f, &cfg)
 	demo := f.Bool("demo", false, "seed demo data when the database is empty, print its credentials at every start and serve the demo partner's return page")

@@ -31,8 +31,8 @@ func adminHTTP(c httpio.ServerConfig) httpio.ServerConfig {
 	return c
 }
 
-// adminHandler serves the operators' listener: the metrics, the health and readiness checks
-// and Go's profiler (net/http/pprof's handlers on a mux of their own, not on
+// adminHandler serves the operators' listener: the metrics, the health and readiness checks,
+// the process snapshot a joining peer starts from (snapshots.go) and Go's profiler (net/http/pprof's handlers on a mux of their own, not on
 // http.DefaultServeMux). It sits behind Config.AdminAddr, an address clients do not reach.
 // /debug/pprof/cmdline is left out (404): the command line may carry --database-url and
 // its password.
@@ -52,6 +52,8 @@ func (a *App) adminHandler() fasthttp.RequestHandler {
 			a.readyz(ctx)
 		case path == "/healthz":
 			a.healthz(ctx)
+		case path == "/admin/snapshot" && ctx.IsGet():
+			a.serveSnapshot(ctx)
 		case strings.HasPrefix(path, "/debug/pprof/"):
 			profiler(ctx)
 		default:

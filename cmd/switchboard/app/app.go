@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -67,6 +68,17 @@ type Config struct {
 	// process joining serving ones may work (join.go; 1: unpaced; 0: DefaultJoinLoadShare):
 	// lower keeps the serving processes' latency, at the cost of a longer start.
 	JoinLoadShare float64
+	// SnapshotDir, when set, is where the process writes its snapshot every SnapshotEvery and
+	// at graceful shutdown, and the snapshot it starts from (snapshots.go).
+	SnapshotDir string
+	// SnapshotEvery is the period of the local snapshot (default DefaultSnapshotEvery).
+	SnapshotEvery time.Duration
+	// SnapshotMaxAge is the age past which a snapshot is refused at start (default
+	// DefaultSnapshotMaxAge): the catch-up of an older one reads too much.
+	SnapshotMaxAge time.Duration
+	// SnapshotPeer, when set, is the admin address (host:port or URL) of a running process
+	// whose snapshot this one starts from, before SnapshotDir's.
+	SnapshotPeer string
 	// DemoPartner, when set (serve --demo), serves the demo supply partner's return page at
 	// supply.DemoPartnerPath, where the demo's participants land after a survey.
 	DemoPartner *supply.DemoPartner
@@ -108,6 +120,12 @@ func (c Config) withDefaults() Config {
 	if c.JoinLoadShare == 0 {
 		c.JoinLoadShare = DefaultJoinLoadShare
 	}
+	if c.SnapshotEvery <= 0 {
+		c.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if c.SnapshotMaxAge <= 0 {
+		c.SnapshotMaxAge = DefaultSnapshotMaxAge
+	}
 	return c
 }
 
@@ -138,6 +156,15 @@ type App struct {
 	// processID names this process's heartbeat row (heartbeat.go); version is its binary's.
 	processID, version string
 	beatDone           chan struct{} // closed when the heartbeat loop has stopped
+	// ready is closed once every load is in (loads).
+	ready chan struct{}
+	// Restored reports that the process started from a snapshot (snapshots.go).
+	Restored bool
+	// schema is the database schema version: the latest migration.
+	schema          int
+	positions       positions // database positions read lately, for snapshot headers
+	snapshotLimit   *httpio.RateLimiter
+	snapshotStreams sync.Mutex // held while a peer snapshot streams
 }
 
 // New connects to the database, migrates it under an advisory lock and builds every
@@ -156,7 +183,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil),
-		processID: newProcessID(), version: cfg.Version, beatDone: make(chan struct{})}
+		processID: newProcessID(), version: cfg.Version, beatDone: make(chan struct{}), ready: make(chan struct{}),
+		snapshotLimit: newSnapshotLimit()}
+	if ms, err := persistence.Migrations(); err == nil && len(ms) > 0 {
+		a.schema = ms[len(ms)-1].Version
+	}
 	if a.version == "" {
 		a.version = buildVersion()
 	}
@@ -176,7 +207,13 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 			endJoin() // New failed: the loads will not come in
 		}
 	}()
+	res := a.restore(ctx)
+	a.Restored = res != nil
+	if res != nil {
+		a.sync.seed = res.engine
+	}
 	go a.sync.run(bg)
+	go a.trackPositions(bg)
 	a.registerEngineMetrics()
 
 	mux := httpio.NewMux(a.Metrics, log.Named("http"))
@@ -190,8 +227,13 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	fails := httpio.NewAuthFailures(cfg.AuthFailRate, cfg.AuthFailBurst)
 	scfg := cfg.Supply
 	scfg.PublicURL, scfg.Environment = cfg.PublicURL, cfg.Environment
-	a.Panel = engine.NewPanel()
-	reservePanel(ctx, db, a.Panel, log)
+	var seed *supply.PanelSeed
+	if res != nil {
+		a.Panel, seed = res.panel, res.supply
+	} else {
+		a.Panel = engine.NewPanel()
+		reservePanel(ctx, db, a.Panel, log)
+	}
 	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
 	a.weighted = make(chan struct{})
 	a.settled = make(chan struct{})
@@ -200,7 +242,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
 	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
-		Log: log.Named("supply"), Config: scfg, AuthFailures: fails, Postbacks: a.Payouts}); err != nil {
+		Log: log.Named("supply"), Config: scfg, AuthFailures: fails, Postbacks: a.Payouts, Seed: seed}); err != nil {
 		stop()
 		db.Close()
 		return nil, err
@@ -225,7 +267,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Router.Register(mux)
 	// The sweeper starts once this process's loads are in (router.Router.Start): ready is
 	// closed below, where a joining start-up also ends.
-	ready := make(chan struct{})
+	ready := a.ready
 	a.Router.Start(bg, ready)
 	// Both hear of every campaign change before supply starts its panel load, so that a
 	// relationship created during the load reaches the panel's entry history.
@@ -283,6 +325,9 @@ waiting:
 		}
 	}
 	go a.runHeartbeat(bg)
+	if cfg.SnapshotDir != "" {
+		go a.runSnapshots(bg)
+	}
 
 	a.server = httpio.NewServer(mux.Handler, cfg.HTTP, log.Named("http"))
 	if cfg.AdminAddr != "" {
@@ -306,6 +351,13 @@ func (a *App) Serve(ln net.Listener) error {
 // Shutdown stops accepting requests, drains those in flight until ctx ends, and closes the
 // database.
 func (a *App) Shutdown(ctx context.Context) error {
+	if a.cfg.SnapshotDir != "" {
+		// Before anything stops: the memory is current, and the next start on this machine
+		// catches up from here.
+		if err := a.saveSnapshot(); err != nil {
+			a.log.Warn("snapshot not written at shutdown", zap.Error(err))
+		}
+	}
 	a.stop()
 	err := a.server.Shutdown(ctx)
 	if a.admin != nil {

@@ -35,6 +35,15 @@ type engineSync struct {
 	// current is when the snapshot was last known equal to the database (unix nanoseconds,
 	// 0: never): a full load, an applied NOTIFY, or a periodic check that found no change.
 	current atomic.Int64
+	// seed, until the first full load has used it, is the engine input of a snapshot: that
+	// load takes it and re-reads only the campaigns changed since its position.
+	seed *engineSeed
+}
+
+// engineSeed is the engine input a process snapshot carried, and its position.
+type engineSeed struct {
+	campaigns []engine.Campaign
+	xid       uint64
 }
 
 func newEngineSync(db *persistence.DB, eng *engine.Engine, log *zap.Logger, every time.Duration) *engineSync {
@@ -61,6 +70,9 @@ func (s *engineSync) full(ctx context.Context) error {
 	start := time.Now()
 	// Read before loading: a change committed during the load advances the epoch past it.
 	epoch, epochErr := s.db.CampaignEpoch(ctx)
+	if s.seed != nil {
+		return s.fromSeed(ctx, start, epoch, epochErr)
+	}
 	cs, err := s.db.EngineCampaigns(ctx, nil)
 	if err != nil {
 		return err
@@ -77,6 +89,34 @@ func (s *engineSync) full(ctx context.Context) error {
 		(*f)(nil)
 	}
 	s.log.Debug("engine loaded", zap.Int("campaigns", len(cs)), zap.Duration("took", time.Since(start)))
+	s.once.Do(func() { close(s.loaded) })
+	return nil
+}
+
+// fromSeed is the first full load of a process started from a snapshot: the snapshot's
+// campaigns, then those changed since its position as if notified. The epoch was read before.
+func (s *engineSync) fromSeed(ctx context.Context, start time.Time, epoch int64, epochErr error) error {
+	ids, err := s.db.CampaignsChangedAt(ctx, s.seed.xid)
+	if err != nil {
+		return err
+	}
+	s.eng.Load(s.seed.campaigns)
+	n := len(s.seed.campaigns)
+	s.seed = nil
+	s.fullAt.Store(start.UnixNano())
+	s.epoch.Store(-1)
+	if epochErr == nil {
+		s.epoch.Store(epoch)
+	}
+	if err := s.apply(ctx, ids); err != nil {
+		// The next attempt is a full load from the database: the snapshot's input is gone.
+		return err
+	}
+	if f := s.changed.Load(); f != nil {
+		(*f)(nil)
+	}
+	s.log.Info("engine loaded from its snapshot", zap.Int("campaigns", n), zap.Int("changed_since", len(ids)),
+		zap.Duration("took", time.Since(start)))
 	s.once.Do(func() { close(s.loaded) })
 	return nil
 }
