@@ -271,8 +271,18 @@ func (r *Router) setCounts(rows *persistence.CountRows) {
 func (r *Router) listenEntries(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[struct{}]{Name: "entries", Log: r.log,
 		Listen:   mirror.Listener(r.db.ListenOn, persistence.EntriesChannel),
-		Notified: func(payload string, _ func(struct{})) { r.recordEntries(payload) }})
+		Notified: func(payload string, _ func(struct{})) { r.recordEntries(payload) },
+		// Runs once the LISTEN is up: every entry committed from then on is heard.
+		Full: func(context.Context) error {
+			r.entriesOnce.Do(func() { close(r.entriesHeard) })
+			return nil
+		}})
 }
+
+// EntriesHeard is closed once this process hears of the entries other processes admit: an
+// entry committed later reaches its panel by notification, so a load that reads the entries
+// committed until some moment after it (a snapshot's catch-up) misses none.
+func (r *Router) EntriesHeard() <-chan struct{} { return r.entriesHeard }
 
 // recordEntries records the entries of one EntriesChannel notification.
 func (r *Router) recordEntries(payload string) {

@@ -163,6 +163,10 @@ type Router struct {
 	// countsLoaded is closed after the first reconciliation of every active campaign's
 	// counters (CountsLoaded); countsOnce closes it.
 	countsLoaded chan struct{}
+	// entriesHeard is closed once the LISTEN on other processes' entries is up
+	// (EntriesHeard); entriesOnce closes it.
+	entriesHeard chan struct{}
+	entriesOnce  sync.Once
 	countsOnce   sync.Once
 	stop         context.CancelFunc
 	done         sync.WaitGroup
@@ -203,7 +207,8 @@ func New(d Deps) (*Router, error) {
 	}
 	cfg := d.Config.withDefaults()
 	r := &Router{db: d.DB, eng: d.Engine, panel: d.Panel, key: d.Key, log: log, cfg: cfg, pubFn: d.Publisher,
-		sender: d.Postbacks, origin: randomHex(8), countsLoaded: make(chan struct{})}
+		sender: d.Postbacks, origin: randomHex(8), countsLoaded: make(chan struct{}),
+		entriesHeard: make(chan struct{})}
 	// Campaign rows are forgotten when the campaign changes (CampaignsChanged); the TTL
 	// is the safety net under that.
 	r.routes.ttl = 30 * time.Second

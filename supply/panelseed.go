@@ -20,6 +20,10 @@ type PanelSeed struct {
 	// LeftOut are the campaigns whose entries the snapshot's history leaves out, followed
 	// as after a load of the database (entryhistory.go).
 	LeftOut []int64
+	// Heard, when set, is closed once the process hears of other processes' entries
+	// (router.Router.EntriesHeard): the catch-up reads the entries committed until then
+	// only after it, so that none falls between the two.
+	Heard <-chan struct{}
 }
 
 // catchUpBatch is how many changed participants one statement of the catch-up reads.
@@ -33,6 +37,13 @@ func (a *API) catchUp(ctx context.Context, seed *PanelSeed) error {
 	})
 	if err != nil {
 		return err
+	}
+	if seed.Heard != nil {
+		select {
+		case <-seed.Heard:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	entries := newEntryBatch(a.panel)
 	k, err := a.db.EntriesAfter(ctx, seed.SessionID, entries.add)

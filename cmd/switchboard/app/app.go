@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -165,6 +166,8 @@ type App struct {
 	positions       positions // database positions read lately, for snapshot headers
 	snapshotLimit   *httpio.RateLimiter
 	snapshotStreams sync.Mutex // held while a peer snapshot streams
+	// snapshotAuth is the token peers show for GET /admin/snapshot, once read.
+	snapshotAuth atomic.Pointer[string]
 }
 
 // New connects to the database, migrates it under an advisory lock and builds every
@@ -258,6 +261,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		stop()
 		db.Close()
 		return nil, err
+	}
+	if seed != nil {
+		seed.Heard = a.Router.EntriesHeard()
 	}
 	a.Router.SetQuality(a.Supply.Quality(), cfg.RouterQuality)
 	a.Supply.Quality().RegisterMetrics(a.Metrics)
@@ -354,7 +360,10 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if a.cfg.SnapshotDir != "" {
 		// Before anything stops: the memory is current, and the next start on this machine
 		// catches up from here.
-		if err := a.saveSnapshot(); err != nil {
+		switch err := a.saveSnapshot(); {
+		case errors.Is(err, errNoSnapshot):
+			a.log.Info("no snapshot written at shutdown: the process had not loaded", zap.Error(err))
+		case err != nil:
 			a.log.Warn("snapshot not written at shutdown", zap.Error(err))
 		}
 	}
