@@ -156,24 +156,14 @@ type PanelRecord struct {
 func (pl *Panel) RangeRecords(fn func(rec *PanelRecord) bool) {
 	var rec PanelRecord
 	var user []byte
-	for i := range pl.shards {
-		s := &pl.shards[i]
-		for r := uint32(0); ; r++ {
-			s.mu.RLock()
-			if int(r) >= len(s.id) {
-				s.mu.RUnlock()
-				break
-			}
-			s.decode(r, &rec.Participant)
-			user = append(user[:0], s.record(r).user...)
-			rec.Activity = readActivity(&s.act[r])
-			s.mu.RUnlock()
-			rec.User = string(user)
-			if !fn(&rec) {
-				return
-			}
-		}
-	}
+	pl.rangeRows(func(s *panelShard, r uint32) {
+		s.decode(r, &rec.Participant)
+		user = append(user[:0], s.record(r).user...)
+		rec.Activity = readActivity(&s.act[r])
+	}, func() bool {
+		rec.User = string(user)
+		return fn(&rec)
+	})
 }
 
 // Restore stores rec as Put would, with its activity exactly as recorded (the active days

@@ -984,6 +984,16 @@ func (pl *Panel) RangeActivity(fn func(id int64, a Activity) bool) {
 // answers) after it returns. No lock is held while fn runs.
 func (pl *Panel) Range(fn func(p *Participant, a Activity) bool) {
 	var p Participant
+	var a Activity
+	pl.rangeRows(func(s *panelShard, r uint32) {
+		s.decode(r, &p)
+		a = readActivity(&s.act[r])
+	}, func() bool { return fn(&p, a) })
+}
+
+// rangeRows calls read for every row with its shard's read lock held, then yield without it,
+// until yield returns false.
+func (pl *Panel) rangeRows(read func(s *panelShard, r uint32), yield func() bool) {
 	for i := range pl.shards {
 		s := &pl.shards[i]
 		for r := uint32(0); ; r++ {
@@ -992,10 +1002,9 @@ func (pl *Panel) Range(fn func(p *Participant, a Activity) bool) {
 				s.mu.RUnlock()
 				break
 			}
-			s.decode(r, &p)
-			a := readActivity(&s.act[r])
+			read(s, r)
 			s.mu.RUnlock()
-			if !fn(&p, a) {
+			if !yield() {
 				return
 			}
 		}
