@@ -211,14 +211,20 @@ func newSnapshotLimit() *httpio.RateLimiter { return httpio.NewRateLimiter(0.2, 
 // serveSnapshot answers GET /admin/snapshot on the admin listener: the current snapshot,
 // streamed, to a peer that shows the deployment's snapshot token; one stream at a time.
 func (a *App) serveSnapshot(ctx *fasthttp.RequestCtx) {
-	key, err := a.DB.ServiceKey(ctx, snapshotKeyName)
-	if err != nil {
-		a.log.Warn("snapshot key not read", zap.Error(err))
-		ctx.Error("unavailable", fasthttp.StatusServiceUnavailable)
-		return
+	want := a.snapshotAuth.Load()
+	if want == nil { // read once: the key is created on first use and never changes
+		key, err := a.DB.ServiceKey(ctx, snapshotKeyName)
+		if err != nil {
+			a.log.Warn("snapshot key not read", zap.Error(err))
+			ctx.Error("unavailable", fasthttp.StatusServiceUnavailable)
+			return
+		}
+		t := snapshotToken(key)
+		want = &t
+		a.snapshotAuth.Store(want)
 	}
 	got, ok := strings.CutPrefix(string(ctx.Request.Header.Peek("Authorization")), "Bearer ")
-	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(snapshotToken(key))) != 1 {
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(*want)) != 1 {
 		ctx.Error("unauthorized", fasthttp.StatusUnauthorized)
 		return
 	}
