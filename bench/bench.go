@@ -89,6 +89,12 @@ type Options struct {
 	ProfilePhase string
 	// profileFromStart starts the server's profile with the process, not on SIGUSR1.
 	profileFromStart bool
+	// JoinFull also measures a second process that starts with a full load from the database
+	// (entries-joining-full), after the one that starts from the first's snapshot
+	// (entries-joining).
+	JoinFull bool
+	// serveArgs are more flags for `serve`.
+	serveArgs []string
 	// Statements loads pg_stat_statements and writes each phase's costliest statements to
 	// the progress output (a diagnosis aid; not in the report).
 	Statements bool
@@ -126,9 +132,10 @@ func DefaultOptions() Options {
 		Out:         "docs",
 		History:     true,
 		EngineSizes: []int{1_000, 10_000, 100_000}, EngineParticipants: 2_000,
-		Mix:     [3]int{100, 5, 4},
-		Profile: true,
-		Seed:    1,
+		Mix:      [3]int{100, 5, 4},
+		Profile:  true,
+		Seed:     1,
+		JoinFull: true,
 	}
 }
 
@@ -289,6 +296,9 @@ type Report struct {
 	// JoinCPU is the CPU time the second process spent from its start until ready: what its
 	// start took from the cores it shares with the first.
 	JoinCPU time.Duration
+	// JoinReadyFull and JoinCPUFull are JoinReady and JoinCPU of a second process that
+	// loaded from the database (Options.JoinFull; 0: not measured).
+	JoinReadyFull, JoinCPUFull time.Duration
 	// ProfilePhase is the scenario whose closed-loop phase the profile covers.
 	ProfilePhase string
 	// Year are the sweeper steps, exports and insights reads timed after the load on a
@@ -346,6 +356,9 @@ const (
 	// while a second serve process starts on the same database.
 	ScEntriesAlone   = "entries-alone"
 	ScEntriesJoining = "entries-joining"
+	// ScEntriesJoiningFull is entries while a second process starts with a full load from
+	// the database, no snapshot (what a process does when none is available).
+	ScEntriesJoiningFull = "entries-joining-full"
 )
 
 func (o *Options) progress(format string, args ...any) {
@@ -435,10 +448,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Profile && o.ProfilePhase != ScEntriesJoining {
 		profile = filepath.Join(tmp, "server-cpu.pprof")
 	}
-	srv, err := startServer(ctx, o, addr, dbURL, profile, filepath.Join(tmp, "server.log"))
+	// The admin listener serves the snapshot a joining process starts from.
+	adminAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
+	first := o
+	first.serveArgs = append(slices.Clone(o.serveArgs), "--admin-addr", adminAddr)
+	srv, err := startServer(ctx, first, addr, dbURL, profile, filepath.Join(tmp, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	srv.adminAddr = adminAddr
 	defer srv.stop()
 	o.progress("server pid %d on %s loaded in %s", srv.cmd.Process.Pid, addr, srv.loaded.Round(time.Millisecond))
 	rep.Load = srv.loaded
@@ -459,12 +480,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	pgPID := PostmasterPID(pg.DataDir())
 	srv.mem.watchPostgres(pgPID)
 	maintBefore, maintErr := readMaintenance(ctx, dbURL)
-	metricsClient := NewClient(addr, 1)
-	sweepsBefore := scrapeCounts(metricsClient, addr)
+	metricsClient := NewClient(srv.metricsAddr(addr), 1)
+	sweepsBefore := scrapeCounts(metricsClient, srv.metricsAddr(addr))
 	if err := runLoad(ctx, o, rep, t, srv, pgPID, profile, stmts); err != nil {
 		return rep, err
 	}
-	if after := scrapeCounts(metricsClient, addr); after.verdicts != nil && sweepsBefore.verdicts != nil {
+	if after := scrapeCounts(metricsClient, srv.metricsAddr(addr)); after.verdicts != nil && sweepsBefore.verdicts != nil {
 		rep.Sweeps = &SweepSummary{Count: int64(after.sweeps - sweepsBefore.sweeps), Seconds: after.sweepSeconds - sweepsBefore.sweepSeconds,
 			ReleaseSeconds: after.releaseSeconds - sweepsBefore.releaseSeconds}
 	}
@@ -514,6 +535,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // runLoad runs every load phase against the server (and the floor).
 func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server, pgPID int, profile string, stmts *statements) error {
 	client := NewClient(t.Addr, max(o.Connections, o.OpenConnections))
+	metricsAddr := srv.metricsAddr(t.Addr)
+	metrics := NewClient(metricsAddr, 1)
 	phase := func(target string, pid int, l Load, s *Scenario) *Phase {
 		if ctx.Err() != nil { // stopped: the phase running finishes, no other starts
 			return &Phase{Result: &Result{Scenario: s.Name}, Target: target}
@@ -522,7 +545,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			l.Duration, l.Warmup = o.Duration, o.Warmup
 		}
 		l.Client, l.Seed = client, uint64(o.Seed)+uint64(len(rep.Phases))
-		c := client
+		c := metrics
 		if target == "floor" {
 			l.Client, c = srv.floorClient, nil
 		}
@@ -537,7 +560,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		case l.Rate <= 0:
 			srv.mem.mark("floor (its own process)", 0)
 		}
-		p := measure(c, t.Addr, pid, pgPID, l, s)
+		p := measure(c, metricsAddr, pid, pgPID, l, s)
 		p.Target = target
 		r := p.Result
 		rep.Phases = append(rep.Phases, p)
@@ -599,7 +622,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		// entry phases at up to 8,000/s (a phase that runs out ends early, and says so).
 		// And the joining phases' at JoinRate.
 		entryWindow := (o.Duration + o.Warmup).Seconds() * 2.5
-		joinWindow := (o.Warmup + o.Duration + max(3*o.Duration, joinURLWindow)).Seconds()
+		joinWindow := joinSpan(o).Seconds()
 		want := max(2000, int(8000*entryWindow+JoinRate*joinWindow))
 		// A small panel gives more URLs per participant (up to maxEntryPerParticipant) so
 		// that the entry phases do not run out on a fast machine.
@@ -607,7 +630,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 		per := min(max(entryPerParticipant, (want+n-1)/n), maxEntryPerParticipant)
 		want = min(want, per*n)
 		o.progress("harvesting up to %d offer entry URLs", want)
-		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration)+joinURLWindow/2, uint64(o.Seed))
+		rep.Harvest = t.HarvestEntries(client, o.Connections, want, per, max(20*time.Second, 4*o.Duration)+joinURLWindow, uint64(o.Seed))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -668,7 +691,7 @@ func runLoad(ctx context.Context, o Options, rep *Report, t *Target, srv *server
 			// entries/s (2026-12-02); with half, the join's share once ran out 52–56 s into
 			// a 62–65-s start.
 			all := rep.Harvest.Entries
-			reserve := min(len(all)*7/10, int(JoinRate*(o.Warmup+o.Duration+max(3*o.Duration, joinURLWindow)).Seconds()))
+			reserve := min(len(all)*7/10, int(JoinRate*joinSpan(o).Seconds()))
 			entries, joining := NewEntries(all[:len(all)-reserve]), NewEntries(all[len(all)-reserve:])
 			ep := profiled(ScEntries, func() *Phase {
 				return phase("switchboard", srv.pid(), closed, t.EntriesScenario(ScEntries, entries, sessions))
@@ -768,15 +791,27 @@ const JoinRate = 1000
 // at serve's default tenth), or until they run out, which the report says.
 const joinURLWindow = 3 * time.Minute
 
+// joinSpan is how long the joining phases run at most on the entry URLs set aside for them:
+// the window alone, the start from a snapshot (three windows), and the start with a full
+// load (Options.JoinFull).
+func joinSpan(o Options) time.Duration {
+	d := o.Warmup + o.Duration + 3*o.Duration
+	if o.JoinFull {
+		d += max(3*o.Duration, joinURLWindow)
+	}
+	return d
+}
+
 // joinWindowMax bounds the joining phase when the second process is slow to be ready.
 const joinWindowMax = 10 * time.Minute
 
 // joinPhases measures what a second serve process starting on the same database does to
 // the first one's entries: entries at one open-loop rate for a window with the first alone,
-// then from the second's start until it is ready (its loads of campaigns, panel and counters
-// read PostgreSQL hard), three windows at least, so that the figure covers the whole start,
-// not its first seconds. The second is stopped afterwards; the time it took to be ready is
-// reported.
+// then from the second's start until it is ready, three windows at least, so that the figure
+// covers the whole start, not its first seconds: first a second process that starts from the
+// first's snapshot (serve --snapshot-peer, entries-joining), then, with Options.JoinFull, one
+// that loads everything from PostgreSQL (entries-joining-full). Each second process is
+// stopped afterwards; the time it took to be ready is reported.
 func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *server, ep *Phase, entries *Entries, sessions *Sessions, phase func(Load, *Scenario)) {
 	rate := min(JoinRate, roundRate(ep.Rate(ep.OpCount(OpEntryAdmitted))/2))
 	if rate <= 0 {
@@ -784,10 +819,42 @@ func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *ser
 	}
 	open := Load{Workers: o.OpenConnections, Rate: rate}
 	phase(open, t.EntriesScenario(ScEntriesAlone, entries, sessions))
+	if srv.adminAddr != "" {
+		ready, cpu, ok := joinOnce(ctx, o, rep, t, srv, open, entries, sessions, phase, ScEntriesJoining,
+			[]string{"--snapshot-peer", srv.adminAddr}, "server2.log")
+		if !ok {
+			return
+		}
+		rep.JoinReady, rep.JoinCPU = ready, cpu
+		if strings.Contains(tail(filepath.Join(filepath.Dir(srv.logPath), "server2.log")), "snapshot refused") {
+			rep.note("the second process refused the first's snapshot and loaded from the database: %s",
+				tail(filepath.Join(filepath.Dir(srv.logPath), "server2.log")))
+		}
+	}
+	if o.JoinFull {
+		if entries.Left() == 0 {
+			rep.note("no entry URL was left for the joining phase with a full load (%s)", ScEntriesJoiningFull)
+			return
+		}
+		ready, cpu, ok := joinOnce(ctx, o, rep, t, srv, open, entries, sessions, phase, ScEntriesJoiningFull, nil, "server2-full.log")
+		if ok {
+			rep.JoinReadyFull, rep.JoinCPUFull = ready, cpu
+		}
+	}
+}
+
+// joinOnce starts a second serve process with more flags, runs entries (scenario name) at
+// open from its start until it is ready, stops it, and returns how long it took to be ready
+// and the CPU it spent until then.
+func joinOnce(ctx context.Context, o Options, rep *Report, t *Target, srv *server, open Load, entries *Entries, sessions *Sessions,
+	phase func(Load, *Scenario), name string, args []string, logName string) (time.Duration, time.Duration, bool) {
+	if ctx.Err() != nil {
+		return 0, 0, false
+	}
 	addr, err := freeAddr()
 	if err != nil {
 		rep.note("no address for the second process: %v", err)
-		return
+		return 0, 0, false
 	}
 	type started struct {
 		s   *server
@@ -797,13 +864,14 @@ func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *ser
 	ch := make(chan started, 1)
 	second := o
 	second.Profile = false
+	second.serveArgs = append(slices.Clone(o.serveArgs), args...)
 	profile := ""
-	if o.Profile && o.ProfilePhase == ScEntriesJoining {
+	if o.Profile && o.ProfilePhase == name {
 		profile, second.profileFromStart = filepath.Join(filepath.Dir(srv.logPath), "joiner-cpu.pprof"), true
 	}
 	var ready atomic.Bool
 	go func() {
-		s, err := startServer(ctx, second, addr, srv.dbURL, profile, filepath.Join(filepath.Dir(srv.logPath), "server2.log"))
+		s, err := startServer(ctx, second, addr, srv.dbURL, profile, filepath.Join(filepath.Dir(srv.logPath), logName))
 		var cpu time.Duration
 		if err == nil {
 			cpu = TreeCPU(s.pid())
@@ -815,25 +883,26 @@ func joinPhases(ctx context.Context, o Options, rep *Report, t *Target, srv *ser
 		ch <- started{s, cpu, err}
 	}()
 	open.Duration, open.Warmup = joinWindowMax, 0
-	phase(open, untilReady(t.EntriesScenario(ScEntriesJoining, entries, sessions), &ready, time.Now().Add(3*o.Duration)))
+	phase(open, untilReady(t.EntriesScenario(name, entries, sessions), &ready, time.Now().Add(3*o.Duration)))
 	select {
 	case st := <-ch:
 		if st.err != nil {
 			rep.note("the second process did not start: %v", st.err)
-			return
+			return 0, 0, false
 		}
-		rep.JoinReady, rep.JoinCPU = st.s.loaded, st.cpu
 		st.s.stop()
 		if profile != "" {
 			dst := filepath.Join(o.Out, "bench", "server-cpu.pprof")
 			if err := copyFile(profile, dst); err == nil {
-				rep.Profile, rep.ProfilePhase = dst, ScEntriesJoining
+				rep.Profile, rep.ProfilePhase = dst, name
 			} else {
 				rep.note("the second process's CPU profile was not kept: %v", err)
 			}
 		}
+		return st.s.loaded, st.cpu, true
 	case <-time.After(10 * time.Minute):
 		rep.note("the second process was not ready within 10 minutes")
+		return 0, 0, false
 	}
 }
 
@@ -1036,9 +1105,18 @@ type server struct {
 	floor       *exec.Cmd
 	floorClient *fasthttp.HostClient
 	mem         *memoryTrace // its resident memory from its start
+	adminAddr   string       // its --admin-addr ("": none)
 }
 
 func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// metricsAddr is where the server serves /metrics: its admin listener, else addr.
+func (s *server) metricsAddr(addr string) string {
+	if s.adminAddr != "" {
+		return s.adminAddr
+	}
+	return addr
+}
 
 func (s *server) signal(sig syscall.Signal) { _ = s.cmd.Process.Signal(sig) }
 
@@ -1075,6 +1153,7 @@ func startServer(ctx context.Context, o Options, addr, dbURL, profile, logPath s
 	if o.Allocation != "" {
 		args = append(args, "--allocation", o.Allocation)
 	}
+	args = append(args, o.serveArgs...)
 	if profile != "" {
 		wrap := []string{"bench", "_serve", "--cpu-profile", profile}
 		if o.profileFromStart {

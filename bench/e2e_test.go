@@ -116,9 +116,19 @@ func TestQuickRun(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"offers/closed", "offers/open", "offers-distinct/closed", "entries/closed", "entries/open",
-		"mix/closed", "entries-alone/open", "entries-joining/open", "callbacks/closed", "floor/closed", "floor/open"} {
+		"mix/closed", "entries-alone/open", "entries-joining/open", "entries-joining-full/open", "callbacks/closed", "floor/closed", "floor/open"} {
 		if _, ok := seen[want]; !ok {
 			t.Errorf("phase %s missing; ran %v", want, keys(seen))
+		}
+	}
+	// Both second processes were ready: the one from the first's snapshot (which it did not
+	// refuse) and the one that loaded from the database.
+	if s.JoinReadySeconds <= 0 || s.JoinReadyFullSeconds <= 0 {
+		t.Errorf("second processes ready in %.1f s (snapshot) and %.1f s (full load)", s.JoinReadySeconds, s.JoinReadyFullSeconds)
+	}
+	for _, n := range s.Notes {
+		if strings.Contains(n, "refused the first's snapshot") {
+			t.Errorf("note: %s", n)
 		}
 	}
 	// The floor beside the offers: its maximum just before theirs, each of its open-loop

@@ -41,6 +41,10 @@ const (
 	TargetRSSHuge = 5 << 29
 	// TargetReady bounds the time from start to ready (engine, panel and counters loaded).
 	TargetReady = 30 * time.Second
+	// TargetJoinReady bounds the time to ready of a second process started from the first's
+	// snapshot at 1,000,000 participants; TargetJoinReadyHuge at 10,000,000.
+	TargetJoinReady     = 10 * time.Second
+	TargetJoinReadyHuge = 30 * time.Second
 	// TargetBalancedOffers is the least share of greedy's offers throughput the balanced
 	// allocation keeps (the median of the paired rounds, --compare-allocation).
 	TargetBalancedOffers = 0.95
@@ -92,6 +96,9 @@ type Summary struct {
 	// ReadySeconds is the server's time from start to ready; JoinReadySeconds a second
 	// process's beside it (0: not measured).
 	ReadySeconds, JoinReadySeconds float64
+	// JoinReadyFullSeconds is a second process's time to ready with a full load from the
+	// database (0: not measured).
+	JoinReadyFullSeconds float64 `json:",omitempty"`
 	// Year are the operations timed on a year of sessions (bench --past-sessions).
 	Year []YearOp `json:",omitempty"`
 	// Allocation are the rounds of the paired comparison of the allocation policies (bench
@@ -231,18 +238,23 @@ func (r *Report) Targets() []TargetCheck {
 		check(name, fmt.Sprintf("p99 %.2f ms at %.0f/s offered (%.0f/s answered)", ms(int64(p99)), p.Offered, p.Throughput),
 			p99 <= TargetWriteP99 && p.Unsent == 0)
 	}
-	name = fmt.Sprintf("entries p99 ≤ %s while a second process starts beside this one", TargetWriteP99)
-	if alone, joining := r.Find(ScEntriesAlone, "open"), r.Find(ScEntriesJoining, "open"); alone != nil && joining != nil {
+	joinCheck := func(scenario, how string, readyIn, cpu time.Duration) {
+		name := fmt.Sprintf("entries p99 ≤ %s while a second process starts beside this one%s", TargetWriteP99, how)
+		alone, joining := r.Find(ScEntriesAlone, "open"), r.Find(scenario, "open")
+		if alone == nil || joining == nil {
+			missing(name)
+			return
+		}
 		p99, p99a := time.Duration(joining.Hist.Quantile(0.99)), time.Duration(alone.Hist.Quantile(0.99))
 		ready, whole := "not ready within the phase", false
-		if r.JoinReady > 0 {
-			ready = "ready in " + r.JoinReady.Round(100*time.Millisecond).String()
-			if r.JoinCPU > 0 {
-				ready += fmt.Sprintf(", %.2f cores on average until then", r.JoinCPU.Seconds()/r.JoinReady.Seconds())
+		if readyIn > 0 {
+			ready = "ready in " + readyIn.Round(100*time.Millisecond).String()
+			if cpu > 0 {
+				ready += fmt.Sprintf(", %.2f cores on average until then", cpu.Seconds()/readyIn.Seconds())
 			}
 			// The phase starts with the second process and ends when it is ready, or sooner
 			// when the entry URLs set aside for it ran out.
-			whole = joining.Span >= r.JoinReady-time.Second
+			whole = joining.Span >= readyIn-time.Second
 		}
 		over := fmt.Sprintf("over the %s from its start, the whole of it", joining.Span.Round(100*time.Millisecond))
 		if !whole {
@@ -250,8 +262,20 @@ func (r *Report) Targets() []TargetCheck {
 		}
 		check(name, fmt.Sprintf("p99 %.2f ms at %.0f/s offered (%.2f ms alone; the second process %s; measured %s)",
 			ms(int64(p99)), joining.Offered, ms(int64(p99a)), ready, over), p99 <= TargetWriteP99 && joining.Unsent == 0 && whole)
+	}
+	joinCheck(ScEntriesJoining, ", from the first's snapshot", r.JoinReady, r.JoinCPU)
+	readyMax, at := TargetJoinReady, "1M"
+	if r.Options.Participants >= 10_000_000 {
+		readyMax, at = TargetJoinReadyHuge, "10M"
+	}
+	name = fmt.Sprintf("a second process started from a snapshot ready ≤ %s at %s participants", readyMax, at)
+	if r.JoinReady > 0 {
+		check(name, "ready in "+r.JoinReady.Round(100*time.Millisecond).String(), r.JoinReady <= readyMax)
 	} else {
 		missing(name)
+	}
+	if r.Options.JoinFull {
+		joinCheck(ScEntriesJoiningFull, ", loading everything from PostgreSQL (no snapshot)", r.JoinReadyFull, r.JoinCPUFull)
 	}
 	limit, size := int64(TargetRSS), "1 GiB"
 	if r.Options.Participants >= 10_000_000 {
@@ -371,7 +395,7 @@ func WriteReport(out string, r *Report) error {
 	}
 	sum := Summary{Started: r.Started, Command: r.Options.Command, Machine: r.Machine, Campaigns: r.Options.Campaigns,
 		Participants: r.Options.Participants, Duration: r.Options.Duration.String(), Engine: r.Engine,
-		Targets: r.Targets(), Notes: r.Notes, ReadySeconds: r.Load.Seconds(), JoinReadySeconds: r.JoinReady.Seconds(), Year: r.Year}
+		Targets: r.Targets(), Notes: r.Notes, ReadySeconds: r.Load.Seconds(), JoinReadySeconds: r.JoinReady.Seconds(), JoinReadyFullSeconds: r.JoinReadyFull.Seconds(), Year: r.Year}
 	for _, p := range r.Phases {
 		sum.Phases = append(sum.Phases, summarize(p))
 	}

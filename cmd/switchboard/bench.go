@@ -51,6 +51,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.BoolVar(&o.ColdCache, "cold-cache", false, "with --past-sessions, measure the database as the seed left it, without first reading what a serving database keeps in memory (the active months' session indexes, respondents) into it with pg_prewarm")
 	f.IntVar(&o.PartitionDays, "partition-days", 30, "with --past-sessions, the period of the sessions' partitions in days (serve's --session-partition-period sizes them; a month by default)")
 	engineSizes := f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
+	f.BoolVar(&o.JoinFull, "join-full", o.JoinFull, "after the joining phase whose second process starts from the first's snapshot, run one whose second process loads everything from PostgreSQL (entries-joining-full)")
 	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
 	f.StringVar(&o.ProfilePhase, "profile-phase", "offers", "the closed-loop phase --profile covers: offers, entries or callbacks; or entries-joining: the second process's start, until it is ready")
 	f.StringVar(&o.SharedBuffers, "shared-buffers", "256MB", "shared_buffers of the bench's PostgreSQL cluster (e.g. 6GB: a quarter of this machine's memory, as a production server would have)")
