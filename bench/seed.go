@@ -145,12 +145,13 @@ func GenerateMarket(n, p int, seed int64) *Market {
 // participant's top offers concentrate on the few hundred best-earning campaigns, and the
 // room left in their quotas bounds how many entries a run can have admitted (each harvested
 // URL is followed once, within its campaign's room): at the synthetic targets, about 22,000
-// URLs, a few seconds of entries at the target rate; at five times them, about 122,000 at
-// 100k campaigns, which a closed loop at 5,800 admitted entries/s used up before the open
-// loop at 5,000/s had any (2026-11-29, 21:02). Targets of 200–10,000 completes are the
-// general-population and tracker quotas of large marketplaces; matching does not depend on
-// targets, only on which quotas are full.
-const QuotaScale = 10
+// URLs, a few seconds of entries at the target rate; at ten times them about 220,000 at 100k
+// campaigns, which the entries and mix phases and two joining phases (a start from a
+// snapshot, then one loading from PostgreSQL for minutes at 1,000 entries/s) need about 1.5
+// times of; twenty times them leave every phase its whole window. Targets of 200–20,000
+// completes are the general-population and tracker quotas of large marketplaces; matching
+// does not depend on targets, only on which quotas are full.
+const QuotaScale = 20
 
 // SeedStats says how much was written and how long it took.
 type SeedStats struct {
