@@ -360,7 +360,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if a.cfg.SnapshotDir != "" {
 		// Before anything stops: the memory is current, and the next start on this machine
 		// catches up from here.
-		switch err := a.saveSnapshot(); {
+		switch err := a.saveSnapshot(1); {
 		case errors.Is(err, errNoSnapshot):
 			a.log.Info("no snapshot written at shutdown: the process had not loaded", zap.Error(err))
 		case err != nil:

@@ -13,7 +13,7 @@ func SetSnapshotLag(d time.Duration) (restore func()) {
 }
 
 // SaveSnapshot writes the local snapshot now.
-func (a *App) SaveSnapshot() error { return a.saveSnapshot() }
+func (a *App) SaveSnapshot() error { return a.saveSnapshot(1) }
 
 // SetSnapshotRate sets the rate limit of GET /admin/snapshot.
 func (a *App) SetSnapshotRate(rate float64, burst int) {

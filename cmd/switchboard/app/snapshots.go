@@ -134,11 +134,44 @@ func (a *App) snapshotHeader() (snapshot.Header, error) {
 		Position: snapshot.Position{XID: pos.XID, SessionID: pos.SessionID, At: pos.At}}, nil
 }
 
-// writeSnapshot writes this process's engine input, panel and left-out history campaigns.
-func (a *App) writeSnapshot(w *snapshot.Writer) error {
+// streamDuty is the share of wall-clock time a snapshot written while the process serves (to
+// a peer, or the periodic local one) works: the rest of the core it takes is left to this
+// process's requests. The one written at shutdown is not paced.
+const streamDuty = 0.5
+
+// pace sleeps after every paceEvery values so that the work since the last sleep is duty of
+// the time; duty 1: no sleep.
+type pace struct {
+	duty  float64
+	n     int
+	since time.Time
+}
+
+const paceEvery = 4096
+
+func (p *pace) step() {
+	if p.duty >= 1 {
+		return
+	}
+	if p.n++; p.n < paceEvery {
+		return
+	}
+	p.n = 0
+	if !p.since.IsZero() {
+		worked := time.Since(p.since)
+		time.Sleep(time.Duration(float64(worked) * (1 - p.duty) / p.duty))
+	}
+	p.since = time.Now()
+}
+
+// writeSnapshot writes this process's engine input, panel and left-out history campaigns,
+// working duty of the time (1: unpaced).
+func (a *App) writeSnapshot(w *snapshot.Writer, duty float64) error {
 	var err error
+	p := pace{duty: duty, since: time.Now()}
 	a.Engine.Snapshot().RangeCampaigns(func(c *engine.Campaign) bool {
 		err = w.Campaign(c)
+		p.step()
 		return err == nil
 	})
 	if err != nil {
@@ -146,6 +179,7 @@ func (a *App) writeSnapshot(w *snapshot.Writer) error {
 	}
 	a.Panel.RangeRecords(func(rec *engine.PanelRecord) bool {
 		err = w.Participant(rec)
+		p.step()
 		return err == nil
 	})
 	if err != nil {
@@ -159,14 +193,14 @@ func (a *App) writeSnapshot(w *snapshot.Writer) error {
 	return nil
 }
 
-// saveSnapshot writes the local snapshot (Config.SnapshotDir).
-func (a *App) saveSnapshot() error {
+// saveSnapshot writes the local snapshot (Config.SnapshotDir), working duty of the time.
+func (a *App) saveSnapshot(duty float64) error {
 	h, err := a.snapshotHeader()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	n, err := snapshot.WriteFile(a.cfg.SnapshotDir, h, a.writeSnapshot)
+	n, err := snapshot.WriteFile(a.cfg.SnapshotDir, h, func(w *snapshot.Writer) error { return a.writeSnapshot(w, duty) })
 	if err != nil {
 		return err
 	}
@@ -189,7 +223,7 @@ func (a *App) runSnapshots(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := a.saveSnapshot(); err != nil && !errors.Is(err, errNoSnapshot) {
+			if err := a.saveSnapshot(streamDuty); err != nil && !errors.Is(err, errNoSnapshot) {
 				a.log.Warn("snapshot not written", zap.Error(err))
 			}
 		}
@@ -251,7 +285,7 @@ func (a *App) serveSnapshot(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
 		w, err := snapshot.NewWriter(bw, h)
 		if err == nil {
-			err = a.writeSnapshot(w)
+			err = a.writeSnapshot(w, streamDuty)
 		}
 		if err == nil {
 			err = w.Close()
