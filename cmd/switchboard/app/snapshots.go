@@ -145,6 +145,7 @@ type pace struct {
 	duty  float64
 	n     int
 	since time.Time
+	sleep func(time.Duration) // nil: time.Sleep
 }
 
 const paceEvery = 4096
@@ -158,8 +159,12 @@ func (p *pace) step() {
 	}
 	p.n = 0
 	if !p.since.IsZero() {
-		worked := time.Since(p.since)
-		time.Sleep(time.Duration(float64(worked) * (1 - p.duty) / p.duty))
+		rest := time.Duration(float64(time.Since(p.since)) * (1 - p.duty) / p.duty)
+		if p.sleep != nil {
+			p.sleep(rest)
+		} else {
+			time.Sleep(rest)
+		}
 	}
 	p.since = time.Now()
 }
