@@ -214,6 +214,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Restored = res != nil
 	if res != nil {
 		a.sync.seed = res.engine
+		if a.Joining {
+			// What is left (the engine's build, the counters, the catch-up) is seconds of
+			// work, not minutes: a larger share keeps the start short (snapshots.go).
+			a.DB.SetLoadDuty(max(cfg.JoinLoadShare, snapshotJoinShare))
+		}
 	}
 	go a.sync.run(bg)
 	go a.trackPositions(bg)

@@ -307,6 +307,12 @@ func (a *App) serveSnapshot(ctx *fasthttp.RequestCtx) {
 	})
 }
 
+// snapshotJoinShare is the least share of wall-clock time the loads of a process joining
+// serving ones work when it starts from a snapshot: reading the snapshot into its panel, its
+// engine's build, the counters and the catch-up, seconds of one core at a million
+// participants, which a tenth would stretch past the start's target (docs/operations.md).
+const snapshotJoinShare = 0.5
+
 // restored is what a process starts from when a snapshot was accepted.
 type restored struct {
 	panel  *engine.Panel
@@ -375,10 +381,17 @@ func (a *App) readSnapshot(ctx context.Context, r io.Reader) (*restored, snapsho
 		}
 		return nil
 	}
+	p := pace{duty: 1, since: time.Now()}
+	if a.Joining { // beside serving processes: their cores too
+		p.duty = max(a.cfg.JoinLoadShare, snapshotJoinShare)
+	}
 	h, counts, err := snapshot.Read(r, accept, snapshot.Sink{
-		Campaign:    func(c engine.Campaign) error { campaigns = append(campaigns, c); return nil },
-		Participant: pl.Restore,
-		LeftOut:     func(id int64) error { leftOut = append(leftOut, id); return nil },
+		Campaign: func(c engine.Campaign) error { campaigns = append(campaigns, c); return nil },
+		Participant: func(rec *engine.PanelRecord) error {
+			p.step()
+			return pl.Restore(rec)
+		},
+		LeftOut: func(id int64) error { leftOut = append(leftOut, id); return nil },
 	})
 	if err != nil {
 		return nil, h, counts, err
