@@ -18,18 +18,23 @@ import (
 // admits it through; a session spent on quota q earns the buyer's payout
 // v_q = cpi × conversion and uses `use_q` of the quota's need (the
 // conversion, or 1 entry for a click-balanced quota). The programme
-// maximises the payout of the day under two constraints per quota: no more
-// than its remaining need (a packing constraint, dual λ_q ≥ 0), and at
-// least its pace, the remaining need spread evenly over the days left (a
-// covering constraint whose shortfall costs the buyer's value of a complete
-// delivered on schedule, taken as its payout: dual α_q ∈ [0, 1]). Its
-// solution ranks every quota by its payout net of the prices, v_q·(1 + α_q −
-// λ_q); the engine ranks an offer by the partner's expected revenue, the
-// EPC, × the weight w_q = 1 + α_q − λ_q of the best open quota the
-// participant matches. A quota the panel would fill within the day yields
-// its shared participants to the others; a quota behind its pace draws them
-// from quotas on schedule. Each sampled participant is counted once across
-// every quota, at its place in each list.
+// maximises the payout of the day under one covering constraint per quota:
+// at least its pace, the remaining need spread evenly over the days left T_q,
+// whose shortfall costs the buyer's value of a complete delivered on
+// schedule, v_q/T_q (a complete the day falls short can still be delivered
+// on one of the T_q days left, so one day's shortfall is worth 1/T_q of its
+// payout): dual α_q ∈ [0, 1/T_q]. A quota that falls short of its whole
+// need over its field period even at that price cannot be delivered on
+// schedule and is rejected (α_q = 0), as Moore–Hodgson rejects the jobs that
+// cannot finish by their deadlines, so that it takes nothing from the quotas
+// that can. The engine closes a quota when it is full, so the programme
+// carries no packing constraint. Its solution ranks every quota by
+// v_q·(1 + α_q); the engine ranks an offer by the partner's expected
+// revenue, the EPC, × the weight w_q = 1 + α_q of the best open quota the
+// participant matches: a quota behind its pace draws participants from
+// quotas on schedule, the more the closer its deadline. Each sampled
+// participant is counted once across every quota, at its place in each
+// list.
 //
 // One day rather than the whole field period: in a market whose campaigns
 // are renewed as they end, a participant's future days are shared with
@@ -48,11 +53,14 @@ const (
 	// bidPriceHorizon is the programme's horizon in days.
 	bidPriceHorizon = 1.0
 	// deliveryValue is the buyer's value of a complete delivered on
-	// schedule, relative to its payout: the largest α.
+	// schedule, relative to its payout, for a quota with one day left: the
+	// largest α of a quota with T days left is deliveryValue / T.
 	deliveryValue = 1.0
-	// minQuotaWeight is the least weight: a quota whose price takes its
-	// whole payout still ranks by EPC among quotas priced alike.
-	minQuotaWeight = 1.0 / 64
+	// minDaysLeft is the least T the largest α is computed with: a quota
+	// weighs at most 1 + deliveryValue/minDaysLeft.
+	minDaysLeft = 0.5
+	// maxQuotaWeight is the largest weight the programme gives.
+	maxQuotaWeight = 1 + deliveryValue/minDaysLeft
 	// initialSessionsPerDay is θ until the counters have measured it.
 	initialSessionsPerDay = 0.5
 	// sessionsMemoryDays is the time constant of θ's moving average.
@@ -69,14 +77,17 @@ type lpQuota struct {
 	set   []uint64  // the sampled participants its campaign admits through it
 	rates []float64 // the sample's daily rates, by bit
 	left  float64   // days of the horizon it is open
+	days  float64   // days of its field period left
 	value float64   // the buyer's payout a session brings: cpi × conversion
 	use   float64   // need a session uses: the conversion, or 1 when click-balanced
 	need  float64   // need left
 	pace  float64   // need due within the horizon at an even pace
-	// alpha and lambda are its prices (relative to value) for falling
-	// behind its pace and for more sessions than its need; w = 1 + alpha −
-	// lambda its weight, wsum the sum of w over the averaged rounds.
-	alpha, lambda, w, wsum float64
+	// alpha is its price (relative to value) for falling behind its pace,
+	// at most ceiling; w = 1 + alpha its weight, wsum the sum of w over the
+	// averaged rounds. rejected is set once it cannot meet its need by its
+	// deadline even at the ceiling.
+	alpha, ceiling, w, wsum float64
+	rejected                bool
 }
 
 // bidPrices is the state the policy carries from one refresh to the next.
@@ -185,7 +196,8 @@ func (part *partition) lpQuotas(sm *supplySampler, now int64, prev, out map[int6
 			if scan == nil || full[q] || left <= 0 || cm.cpi <= 0 || conv <= 0 {
 				continue
 			}
-			lq := &lpQuota{id: id, left: min(left, bidPriceHorizon), value: float64(cm.cpi) / 100 * conv, use: conv, w: 1, rates: sm.rates}
+			lq := &lpQuota{id: id, left: min(left, bidPriceHorizon), days: left, value: float64(cm.cpi) / 100 * conv, use: conv, w: 1, rates: sm.rates,
+				ceiling: deliveryValue / max(left, minDaysLeft)}
 			used := float64(qm.counter.completes.Load()) + conv*float64(max(qm.counter.inProgress.Load(), 0))
 			if qm.clickBalanced {
 				lq.use, used = 1, float64(qm.counter.entries.Load())
@@ -214,7 +226,8 @@ func (part *partition) lpQuotas(sm *supplySampler, now int64, prev, out map[int6
 				lq.set[w] &= dev[w] &^ blocked[w]
 			}
 			if v, ok := prev[id]; ok {
-				lq.w, lq.alpha, lq.lambda = v, max(v-1, 0), max(1-v, 0)
+				lq.alpha = min(max(v-1, 0), lq.ceiling)
+				lq.w = 1 + lq.alpha
 			}
 			qs = append(qs, lq)
 		}
@@ -226,8 +239,10 @@ func (part *partition) lpQuotas(sm *supplySampler, now int64, prev, out map[int6
 // participants, each bringing scale × its rate sessions a day, and leaves
 // in each quota's w the average of its weights over the second half of the
 // rounds. Each round allocates the participants' sessions at the current
-// weights (allocate) and moves each quota's prices by the step × its
-// relative excess over its need (λ) and its shortfall from its pace (α).
+// weights (allocate) and moves each quota's price α by the step × its
+// relative shortfall from its pace, within [0, its ceiling]; a quota at its
+// ceiling whose day, repeated over its field period left, falls short of
+// its need is rejected: its price is 0 from then on.
 func solveBidPrices(qs []*lpQuota, n int, scale float64) {
 	a := newAllocation(qs, n)
 	half := bidPriceRounds / 2
@@ -235,9 +250,14 @@ func solveBidPrices(qs []*lpQuota, n int, scale float64) {
 		step := bidPriceStep / math.Sqrt(float64(t+1))
 		a.allocate(func(q *lpQuota, days float64) {
 			got := days * scale * q.use
-			q.lambda = min(max(q.lambda+step*(got-q.need)/max(got, q.need), 0), 1-minQuotaWeight)
-			q.alpha = min(max(q.alpha-step*(got-q.pace)/max(got, q.pace), 0), deliveryValue)
-			q.w = 1 + q.alpha - q.lambda
+			if q.alpha >= q.ceiling && got*q.days/q.left < q.need {
+				q.rejected = true
+			}
+			q.alpha = min(max(q.alpha-step*(got-q.pace)/max(got, q.pace), 0), q.ceiling)
+			if q.rejected {
+				q.alpha = 0
+			}
+			q.w = 1 + q.alpha
 			if t >= half {
 				q.wsum += q.w
 			}

@@ -15,8 +15,8 @@ func lpInstance(n int, sets [][]int, values, needs, lefts []float64) []*lpQuota 
 	}
 	qs := make([]*lpQuota, len(values))
 	for i := range qs {
-		q := &lpQuota{id: int64(i + 1), rates: rates, value: values[i], use: 1, need: needs[i], left: min(lefts[i], bidPriceHorizon), w: 1,
-			set: make([]uint64, (n+63)/64)}
+		q := &lpQuota{id: int64(i + 1), rates: rates, value: values[i], use: 1, need: needs[i], left: min(lefts[i], bidPriceHorizon), days: lefts[i], w: 1,
+			ceiling: deliveryValue / max(lefts[i], minDaysLeft), set: make([]uint64, (n+63)/64)}
 		q.pace = q.need * q.left / lefts[i]
 		if sets[i] == nil {
 			for p := range n {
@@ -76,34 +76,44 @@ func TestBidPricesShareSupply(t *testing.T) {
 	}
 }
 
-// TestBidPricesYield: quota 1 (payout 2) and quota 2 (payout 1) admit the
-// same 100 participants; quota 1 needs 10 sessions of the day, quota 2 its
-// whole day's pace, 60. Greedy would give quota 1 the first place of every
-// list; its price must take it below quota 2 for enough participants that
-// quota 2 gets more than it would second, and quota 1 still gets its need.
-func TestBidPricesYield(t *testing.T) {
-	qs := lpInstance(100, [][]int{nil, nil}, []float64{2, 1}, []float64{10, 60}, []float64{1, 1})
-	before := allocated(qs, 100, 1)
+// TestBidPricesReject: quotas 1 (payout 1.5), 2 (payout 1) and 3 (payout
+// 1.01) admit the same 100 participants. Quota 2 needs 50 of its last day,
+// more than the second place of every list brings (100 × 2/7) and less than
+// the first (100 × 4/7): it is priced up until it outbids quota 1. Quota 3
+// needs 500 of its last day, more than the whole panel brings: it is
+// rejected, weighs 1 and takes nothing from quota 2 (priced at its ceiling,
+// it would outbid quota 2 for every first place).
+func TestBidPricesReject(t *testing.T) {
+	qs := lpInstance(100, [][]int{nil, nil, nil}, []float64{1.5, 1, 1.01}, []float64{1000, 50, 500}, []float64{5, 1, 1})
 	solveBidPrices(qs, 100, 1)
-	if qs[0].w >= 1 || qs[1].w < 1 || qs[0].value*qs[0].w > qs[1].value*qs[1].w {
-		t.Fatalf("weights %v, %v: quota 1 should yield to quota 2", qs[0].w, qs[1].w)
-	}
-	after := allocated(qs, 100, 1)
-	if after[2] <= before[2] || after[1] < 10*0.95 {
-		t.Errorf("sessions before %v, after %v", before, after)
+	if math.Abs(qs[0].w-1) > 1e-9 || qs[1].w < 1.4 || qs[1].w > 1+deliveryValue || !qs[2].rejected || math.Abs(qs[2].w-1) > 1e-9 {
+		t.Fatalf("weights %v %v %v (rejected %v), want 1, about 1.5, 1 (rejected)", qs[0].w, qs[1].w, qs[2].w, qs[2].rejected)
 	}
 }
 
-// TestBidPricesBounds: a quota with far more supply than need is priced to
-// the least weight; one far short of its pace gets the most (1 +
-// deliveryValue); one whose day's supply (10 × 4/7) is between its pace (5:
-// 10 needed over 2 days) and its need stays at 1.
+// TestBidPricesBounds: a quota behind its pace is priced at most its
+// ceiling, deliveryValue / days left. Quota 1 (payout 1) needs 40 of its
+// last day from 100 participants it shares with quota 2 (payout 1.9, on
+// pace in second place): at most 2, it outbids quota 2 for the first
+// places. With 4 days left and the same pace, 40 a day, its ceiling (1.25)
+// does not reach quota 2's payout: second in every list, it cannot finish
+// and is rejected. No weight is below 1 or above maxQuotaWeight.
 func TestBidPricesBounds(t *testing.T) {
-	qs := lpInstance(300, [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {10}, {20, 21, 22, 23, 24, 25, 26, 27, 28, 29}},
-		[]float64{1, 1, 1}, []float64{0.01, 50, 10}, []float64{1, 1, 2})
-	solveBidPrices(qs, 300, 1)
-	if math.Abs(qs[0].w-minQuotaWeight) > 0.05 || math.Abs(qs[1].w-(1+deliveryValue)) > 0.05 || math.Abs(qs[2].w-1) > 0.05 {
-		t.Errorf("weights %v %v %v, want %v, %v, 1", qs[0].w, qs[1].w, qs[2].w, minQuotaWeight, 1+deliveryValue)
+	for _, c := range []struct {
+		need, days float64
+		lo, hi     float64
+		rejected   bool
+	}{{40, 1, 1.8, 2, false}, {160, 4, 1, 1, true}} {
+		qs := lpInstance(100, [][]int{nil, nil}, []float64{1, 1.9}, []float64{c.need, 100}, []float64{c.days, 5})
+		solveBidPrices(qs, 100, 1)
+		if q := qs[0]; q.w < c.lo-1e-9 || q.w > c.hi+1e-9 || q.rejected != c.rejected || q.w > 1+q.ceiling+1e-9 {
+			t.Errorf("%v days left: weight %v (rejected %v), want within [%v, %v] (rejected %v)", c.days, q.w, q.rejected, c.lo, c.hi, c.rejected)
+		}
+		for _, q := range qs {
+			if q.w < 1 || q.w > maxQuotaWeight {
+				t.Errorf("%v days left: quota %d weight %v out of [1, %v]", c.days, q.id, q.w, maxQuotaWeight)
+			}
+		}
 	}
 }
 
