@@ -225,6 +225,13 @@ func (db *DB) ParticipantByUser(ctx context.Context, publisherID int64, user str
 	return db.loadParticipant(ctx, `WHERE publisher_id = $1 AND user_identifier = $2`, publisherID, user)
 }
 
+// ParticipantEntries reads the entry history of participant id (the latest entry per
+// campaign), as ParticipantByID reads it.
+func (db *DB) ParticipantEntries(ctx context.Context, id int64) ([]engine.Entry, error) {
+	es, err := loadEntries(ctx, db.Pool, id)
+	return es, classify(err)
+}
+
 func (db *DB) loadParticipant(ctx context.Context, where string, args ...any) (PanelParticipant, error) {
 	p, err := scanParticipant(db.Pool.QueryRow(ctx, `SELECT `+participantColumns+` FROM participants `+where, args...))
 	if err != nil {

@@ -86,16 +86,36 @@ func (a *API) loadActive(ctx context.Context, since time.Time) (int, error) {
 	return int(n.Load()), err
 }
 
+// place puts a participant read from the database into the panel, then reads its entries
+// again: an entry committed after the first read, whose notice this process heard before
+// the participant was in its panel (Panel.RecordEntry ignores unknown participants), is
+// committed before the second read begins, so the second read holds it; a later one's
+// notice finds the participant. A participant the panel refuses is logged and skipped.
+func (a *API) place(ctx context.Context, p persistence.PanelParticipant) error {
+	if err := a.upsert(p); err != nil {
+		a.log.Warn("participant not placed in the panel", zap.Int64("participant", p.ID), zap.Error(err))
+		return nil
+	}
+	es, err := a.db.ParticipantEntries(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		a.panel.RecordEntry(p.ID, e.CampaignID, e.At)
+	}
+	return nil
+}
+
 // loadNotices loads the participants other processes announced. A database failure leaves
 // them all to the mirror's retry (loading one twice is harmless).
 func (a *API) loadNotices(ctx context.Context, ids []int64) error {
 	for _, id := range ids {
 		p, err := a.db.ParticipantByID(ctx, id)
+		if err == nil {
+			err = a.place(ctx, p)
+		}
 		switch {
 		case err == nil:
-			if err := a.upsert(p); err != nil {
-				a.log.Warn("participant notice not applied", zap.Int64("participant", id), zap.Error(err))
-			}
 		case fault.KindOf(err) == fault.KindNotFound:
 		default:
 			return err
@@ -136,11 +156,11 @@ func (a *API) lookupMisses(ctx context.Context) {
 			return
 		case m := <-a.misses:
 			p, err := a.db.ParticipantByUser(ctx, m.publisher, m.user)
+			if err == nil {
+				err = a.place(ctx, p)
+			}
 			switch {
 			case err == nil:
-				if err := a.upsert(p); err != nil {
-					a.log.Warn("panel miss not applied", zap.Error(err))
-				}
 			case fault.KindOf(err) == fault.KindNotFound, errors.Is(err, context.Canceled):
 			default:
 				a.log.Debug("panel miss lookup failed", zap.Error(err))
