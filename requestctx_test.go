@@ -15,7 +15,7 @@ import (
 
 // requestCtxPackages are the handler packages whose request handlers must not hand a
 // *fasthttp.RequestCtx to anything that takes a context.Context (internal/httpio.DBContext).
-var requestCtxPackages = []string{"./admin/...", "./supply/...", "./router/...", "./internal/pagekit/...", "./internal/openapi/..."}
+var requestCtxPackages = []string{"./admin/...", "./supply/...", "./router/...", "./internal/pagekit/...", "./internal/openapi/...", "./cmd/switchboard/app"}
 
 // TestNoRequestCtxAsContext fails when a handler passes a *fasthttp.RequestCtx where a
 // context.Context is expected (to persistence, pgx, or any function that may pass it on):

@@ -252,7 +252,9 @@ func newSnapshotLimit() *httpio.RateLimiter { return httpio.NewRateLimiter(0.2, 
 func (a *App) serveSnapshot(ctx *fasthttp.RequestCtx) {
 	want := a.snapshotAuth.Load()
 	if want == nil { // read once: the key is created on first use and never changes
-		key, err := a.DB.ServiceKey(ctx, snapshotKeyName)
+		dctx, cancel := httpio.DBContext(0)
+		key, err := a.DB.ServiceKey(dctx, snapshotKeyName)
+		cancel()
 		if err != nil {
 			a.log.Warn("snapshot key not read", zap.Error(err))
 			ctx.Error("unavailable", fasthttp.StatusServiceUnavailable)
