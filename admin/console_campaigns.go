@@ -313,6 +313,11 @@ func writeCSV(ctx *fasthttp.RequestCtx, name string, rows [][]string) {
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
 	ctx.SetContentType("text/csv; charset=utf-8")
+	for _, row := range rows {
+		for i := range row {
+			row[i] = persistence.SpreadsheetText(row[i])
+		}
+	}
 	w := csv.NewWriter(ctx)
 	_ = w.WriteAll(rows) // a write to the response buffer does not fail
 }

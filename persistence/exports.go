@@ -76,6 +76,9 @@ func (e *CSVExport) WriteCSV(out io.Writer) (int64, error) {
 		if rec, err = e.row(e.rows, rec[:0]); err != nil {
 			return n, err
 		}
+		for i := range rec {
+			rec[i] = SpreadsheetText(rec[i])
+		}
 		if err := w.Write(rec); err != nil {
 			return n, err
 		}
@@ -86,6 +89,26 @@ func (e *CSVExport) WriteCSV(out io.Writer) (int64, error) {
 	}
 	w.Flush()
 	return n, w.Error()
+}
+
+// SpreadsheetText returns a CSV field so that a spreadsheet shows it as text: a field that
+// begins with =, +, -, @, a tab or a carriage return and is not a number gets a leading
+// apostrophe. Exports carry text from outside (participants' answers, names), which a
+// spreadsheet would otherwise run as a formula (CSV injection). Other fields are returned
+// unchanged, without allocating.
+func SpreadsheetText(field string) string {
+	if field == "" {
+		return field
+	}
+	switch field[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+	default:
+		return field
+	}
+	if _, err := strconv.ParseFloat(field, 64); err == nil {
+		return field
+	}
+	return "'" + field
 }
 
 // writeLines writes the rows of a line export after the header w holds.

@@ -76,3 +76,24 @@ func TestAnswerFormatter(t *testing.T) {
 		}
 	}
 }
+
+func TestSpreadsheetText(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   "",
+		"plain":              "plain",
+		"=1+1":               "'=1+1",
+		"+cmd|' /C calc'!A0": "'+cmd|' /C calc'!A0",
+		"@SUM(A1)":           "'@SUM(A1)",
+		"-2+3":               "'-2+3",
+		"\tx":                "'\tx",
+		"\rx":                "'\rx",
+		"-12.5000":           "-12.5000",
+		"+3":                 "+3",
+		"94105":              "94105",
+		"a=b":                "a=b",
+	} {
+		if got := SpreadsheetText(in); got != want {
+			t.Errorf("SpreadsheetText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -71,6 +71,16 @@ func TestConsoleCampaignListHTTP(t *testing.T) {
 		rows[1][2] != "active" || rows[1][3] != "en-US" || rows[1][9] != "100" || rows[1][12] != "0.0000" || rows[1][13] != "cpi_x_completes" {
 		t.Fatalf("export %q", rows)
 	}
+
+	// A name a spreadsheet would run as a formula is exported as text.
+	w.campaign(`=HYPERLINK("https://evil.example","formula")`)
+	export = c.do("GET", "/console/campaigns.csv?q=formula", nil, nil).Expect(t, http.StatusOK)
+	if rows, err = csv.NewReader(strings.NewReader(string(export.Body))).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1][1] != `'=HYPERLINK("https://evil.example","formula")` {
+		t.Fatalf("export of a formula-like name %q", rows)
+	}
 }
 
 // TestConsoleCampaignTargetingHTTP: a campaign's page says its quotas' conditions in words
