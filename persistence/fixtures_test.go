@@ -14,8 +14,14 @@ import (
 // migratedDB opens a fresh database of the test cluster, migrated, closed when t ends.
 func migratedDB(t testing.TB) *persistence.DB {
 	t.Helper()
+	return migratedAt(t, pgtest.URL(t))
+}
+
+// migratedAt opens the database at url, migrated, closed when t ends.
+func migratedAt(t testing.TB, url string) *persistence.DB {
+	t.Helper()
 	ctx := context.Background()
-	db, err := persistence.Open(ctx, pgtest.URL(t), nil)
+	db, err := persistence.Open(ctx, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,13 +107,5 @@ func durableDB(t *testing.T) *persistence.DB {
 	if err := c.CreateDatabase(ctx, "ledger_ab", ""); err != nil {
 		t.Fatal(err)
 	}
-	db, err := persistence.Open(ctx, c.URL("ledger_ab"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return migratedAt(t, c.URL("ledger_ab"))
 }
