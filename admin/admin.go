@@ -16,7 +16,6 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/valyala/fasthttp"
 
-	"github.com/dgraph-io/ristretto/v2"
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/httpio"
@@ -24,9 +23,31 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
-// Deps is what the buyer interface needs from the process.
+// Deps is what the buyer interface needs from the process. The stores are what each part
+// of the interface reads and writes (the interfaces are declared beside their users; each is
+// a part of one persistence store).
 type Deps struct {
-	DB          *persistence.DB
+	Buyers      buyerAuthenticator // every route's and the console's sign-in
+	Suppliers   supplierList
+	Accounts    accountStore
+	Publishers  publisherList
+	Sessions    sessionStore // console sign-ins
+	Campaigns   campaignStore
+	Quotas      quotaStore
+	Screeners   screenerStore
+	Catalog     questionCatalog
+	Feasibility feasibilityInputs
+	Results     resultStore
+	Activity    campaignActivity
+	Market      marketStats
+	Quality     qualityBlocks
+	Processes   processList
+	Deliveries  deliveryLog
+	Postbacks   postbackQueue
+	Ledger      statementLedger
+	Idempotency idempotencyStore
+	Tx          transactor
+
 	Log         *zap.Logger
 	Environment string              // the deployment's environment; other tokens get 401
 	PublicURL   string              // base of URLs handed out
@@ -60,7 +81,7 @@ type Outcomes interface {
 }
 
 // outcome adapts an Outcomes method to a route.
-func (a *API) outcome(fn func(context.Context, persistence.Buyer, int64, []byte) (any, error)) handler {
+func outcome(fn func(context.Context, persistence.Buyer, int64, []byte) (any, error)) handler {
 	return func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 		id, err := pathID(ctx, "id")
 		if err != nil {
@@ -75,11 +96,21 @@ func (a *API) outcome(fn func(context.Context, persistence.Buyer, int64, []byte)
 	}
 }
 
-// API is the buyer interface.
+// API is the buyer interface: one handler type per resource family, each holding only
+// what it uses, behind the one gate (auth.go) of every route. The console's pages
+// (console.go) call the same families.
 type API struct {
-	d       Deps
-	auth    *ristretto.Cache[string, cachedBuyer]
-	exports *httpio.CSVStreams // the CSV exports being streamed (maxExports)
+	gate        *gate
+	lookups     *lookupAPI
+	campaigns   *campaignAPI
+	quotas      *quotaAPI
+	screeners   *screenerAPI
+	feasibility *feasibilityAPI
+	accounts    *accountAPI
+	insights    *insightsAPI
+	statements  *statementAPI
+	outcomes    Outcomes
+	pages       consoleSite
 }
 
 // New returns the buyer interface.
@@ -90,15 +121,21 @@ func New(d Deps) *API {
 	if d.Outcomes == nil {
 		d.Outcomes = noOutcomes{}
 	}
-	cache, err := ristretto.NewCache(&ristretto.Config[string, cachedBuyer]{
-		NumCounters: 100_000,
-		MaxCost:     10_000,
-		BufferItems: 64,
-	})
-	if err != nil {
-		panic("admin: auth cache: " + err.Error()) // only on an invalid static configuration
+	exports := httpio.NewCSVStreams(maxExports, d.Log) // shared: maxExports bounds them all
+	a := &API{
+		gate:        newGate(d),
+		lookups:     &lookupAPI{catalog: d.Catalog, partners: d.Suppliers, env: d.Environment},
+		campaigns:   &campaignAPI{store: d.Campaigns, env: d.Environment, outcomes: d.Outcomes},
+		quotas:      &quotaAPI{store: d.Quotas},
+		screeners:   &screenerAPI{store: d.Screeners},
+		feasibility: &feasibilityAPI{catalog: d.Feasibility, panel: d.Panel},
+		accounts:    &accountAPI{store: d.Accounts, deliveries: d.Deliveries, webhooks: d.Webhooks},
+		insights:    &insightsAPI{store: d.Results, publicURL: d.PublicURL, exports: exports},
+		statements:  &statementAPI{ledger: d.Ledger, exports: exports},
+		outcomes:    d.Outcomes,
 	}
-	return &API{d: d, auth: cache, exports: httpio.NewCSVStreams(maxExports, d.Log)}
+	a.pages = newConsoleSite(d, a)
+	return a
 }
 
 // Prefix is the path prefix of every route of the buyer interface.
@@ -130,55 +167,55 @@ func (r Route) Writes() bool {
 // Routes lists every route of the interface (/api/v1, then /insights_api), in
 // documentation order.
 func (a *API) Routes() []Route {
-	return append(a.apiRoutes(), a.insightsRoutes()...)
+	return append(a.apiRoutes(), a.insights.insightsRoutes()...)
 }
 
 func (a *API) apiRoutes() []Route {
 	r := func(method, path string, h handler) Route { return Route{Method: method, Pattern: Prefix + path, h: h} }
 	return []Route{
-		r("GET", "/country_languages", a.countryLanguages),
-		r("GET", "/qualifications", a.qualifications),
-		r("GET", "/qualifications/{question_id}", a.qualification),
-		r("GET", "/suppliers", a.suppliers),
+		r("GET", "/country_languages", a.lookups.countryLanguages),
+		r("GET", "/qualifications", a.lookups.qualifications),
+		r("GET", "/qualifications/{question_id}", a.lookups.qualification),
+		r("GET", "/suppliers", a.lookups.suppliers),
 
-		r("GET", "/campaigns", a.listCampaigns),
-		r("POST", "/campaigns", a.idempotent(a.createCampaign)),
-		r("GET", "/campaigns/{id}", a.showCampaign),
-		r("PUT", "/campaigns/{id}", a.updateCampaign),
-		r("GET", "/campaigns/{id}/redirect_test", a.outcome(a.d.Outcomes.RedirectTest)),
-		r("POST", "/campaigns/{id}/reject_completes", a.outcome(a.d.Outcomes.RejectCompletes)),
-		r("POST", "/campaigns/{id}/reconcile", a.outcome(a.d.Outcomes.Reconcile)),
-		r("GET", "/campaigns/{id}/feasibility", a.campaignFeasibility),
-		r("POST", "/campaigns/realtime_feasibility", a.realtimeFeasibility),
-		r("POST", "/campaigns/{id}/campaign_exclusions", a.excludeFromCampaign),
-		{Method: "POST", Pattern: Prefix + "/campaigns/{id}/export_demographics", h: a.exportDemographics, CSV: true},
+		r("GET", "/campaigns", a.campaigns.listCampaigns),
+		r("POST", "/campaigns", a.gate.idempotent(a.campaigns.createCampaign)),
+		r("GET", "/campaigns/{id}", a.campaigns.showCampaign),
+		r("PUT", "/campaigns/{id}", a.campaigns.updateCampaign),
+		r("GET", "/campaigns/{id}/redirect_test", outcome(a.outcomes.RedirectTest)),
+		r("POST", "/campaigns/{id}/reject_completes", outcome(a.outcomes.RejectCompletes)),
+		r("POST", "/campaigns/{id}/reconcile", outcome(a.outcomes.Reconcile)),
+		r("GET", "/campaigns/{id}/feasibility", a.feasibility.campaignFeasibility),
+		r("POST", "/campaigns/realtime_feasibility", a.feasibility.realtimeFeasibility),
+		r("POST", "/campaigns/{id}/campaign_exclusions", a.campaigns.excludeFromCampaign),
+		{Method: "POST", Pattern: Prefix + "/campaigns/{id}/export_demographics", h: a.insights.exportDemographics, CSV: true},
 
-		r("POST", "/campaigns/{id}/campaign_quotas", a.idempotent(a.createQuota)),
-		r("GET", "/campaigns/{id}/campaign_quotas/{quota_id}", a.showQuota),
-		r("PUT", "/campaigns/{id}/campaign_quotas/{quota_id}", a.updateQuota),
-		r("DELETE", "/campaigns/{id}/campaign_quotas/{quota_id}", a.deleteQuota),
-		r("GET", "/campaigns/{id}/campaign_quotas/{quota_id}/feasibility", a.quotaFeasibility),
+		r("POST", "/campaigns/{id}/campaign_quotas", a.gate.idempotent(a.quotas.createQuota)),
+		r("GET", "/campaigns/{id}/campaign_quotas/{quota_id}", a.quotas.showQuota),
+		r("PUT", "/campaigns/{id}/campaign_quotas/{quota_id}", a.quotas.updateQuota),
+		r("DELETE", "/campaigns/{id}/campaign_quotas/{quota_id}", a.quotas.deleteQuota),
+		r("GET", "/campaigns/{id}/campaign_quotas/{quota_id}/feasibility", a.feasibility.quotaFeasibility),
 
-		r("POST", "/campaigns/{id}/campaign_retargets", a.addRetargets),
-		r("DELETE", "/campaigns/{id}/campaign_retargets", a.removeRetargets),
+		r("POST", "/campaigns/{id}/campaign_retargets", a.campaigns.addRetargets),
+		r("DELETE", "/campaigns/{id}/campaign_retargets", a.campaigns.removeRetargets),
 
-		r("POST", "/campaign_relationships", a.createRelationship),
-		r("DELETE", "/campaign_relationships/{id}", a.deleteRelationship),
+		r("POST", "/campaign_relationships", a.campaigns.createRelationship),
+		r("DELETE", "/campaign_relationships/{id}", a.campaigns.deleteRelationship),
 
-		r("POST", "/custom_qualifications", a.createCustomQualification),
-		r("POST", "/custom_qualifications/{question_id}/custom_qualification_answers", a.createCustomAnswer),
-		r("POST", "/campaigns/{id}/campaign_qualifications", a.attachCustomQualification),
-		r("PUT", "/campaigns/{id}/campaign_qualifications/{qualification_id}", a.updateCustomQualification),
-		r("DELETE", "/campaigns/{id}/campaign_qualifications/{qualification_id}", a.detachCustomQualification),
+		r("POST", "/custom_qualifications", a.screeners.createCustomQualification),
+		r("POST", "/custom_qualifications/{question_id}/custom_qualification_answers", a.screeners.createCustomAnswer),
+		r("POST", "/campaigns/{id}/campaign_qualifications", a.screeners.attachCustomQualification),
+		r("PUT", "/campaigns/{id}/campaign_qualifications/{qualification_id}", a.screeners.updateCustomQualification),
+		r("DELETE", "/campaigns/{id}/campaign_qualifications/{qualification_id}", a.screeners.detachCustomQualification),
 
-		r("POST", "/adhoc_accounts", a.createAdhocAccount),
+		r("POST", "/adhoc_accounts", a.accounts.createAdhocAccount),
 
-		r("GET", "/webhook", a.showWebhook),
-		r("PUT", "/webhook", a.setWebhook),
-		r("GET", "/webhook/deliveries", a.webhookDeliveries),
-		r("POST", "/webhook/test", a.testWebhook),
+		r("GET", "/webhook", a.accounts.showWebhook),
+		r("PUT", "/webhook", a.accounts.setWebhook),
+		r("GET", "/webhook/deliveries", a.accounts.webhookDeliveries),
+		r("POST", "/webhook/test", a.accounts.testWebhook),
 
-		{Method: "GET", Pattern: Prefix + "/statements", h: a.statement, CSV: true}, // statements.go
+		{Method: "GET", Pattern: Prefix + "/statements", h: a.statements.statement, CSV: true}, // statements.go
 	}
 }
 
@@ -190,9 +227,9 @@ func (a *API) Register(mux *httpio.Mux) {
 			h = writeRoute(r, h)
 		}
 		if r.CSV {
-			mux.Handle(r.Method, r.Pattern, a.wrapCSV(h))
+			mux.Handle(r.Method, r.Pattern, a.gate.wrapCSV(h))
 		} else {
-			mux.Handle(r.Method, r.Pattern, a.wrap(h))
+			mux.Handle(r.Method, r.Pattern, a.gate.wrap(h))
 		}
 	}
 }

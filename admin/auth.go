@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dgraph-io/ristretto/v2"
 	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
@@ -23,6 +25,37 @@ type cachedBuyer struct {
 	email string
 }
 
+// buyerAuthenticator checks a buyer's e-mail and API token (persistence AccountStore).
+type buyerAuthenticator interface {
+	AuthenticateBuyer(ctx context.Context, email, token, env string) (persistence.Buyer, error)
+}
+
+// gate is the one door of every /api/v1 and /insights_api route (wrap): content
+// negotiation, credentials, limits, authentication, and the one error answer (fail).
+type gate struct {
+	buyers       buyerAuthenticator
+	once         idempotencyStore // idempotent creates (idempotency.go)
+	env          string
+	limiter      *httpio.RateLimiter
+	authFailures *httpio.AuthFailures
+	log          *zap.Logger
+	auth         *ristretto.Cache[string, cachedBuyer]
+}
+
+// newGate returns the gate of d's buyers.
+func newGate(d Deps) *gate {
+	cache, err := ristretto.NewCache(&ristretto.Config[string, cachedBuyer]{
+		NumCounters: 100_000,
+		MaxCost:     10_000,
+		BufferItems: 64,
+	})
+	if err != nil {
+		panic("admin: auth cache: " + err.Error()) // only on an invalid static configuration
+	}
+	return &gate{buyers: d.Buyers, once: d.Idempotency, env: d.Environment, limiter: d.Limiter,
+		authFailures: d.AuthFailures, log: d.Log, auth: cache}
+}
+
 // handler is a route's logic: it runs for an authenticated buyer and either writes its
 // answer or returns an error that wrap writes.
 type handler func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error
@@ -31,12 +64,12 @@ type handler func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error
 // limit of failed authentications (429, only for credentials not already known good), the
 // per-token rate limit (429) and authentication (401), then runs h and writes its error, if
 // any.
-func (a *API) wrap(h handler) fasthttp.RequestHandler {
+func (a *gate) wrap(h handler) fasthttp.RequestHandler {
 	return a.wrapFor(httpio.AcceptsJSON, "the Accept header must admit application/json", h)
 }
 
 // wrapFor is wrap with the content negotiation of accepts, refused with refusal.
-func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h handler) fasthttp.RequestHandler {
+func (a *gate) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h handler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if !accepts(ctx) {
 			httpio.WriteMessage(ctx, httpio.StyleMessage, fasthttp.StatusNotAcceptable, refusal)
@@ -45,7 +78,7 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 		now := time.Now()
 		email, token, ok := httpio.BasicAuth(ctx)
 		if !ok {
-			a.fail(ctx, a.d.AuthFailures.Failed(ctx, now,
+			a.fail(ctx, a.authFailures.Failed(ctx, now,
 				fault.Unauthorized("missing or malformed credentials: use Basic auth with email:api_token")))
 			return
 		}
@@ -54,12 +87,12 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 		// Credentials authenticated a moment ago pass; others cost a database look-up, which
 		// a client that keeps failing no longer gets.
 		if !known {
-			if err := a.d.AuthFailures.Refuse(ctx, now); err != nil {
+			if err := a.authFailures.Refuse(ctx, now); err != nil {
 				a.fail(ctx, err)
 				return
 			}
 		}
-		if allowed, wait := a.d.Limiter.Allow(key, now); !allowed {
+		if allowed, wait := a.limiter.Allow(key, now); !allowed {
 			httpio.SetRetryAfter(ctx, wait)
 			a.fail(ctx, fault.RateLimited())
 			return
@@ -73,7 +106,7 @@ func (a *API) wrapFor(accepts func(*fasthttp.RequestCtx) bool, refusal string, h
 			var err error
 			if b, err = a.authenticate(ctx, email, token, key); err != nil {
 				if f := fault.As(err); f != nil && f.Kind == fault.KindUnauthorized {
-					a.d.AuthFailures.Fail(ctx, now)
+					a.authFailures.Fail(ctx, now)
 				}
 				a.fail(ctx, err)
 				return
@@ -97,13 +130,13 @@ func writeRoute(r Route, h handler) handler {
 	}
 }
 
-func (a *API) fail(ctx *fasthttp.RequestCtx, err error) {
-	httpio.WriteError(ctx, a.d.Log, httpio.StyleMessage, err)
+func (a *gate) fail(ctx *fasthttp.RequestCtx, err error) {
+	httpio.WriteError(ctx, a.log, httpio.StyleMessage, err)
 }
 
 // cached returns the buyer of a token that authenticated within authTTL with the same
 // e-mail, without the database.
-func (a *API) cached(email string, key [32]byte) (persistence.Buyer, bool) {
+func (a *gate) cached(email string, key [32]byte) (persistence.Buyer, bool) {
 	if c, ok := a.auth.Get(string(key[:])); ok && subtle.ConstantTimeCompare([]byte(c.email), []byte(strings.ToLower(email))) == 1 {
 		return c.buyer, true
 	}
@@ -112,9 +145,9 @@ func (a *API) cached(email string, key [32]byte) (persistence.Buyer, bool) {
 
 // authenticate checks email and token against the database and remembers a success for
 // authTTL.
-func (a *API) authenticate(ctx *fasthttp.RequestCtx, email, token string, key [32]byte) (persistence.Buyer, error) {
+func (a *gate) authenticate(ctx *fasthttp.RequestCtx, email, token string, key [32]byte) (persistence.Buyer, error) {
 	email = strings.ToLower(email)
-	b, err := a.d.DB.AuthenticateBuyer(dbContext(ctx), email, token, a.d.Environment)
+	b, err := a.buyers.AuthenticateBuyer(dbContext(ctx), email, token, a.env)
 	if err != nil {
 		return persistence.Buyer{}, err
 	}

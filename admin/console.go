@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"embed"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
+	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/pagekit"
@@ -81,6 +83,56 @@ func init() {
 	}
 }
 
+// sessionStore signs operators in and keeps console sessions (persistence OperatorStore).
+type sessionStore interface {
+	AuthenticateOperator(ctx context.Context, token string) (persistence.Operator, error)
+	CreateConsoleSession(ctx context.Context, who persistence.ConsoleSignIn, ttl time.Duration) (string, time.Time, error)
+	ConsoleSessionOf(ctx context.Context, id string) (persistence.ConsoleSession, error)
+	EndConsoleSession(ctx context.Context, id string) error
+}
+
+// console is what every console page shares: sign-in and sessions, the CSRF values, the
+// layout and the one error page (consoleFail). The page types (consoleSite) embed it.
+type console struct {
+	buyers       buyerAuthenticator
+	sessions     sessionStore
+	log          *zap.Logger
+	env          string
+	publicURL    string
+	key          *entrytoken.Key
+	ttl          time.Duration
+	authFailures *httpio.AuthFailures
+}
+
+// consoleSite is the console's pages by family; each holds what it uses, and the
+// buyer interface's families where it acts through them.
+type consoleSite struct {
+	*console
+	campaigns  *campaignPages
+	workspace  *workspacePages
+	operator   *operatorPages
+	statements *statementPages
+	webhook    *webhookPages
+}
+
+// newConsoleSite returns the console of d, acting through the families of a.
+func newConsoleSite(d Deps, a *API) consoleSite {
+	c := &console{buyers: d.Buyers, sessions: d.Sessions, log: d.Log, env: d.Environment, publicURL: d.PublicURL,
+		key: d.Key, ttl: d.ConsoleTTL, authFailures: d.AuthFailures}
+	return consoleSite{
+		console: c,
+		campaigns: &campaignPages{console: c, store: d.Campaigns, catalog: d.Catalog, activity: d.Activity,
+			suppliers: d.Suppliers, env: d.Environment, campaigns: a.campaigns, quotas: a.quotas},
+		workspace: &workspacePages{console: c, store: d.Campaigns, screenerStore: d.Screeners, catalog: d.Catalog,
+			suppliers: d.Suppliers, tx: d.Tx, env: d.Environment, campaigns: a.campaigns, quotas: a.quotas,
+			screeners: a.screeners, feasibility: a.feasibility},
+		operator: &operatorPages{console: c, publishers: d.Publishers, market: d.Market, quality: d.Quality,
+			heartbeats: d.Processes, postbacks: d.Postbacks, engineStatus: d.EngineStatus},
+		statements: &statementPages{console: c, ledger: d.Ledger},
+		webhook:    &webhookPages{console: c, store: d.Accounts, deliveries: d.Deliveries, accounts: a.accounts},
+	}
+}
+
 // consoleBase is what the console layout reads.
 type consoleBase struct {
 	Title    string
@@ -96,15 +148,15 @@ type consoleBase struct {
 }
 
 // render writes console page name (data embeds consoleBase) with status and the console's security headers.
-func (a *API) render(ctx *fasthttp.RequestCtx, status int, name string, data any) {
+func (a *console) render(ctx *fasthttp.RequestCtx, status int, name string, data any) {
 	var buf bytes.Buffer
 	t := consolePages[name]
 	if t == nil {
-		a.d.Log.Error("unknown console template", zap.String("page", name))
+		a.log.Error("unknown console template", zap.String("page", name))
 		status = fasthttp.StatusInternalServerError
 		buf.WriteString("internal error")
 	} else if err := t.ExecuteTemplate(&buf, "layout.html", data); err != nil {
-		a.d.Log.Error("console template failed", zap.String("page", name), zap.Error(err))
+		a.log.Error("console template failed", zap.String("page", name), zap.Error(err))
 		status = fasthttp.StatusInternalServerError
 		buf.Reset()
 		buf.WriteString("internal error")
@@ -131,14 +183,14 @@ type consoleMessage struct {
 	Heading, Body string
 }
 
-func (a *API) message(ctx *fasthttp.RequestCtx, status int, heading, body string) {
+func (a *console) message(ctx *fasthttp.RequestCtx, status int, heading, body string) {
 	a.render(ctx, status, "message", &consoleMessage{consoleBase: consoleBase{Title: heading}, Heading: heading, Body: body})
 }
 
 // consoleFail answers err on a console page: sign-in again for an ended session, a page
 // naming the problem for what the user can act on, the busy page when the database is
 // unavailable (httpio.MarkUnavailable), else the failure page (cause logged).
-func (a *API) consoleFail(ctx *fasthttp.RequestCtx, signIn string, err error) {
+func (a *console) consoleFail(ctx *fasthttp.RequestCtx, signIn string, err error) {
 	f := fault.As(err)
 	kind := fault.KindOf(err)
 	switch {
@@ -155,23 +207,23 @@ func (a *API) consoleFail(ctx *fasthttp.RequestCtx, signIn string, err error) {
 		httpio.MarkUnavailable(ctx, err)
 		a.message(ctx, fasthttp.StatusServiceUnavailable, "Unavailable", "The service is busy. Try again in a moment.")
 	default:
-		a.d.Log.Error("console page failed", zap.ByteString("path", ctx.Path()), zap.Error(err))
+		a.log.Error("console page failed", zap.ByteString("path", ctx.Path()), zap.Error(err))
 		a.message(ctx, fasthttp.StatusInternalServerError, "Something went wrong", "Try again in a moment.")
 	}
 }
 
-func (a *API) seeOther(ctx *fasthttp.RequestCtx, location string) {
+func (a *console) seeOther(ctx *fasthttp.RequestCtx, location string) {
 	pagekit.SetHeaders(ctx, consoleCSP)
 	ctx.Response.Header.Set("Location", location)
 	ctx.SetStatusCode(fasthttp.StatusSeeOther)
 }
 
 // secureCookies reports whether cookies must be Secure: the public URL is https.
-func (a *API) secureCookies() bool { return strings.HasPrefix(a.d.PublicURL, "https://") }
+func (a *console) secureCookies() bool { return strings.HasPrefix(a.publicURL, "https://") }
 
 // setCookie sets a console cookie: HttpOnly, SameSite=Lax, Secure under https, scoped to
 // /console, expiring at expires (zero: deleted).
-func (a *API) setCookie(ctx *fasthttp.RequestCtx, name, value string, expires time.Time) {
+func (a *console) setCookie(ctx *fasthttp.RequestCtx, name, value string, expires time.Time) {
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
 	c.SetKey(name)
@@ -222,7 +274,7 @@ type consoleHandler func(ctx *fasthttp.RequestCtx, s *consoleSession) error
 // operator), else the browser is sent to signIn; a post must carry the session's CSRF
 // value and come from this site, and a read-only session (a read token, a viewer) posts
 // nothing (403 otherwise): the one place that keeps such sessions from changing anything.
-func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.RequestHandler {
+func (a *console) page(operator bool, signIn string, h consoleHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		dbc, cancel := httpio.DBContext(requestTimeout)
 		defer cancel()
@@ -232,7 +284,7 @@ func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.Requ
 			a.seeOther(ctx, signIn)
 			return
 		}
-		s, err := a.d.DB.ConsoleSessionOf(dbc, id)
+		s, err := a.sessions.ConsoleSessionOf(dbc, id)
 		if err == nil && (operator && s.Operator.ID == 0 || !operator && s.Buyer.ID == 0) {
 			err = fault.Unauthorized("wrong kind of session")
 		}
@@ -241,7 +293,7 @@ func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.Requ
 			return
 		}
 		cs := &consoleSession{id: id, ConsoleSession: s, csrf: a.csrf(formConsole, id)}
-		if ctx.IsPost() && !pagekit.CheckPost(ctx, a.d.Key, formConsole, id, a.d.PublicURL) {
+		if ctx.IsPost() && !pagekit.CheckPost(ctx, a.key, formConsole, id, a.publicURL) {
 			a.message(ctx, fasthttp.StatusForbidden, "This form has expired", "Go back, reload the page and try again.")
 			return
 		}
@@ -256,13 +308,13 @@ func (a *API) page(operator bool, signIn string, h consoleHandler) fasthttp.Requ
 }
 
 // refuseReadOnly answers what a read-only session may not do (403).
-func (a *API) refuseReadOnly(ctx *fasthttp.RequestCtx) {
+func (a *console) refuseReadOnly(ctx *fasthttp.RequestCtx) {
 	a.message(ctx, fasthttp.StatusForbidden, "This session is read-only",
 		"You signed in with a read token or as a viewer: the console shows, and changes nothing.")
 }
 
 // csrf is the CSRF value of form for value (a session id, or the sign-in cookie).
-func (a *API) csrf(form, value string) string { return pagekit.CSRF(a.d.Key, form, value) }
+func (a *console) csrf(form, value string) string { return pagekit.CSRF(a.key, form, value) }
 
 // base is the layout data of a signed-in page.
 func (s *consoleSession) base(title string) consoleBase {
@@ -273,31 +325,32 @@ func (s *consoleSession) base(title string) consoleBase {
 // RegisterConsole mounts the web console under /console. Without Deps.Key (which signs
 // its CSRF values) it mounts nothing.
 func (a *API) RegisterConsole(mux *httpio.Mux) {
-	if a.d.Key == nil {
+	c := a.pages
+	if c.key == nil {
 		return
 	}
 	p := ConsolePrefix
-	mux.Handle("GET", p, func(ctx *fasthttp.RequestCtx) { a.seeOther(ctx, p+"/campaigns") })
-	mux.Handle("GET", p+"/style.css", a.consoleCSS)
-	mux.Handle("GET", p+"/sign-in", a.signInForm(false))
-	mux.Handle("POST", p+"/sign-in", a.signIn(false))
-	mux.Handle("POST", p+"/sign-out", a.signOut)
-	buyer := func(h consoleHandler) fasthttp.RequestHandler { return a.page(false, p+"/sign-in", h) }
-	mux.Handle("GET", p+"/campaigns", buyer(a.consoleCampaigns))
-	mux.Handle("GET", p+"/campaigns.csv", buyer(a.consoleCampaignsCSV))
-	mux.Handle("GET", p+"/campaigns/{id}", buyer(a.consoleCampaign))
-	mux.Handle("GET", p+"/campaigns/{id}/completes.csv", buyer(a.consoleCompletesCSV))
-	mux.Handle("GET", p+"/campaigns/{id}/outcomes.csv", buyer(a.consoleOutcomesCSV))
-	mux.Handle("POST", p+"/campaigns/{id}/status", buyer(a.consoleStatus))
-	mux.Handle("POST", p+"/campaigns/{id}/quotas/{quota_id}", buyer(a.consoleQuota))
-	a.registerConsoleWebhook(mux, buyer)
-	a.registerConsoleForms(mux, buyer)
-	a.registerConsoleStatements(mux, buyer) // console_statements.go
-	a.registerOperator(mux)
+	mux.Handle("GET", p, func(ctx *fasthttp.RequestCtx) { c.seeOther(ctx, p+"/campaigns") })
+	mux.Handle("GET", p+"/style.css", c.consoleCSS)
+	mux.Handle("GET", p+"/sign-in", c.signInForm(false))
+	mux.Handle("POST", p+"/sign-in", c.signIn(false))
+	mux.Handle("POST", p+"/sign-out", c.signOut)
+	buyer := func(h consoleHandler) fasthttp.RequestHandler { return c.page(false, p+"/sign-in", h) }
+	mux.Handle("GET", p+"/campaigns", buyer(c.campaigns.consoleCampaigns))
+	mux.Handle("GET", p+"/campaigns.csv", buyer(c.campaigns.consoleCampaignsCSV))
+	mux.Handle("GET", p+"/campaigns/{id}", buyer(c.campaigns.consoleCampaign))
+	mux.Handle("GET", p+"/campaigns/{id}/completes.csv", buyer(c.campaigns.consoleCompletesCSV))
+	mux.Handle("GET", p+"/campaigns/{id}/outcomes.csv", buyer(c.campaigns.consoleOutcomesCSV))
+	mux.Handle("POST", p+"/campaigns/{id}/status", buyer(c.campaigns.consoleStatus))
+	mux.Handle("POST", p+"/campaigns/{id}/quotas/{quota_id}", buyer(c.campaigns.consoleQuota))
+	c.webhook.registerConsoleWebhook(mux, buyer)
+	c.workspace.registerConsoleForms(mux, buyer)
+	c.statements.registerConsoleStatements(mux, buyer) // console_statements.go
+	c.operator.registerOperator(mux)
 }
 
 // consoleCSS serves the console's stylesheet: the hosted pages' one and the console's.
-func (a *API) consoleCSS(ctx *fasthttp.RequestCtx) {
+func (a *console) consoleCSS(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
 	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
 	ctx.SetContentType("text/css; charset=utf-8")
@@ -313,13 +366,13 @@ type signInPage struct {
 }
 
 // signInForm shows the sign-in form with a CSRF value bound to a fresh sign-in cookie.
-func (a *API) signInForm(operator bool) fasthttp.RequestHandler {
+func (a *console) signInForm(operator bool) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		a.renderSignIn(ctx, fasthttp.StatusOK, operator, "", nil)
 	}
 }
 
-func (a *API) renderSignIn(ctx *fasthttp.RequestCtx, status int, operator bool, email string, errs []pagekit.FieldError) {
+func (a *console) renderSignIn(ctx *fasthttp.RequestCtx, status int, operator bool, email string, errs []pagekit.FieldError) {
 	v := randomValue()
 	a.setCookie(ctx, signInCookie, v, time.Now().Add(time.Hour))
 	title, action := "Sign in", ConsolePrefix+"/sign-in"
@@ -333,15 +386,15 @@ func (a *API) renderSignIn(ctx *fasthttp.RequestCtx, status int, operator bool, 
 // signIn checks the credentials posted (a buyer's e-mail and API token through the API's own
 // check, or an operator token), under the per-address limit of failed authentications, and
 // opens a session.
-func (a *API) signIn(operator bool) fasthttp.RequestHandler {
+func (a *console) signIn(operator bool) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		pre := string(ctx.Request.Header.Cookie(signInCookie))
-		if pre == "" || !pagekit.CheckPost(ctx, a.d.Key, formSignIn, pre, a.d.PublicURL) {
+		if pre == "" || !pagekit.CheckPost(ctx, a.key, formSignIn, pre, a.publicURL) {
 			a.message(ctx, fasthttp.StatusForbidden, "This form has expired", "Go back, reload the page and try again.")
 			return
 		}
 		now := time.Now()
-		if err := a.d.AuthFailures.Refuse(ctx, now); err != nil {
+		if err := a.authFailures.Refuse(ctx, now); err != nil {
 			a.consoleFail(ctx, "", err)
 			return
 		}
@@ -355,15 +408,15 @@ func (a *API) signIn(operator bool) fasthttp.RequestHandler {
 			err = fault.Unauthorized("no token")
 		} else if operator {
 			var o persistence.Operator
-			o, err = a.d.DB.AuthenticateOperator(dbc, token)
+			o, err = a.sessions.AuthenticateOperator(dbc, token)
 			who.OperatorID = o.ID
 		} else {
 			var b persistence.Buyer
-			b, err = a.d.DB.AuthenticateBuyer(dbc, strings.ToLower(email), token, a.d.Environment)
+			b, err = a.buyers.AuthenticateBuyer(dbc, strings.ToLower(email), token, a.env)
 			who = persistence.ConsoleSignIn{BuyerID: b.ID, BuyerToken: token}
 		}
 		if fault.KindOf(err) == fault.KindUnauthorized {
-			a.d.AuthFailures.Fail(ctx, now)
+			a.authFailures.Fail(ctx, now)
 			msg := "The e-mail address or the API token is wrong."
 			if operator {
 				msg = "The operator token is wrong."
@@ -375,11 +428,11 @@ func (a *API) signIn(operator bool) fasthttp.RequestHandler {
 			a.consoleFail(ctx, "", err)
 			return
 		}
-		ttl := a.d.ConsoleTTL
+		ttl := a.ttl
 		if ttl <= 0 {
 			ttl = defaultConsoleTTL
 		}
-		id, expires, err := a.d.DB.CreateConsoleSession(dbc, who, ttl)
+		id, expires, err := a.sessions.CreateConsoleSession(dbc, who, ttl)
 		if err != nil {
 			a.consoleFail(ctx, "", err)
 			return
@@ -396,15 +449,15 @@ func (a *API) signIn(operator bool) fasthttp.RequestHandler {
 
 // signOut ends the session of the cookie (its CSRF value required), clears the cookie and
 // shows the sign-in form of the view signed out of.
-func (a *API) signOut(ctx *fasthttp.RequestCtx) {
+func (a *console) signOut(ctx *fasthttp.RequestCtx) {
 	id := string(ctx.Request.Header.Cookie(sessionCookie))
-	if id == "" || !pagekit.CheckPost(ctx, a.d.Key, formConsole, id, a.d.PublicURL) {
+	if id == "" || !pagekit.CheckPost(ctx, a.key, formConsole, id, a.publicURL) {
 		a.message(ctx, fasthttp.StatusForbidden, "This form has expired", "Go back, reload the page and try again.")
 		return
 	}
 	dbc, cancel := httpio.DBContext(requestTimeout)
 	defer cancel()
-	if err := a.d.DB.EndConsoleSession(dbc, id); err != nil {
+	if err := a.sessions.EndConsoleSession(dbc, id); err != nil {
 		a.consoleFail(ctx, "", err)
 		return
 	}

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"html/template"
@@ -15,6 +16,27 @@ import (
 	"github.com/switchboard/switchboard/internal/svgchart"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// campaignActivity is what a campaign's page shows of its sessions (persistence
+// InsightStore).
+type campaignActivity interface {
+	CampaignStart(ctx context.Context, campaignID int64) (time.Time, error)
+	CampaignDailyCompletes(ctx context.Context, campaignID int64) ([]persistence.DayCount, error)
+	CampaignOutcomes(ctx context.Context, campaignID int64) ([]persistence.OutcomeCount, error)
+}
+
+// campaignPages are the console's campaign list and campaign page, whose actions go
+// through the buyer interface's campaigns and quotas.
+type campaignPages struct {
+	*console
+	store     campaignStore
+	catalog   questionCatalog
+	activity  campaignActivity
+	suppliers supplierList
+	env       string
+	campaigns *campaignAPI
+	quotas    *quotaAPI
+}
 
 // fill is what a campaign's quotas ask for (their targets, global quotas aside) and how much
 // of it is done: the list read's total_remaining taken from the target.
@@ -63,21 +85,22 @@ type pacingDay struct {
 	Ahead      bool // the day has not begun: it has no completes to show yet
 }
 
-func (a *API) campaignOf(ctx *fasthttp.RequestCtx, s *consoleSession) (persistence.CampaignDetail, error) {
+// campaignOf is the campaign of the path's id, if it is the session's buyer's.
+func campaignOf(ctx *fasthttp.RequestCtx, store campaignStore, s *consoleSession) (persistence.CampaignDetail, error) {
 	id, err := pathID(ctx, "id")
 	if err != nil {
 		return persistence.CampaignDetail{}, err
 	}
-	return a.d.DB.Campaign(dbContext(ctx), s.Buyer.ID, id)
+	return store.Campaign(dbContext(ctx), s.Buyer.ID, id)
 }
 
 // pacing lays out the campaign's completes per day (pacingDays).
-func (a *API) pacing(ctx *fasthttp.RequestCtx, c persistence.CampaignDetail, target int64) ([]pacingDay, error) {
-	start, err := a.d.DB.CampaignStart(dbContext(ctx), c.ID)
+func (a *campaignPages) pacing(ctx *fasthttp.RequestCtx, c persistence.CampaignDetail, target int64) ([]pacingDay, error) {
+	start, err := a.activity.CampaignStart(dbContext(ctx), c.ID)
 	if err != nil {
 		return nil, err
 	}
-	daily, err := a.d.DB.CampaignDailyCompletes(dbContext(ctx), c.ID)
+	daily, err := a.activity.CampaignDailyCompletes(dbContext(ctx), c.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +140,8 @@ func pacingDays(start time.Time, daysInField int, target int64, daily []persiste
 	return out
 }
 
-func (a *API) consoleCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	c, err := a.campaignOf(ctx, s)
+func (a *campaignPages) consoleCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	c, err := campaignOf(ctx, a.store, s)
 	if err != nil {
 		return err
 	}
@@ -127,7 +150,7 @@ func (a *API) consoleCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error
 	if err != nil {
 		return err
 	}
-	outcomes, err := a.d.DB.CampaignOutcomes(dbContext(ctx), c.ID)
+	outcomes, err := a.activity.CampaignOutcomes(dbContext(ctx), c.ID)
 	if err != nil {
 		return err
 	}
@@ -147,13 +170,13 @@ func (a *API) consoleCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error
 
 // campaignTargeting fills the campaign page's dates, country, quotas with their conditions
 // in words, screeners and excluded suppliers.
-func (a *API) campaignTargeting(ctx *fasthttp.RequestCtx, s *consoleSession, p *campaignPage) error {
+func (a *campaignPages) campaignTargeting(ctx *fasthttp.RequestCtx, s *consoleSession, p *campaignPage) error {
 	dbc, c := dbContext(ctx), p.C
 	var err error
-	if p.Dates, err = a.d.DB.CampaignDates(dbc, s.Buyer.ID, c.ID); err != nil {
+	if p.Dates, err = a.store.CampaignDates(dbc, s.Buyer.ID, c.ID); err != nil {
 		return err
 	}
-	countries, err := a.d.DB.CountryLanguages(dbc)
+	countries, err := a.catalog.CountryLanguages(dbc)
 	if err != nil {
 		return err
 	}
@@ -161,7 +184,7 @@ func (a *API) campaignTargeting(ctx *fasthttp.RequestCtx, s *consoleSession, p *
 	if i := slices.IndexFunc(countries, func(cl persistence.CountryLanguage) bool { return cl.ID == c.CountryLanguageID }); i >= 0 {
 		p.Country = countries[i].Abbr
 	}
-	texts, err := a.d.DB.QuestionTexts(dbc, s.Buyer.ID, c.CountryLanguageID, targetingQuestions(c))
+	texts, err := a.catalog.QuestionTexts(dbc, s.Buyer.ID, c.CountryLanguageID, targetingQuestions(c))
 	if err != nil {
 		return err
 	}
@@ -177,7 +200,7 @@ func (a *API) campaignTargeting(ctx *fasthttp.RequestCtx, s *consoleSession, p *
 		p.Screeners = append(p.Screeners, conditionWords(cq.QuestionID, cq.PreCodes, nil, t, ok))
 	}
 	if len(c.ExcludedSupplierIDs) > 0 {
-		all, err := a.d.DB.Suppliers(dbc, a.d.Environment)
+		all, err := a.suppliers.Suppliers(dbc, a.env)
 		if err != nil {
 			return err
 		}
@@ -322,8 +345,8 @@ func writeCSV(ctx *fasthttp.RequestCtx, name string, rows [][]string) {
 	_ = w.WriteAll(rows) // a write to the response buffer does not fail
 }
 
-func (a *API) consoleCompletesCSV(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	c, err := a.campaignOf(ctx, s)
+func (a *campaignPages) consoleCompletesCSV(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	c, err := campaignOf(ctx, a.store, s)
 	if err != nil {
 		return err
 	}
@@ -341,12 +364,12 @@ func (a *API) consoleCompletesCSV(ctx *fasthttp.RequestCtx, s *consoleSession) e
 	return nil
 }
 
-func (a *API) consoleOutcomesCSV(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	c, err := a.campaignOf(ctx, s)
+func (a *campaignPages) consoleOutcomesCSV(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	c, err := campaignOf(ctx, a.store, s)
 	if err != nil {
 		return err
 	}
-	outcomes, err := a.d.DB.CampaignOutcomes(dbContext(ctx), c.ID)
+	outcomes, err := a.activity.CampaignOutcomes(dbContext(ctx), c.ID)
 	if err != nil {
 		return err
 	}
@@ -368,7 +391,7 @@ func noticeOf(ctx *fasthttp.RequestCtx) string { return notices[string(ctx.Query
 
 // consoleStatus pauses, activates or completes a campaign through PUT /campaigns/{id}'s own
 // validation and store.
-func (a *API) consoleStatus(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *campaignPages) consoleStatus(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	id, err := pathID(ctx, "id")
 	if err != nil {
 		return err
@@ -385,7 +408,7 @@ func (a *API) consoleStatus(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	default:
 		return fault.Invalid("status", "must be pause, activate or complete")
 	}
-	if _, err := a.changeCampaign(dbContext(ctx), s.Buyer, id, fmt.Appendf(nil, `{"status":%d}`, status)); err != nil {
+	if _, err := a.campaigns.changeCampaign(dbContext(ctx), s.Buyer, id, fmt.Appendf(nil, `{"status":%d}`, status)); err != nil {
 		return err
 	}
 	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d?done=%s", ConsolePrefix, id, done))
@@ -394,7 +417,7 @@ func (a *API) consoleStatus(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 
 // consoleQuota changes a quota's target through PUT .../campaign_quotas/{quota_id}'s own
 // validation and store.
-func (a *API) consoleQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *campaignPages) consoleQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	cid, qid, err := quotaPath(ctx)
 	if err != nil {
 		return err
@@ -403,7 +426,7 @@ func (a *API) consoleQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	if perr != nil {
 		return fault.Invalid("num_respondents", "must be a whole number")
 	}
-	if _, err := a.changeQuota(dbContext(ctx), s.Buyer, cid, qid, fmt.Appendf(nil, `{"num_respondents":%d}`, n)); err != nil {
+	if _, err := a.quotas.changeQuota(dbContext(ctx), s.Buyer, cid, qid, fmt.Appendf(nil, `{"num_respondents":%d}`, n)); err != nil {
 		return err
 	}
 	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d?done=quota", ConsolePrefix, cid))

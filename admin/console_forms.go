@@ -11,53 +11,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/internal/fault"
-	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/persistence"
 )
-
-// The console's campaign workspace: the campaign form (create, edit, clone) with its supplier
-// exclusions, and on the edit page the campaign's quotas (console_quotas.go), custom
-// screeners and exclusions. Each form builds the JSON body of its API route from what was
-// posted and calls that route's own code (newCampaign, changeCampaign, addQuota,
-// changeQuota, attachScreener, exclude, realtime; the screener form, console_screeners.go):
-// the same validation and the same store.
-// A refusal shows the API's message, which names its field, next to that field, and stores
-// nothing (a clone's campaign, quotas and screeners are one transaction, persistence.InOneTx).
-
-// registerConsoleForms mounts the campaign workspace; buyer wraps a handler for a buyer
-// session (its posts CSRF-checked and refused to read-only sessions).
-func (a *API) registerConsoleForms(mux *httpio.Mux, buyer func(consoleHandler) fasthttp.RequestHandler) {
-	mux.Handle("GET", ConsolePrefix+"/feasibility.js", a.consoleFeasibilityJS)
-	p := ConsolePrefix + "/campaigns"
-	mux.Handle("GET", p+"/new", buyer(a.writable(a.consoleNewCampaign)))
-	mux.Handle("POST", p+"/new", buyer(a.consoleCreateCampaign))
-	mux.Handle("GET", p+"/{id}/edit", buyer(a.writable(a.consoleEditCampaign)))
-	mux.Handle("POST", p+"/{id}/edit", buyer(a.consoleSaveCampaign))
-	mux.Handle("GET", p+"/{id}/clone", buyer(a.writable(a.consoleCloneForm)))
-	mux.Handle("POST", p+"/{id}/clone", buyer(a.consoleClone))
-	mux.Handle("POST", p+"/{id}/screeners", buyer(a.consoleAttachScreener))
-	mux.Handle("GET", p+"/{id}/screeners/new", buyer(a.writable(a.consoleNewScreener)))
-	mux.Handle("POST", p+"/{id}/screeners/new", buyer(a.consoleCreateScreener))
-	mux.Handle("POST", p+"/{id}/screeners/{screener_id}/detach", buyer(a.consoleDetachScreener))
-	mux.Handle("POST", p+"/{id}/exclusions", buyer(a.consoleExclude))
-	mux.Handle("GET", p+"/{id}/quotas/new", buyer(a.writable(a.consoleNewQuota)))
-	mux.Handle("POST", p+"/{id}/quotas/new", buyer(a.consoleCreateQuota))
-	mux.Handle("GET", p+"/{id}/quotas/{quota_id}/edit", buyer(a.writable(a.consoleEditQuota)))
-	mux.Handle("POST", p+"/{id}/quotas/{quota_id}/edit", buyer(a.consoleSaveQuota))
-}
-
-// writable refuses a form page to a read-only session (a read token): it could post nothing
-// from it (page refuses its posts).
-func (a *API) writable(h consoleHandler) consoleHandler {
-	return func(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-		if s.readOnly() {
-			a.refuseReadOnly(ctx)
-			return nil
-		}
-		return h(ctx, s)
-	}
-}
 
 // fieldKind says how a form value enters the JSON body of the API route.
 type fieldKind uint8
@@ -121,22 +77,6 @@ type campaignForm struct {
 	ScreenerErr map[int]string // by question id
 }
 
-// screenerRow is a custom screener question: attached (ID set, Answers the qualifying ones
-// checked) or attachable.
-type screenerRow struct {
-	ID         int64
-	QuestionID int
-	Text       string
-	Answers    []choice
-}
-
-// exclusionForm is the edit page's exclusion form and the answer of its last post.
-type exclusionForm struct {
-	PlayerIDs, TransactionIDs string
-	PlayerErr, TransactionErr string
-	Result                    *persistence.ExclusionResult
-}
-
 // formNotices are the confirmations the workspace's redirects name (?done=...).
 var formNotices = map[string]string{
 	"created": "Campaign created, paused. Add its quotas, then activate it.", "saved": "Campaign saved.",
@@ -158,7 +98,7 @@ func numberOrText(v string) any {
 }
 
 // newForm lays out the campaign form of mode with the values of c (zero for a new one).
-func (a *API) newForm(ctx *fasthttp.RequestCtx, s *consoleSession, mode string, c persistence.CampaignDetail) (*campaignForm, error) {
+func (a *workspacePages) newForm(ctx *fasthttp.RequestCtx, s *consoleSession, mode string, c persistence.CampaignDetail) (*campaignForm, error) {
 	f := &campaignForm{consoleBase: s.base("New campaign"), Mode: mode, C: c, Heading: "New campaign",
 		Action: ConsolePrefix + "/campaigns/new"}
 	switch mode {
@@ -196,7 +136,7 @@ func (a *API) newForm(ctx *fasthttp.RequestCtx, s *consoleSession, mode string, 
 			}
 		}
 	}
-	langs, err := a.d.DB.CountryLanguages(dbContext(ctx))
+	langs, err := a.catalog.CountryLanguages(dbContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +154,7 @@ func (a *API) newForm(ctx *fasthttp.RequestCtx, s *consoleSession, mode string, 
 			f.Devices[i].Checked = f.Devices[i].Checked || strconv.Itoa(d) == f.Devices[i].Value
 		}
 	}
-	sup, err := a.d.DB.Suppliers(dbContext(ctx), a.d.Environment)
+	sup, err := a.suppliers.Suppliers(dbContext(ctx), a.env)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +265,7 @@ func baseField(path string) string {
 	return path
 }
 
-func (a *API) consoleNewCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleNewCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	f, err := a.newForm(ctx, s, "new", persistence.CampaignDetail{})
 	if err != nil {
 		return err
@@ -335,12 +275,12 @@ func (a *API) consoleNewCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) er
 }
 
 // consoleCreateCampaign creates the campaign through POST /campaigns' own code.
-func (a *API) consoleCreateCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleCreateCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	f, err := a.newForm(ctx, s, "new", persistence.CampaignDetail{})
 	if err != nil {
 		return err
 	}
-	c, err := a.newCampaign(dbContext(ctx), s.Buyer, f.body(ctx, true))
+	c, err := a.campaigns.newCampaign(dbContext(ctx), s.Buyer, f.body(ctx, true))
 	if err != nil {
 		return a.refused(ctx, s, f, err)
 	}
@@ -349,7 +289,7 @@ func (a *API) consoleCreateCampaign(ctx *fasthttp.RequestCtx, s *consoleSession)
 }
 
 // refused re-renders form f with the refusal err (422), or hands err on.
-func (a *API) refused(ctx *fasthttp.RequestCtx, s *consoleSession, f *campaignForm, err error) error {
+func (a *workspacePages) refused(ctx *fasthttp.RequestCtx, s *consoleSession, f *campaignForm, err error) error {
 	f.fill(ctx)
 	if !f.refuse(err) {
 		return err
@@ -363,7 +303,7 @@ func (a *API) refused(ctx *fasthttp.RequestCtx, s *consoleSession, f *campaignFo
 	return nil
 }
 
-func (a *API) consoleEditCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleEditCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	f, err := a.editForm(ctx, s)
 	if err != nil {
 		return err
@@ -374,8 +314,8 @@ func (a *API) consoleEditCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) e
 }
 
 // formOf is the form of mode ("edit" or "clone") of the campaign of the path.
-func (a *API) formOf(ctx *fasthttp.RequestCtx, s *consoleSession, mode string) (*campaignForm, error) {
-	c, err := a.campaignOf(ctx, s)
+func (a *workspacePages) formOf(ctx *fasthttp.RequestCtx, s *consoleSession, mode string) (*campaignForm, error) {
+	c, err := campaignOf(ctx, a.store, s)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +323,7 @@ func (a *API) formOf(ctx *fasthttp.RequestCtx, s *consoleSession, mode string) (
 }
 
 // editForm is the edit page of the campaign of the path, with its workspace.
-func (a *API) editForm(ctx *fasthttp.RequestCtx, s *consoleSession) (*campaignForm, error) {
+func (a *workspacePages) editForm(ctx *fasthttp.RequestCtx, s *consoleSession) (*campaignForm, error) {
 	f, err := a.formOf(ctx, s, "edit")
 	if err != nil {
 		return nil, err
@@ -392,19 +332,19 @@ func (a *API) editForm(ctx *fasthttp.RequestCtx, s *consoleSession) (*campaignFo
 }
 
 // consoleSaveCampaign changes the campaign through PUT /campaigns/{id}'s own code.
-func (a *API) consoleSaveCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleSaveCampaign(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	f, err := a.formOf(ctx, s, "edit")
 	if err != nil {
 		return err
 	}
-	if _, err := a.changeCampaign(dbContext(ctx), s.Buyer, f.C.ID, f.body(ctx, false)); err != nil {
+	if _, err := a.campaigns.changeCampaign(dbContext(ctx), s.Buyer, f.C.ID, f.body(ctx, false)); err != nil {
 		return a.refused(ctx, s, f, err)
 	}
 	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d/edit?done=saved", ConsolePrefix, f.C.ID))
 	return nil
 }
 
-func (a *API) consoleCloneForm(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleCloneForm(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	f, err := a.formOf(ctx, s, "clone")
 	if err != nil {
 		return err
@@ -416,15 +356,15 @@ func (a *API) consoleCloneForm(ctx *fasthttp.RequestCtx, s *consoleSession) erro
 // consoleClone creates a campaign of the posted fields with a copy of the source's quotas
 // (their targeting) and custom screeners, through the API's create routes' own code, in one
 // transaction: a refusal of any of them stores none.
-func (a *API) consoleClone(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleClone(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	f, err := a.formOf(ctx, s, "clone")
 	if err != nil {
 		return err
 	}
 	src := f.C
 	var id int64
-	err = a.d.DB.InOneTx(dbContext(ctx), func(tx context.Context) error {
-		c, err := a.newCampaign(tx, s.Buyer, f.body(ctx, true))
+	err = a.tx.InOneTx(dbContext(ctx), func(tx context.Context) error {
+		c, err := a.campaigns.newCampaign(tx, s.Buyer, f.body(ctx, true))
 		if err != nil {
 			return err
 		}
@@ -432,7 +372,7 @@ func (a *API) consoleClone(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 		for i, q := range src.CampaignQuotas {
 			body, _ := json.Marshal(map[string]any{"name": q.Name, "num_respondents": q.NumRespondents,
 				"is_click_balanced": q.IsClickBalanced, "is_global": q.IsGlobal, "campaign_qualifications": q.CampaignQualifications})
-			if _, err := a.addQuota(tx, s.Buyer, id, body); err != nil {
+			if _, err := a.quotas.addQuota(tx, s.Buyer, id, body); err != nil {
 				return copyRefused(fmt.Sprintf("quota %d", i+1), err)
 			}
 		}
@@ -442,7 +382,7 @@ func (a *API) consoleClone(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 				codes[i] = strconv.Itoa(c)
 			}
 			body, _ := json.Marshal(map[string]any{"question_id": sc.QuestionID, "pre_code_values": strings.Join(codes, ",")})
-			if _, err := a.attachScreener(tx, s.Buyer, id, body); err != nil {
+			if _, err := a.screeners.attachScreener(tx, s.Buyer, id, body); err != nil {
 				return copyRefused(fmt.Sprintf("screener %d", sc.QuestionID), err)
 			}
 		}
@@ -465,135 +405,4 @@ func copyRefused(what string, err error) error {
 	}
 	return &fault.Error{Kind: fault.KindInvalid, Field: "country_language_id",
 		Message: "The copy of " + what + " was refused: " + fe.Message}
-}
-
-// workspace adds the edit page's other sections: quotas, screeners, exclusions.
-func (a *API) workspace(ctx *fasthttp.RequestCtx, s *consoleSession, f *campaignForm) error {
-	c := f.C
-	f.Quotas = f.Quotas[:0]
-	for i, q := range c.CampaignQuotas {
-		label := fmt.Sprintf("Quota %d", i+1)
-		if q.Name != nil && *q.Name != "" {
-			label = *q.Name
-		}
-		f.Quotas = append(f.Quotas, quotaRow{Quota: q, Label: label})
-	}
-	buyerID := s.Buyer.ID
-	catalog, err := a.d.DB.QualificationsWithAnswers(dbContext(ctx), buyerID, c.CountryLanguageID)
-	if err != nil {
-		return err
-	}
-	attached := map[int]persistence.CampaignQualification{}
-	for _, sc := range c.CustomCampaignQualifications {
-		attached[sc.QuestionID] = sc
-	}
-	f.Screeners, f.Attachable = nil, nil
-	for _, q := range catalog {
-		if q.CountryLanguageID == nil { // a standard question: quotas target it
-			continue
-		}
-		sc, on := attached[q.QuestionID]
-		row := screenerRow{ID: sc.ID, QuestionID: q.QuestionID, Text: q.QuestionText}
-		for _, ans := range *q.Answers {
-			ch := choice{ID: fmt.Sprintf("screener-%d-%d", q.QuestionID, ans.PreCode), Value: strconv.Itoa(ans.PreCode), Text: ans.OptionText}
-			for _, p := range sc.PreCodes {
-				ch.Checked = ch.Checked || p == ans.PreCode
-			}
-			row.Answers = append(row.Answers, ch)
-		}
-		if on {
-			f.Screeners = append(f.Screeners, row)
-		} else {
-			f.Attachable = append(f.Attachable, row)
-		}
-	}
-	return nil
-}
-
-// consoleAttachScreener attaches a custom screener through POST
-// /campaigns/{id}/campaign_qualifications' own code.
-func (a *API) consoleAttachScreener(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	f, err := a.editForm(ctx, s)
-	if err != nil {
-		return err
-	}
-	qid := string(ctx.PostArgs().Peek("question_id"))
-	in := map[string]any{"question_id": numberOrText(qid)}
-	if codes := pagekit.PostValues(ctx, "pre_code_values"); len(codes) > 0 { // none checked: left out, as the API names it
-		in["pre_code_values"] = strings.Join(codes, ",")
-	}
-	body, _ := json.Marshal(in)
-	if _, err := a.attachScreener(dbContext(ctx), s.Buyer, f.C.ID, body); err != nil {
-		fe := fault.As(err)
-		if fe == nil || fe.Kind != fault.KindInvalid {
-			return err
-		}
-		n, _ := strconv.Atoi(qid)
-		f.ScreenerErr = map[int]string{n: fe.Message}
-		f.Errors = append(f.Errors, pagekit.FieldError{Field: "screener-" + qid, Message: fe.Message})
-		a.render(ctx, fasthttp.StatusUnprocessableEntity, "campaign_form", f)
-		return nil
-	}
-	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d/edit?done=screener", ConsolePrefix, f.C.ID))
-	return nil
-}
-
-// consoleDetachScreener removes a custom screener as DELETE
-// /campaigns/{id}/campaign_qualifications/{qualification_id} does.
-func (a *API) consoleDetachScreener(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	cid, err := pathID(ctx, "id")
-	if err != nil {
-		return err
-	}
-	id, err := pathID(ctx, "screener_id")
-	if err != nil {
-		return err
-	}
-	if err := a.d.DB.DetachCustomQualification(dbContext(ctx), s.Buyer.ID, cid, id); err != nil {
-		return err
-	}
-	a.seeOther(ctx, fmt.Sprintf("%s/campaigns/%d/edit?done=detached", ConsolePrefix, cid))
-	return nil
-}
-
-// idLines splits a textarea of ids, one a line (or separated by commas or spaces).
-func idLines(v string) []string {
-	out := strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' || r == ' ' || r == '\t' })
-	if out == nil {
-		out = []string{}
-	}
-	return out
-}
-
-// consoleExclude excludes participants through POST /campaigns/{id}/campaign_exclusions'
-// own code and shows its answer.
-func (a *API) consoleExclude(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	f, err := a.editForm(ctx, s)
-	if err != nil {
-		return err
-	}
-	ex := &f.Exclusion
-	ex.PlayerIDs, ex.TransactionIDs = string(ctx.PostArgs().Peek("player_ids")), string(ctx.PostArgs().Peek("transaction_ids"))
-	body, _ := json.Marshal(map[string]any{"player_ids": idLines(ex.PlayerIDs), "transaction_ids": idLines(ex.TransactionIDs)})
-	res, err := a.exclude(dbContext(ctx), s.Buyer, f.C.ID, body)
-	if err != nil {
-		fe := fault.As(err)
-		if fe == nil || fe.Kind != fault.KindInvalid {
-			return err
-		}
-		target := "player_ids"
-		if baseField(fe.Field) == "transaction_ids" {
-			ex.TransactionErr, target = fe.Message, "transaction_ids"
-		} else {
-			ex.PlayerErr = fe.Message
-		}
-		f.Errors = append(f.Errors, pagekit.FieldError{Field: target, Message: fe.Message})
-		a.render(ctx, fasthttp.StatusUnprocessableEntity, "campaign_form", f)
-		return nil
-	}
-	ex.Result = &res
-	ex.PlayerIDs, ex.TransactionIDs = "", ""
-	f.Notice = fmt.Sprintf("Excluded %d participants and %d sessions.", len(res.PlayerIDsExcluded), len(res.TransactionIDsExcluded))
-	a.render(ctx, fasthttp.StatusOK, "campaign_form", f)
-	return nil
 }

@@ -241,8 +241,8 @@ var listColumns = []struct{ label, sort string }{
 	{"Spend", persistence.CampaignSortSpend}, {"CPI", persistence.CampaignSortCPI},
 }
 
-func (a *API) consoleCampaigns(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	countries, err := a.d.DB.CountryLanguages(dbContext(ctx))
+func (a *campaignPages) consoleCampaigns(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	countries, err := a.catalog.CountryLanguages(dbContext(ctx))
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (a *API) consoleCampaigns(ctx *fasthttp.RequestCtx, s *consoleSession) erro
 		a.render(ctx, status, "campaigns", page)
 		return nil
 	}
-	rows, total, err := a.d.DB.CampaignList(dbContext(ctx), s.Buyer.ID, q)
+	rows, total, err := a.store.CampaignList(dbContext(ctx), s.Buyer.ID, q)
 	if err != nil {
 		return err
 	}
@@ -320,8 +320,8 @@ func spendText(u int64) string {
 
 // consoleCampaignsCSV answers the whole list of the same query parameters (paging aside) as
 // CSV; a bad parameter is a 422 page naming it.
-func (a *API) consoleCampaignsCSV(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	countries, err := a.d.DB.CountryLanguages(dbContext(ctx))
+func (a *campaignPages) consoleCampaignsCSV(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	countries, err := a.catalog.CountryLanguages(dbContext(ctx))
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func (a *API) consoleCampaignsCSV(ctx *fasthttp.RequestCtx, s *consoleSession) e
 		return nil
 	}
 	q.Page, q.PerPage = 1, 0
-	rows, _, err := a.d.DB.CampaignList(dbContext(ctx), s.Buyer.ID, q)
+	rows, _, err := a.store.CampaignList(dbContext(ctx), s.Buyer.ID, q)
 	if err != nil {
 		return err
 	}

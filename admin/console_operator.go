@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"strconv"
@@ -13,6 +14,40 @@ import (
 	"github.com/switchboard/switchboard/internal/svgchart"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// publisherList lists the supply partners (persistence AccountStore).
+type publisherList interface {
+	Publishers(ctx context.Context) ([]persistence.Publisher, error)
+}
+
+// marketStats is the exchange's traffic by day and by partner hour (persistence
+// InsightStore).
+type marketStats interface {
+	MarketDays(ctx context.Context, from time.Time) ([]persistence.MarketDay, error)
+	PublisherHourlyStats(ctx context.Context, pub int64, from, to time.Time) ([]persistence.PublisherHour, error)
+}
+
+// qualityBlocks is the quality blocks in force (persistence QualityStore).
+type qualityBlocks interface {
+	ActiveQualityBlocks(ctx context.Context, limit int) ([]persistence.QualityBlock, error)
+	UnblockParticipant(ctx context.Context, publisherID int64, user, note string) ([]persistence.QualityBlock, error)
+}
+
+// processList is the serve processes' heartbeats (persistence MaintenanceStore).
+type processList interface {
+	ServeProcesses(ctx context.Context) ([]persistence.ServeProcess, time.Time, error)
+}
+
+// operatorPages are the console's operator view.
+type operatorPages struct {
+	*console
+	publishers   publisherList
+	market       marketStats
+	quality      qualityBlocks
+	heartbeats   processList
+	postbacks    postbackQueue       // console_outbox.go
+	engineStatus func() EngineStatus // nil: not shown
+}
 
 // EngineStatus is what the operator view shows of this process's engine: how long since its
 // snapshot was last known equal to the database, and what it holds.
@@ -91,7 +126,7 @@ func entriesPerOffer(hours []persistence.PublisherHour, since time.Time) string 
 	return percent(float64(entries) / float64(offers))
 }
 
-func (a *API) registerOperator(mux *httpio.Mux) {
+func (a *operatorPages) registerOperator(mux *httpio.Mux) {
 	p := ConsolePrefix + "/operator"
 	op := func(h consoleHandler) fasthttp.RequestHandler { return a.page(true, p+"/sign-in", h) }
 	mux.Handle("GET", p+"/sign-in", a.signInForm(true))
@@ -102,14 +137,14 @@ func (a *API) registerOperator(mux *httpio.Mux) {
 	mux.Handle("POST", p+"/unblock", op(a.operatorUnblock))
 }
 
-func (a *API) partners(ctx *fasthttp.RequestCtx, since time.Time) ([]partnerRow, error) {
-	pubs, err := a.d.DB.Publishers(dbContext(ctx))
+func (a *operatorPages) partners(ctx *fasthttp.RequestCtx, since time.Time) ([]partnerRow, error) {
+	pubs, err := a.publishers.Publishers(dbContext(ctx))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]partnerRow, 0, len(pubs))
 	for _, pub := range pubs {
-		hours, err := a.d.DB.PublisherHourlyStats(dbContext(ctx), pub.ID, since, time.Now().Add(time.Hour))
+		hours, err := a.market.PublisherHourlyStats(dbContext(ctx), pub.ID, since, time.Now().Add(time.Hour))
 		if err != nil {
 			return nil, err
 		}
@@ -128,9 +163,9 @@ func (a *API) partners(ctx *fasthttp.RequestCtx, since time.Time) ([]partnerRow,
 	return out, nil
 }
 
-func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *operatorPages) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	since := time.Now().UTC().Add(-operatorWindow).Truncate(24 * time.Hour)
-	days, err := a.d.DB.MarketDays(dbContext(ctx), since)
+	days, err := a.market.MarketDays(dbContext(ctx), since)
 	if err != nil {
 		return err
 	}
@@ -146,7 +181,7 @@ func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	if err != nil {
 		return err
 	}
-	blocks, err := a.d.DB.ActiveQualityBlocks(dbContext(ctx), 100)
+	blocks, err := a.quality.ActiveQualityBlocks(dbContext(ctx), 100)
 	if err != nil {
 		return err
 	}
@@ -154,8 +189,8 @@ func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	if string(ctx.QueryArgs().Peek("done")) == "unblocked" {
 		p.Notice = "Participant unblocked."
 	}
-	if a.d.EngineStatus != nil {
-		p.Engine, p.HasEngine = a.d.EngineStatus(), true
+	if a.engineStatus != nil {
+		p.Engine, p.HasEngine = a.engineStatus(), true
 	}
 	if p.Processes, err = a.processes(ctx, p.Engine.ProcessID); err != nil {
 		return err
@@ -166,8 +201,8 @@ func (a *API) operatorHome(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 }
 
 // processes lists every serve process's heartbeat, this one (id self) marked.
-func (a *API) processes(ctx *fasthttp.RequestCtx, self string) ([]processRow, error) {
-	ps, now, err := a.d.DB.ServeProcesses(dbContext(ctx))
+func (a *operatorPages) processes(ctx *fasthttp.RequestCtx, self string) ([]processRow, error) {
+	ps, now, err := a.heartbeats.ServeProcesses(dbContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -222,8 +257,8 @@ func marketChart(days []persistence.MarketDay) template.HTML {
 		YLabel: "count (log scale)", LogY: true, Dates: true, Series: marketSeries(days)}.Inline())
 }
 
-func (a *API) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
-	days, err := a.d.DB.MarketDays(dbContext(ctx), time.Now().UTC().Add(-operatorWindow).Truncate(24*time.Hour))
+func (a *operatorPages) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
+	days, err := a.market.MarketDays(dbContext(ctx), time.Now().UTC().Add(-operatorWindow).Truncate(24*time.Hour))
 	if err != nil {
 		return err
 	}
@@ -239,7 +274,7 @@ func (a *API) marketCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
 	return nil
 }
 
-func (a *API) partnersCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
+func (a *operatorPages) partnersCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
 	partners, err := a.partners(ctx, time.Now().UTC().Add(-operatorWindow).Truncate(24*time.Hour))
 	if err != nil {
 		return err
@@ -256,13 +291,13 @@ func (a *API) partnersCSV(ctx *fasthttp.RequestCtx, _ *consoleSession) error {
 }
 
 // operatorUnblock lifts a participant's quality block, as `switchboard quality unblock` does.
-func (a *API) operatorUnblock(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *operatorPages) operatorUnblock(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	pub, err := strconv.ParseInt(string(ctx.PostArgs().Peek("publisher_id")), 10, 64)
 	user := string(ctx.PostArgs().Peek("user"))
 	if err != nil || pub < 1 || user == "" {
 		return fault.Invalid("user", "publisher_id and user are required")
 	}
-	if _, err := a.d.DB.UnblockParticipant(dbContext(ctx), pub, user, "console: "+s.Operator.Name); err != nil {
+	if _, err := a.quality.UnblockParticipant(dbContext(ctx), pub, user, "console: "+s.Operator.Name); err != nil {
 		return err
 	}
 	a.seeOther(ctx, ConsolePrefix+"/operator?done=unblocked")

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -8,6 +9,12 @@ import (
 
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// postbackQueue is the partner postbacks' outbox (persistence OutboxStore).
+type postbackQueue interface {
+	PostbackStats(ctx context.Context) (persistence.PostbackStats, error)
+	ListPostbacks(ctx context.Context, f persistence.PostbackFilter) ([]persistence.PostbackDelivery, error)
+}
 
 // outboxView is the operator view's outbox: what waits for delivery (partner postbacks and
 // buyer webhooks), each destination's delivery lag, and the rows failing or dead.
@@ -34,9 +41,9 @@ type failureRow struct {
 const outboxFailures = 50
 
 // outbox reads the operator view's outbox; names are the partners' names by id.
-func (a *API) outbox(ctx *fasthttp.RequestCtx, names map[int64]string) (outboxView, error) {
+func (a *operatorPages) outbox(ctx *fasthttp.RequestCtx, names map[int64]string) (outboxView, error) {
 	var v outboxView
-	stats, err := a.d.DB.PostbackStats(dbContext(ctx))
+	stats, err := a.postbacks.PostbackStats(dbContext(ctx))
 	if err != nil {
 		return v, err
 	}
@@ -45,7 +52,7 @@ func (a *API) outbox(ctx *fasthttp.RequestCtx, names map[int64]string) (outboxVi
 		v.Lags = append(v.Lags, lagRow{Recipient: recipient(b.PublisherID, b.BuyerID, names), Pending: b.Pending,
 			Failing: b.Failing, Lag: b.Oldest.Round(time.Second).String()})
 	}
-	failed, err := a.d.DB.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{States: persistence.PostbackFailures, Limit: outboxFailures})
+	failed, err := a.postbacks.ListPostbacks(dbContext(ctx), persistence.PostbackFilter{States: persistence.PostbackFailures, Limit: outboxFailures})
 	if err != nil {
 		return v, err
 	}

@@ -31,7 +31,7 @@ const consoleFormCSP = "default-src 'none'; script-src 'self'; connect-src 'self
 var feasibilityScript []byte
 
 // consoleFeasibilityJS serves feasibility.js.
-func (a *API) consoleFeasibilityJS(ctx *fasthttp.RequestCtx) {
+func (a *workspacePages) consoleFeasibilityJS(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
 	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
 	ctx.SetContentType("text/javascript; charset=utf-8")
@@ -39,7 +39,7 @@ func (a *API) consoleFeasibilityJS(ctx *fasthttp.RequestCtx) {
 }
 
 // renderQuotaForm renders the quota form with status, under consoleFormCSP.
-func (a *API) renderQuotaForm(ctx *fasthttp.RequestCtx, status int, f *quotaForm) {
+func (a *workspacePages) renderQuotaForm(ctx *fasthttp.RequestCtx, status int, f *quotaForm) {
 	a.render(ctx, status, "quota_form", f)
 	ctx.Response.Header.Set("Content-Security-Policy", consoleFormCSP)
 }
@@ -113,7 +113,7 @@ type quotaForm struct {
 }
 
 // quotaForm lays out the form of quota qid (0: a new one) of campaign c.
-func (a *API) quotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, c persistence.CampaignDetail, qid int64) (*quotaForm, error) {
+func (a *workspacePages) quotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, c persistence.CampaignDetail, qid int64) (*quotaForm, error) {
 	f := &quotaForm{consoleBase: s.base("New quota · " + c.Name), C: c, QuotaID: qid, NumRespondents: "100",
 		Action: fmt.Sprintf("%s/campaigns/%d/quotas/new", ConsolePrefix, c.ID)}
 	var stored persistence.Quota
@@ -135,7 +135,7 @@ func (a *API) quotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, c persisten
 		f.NumRespondents = strconv.Itoa(stored.NumRespondents)
 		f.IsGlobal, f.ClickBalance = stored.IsGlobal, stored.IsClickBalanced
 	}
-	catalog, err := a.d.DB.QualificationsWithAnswers(dbContext(ctx), s.Buyer.ID, c.CountryLanguageID)
+	catalog, err := a.catalog.QualificationsWithAnswers(dbContext(ctx), s.Buyer.ID, c.CountryLanguageID)
 	if err != nil {
 		return nil, err
 	}
@@ -302,8 +302,8 @@ func (f *quotaForm) refuse(err error, index []int) bool {
 
 // quotaFormOf is the form of the path's quota (edit) or of a new quota of the path's
 // campaign.
-func (a *API) quotaFormOf(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) (*quotaForm, error) {
-	c, err := a.campaignOf(ctx, s)
+func (a *workspacePages) quotaFormOf(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) (*quotaForm, error) {
+	c, err := campaignOf(ctx, a.store, s)
 	if err != nil {
 		return nil, err
 	}
@@ -316,15 +316,15 @@ func (a *API) quotaFormOf(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool
 	return a.quotaForm(ctx, s, c, qid)
 }
 
-func (a *API) consoleNewQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleNewQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	return a.showQuotaForm(ctx, s, false)
 }
 
-func (a *API) consoleEditQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleEditQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	return a.showQuotaForm(ctx, s, true)
 }
 
-func (a *API) showQuotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) error {
+func (a *workspacePages) showQuotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) error {
 	f, err := a.quotaFormOf(ctx, s, edit)
 	if err != nil {
 		return err
@@ -333,17 +333,17 @@ func (a *API) showQuotaForm(ctx *fasthttp.RequestCtx, s *consoleSession, edit bo
 	return nil
 }
 
-func (a *API) consoleCreateQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleCreateQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	return a.postQuota(ctx, s, false)
 }
 
-func (a *API) consoleSaveQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleSaveQuota(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	return a.postQuota(ctx, s, true)
 }
 
 // postQuota saves the quota form through the API's create or update code, or with
 // do=feasibility estimates it instead and shows the form again with the estimate.
-func (a *API) postQuota(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) error {
+func (a *workspacePages) postQuota(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) error {
 	f, err := a.quotaFormOf(ctx, s, edit)
 	if err != nil {
 		return err
@@ -355,10 +355,10 @@ func (a *API) postQuota(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) 
 	body, index := f.body(!edit)
 	done := "quota-added"
 	if edit {
-		_, err = a.changeQuota(dbContext(ctx), s.Buyer, f.C.ID, f.QuotaID, body)
+		_, err = a.quotas.changeQuota(dbContext(ctx), s.Buyer, f.C.ID, f.QuotaID, body)
 		done = "quota-saved"
 	} else {
-		_, err = a.addQuota(dbContext(ctx), s.Buyer, f.C.ID, body)
+		_, err = a.quotas.addQuota(dbContext(ctx), s.Buyer, f.C.ID, body)
 	}
 	if err != nil {
 		if !f.refuse(err, index) {
@@ -374,7 +374,7 @@ func (a *API) postQuota(ctx *fasthttp.RequestCtx, s *consoleSession, edit bool) 
 // quotaFeasibilityForm estimates the campaign with the quota as filled in (in place of the
 // stored one when editing) through the realtime feasibility route's code, and shows the form
 // with this quota's estimate and the campaign's.
-func (a *API) quotaFeasibilityForm(ctx *fasthttp.RequestCtx, s *consoleSession, f *quotaForm) error {
+func (a *workspacePages) quotaFeasibilityForm(ctx *fasthttp.RequestCtx, s *consoleSession, f *quotaForm) error {
 	c := f.C
 	var quotas []json.RawMessage
 	for _, q := range c.CampaignQuotas {
@@ -389,7 +389,7 @@ func (a *API) quotaFeasibilityForm(ctx *fasthttp.RequestCtx, s *consoleSession, 
 	quotas = append(quotas, own)
 	body, _ := json.Marshal(map[string]any{"incidence": c.Incidence, "length_of_interview": c.LengthOfInterview,
 		"days_in_field": c.DaysInField, "country_language_id": c.CountryLanguageID, "campaign_quotas": quotas})
-	ans, err := a.realtime(ctx, s.Buyer, body)
+	ans, err := a.feasibility.realtime(ctx, s.Buyer, body)
 	if err != nil {
 		// The quota's own refusals name it campaign_quotas[n].…: shown as saving would.
 		prefix := fmt.Sprintf("campaign_quotas[%d].", len(quotas)-1)

@@ -50,13 +50,13 @@ type screenerForm struct {
 }
 
 // screenerFormOf is the empty screener form of the campaign of the path.
-func (a *API) screenerFormOf(ctx *fasthttp.RequestCtx, s *consoleSession) (*screenerForm, error) {
-	c, err := a.campaignOf(ctx, s)
+func (a *workspacePages) screenerFormOf(ctx *fasthttp.RequestCtx, s *consoleSession) (*screenerForm, error) {
+	c, err := campaignOf(ctx, a.store, s)
 	if err != nil {
 		return nil, err
 	}
 	f := &screenerForm{consoleBase: s.base("New screener for " + c.Name), C: c, AnswerType: "0"}
-	langs, err := a.d.DB.CountryLanguages(dbContext(ctx))
+	langs, err := a.catalog.CountryLanguages(dbContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (f *screenerForm) refuse(err error) bool {
 	return true
 }
 
-func (a *API) consoleNewScreener(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleNewScreener(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	f, err := a.screenerFormOf(ctx, s)
 	if err != nil {
 		return err
@@ -181,14 +181,14 @@ func (a *API) consoleNewScreener(ctx *fasthttp.RequestCtx, s *consoleSession) er
 
 // consoleCreateScreener stores the posted question, its answers and its attachment to the
 // campaign through the API routes' own code, all or nothing.
-func (a *API) consoleCreateScreener(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *workspacePages) consoleCreateScreener(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	f, err := a.screenerFormOf(ctx, s)
 	if err != nil {
 		return err
 	}
 	f.fill(ctx)
-	err = a.d.DB.InOneTx(dbContext(ctx), func(tx context.Context) error {
-		q, err := a.newScreenerQuestion(tx, s.Buyer, f.questionBody())
+	err = a.tx.InOneTx(dbContext(ctx), func(tx context.Context) error {
+		q, err := a.screeners.newScreenerQuestion(tx, s.Buyer, f.questionBody())
 		if err != nil {
 			return &screenerRefusal{err: err, target: "question"}
 		}
@@ -198,7 +198,7 @@ func (a *API) consoleCreateScreener(ctx *fasthttp.RequestCtx, s *consoleSession)
 			if !ok {
 				continue
 			}
-			ans, err := a.addScreenerAnswer(tx, s.Buyer, int64(q.QuestionID), body)
+			ans, err := a.screeners.addScreenerAnswer(tx, s.Buyer, int64(q.QuestionID), body)
 			if err != nil {
 				return &screenerRefusal{err: err, target: r.InputID}
 			}
@@ -206,7 +206,7 @@ func (a *API) consoleCreateScreener(ctx *fasthttp.RequestCtx, s *consoleSession)
 				codes = append(codes, ans.PreCode)
 			}
 		}
-		if _, err := a.attachScreener(tx, s.Buyer, f.C.ID, attachBody(q.QuestionID, codes)); err != nil {
+		if _, err := a.screeners.attachScreener(tx, s.Buyer, f.C.ID, attachBody(q.QuestionID, codes)); err != nil {
 			return &screenerRefusal{err: err, target: "answers"}
 		}
 		return nil

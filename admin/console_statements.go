@@ -11,6 +11,12 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
+// statementPages are the buyer's statements and the operator's month in the console.
+type statementPages struct {
+	*console
+	ledger statementLedger
+}
+
 // statementsPage is a buyer's month in the console: its spend per campaign, from the ledger
 // (GET /api/v1/statements in a browser).
 type statementsPage struct {
@@ -45,7 +51,7 @@ func lineOf(l persistence.MonthLine) monthLine {
 
 // registerConsoleStatements mounts the buyer's statements page and the operator's month;
 // buyer wraps a handler for a buyer session.
-func (a *API) registerConsoleStatements(mux *httpio.Mux, buyer func(consoleHandler) fasthttp.RequestHandler) {
+func (a *statementPages) registerConsoleStatements(mux *httpio.Mux, buyer func(consoleHandler) fasthttp.RequestHandler) {
 	mux.Handle("GET", ConsolePrefix+"/statements", buyer(a.consoleStatements))
 	op := func(h consoleHandler) fasthttp.RequestHandler {
 		return a.page(true, ConsolePrefix+"/operator/sign-in", h)
@@ -71,12 +77,12 @@ func consoleMonth(ctx *fasthttp.RequestCtx) (month time.Time, name, previous, ne
 }
 
 // consoleStatements shows the buyer's month: the ledger's charges per campaign.
-func (a *API) consoleStatements(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *statementPages) consoleStatements(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	month, name, prev, next, err := consoleMonth(ctx)
 	if err != nil {
 		return err
 	}
-	lines, err := a.d.DB.BuyerStatement(dbContext(ctx), s.Buyer.ID, month)
+	lines, err := a.ledger.BuyerStatement(dbContext(ctx), s.Buyer.ID, month)
 	if err != nil {
 		return err
 	}
@@ -93,12 +99,12 @@ func (a *API) consoleStatements(ctx *fasthttp.RequestCtx, s *consoleSession) err
 }
 
 // consoleExchangeMonth shows the exchange's month to an operator.
-func (a *API) consoleExchangeMonth(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *statementPages) consoleExchangeMonth(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	month, name, prev, next, err := consoleMonth(ctx)
 	if err != nil {
 		return err
 	}
-	m, err := a.d.DB.ExchangeMonth(dbContext(ctx), month)
+	m, err := a.ledger.ExchangeMonth(dbContext(ctx), month)
 	if err != nil {
 		return err
 	}

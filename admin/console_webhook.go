@@ -8,6 +8,14 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
+// webhookPages are the buyer's webhook page in the console.
+type webhookPages struct {
+	*console
+	store      accountStore
+	deliveries deliveryLog
+	accounts   *accountAPI // sends the test event
+}
+
 // consoleDeliveries is how many deliveries the console's webhook page lists at once.
 const consoleDeliveries = 50
 
@@ -26,27 +34,27 @@ type webhookPage struct {
 
 // registerConsoleWebhook mounts the buyer's webhook page; buyer wraps a handler for a buyer
 // session.
-func (a *API) registerConsoleWebhook(mux *httpio.Mux, buyer func(consoleHandler) fasthttp.RequestHandler) {
+func (a *webhookPages) registerConsoleWebhook(mux *httpio.Mux, buyer func(consoleHandler) fasthttp.RequestHandler) {
 	mux.Handle("GET", ConsolePrefix+"/webhook", buyer(a.consoleWebhook))
 	mux.Handle("POST", ConsolePrefix+"/webhook/test", buyer(a.consoleWebhookTest))
 }
 
 // consoleWebhook shows the page; the query filters and pages the log as the API's does.
-func (a *API) consoleWebhook(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+func (a *webhookPages) consoleWebhook(ctx *fasthttp.RequestCtx, s *consoleSession) error {
 	return a.renderWebhook(ctx, s, nil)
 }
 
 // consoleWebhookTest sends a test event through the API's own code and shows its result
 // above the log (nothing is stored, so the page answers the post itself).
-func (a *API) consoleWebhookTest(ctx *fasthttp.RequestCtx, s *consoleSession) error {
-	r, err := a.sendWebhookTest(dbContext(ctx), s.Buyer)
+func (a *webhookPages) consoleWebhookTest(ctx *fasthttp.RequestCtx, s *consoleSession) error {
+	r, err := a.accounts.sendWebhookTest(dbContext(ctx), s.Buyer)
 	if err != nil {
 		return err
 	}
 	return a.renderWebhook(ctx, s, &r)
 }
 
-func (a *API) renderWebhook(ctx *fasthttp.RequestCtx, s *consoleSession, test *payout.WebhookTestResult) error {
+func (a *webhookPages) renderWebhook(ctx *fasthttp.RequestCtx, s *consoleSession, test *payout.WebhookTestResult) error {
 	f, status, err := deliveryFilter(ctx.QueryArgs())
 	if err != nil {
 		return err
@@ -55,11 +63,11 @@ func (a *API) renderWebhook(ctx *fasthttp.RequestCtx, s *consoleSession, test *p
 		f, status = persistence.WebhookFilter{States: persistence.WebhookStates}, webhookStatusAll // the log from its start
 	}
 	f.BuyerID, f.Limit = s.Buyer.ID, consoleDeliveries
-	u, err := a.d.DB.BuyerWebhook(dbContext(ctx), s.Buyer.ID)
+	u, err := a.store.BuyerWebhook(dbContext(ctx), s.Buyer.ID)
 	if err != nil {
 		return err
 	}
-	list, err := a.d.DB.ListWebhookDeliveries(dbContext(ctx), f)
+	list, err := a.deliveries.ListWebhookDeliveries(dbContext(ctx), f)
 	if err != nil {
 		return err
 	}

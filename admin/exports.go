@@ -29,14 +29,14 @@ type exportContext = context.Context
 
 // wrapCSV is wrap for routes that answer CSV: the Accept header must admit text/csv or
 // JSON (errors are JSON).
-func (a *API) wrapCSV(h handler) fasthttp.RequestHandler {
+func (a *gate) wrapCSV(h handler) fasthttp.RequestHandler {
 	return a.wrapFor(func(ctx *fasthttp.RequestCtx) bool { return httpio.AcceptsCSV(ctx) || httpio.AcceptsJSON(ctx) },
 		"the Accept header must admit text/csv or application/json", h)
 }
 
 // streamCSV opens an export (errors are answered as JSON as usual) and streams it as the
 // response body (httpio.CSVStreams.Stream).
-func (a *API) streamCSV(ctx *fasthttp.RequestCtx, filename string, campaignID int64,
+func (a *insightsAPI) streamCSV(ctx *fasthttp.RequestCtx, filename string, campaignID int64,
 	open func(exportContext) (*persistence.CSVExport, error)) error {
 	return a.exports.Stream(ctx, filename, func(c context.Context) (httpio.CSVSource, error) {
 		e, err := open(c)
@@ -88,7 +88,7 @@ func (l *idList) UnmarshalJSON(b []byte) error {
 var errNotIDList = errors.New("not a string or an array of strings")
 
 // exportDemographics streams the demographics CSV of a campaign (docs/rules.md §8).
-func (a *API) exportDemographics(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *insightsAPI) exportDemographics(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	cid, err := pathID(ctx, "id")
 	if err != nil {
 		return err
@@ -120,6 +120,6 @@ func (a *API) exportDemographics(ctx *fasthttp.RequestCtx, b persistence.Buyer) 
 	}
 	return a.streamCSV(ctx, "campaign_"+strconv.FormatInt(cid, 10)+"_demographics.csv", cid,
 		func(c exportContext) (*persistence.CSVExport, error) {
-			return a.d.DB.OpenDemographicsExport(c, b.ID, cid, f)
+			return a.store.OpenDemographicsExport(c, b.ID, cid, f)
 		})
 }

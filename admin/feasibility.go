@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -12,6 +13,20 @@ import (
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// feasibilityInputs is what a feasibility estimate reads besides the panel (persistence
+// CatalogStore).
+type feasibilityInputs interface {
+	FeasibilityInput(ctx context.Context, buyerID, campaignID int64) (engine.FeasibilityRequest, error)
+	CountryQuestions(ctx context.Context, buyerID int64, countryID int32) (map[int32]int16, error)
+	CountryOfLanguage(ctx context.Context, countryLanguageID int) (int32, error)
+}
+
+// feasibilityAPI serves feasibility estimates of stored and realtime campaigns.
+type feasibilityAPI struct {
+	catalog feasibilityInputs
+	panel   *engine.Panel // nil: an empty panel
+}
 
 // feasibilityQuota is one per-quota item of a feasibility answer: an estimate, or a message
 // when the quota names questions the country's catalog does not hold.
@@ -31,12 +46,12 @@ type feasibilityAnswer struct {
 }
 
 // estimate runs the engine's model over the in-memory panel.
-func (a *API) estimate(ctx *fasthttp.RequestCtx, b persistence.Buyer, req engine.FeasibilityRequest) (engine.FeasibilityResult, error) {
-	known, err := a.d.DB.CountryQuestions(dbContext(ctx), b.ID, req.CountryID)
+func (a *feasibilityAPI) estimate(ctx *fasthttp.RequestCtx, b persistence.Buyer, req engine.FeasibilityRequest) (engine.FeasibilityResult, error) {
+	known, err := a.catalog.CountryQuestions(dbContext(ctx), b.ID, req.CountryID)
 	if err != nil {
 		return engine.FeasibilityResult{}, err
 	}
-	panel := a.d.Panel
+	panel := a.panel
 	if panel == nil {
 		panel = engine.NewPanel()
 	}
@@ -64,12 +79,12 @@ func answerOf(res engine.FeasibilityResult, withIDs bool) feasibilityAnswer {
 }
 
 // campaignFeasibility is GET /api/v1/campaigns/:id/feasibility.
-func (a *API) campaignFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *feasibilityAPI) campaignFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	id, err := pathID(ctx, "id")
 	if err != nil {
 		return err
 	}
-	req, err := a.d.DB.FeasibilityInput(dbContext(ctx), b.ID, id)
+	req, err := a.catalog.FeasibilityInput(dbContext(ctx), b.ID, id)
 	if err != nil {
 		return err
 	}
@@ -85,12 +100,12 @@ func (a *API) campaignFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 
 // quotaFeasibility is GET /api/v1/campaigns/:id/campaign_quotas/:quota_id/feasibility: the
 // quota estimated alone, capped by the campaign's global quotas.
-func (a *API) quotaFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *feasibilityAPI) quotaFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	cid, qid, err := quotaPath(ctx)
 	if err != nil {
 		return err
 	}
-	req, err := a.d.DB.FeasibilityInput(dbContext(ctx), b.ID, cid)
+	req, err := a.catalog.FeasibilityInput(dbContext(ctx), b.ID, cid)
 	if err != nil {
 		return err
 	}
@@ -135,7 +150,7 @@ type realtimeBody struct {
 }
 
 // realtimeFeasibility estimates a campaign that does not exist yet.
-func (a *API) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *feasibilityAPI) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	out, err := a.realtime(ctx, b, ctx.PostBody())
 	if err != nil {
 		return err
@@ -146,7 +161,7 @@ func (a *API) realtimeFeasibility(ctx *fasthttp.RequestCtx, b persistence.Buyer)
 
 // realtime is POST /campaigns/realtime_feasibility once routed: body validated and
 // estimated. The console's quota form estimates through it too.
-func (a *API) realtime(ctx *fasthttp.RequestCtx, b persistence.Buyer, body []byte) (feasibilityAnswer, error) {
+func (a *feasibilityAPI) realtime(ctx *fasthttp.RequestCtx, b persistence.Buyer, body []byte) (feasibilityAnswer, error) {
 	var in realtimeBody
 	if err := httpio.DecodeJSON(body, &in); err != nil {
 		return feasibilityAnswer{}, err
@@ -170,14 +185,14 @@ func (a *API) realtime(ctx *fasthttp.RequestCtx, b persistence.Buyer, body []byt
 	if in.CountryLanguageID != nil {
 		cl = *in.CountryLanguageID
 	}
-	country, err := a.d.DB.CountryOfLanguage(dbContext(ctx), cl)
+	country, err := a.catalog.CountryOfLanguage(dbContext(ctx), cl)
 	if err != nil {
 		if fault.KindOf(err) == fault.KindNotFound {
 			return feasibilityAnswer{}, fault.Invalid("country_language_id", "is not a known country language")
 		}
 		return feasibilityAnswer{}, err
 	}
-	types, err := a.d.DB.CountryQuestions(dbContext(ctx), b.ID, country)
+	types, err := a.catalog.CountryQuestions(dbContext(ctx), b.ID, country)
 	if err != nil {
 		return feasibilityAnswer{}, err
 	}

@@ -12,6 +12,12 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
+// idempotencyStore runs a create once per idempotency key (persistence DB).
+type idempotencyStore interface {
+	CreateOnce(ctx context.Context, buyerID int64, route, key string, sum []byte,
+		create func(ctx context.Context) (persistence.IdempotentAnswer, error)) (persistence.IdempotencyState, persistence.IdempotentAnswer, error)
+}
+
 // IdempotencyHeader names the request header that makes a create safe to retry: the same
 // key and body within persistence.IdempotencyTTL get the first 2xx answer again.
 const IdempotencyHeader = "Idempotency-Key"
@@ -25,7 +31,7 @@ const maxIdempotencyKey = 255
 // (persistence.CreateOnce), so that a key maps to at most one created resource whatever
 // crashes. A request with a key whose first request still runs waits for it and replays its
 // answer. An error or a non-2xx answer of h keeps no key.
-func (a *API) idempotent(h handler) handler {
+func (a *gate) idempotent(h handler) handler {
 	return func(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 		raw := ctx.Request.Header.Peek(IdempotencyHeader)
 		if raw == nil {
@@ -37,7 +43,7 @@ func (a *API) idempotent(h handler) handler {
 		key, route := string(raw), string(ctx.Path())
 		sum := sha256.Sum256(ctx.PostBody())
 		outer := dbContext(ctx)
-		state, ans, err := a.d.DB.CreateOnce(outer, b.ID, route, key, sum[:], func(tx context.Context) (persistence.IdempotentAnswer, error) {
+		state, ans, err := a.once.CreateOnce(outer, b.ID, route, key, sum[:], func(tx context.Context) (persistence.IdempotentAnswer, error) {
 			// h's reads and writes join the transaction through its database context.
 			ctx.SetUserValue(dbContextKey, tx)
 			defer ctx.SetUserValue(dbContextKey, outer)

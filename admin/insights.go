@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -14,13 +15,30 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 )
 
+// resultStore is the insights projects and the results exports of a buyer's campaigns
+// (persistence InsightStore).
+type resultStore interface {
+	InsightsProjects(ctx context.Context, buyerID int64, projectType string, page int) ([]persistence.InsightsProject, int, error)
+	InsightsProject(ctx context.Context, buyerID, projectID int64) (persistence.InsightsProject, error)
+	CampaignResultLayout(ctx context.Context, buyerID, projectID, campaignID int64) (persistence.ResultLayout, error)
+	OpenCampaignResults(ctx context.Context, l persistence.ResultLayout) (*persistence.CSVExport, error)
+	OpenDemographicsExport(ctx context.Context, buyerID, campaignID int64, f persistence.DemographicsFilter) (*persistence.CSVExport, error)
+}
+
+// insightsAPI serves the insights interface and the demographics export (exports.go).
+type insightsAPI struct {
+	store     resultStore
+	publicURL string             // base of the results links
+	exports   *httpio.CSVStreams // shared with the statements
+}
+
 // InsightsPrefix is the path prefix of the insights interface (results of projects).
 const InsightsPrefix = "/insights_api"
 
 // insightsRoutes lists the insights routes. The results and columns routes are served both
 // in the link form handed out in responses (/insights_api/projects/:project_id/...) and in
 // the reference form without the projects segment.
-func (a *API) insightsRoutes() []Route {
+func (a *insightsAPI) insightsRoutes() []Route {
 	r := func(path string, h handler) Route { return Route{Method: "GET", Pattern: InsightsPrefix + path, h: h} }
 	csvRoute := func(path string, h handler) Route {
 		return Route{Method: "GET", Pattern: InsightsPrefix + path, h: h, CSV: true}
@@ -125,12 +143,12 @@ func (c orderedColumns) MarshalJSON() ([]byte, error) {
 }
 
 // resultsURL is where the results CSV of a campaign is read (the link form).
-func (a *API) resultsURL(projectID, campaignID int64) string {
-	return a.d.PublicURL + InsightsPrefix + "/projects/" + strconv.FormatInt(projectID, 10) +
+func (a *insightsAPI) resultsURL(projectID, campaignID int64) string {
+	return a.publicURL + InsightsPrefix + "/projects/" + strconv.FormatInt(projectID, 10) +
 		"/campaigns/" + strconv.FormatInt(campaignID, 10)
 }
 
-func (a *API) projectResource(p persistence.InsightsProject) projectResource {
+func (a *insightsAPI) projectResource(p persistence.InsightsProject) projectResource {
 	out := projectResource{ID: strconv.FormatInt(p.ID, 10), Type: "project", Attributes: projectAttributes{
 		ID: p.ID, Name: p.Name, ProjectType: p.ProjectType, Campaigns: make([]campaignResource, 0, len(p.Campaigns))}}
 	for _, c := range p.Campaigns {
@@ -151,7 +169,7 @@ func (a *API) projectResource(p persistence.InsightsProject) projectResource {
 }
 
 // insightsProjects lists one page of the buyer's projects.
-func (a *API) insightsProjects(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *insightsAPI) insightsProjects(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	page := 1
 	if raw := ctx.QueryArgs().Peek("page"); len(raw) > 0 {
 		n64, err := strconv.ParseInt(string(raw), 10, 64) // past the last page is an empty page
@@ -170,7 +188,7 @@ func (a *API) insightsProjects(ctx *fasthttp.RequestCtx, b persistence.Buyer) er
 	default:
 		return fault.BadRequest("query parameter project_type must be one_time or recurring")
 	}
-	projects, total, err := a.d.DB.InsightsProjects(dbContext(ctx), b.ID, projectType, page)
+	projects, total, err := a.store.InsightsProjects(dbContext(ctx), b.ID, projectType, page)
 	if err != nil {
 		return err
 	}
@@ -189,12 +207,12 @@ func (a *API) insightsProjects(ctx *fasthttp.RequestCtx, b persistence.Buyer) er
 }
 
 // insightsProject reads one project with its campaigns in wave order.
-func (a *API) insightsProject(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *insightsAPI) insightsProject(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	pid, err := pathID(ctx, "project_id")
 	if err != nil {
 		return err
 	}
-	p, err := a.d.DB.InsightsProject(dbContext(ctx), b.ID, pid)
+	p, err := a.store.InsightsProject(dbContext(ctx), b.ID, pid)
 	if err != nil {
 		return err
 	}
@@ -203,7 +221,7 @@ func (a *API) insightsProject(ctx *fasthttp.RequestCtx, b persistence.Buyer) err
 }
 
 // resultLayout reads the path's project and campaign and the campaign's column layout.
-func (a *API) resultLayout(ctx *fasthttp.RequestCtx, b persistence.Buyer) (persistence.ResultLayout, error) {
+func (a *insightsAPI) resultLayout(ctx *fasthttp.RequestCtx, b persistence.Buyer) (persistence.ResultLayout, error) {
 	pid, err := pathID(ctx, "project_id")
 	if err != nil {
 		return persistence.ResultLayout{}, err
@@ -212,11 +230,11 @@ func (a *API) resultLayout(ctx *fasthttp.RequestCtx, b persistence.Buyer) (persi
 	if err != nil {
 		return persistence.ResultLayout{}, err
 	}
-	return a.d.DB.CampaignResultLayout(dbContext(ctx), b.ID, pid, cid)
+	return a.store.CampaignResultLayout(dbContext(ctx), b.ID, pid, cid)
 }
 
 // insightsColumns answers the columns map of a campaign's results, in column order.
-func (a *API) insightsColumns(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *insightsAPI) insightsColumns(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	l, err := a.resultLayout(ctx, b)
 	if err != nil {
 		return err
@@ -228,11 +246,11 @@ func (a *API) insightsColumns(ctx *fasthttp.RequestCtx, b persistence.Buyer) err
 }
 
 // insightsResults streams a campaign's results as CSV.
-func (a *API) insightsResults(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *insightsAPI) insightsResults(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	l, err := a.resultLayout(ctx, b)
 	if err != nil {
 		return err
 	}
 	return a.streamCSV(ctx, "campaign_result_"+strconv.FormatInt(l.CampaignID, 10)+".csv", l.CampaignID,
-		func(c exportContext) (*persistence.CSVExport, error) { return a.d.DB.OpenCampaignResults(c, l) })
+		func(c exportContext) (*persistence.CSVExport, error) { return a.store.OpenCampaignResults(c, l) })
 }

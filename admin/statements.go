@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"time"
 
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
@@ -11,6 +12,19 @@ import (
 	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// statementLedger is the buyers' statements and the exchange's months (persistence LedgerStore).
+type statementLedger interface {
+	BuyerStatement(ctx context.Context, buyerID int64, month time.Time) ([]persistence.CampaignSpend, error)
+	OpenBuyerStatementCSV(ctx context.Context, buyerID int64, month time.Time) (*persistence.CSVExport, error)
+	ExchangeMonth(ctx context.Context, month time.Time) (persistence.ExchangeMonth, error)
+}
+
+// statementAPI serves the buyer's monthly statement.
+type statementAPI struct {
+	ledger  statementLedger
+	exports *httpio.CSVStreams // shared with the insights exports
+}
 
 // statementAnswer is the answer of GET /statements (docs/payouts.md, "Statements").
 type statementAnswer struct {
@@ -42,9 +56,9 @@ func statementMonth(ctx *fasthttp.RequestCtx) (string, error) {
 }
 
 // statement answers GET /statements?month=YYYY-MM: the buyer's charges of that UTC month
-// per campaign (persistence.DB.BuyerStatement), or, asked for text/csv, one row per event,
+// per campaign (the ledger's BuyerStatement), or, asked for text/csv, one row per event,
 // streamed.
-func (a *API) statement(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *statementAPI) statement(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	raw, err := statementMonth(ctx)
 	if err != nil {
 		return err
@@ -52,14 +66,14 @@ func (a *API) statement(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	month, _ := persistence.ParseMonth(raw)
 	if httpio.WantsCSV(ctx) {
 		return a.exports.Stream(ctx, "statement_"+raw+".csv", func(c context.Context) (httpio.CSVSource, error) {
-			e, err := a.d.DB.OpenBuyerStatementCSV(c, b.ID, month)
+			e, err := a.ledger.OpenBuyerStatementCSV(c, b.ID, month)
 			if err != nil {
 				return nil, err
 			}
 			return e, nil
 		}, zap.Int64("buyer_id", b.ID), zap.String("month", raw))
 	}
-	lines, err := a.d.DB.BuyerStatement(dbContext(ctx), b.ID, month)
+	lines, err := a.ledger.BuyerStatement(dbContext(ctx), b.ID, month)
 	if err != nil {
 		return err
 	}

@@ -28,8 +28,8 @@ func viewWebhook(u string) webhookView {
 }
 
 // showWebhook answers the buyer's webhook URL.
-func (a *API) showWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
-	u, err := a.d.DB.BuyerWebhook(dbContext(ctx), b.ID)
+func (a *accountAPI) showWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+	u, err := a.store.BuyerWebhook(dbContext(ctx), b.ID)
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (a *API) showWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 // ({"url": ""}). Events stored from then on go to the new URL. A URL delivery would refuse
 // (the outbound policy: a host that is or resolves only to non-public addresses) is a 422
 // naming url, like a malformed one.
-func (a *API) setWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *accountAPI) setWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	var in struct {
 		URL *string `json:"url"`
 	}
@@ -51,15 +51,15 @@ func (a *API) setWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if in.URL == nil {
 		return fault.Invalid("url", `is required ("" removes the webhook)`)
 	}
-	if *in.URL != "" && a.d.Webhooks != nil {
+	if *in.URL != "" && a.webhooks != nil {
 		if err := persistence.ValidateWebhookURL(*in.URL); err != nil {
 			return err
 		}
-		if err := a.d.Webhooks.CheckWebhookURL(dbContext(ctx), *in.URL); err != nil {
+		if err := a.webhooks.CheckWebhookURL(dbContext(ctx), *in.URL); err != nil {
 			return err
 		}
 	}
-	if err := a.d.DB.SetBuyerWebhook(dbContext(ctx), b.ID, *in.URL); err != nil {
+	if err := a.store.SetBuyerWebhook(dbContext(ctx), b.ID, *in.URL); err != nil {
 		return err
 	}
 	httpio.WriteJSON(ctx, fasthttp.StatusOK, viewWebhook(*in.URL))
@@ -79,13 +79,13 @@ type webhookDeliveries struct {
 // webhookDeliveries answers GET /webhook/deliveries?status=all|pending|failed|dead|delivered
 // [&limit=][&before_id=]: the buyer's webhook events, newest first, with where each went,
 // its state, attempts and last error (docs/buyer-integration.md, "Webhooks").
-func (a *API) webhookDeliveries(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *accountAPI) webhookDeliveries(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	f, _, err := deliveryFilter(ctx.QueryArgs())
 	if err != nil {
 		return err
 	}
 	f.BuyerID = b.ID
-	list, err := a.d.DB.ListWebhookDeliveries(dbContext(ctx), f)
+	list, err := a.deliveries.ListWebhookDeliveries(dbContext(ctx), f)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func deliveryFilter(args *fasthttp.Args) (persistence.WebhookFilter, string, err
 // to the buyer's webhook URL, as a delivery would, and answers what the buyer's server
 // replied (payout.SendWebhookTest). Nothing is stored. A buyer without a webhook URL gets
 // 409; one test per buyer at a time (429 otherwise).
-func (a *API) testWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
+func (a *accountAPI) testWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 	if body := ctx.PostBody(); len(body) > 0 {
 		var in struct{}
 		if err := httpio.DecodeJSON(body, &in); err != nil {
@@ -150,18 +150,18 @@ func (a *API) testWebhook(ctx *fasthttp.RequestCtx, b persistence.Buyer) error {
 }
 
 // sendWebhookTest sends b's test event (testWebhook, and the console's webhook page).
-func (a *API) sendWebhookTest(ctx context.Context, b persistence.Buyer) (payout.WebhookTestResult, error) {
-	if a.d.Webhooks == nil {
+func (a *accountAPI) sendWebhookTest(ctx context.Context, b persistence.Buyer) (payout.WebhookTestResult, error) {
+	if a.webhooks == nil {
 		return payout.WebhookTestResult{}, fault.Unavailable(errors.New("admin: no webhook sender"))
 	}
-	u, err := a.d.DB.BuyerWebhook(ctx, b.ID)
+	u, err := a.store.BuyerWebhook(ctx, b.ID)
 	if err != nil {
 		return payout.WebhookTestResult{}, err
 	}
 	if u == "" {
 		return payout.WebhookTestResult{}, fault.Conflict("no webhook URL is set (PUT /api/v1/webhook)")
 	}
-	r, err := a.d.Webhooks.SendWebhookTest(ctx, b.ID, u, b.APISecret)
+	r, err := a.webhooks.SendWebhookTest(ctx, b.ID, u, b.APISecret)
 	if errors.Is(err, payout.ErrTestInFlight) {
 		err = fault.RateLimited()
 	}
