@@ -56,10 +56,22 @@ type campaignListParams struct {
 // naming it (the list is then not read). countries are the known country languages.
 func readListParams(args *fasthttp.Args, countries []persistence.CountryLanguage) (campaignListParams, persistence.CampaignListQuery, []pagekit.FieldError) {
 	p := campaignListParams{Sort: persistence.CampaignSortID, Page: 1, PerPage: defaultListPerPage}
-	var q persistence.CampaignListQuery
 	var errs []pagekit.FieldError
 	bad := func(field, msg string) { errs = append(errs, pagekit.FieldError{Field: field, Message: msg}) }
+	p.readFilters(args, countries, bad)
+	from, to := p.readCreated(args, bad)
+	p.readOrder(args, bad)
+	p.readPaging(args, bad)
+	q := persistence.CampaignListQuery{Search: p.Search, Statuses: p.Statuses, CountryLanguageID: p.Country,
+		CreatedFrom: from, Sort: p.Sort, Desc: p.Desc, Page: p.Page, PerPage: p.PerPage}
+	if !to.IsZero() {
+		q.CreatedBefore = to.AddDate(0, 0, 1)
+	}
+	return p, q, errs
+}
 
+// readFilters reads the search, statuses and country language of the list.
+func (p *campaignListParams) readFilters(args *fasthttp.Args, countries []persistence.CountryLanguage, bad func(field, msg string)) {
 	p.Search = strings.TrimSpace(string(args.Peek(listSearch)))
 	switch {
 	case !httpio.ValidText(p.Search):
@@ -86,6 +98,10 @@ func readListParams(args *fasthttp.Args, countries []persistence.CountryLanguage
 			p.Country = n
 		}
 	}
+}
+
+// readCreated reads the creation dates the list is bounded by (zero: unbounded).
+func (p *campaignListParams) readCreated(args *fasthttp.Args, bad func(field, msg string)) (from, to time.Time) {
 	day := func(field, name string) (time.Time, string) {
 		v := strings.TrimSpace(string(args.Peek(field)))
 		if v == "" {
@@ -104,6 +120,11 @@ func readListParams(args *fasthttp.Args, countries []persistence.CountryLanguage
 	if !from.IsZero() && !to.IsZero() && to.Before(from) {
 		bad(listCreatedTo, "Created to must be on or after created from.")
 	}
+	return from, to
+}
+
+// readOrder reads the column the list is sorted by and its direction.
+func (p *campaignListParams) readOrder(args *fasthttp.Args, bad func(field, msg string)) {
 	if v := string(args.Peek(listSort)); v != "" {
 		if !slices.Contains(persistence.CampaignSorts(), v) {
 			bad(listSort, "Sort must be one of the columns: "+strings.Join(persistence.CampaignSorts(), ", ")+".")
@@ -118,6 +139,10 @@ func readListParams(args *fasthttp.Args, countries []persistence.CountryLanguage
 	default:
 		bad(listDir, "Direction must be asc or desc.")
 	}
+}
+
+// readPaging reads the page shown and the rows per page.
+func (p *campaignListParams) readPaging(args *fasthttp.Args, bad func(field, msg string)) {
 	for _, f := range []struct {
 		name, label string
 		v           *int
@@ -138,12 +163,6 @@ func readListParams(args *fasthttp.Args, countries []persistence.CountryLanguage
 		}
 		*f.v = n
 	}
-	q = persistence.CampaignListQuery{Search: p.Search, Statuses: p.Statuses, CountryLanguageID: p.Country,
-		CreatedFrom: from, Sort: p.Sort, Desc: p.Desc, Page: p.Page, PerPage: p.PerPage}
-	if !to.IsZero() {
-		q.CreatedBefore = to.AddDate(0, 0, 1)
-	}
-	return p, q, errs
 }
 
 // values is the query of p with the given parameters changed (name, value, ...; "" drops).
