@@ -19,8 +19,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // Deps is what the buyer interface needs from the process. The stores are what each part

@@ -4,8 +4,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // webhookPages are the buyer's webhook page in the console.

@@ -5,7 +5,7 @@ package persistence
 // that the largest product, MaxCPICents/100 × MaxRevenueShare × MaxExchangeRate =
 // 10,000 × 1 × 1e9 = 1e13 in-app units, fits sessions.reward (bigint, migration 0015) and
 // an int64 many times over, and the largest payout, 10,000.0000 USD, fits
-// sessions.payout_usd. Payouts are computed in integers (internal/payout), and 1e9 × 1e4
+// sessions.payout_usd. Payouts are computed in integers (router/payout), and 1e9 × 1e4
 // (the rate in ten-thousandths) is below 2^53, so reading the rate as a float64 is exact.
 const (
 	// MaxCPICents is the largest cpi a campaign may bid: 10,000.00 USD.

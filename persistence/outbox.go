@@ -20,7 +20,7 @@ const (
 )
 
 // Postback is one server-to-server notification to a supply partner, fully built and signed
-// by the caller (internal/payout).
+// by the caller (router/payout).
 type Postback struct {
 	TID         string
 	Kind        string // PostbackOutcome, PostbackReversal or PostbackAcceptance

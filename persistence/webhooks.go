@@ -13,7 +13,7 @@ import (
 )
 
 // PostbackWebhook is the outbox kind of a buyer webhook event: a POST of a JSON body to the
-// buyer's webhook URL, signed at delivery with the buyer's api_secret (internal/payout).
+// buyer's webhook URL, signed at delivery with the buyer's api_secret (router/payout).
 const PostbackWebhook = "webhook"
 
 // Webhook event types (docs/buyer-integration.md, "Webhooks").

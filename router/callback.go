@@ -11,8 +11,8 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/outcome"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // callback is GET /router/customers/{customer_id}/cps/{outcome}?tid=&tr_sech= (docs/rules.md §7).

@@ -18,9 +18,9 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/entrytoken"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 func hmacSHA1(key, msg string) string {
@@ -32,7 +32,7 @@ func hmacSHA1(key, msg string) string {
 // runWorker delivers the postback outbox from this process until the test ends.
 func (w *world) runWorker() {
 	ctx, cancel := context.WithCancel(context.Background())
-	wk := payout.NewWorker(w.db, payout.WorkerConfig{Poll: 50 * time.Millisecond, BaseBackoff: 50 * time.Millisecond}, nil)
+	wk := payout.NewWorker(w.db, w.db, payout.WorkerConfig{Poll: 50 * time.Millisecond, BaseBackoff: 50 * time.Millisecond}, nil)
 	go wk.Run(ctx)
 	w.t.Cleanup(func() { cancel(); <-wk.Done() })
 }

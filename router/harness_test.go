@@ -24,9 +24,9 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/entrytoken"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

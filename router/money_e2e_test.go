@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // TestLargestReward proves docs/rules.md §7's money bounds end to end: at the largest bounds

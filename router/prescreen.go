@@ -15,8 +15,8 @@ import (
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/pagekit"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // The hosted pre-screener (docs/rules.md §5): a campaign with custom screener questions attached

@@ -9,9 +9,9 @@ import (
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/outcome"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // QualityGate is what routing needs of participant quality; supply.Quality implements it

@@ -14,10 +14,10 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/outcome"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/internal/quality"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // qualityWorld is a world whose partner has an API token (for GET /campaigns) and whose

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // TestOutcomePayouts proves docs/rules.md §7's partner payout for each of the four outcomes, end

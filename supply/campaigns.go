@@ -16,7 +16,7 @@ import (
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // Eligibility reasons of player_eligibility (docs/rules.md §9).

@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/outcome"
 	"github.com/switchboard/switchboard/internal/pagekit"
-	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // DemoPartnerPath is the path of the demo supply partner's redirect URL (serve --demo): the

@@ -36,9 +36,9 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/entrytoken"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
+	"github.com/switchboard/switchboard/router/payout"
 	"github.com/switchboard/switchboard/supply"
 )
 

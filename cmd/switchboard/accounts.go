@@ -10,8 +10,8 @@ import (
 
 	"github.com/switchboard/switchboard/internal/egress"
 	"github.com/switchboard/switchboard/internal/fault"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 func runBuyerCreate(ctx context.Context, args []string, out io.Writer) error {

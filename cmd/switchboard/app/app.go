@@ -20,9 +20,9 @@ import (
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/internal/openapi"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
+	"github.com/switchboard/switchboard/router/payout"
 	"github.com/switchboard/switchboard/supply"
 )
 
@@ -248,7 +248,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if !cfg.Allocation.Weighted() {
 		close(a.weighted)
 	}
-	a.Payouts = payout.NewWorker(db, cfg.Postbacks, log.Named("postback"))
+	a.Payouts = payout.NewWorker(db, db, cfg.Postbacks, log.Named("postback"))
 	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
 		Log: log.Named("supply"), Config: scfg, AuthFailures: fails, Postbacks: a.Payouts, Seed: seed}); err != nil {
 		stop()

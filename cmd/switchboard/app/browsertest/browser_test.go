@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // Browser tests drive Debian's Chromium (make browser installs it) headless through the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/internal/entrytoken"
-	"github.com/switchboard/switchboard/internal/payout"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // page sends a browser-like request: a form post when form is not nil.

@@ -11,8 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/mirror"
-	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -95,13 +93,29 @@ func (c WorkerConfig) startWindow() time.Duration {
 // their lease runs out.
 const directQueue = 4096
 
+// outboxStore is the postback outbox as the worker uses it: claim due rows, give back
+// those it cannot start, record each delivery's result, and count what is pending.
+type outboxStore interface {
+	Claim(ctx context.Context, c persistence.Claim) (persistence.Claimed, error)
+	ReleasePostbacks(ctx context.Context, cs []persistence.ClaimedPostback) error
+	MarkPostbackFailed(ctx context.Context, c persistence.ClaimedPostback, retryIn, window time.Duration, errText string, permanent bool) (dead bool, err error)
+	NewDeliveryMarks() *persistence.DeliveryMarks
+	PostbackStats(ctx context.Context) (persistence.PostbackStats, error)
+}
+
+// listener opens the LISTEN connection on which enqueues wake the worker.
+type listener interface {
+	ListenOn(ctx context.Context, channel string) (*persistence.Listener, error)
+}
+
 // Worker delivers the postback outbox. Every serve process runs one; they share the table
 // safely (rows are claimed with FOR UPDATE SKIP LOCKED and leased while delivered).
 type Worker struct {
-	db  *persistence.DB
-	cfg WorkerConfig
-	log *zap.Logger
-	out outbound
+	outbox outboxStore
+	feed   listener
+	cfg    WorkerConfig
+	log    *zap.Logger
+	out    outbound
 
 	wake   chan struct{}
 	done   chan struct{}
@@ -140,13 +154,14 @@ func (w *Worker) tally(c persistence.ClaimedPostback) *tally {
 	return &w.postbacks
 }
 
-// NewWorker returns a worker over db; Run starts it.
-func NewWorker(db *persistence.DB, cfg WorkerConfig, log *zap.Logger) *Worker {
+// NewWorker returns a worker over the postback outbox, woken by notifications heard through
+// feed; Run starts it.
+func NewWorker(outbox outboxStore, feed listener, cfg WorkerConfig, log *zap.Logger) *Worker {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	cfg = cfg.withDefaults()
-	return &Worker{db: db, cfg: cfg, log: log, out: newOutbound(cfg), tests: map[persistence.Destination]bool{},
+	return &Worker{outbox: outbox, feed: feed, cfg: cfg, log: log, out: newOutbound(cfg), tests: map[persistence.Destination]bool{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}), direct: make(chan handed, directQueue)}
 }
 
@@ -188,146 +203,6 @@ func (w *Worker) Send(c persistence.ClaimedPostback) bool {
 // Done is closed when Run has returned.
 func (w *Worker) Done() <-chan struct{} { return w.done }
 
-// Run delivers due postbacks until ctx ends, then waits for the deliveries in flight (which
-// ctx cancels; their rows are retried when their lease runs out).
-func (w *Worker) Run(ctx context.Context) {
-	defer close(w.done)
-	// Deliveries are recorded in batches; the recorder stops after the last delivery.
-	w.marks = w.db.NewDeliveryMarks()
-	defer w.marks.Close()
-	var inflight sync.WaitGroup
-	defer inflight.Wait()
-
-	listenCtx, stopListen := context.WithCancel(ctx)
-	defer stopListen()
-	inflight.Add(1)
-	go func() {
-		defer inflight.Done()
-		// Wake-ups only: every notification, and every (re)connect (notifications may have
-		// been lost), means due rows may be waiting.
-		mirror.Run(listenCtx, mirror.Config[struct{}]{
-			Name:     "postback outbox",
-			Log:      w.log,
-			Listen:   mirror.Listener(w.db.ListenOn, persistence.PostbackChannel),
-			Notified: func(string, func(struct{})) { w.claimable() },
-			Full:     func(context.Context) error { w.claimable(); return nil },
-		})
-	}()
-
-	inflight.Add(1)
-	go func() {
-		defer inflight.Done()
-		stats := time.NewTicker(w.cfg.StatsEvery)
-		defer stats.Stop()
-		outage := retry.NewOutage(w.log, "postback stats", retry.Default, nil)
-		for {
-			outage.Attempt(ctx, w.refreshStats)
-			select {
-			case <-ctx.Done():
-				return
-			case <-stats.C:
-			}
-		}
-	}()
-
-	s := newSlots(w.cfg.Parallel, w.cfg.PerDestination)
-	poll := time.NewTicker(w.cfg.Poll)
-	defer poll.Stop()
-	// Under load, slots free up one delivery at a time; claiming for each would cost a
-	// statement per postback. A claim waits until half of one destination's slots are free
-	// (a destination with rows left claims again once half its room is free), or for the
-	// poll (so that slow deliveries cannot hold the rest back).
-	minClaim := max(1, w.cfg.PerDestination/2)
-	// While the database is away claims back off (retried at a wake or poll once due) and
-	// the failure is logged once.
-	claims := retry.NewOutage(w.log, "postback claim", retry.Default, nil)
-	polled := true
-	w.due.Store(true)
-	send := func(c persistence.ClaimedPostback) {
-		d := s.take(c)
-		inflight.Add(1)
-		go func() {
-			defer inflight.Done()
-			w.deliver(ctx, c)
-			s.finished <- d
-		}()
-	}
-	giveBack := func(cs []persistence.ClaimedPostback) {
-		inflight.Add(1)
-		go func() {
-			defer inflight.Done()
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			// On failure the rows wait for their lease like any lost claim; none was sent.
-			if err := w.db.ReleasePostbacks(rctx, cs); err != nil {
-				w.log.Warn("give back postbacks", zap.Int("postbacks", len(cs)), zap.Error(err))
-			}
-		}()
-	}
-	for {
-		if s.collect() {
-			w.due.Store(true)
-		}
-		// Postbacks this process's callbacks handed over (Send) first: they are leased to it.
-		for s.queued < directQueue {
-			select {
-			case h := <-w.direct:
-				s.queue(h)
-				continue
-			default:
-			}
-			break
-		}
-		if late := s.expired(time.Now()); len(late) > 0 {
-			giveBack(late)
-		}
-		for _, c := range s.startable() {
-			send(c)
-		}
-		// Between polls, only when rows may be due: enqueued elsewhere (NOTIFY), or the last
-		// claim came back full. Postbacks handed over by Send are not in the table's due set.
-		if free := s.free(); free > 0 && (polled || free >= minClaim && w.due.Load()) && claims.Due() {
-			polled = false
-			w.due.Store(false)
-			r, err := w.db.Claim(ctx, persistence.Claim{Limit: free, Lease: w.cfg.Lease,
-				PerDestination: w.cfg.PerDestination, InFlight: s.busy})
-			switch {
-			case err == nil:
-				claims.Succeeded()
-			case ctx.Err() == nil:
-				claims.Failed(err)
-			}
-			s.claimed(r.Rows, r.Full)
-			for _, c := range r.Rows {
-				send(c)
-			}
-			switch {
-			case err != nil:
-				w.due.Store(true) // try again at the next wake
-			case (r.Left || r.Full) && len(r.Rows) > 0:
-				// Due rows were left, for want of slots or of their destination's room, or
-				// lie beyond the window, and this claim changed what may be claimed: claim
-				// again at once.
-				w.due.Store(true)
-				continue
-			case r.Full:
-				w.due.Store(true) // as slots free up
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.wake:
-		case d := <-s.finished:
-			if s.done(d) {
-				w.due.Store(true)
-			}
-		case <-poll.C:
-			polled = true
-		}
-	}
-}
-
 // deliver sends one postback and records the result (its slot is held until the record
 // commits).
 func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
@@ -363,7 +238,7 @@ func (w *Worker) deliver(ctx context.Context, c persistence.ClaimedPostback) {
 	if err != nil {
 		log = log.With(zap.NamedError("cause", err)) // the operator's log may name the address
 	}
-	dead, merr := w.db.MarkPostbackFailed(sctx, c, w.backoff(c.Attempts), w.cfg.Window, why, permanent(err))
+	dead, merr := w.outbox.MarkPostbackFailed(sctx, c, w.backoff(c.Attempts), w.cfg.Window, why, permanent(err))
 	switch {
 	case merr != nil:
 		log.Warn("record postback failure", zap.String("reason", why), zap.Error(merr))
@@ -394,7 +269,7 @@ func (w *Worker) backoff(n int) time.Duration {
 func (w *Worker) refreshStats(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	s, err := w.db.PostbackStats(sctx)
+	s, err := w.outbox.PostbackStats(sctx)
 	if err != nil {
 		return err
 	}
