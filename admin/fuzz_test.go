@@ -8,7 +8,7 @@ import (
 	"github.com/switchboard/switchboard/admin"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/supplierlink"
+	"github.com/switchboard/switchboard/router/supplierlink"
 )
 
 // decodeKinds are the only outcomes a body decoder may have besides success.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/supplierlink"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/supplierlink"
 )
 
 // Limits of request values the rules leave open (docs/validation.md).

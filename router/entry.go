@@ -16,9 +16,9 @@ import (
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/supplierlink"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/router/supplierlink"
 )
 
 // entry is GET /supply_api/v4/entry?token=: verify the offer token, re-check eligibility

@@ -12,9 +12,9 @@ import (
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/outcome"
-	"github.com/switchboard/switchboard/internal/supplierlink"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/router/supplierlink"
 )
 
 // Re-routing of screen-outs (docs/rules.md §10), for publishers with reroute_attempts > 0;

@@ -10,10 +10,10 @@ import (
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/outcome"
-	"github.com/switchboard/switchboard/internal/supplierlink"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router"
 	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/router/supplierlink"
 	"github.com/switchboard/switchboard/supply"
 )
 
