@@ -23,7 +23,7 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/internal/snapshot"
+	"github.com/switchboard/switchboard/engine/snapshot"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )

@@ -21,13 +21,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/snapshot"
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/snapshot"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/supply"
 )
 
-// A process starts from a snapshot (internal/snapshot) rather than reading the whole market
+// A process starts from a snapshot (engine/snapshot) rather than reading the whole market
 // from PostgreSQL when it has one: streamed by a running peer (Config.SnapshotPeer, GET
 // /admin/snapshot on the peer's admin listener) or left on local disk by this machine's
 // last process (Config.SnapshotDir, written periodically and at graceful shutdown). It then

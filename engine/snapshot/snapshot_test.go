@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/engine/snapshot"
 	"github.com/switchboard/switchboard/engine/synth"
-	"github.com/switchboard/switchboard/internal/snapshot"
 )
 
 var testHeader = snapshot.Header{Schema: 56, Position: snapshot.Position{XID: 1234, SessionID: 99, At: time.Unix(1_765_000_000, 5).UTC()},
