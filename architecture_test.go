@@ -30,21 +30,33 @@ var update = flag.Bool("update", false, "rewrite the import graph in docs/archit
 // graphHeading introduces the fenced block of docs/architecture.md that lists the graph.
 const graphHeading = "The current graph (non-test imports of our own packages):\n\n```\n"
 
-// handlers are the HTTP interfaces: they import the engine, persistence and the shared kit,
-// never one another.
+// handlers are the HTTP interfaces: they import services, the engine, persistence and the
+// shared kit, never one another.
 var handlers = []string{"admin", "supply", "router"}
 
 // under reports whether pkg is dir or a package below it.
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
 
-// handlerOf names the handler whose tree holds pkg, or "".
+// handlerOf names the handler package pkg is, or "" when it is none: a handler's
+// subpackage (router/payout, supply/quality, ...) is a service, not the handler.
 func handlerOf(pkg string) string {
 	for _, h := range handlers {
-		if under(pkg, h) {
+		if pkg == h {
 			return h
 		}
 	}
 	return ""
+}
+
+// serviceOf reports whether pkg is a service: a package under a handler's directory that
+// holds one concept (payouts, quality, ...) for every handler that needs it.
+func serviceOf(pkg string) bool {
+	for _, h := range handlers {
+		if strings.HasPrefix(pkg, h+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // importViolation says why the import e is forbidden, or "" when it is allowed.
@@ -57,8 +69,14 @@ func importViolation(e importEdge) string {
 		return "persistence imports no handler, cmd or bench package"
 	case handlerOf(from) != "" && handlerOf(to) != "" && handlerOf(from) != handlerOf(to):
 		return "handlers (admin, supply, router) never import one another"
-	case under(from, "internal") && (handlerOf(to) != "" || under(to, "cmd")):
-		return "the shared kit (internal/...) imports no handler or cmd package"
+	case serviceOf(from) && handlerOf(to) != "":
+		return "a service imports no handler; handlers import services"
+	case under(from, "persistence") && serviceOf(to):
+		return "persistence imports no service: services build on persistence"
+	case under(from, "internal") && (handlerOf(to) != "" || serviceOf(to) || under(to, "cmd")):
+		return "the shared kit (internal/...) imports no handler, service or cmd package"
+	case under(from, "internal") && !e.test && !under(to, "internal"):
+		return "the shared kit (internal/...) imports nothing of ours outside internal/"
 	case under(from, "bench") && (handlerOf(to) != "" || under(to, "cmd")):
 		return "bench imports no handler or cmd package (handler tests drive load with it)"
 	case !e.test && !under(from, "cmd") && under(to, "cmd"):
@@ -130,8 +148,9 @@ func moduleImports(t *testing.T, root string) []importEdge {
 }
 
 // TestImportRules fails when a package imports one of ours that the layering forbids:
-// engine → anything of ours, persistence → a handler, handler → handler, shared kit →
-// a handler, anything but cmd → cmd (outside tests).
+// engine → anything of ours outside engine, persistence → a handler or a service, handler →
+// handler, service → handler, shared kit → anything of ours outside internal/ (a handler, a
+// service or cmd even in tests), anything but cmd → cmd (outside tests).
 func TestImportRules(t *testing.T) {
 	edges := moduleImports(t, ".")
 	if len(edges) < 20 {
@@ -214,10 +233,23 @@ func TestImportViolation(t *testing.T) {
 		{"router", "admin", true, true},
 		{"supply", "router", false, true},
 		{"router", "router", true, false},
-		{"router", "internal/payout", false, false},
+		{"router", "router/payout", false, false},
+		{"supply", "router/payout", false, false},
 		{"router", "bench", true, false},
-		{"internal/payout", "persistence", false, false},
+		{"router/payout", "persistence", false, false},
+		{"router/payout", "internal/fault", false, false},
+		{"router/payout", "router", false, true},
+		{"supply/quality", "supply", true, true},
+		{"router/payout", "supply/quality", false, false},
+		{"persistence", "router/payout", false, true},
+		{"persistence", "router/payout", true, true},
 		{"internal/httpio", "supply", false, true},
+		{"internal/mirror", "router/payout", true, true},
+		{"internal/mirror", "internal/retry", false, false},
+		{"internal/supplierlink", "engine", false, true},
+		{"internal/snapshot", "persistence", false, true},
+		{"internal/snapshot", "engine", true, false},
+		{"engine/snapshot", "engine", false, false},
 		{"internal/pagekit", "cmd/switchboard/app", false, true},
 		{"bench", "router", false, true},
 		{"admin", "cmd/switchboard/app/apptest", true, false},
