@@ -204,20 +204,61 @@ func (c LineChart) render(inline bool) []byte {
 	if c.Dates {
 		c.LogX = false
 	}
-	skip := func(p Point) bool {
-		return (c.LogX && p.X <= 0) || (c.LogY && p.Y <= 0) || math.IsNaN(p.X) || math.IsNaN(p.Y)
+	a := c.area()
+	c.writeAxes(&b, &a)
+	c.writeMarks(&b, &a)
+	for i, s := range c.Series {
+		c.writeSeries(&b, &a, i, s)
 	}
-	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	b.WriteString("</svg>\n")
+	return b.Bytes()
+}
+
+// plotArea places values in the plot: the axes' ranges, rounded out to their ticks, and the
+// plot's size in pixels.
+type plotArea struct {
+	logX, logY         bool
+	xlo, xhi, ylo, yhi float64
+	xt, yt             []float64 // the ticks' values
+	pw, ph             float64   // the plot's width and height
+}
+
+// sx is the horizontal pixel of value v.
+func (a *plotArea) sx(v float64) float64 {
+	if a.logX {
+		return marginL + a.pw*(math.Log10(v)-math.Log10(a.xlo))/(math.Log10(a.xhi)-math.Log10(a.xlo))
+	}
+	return marginL + a.pw*(v-a.xlo)/(a.xhi-a.xlo)
+}
+
+// sy is the vertical pixel of value v.
+func (a *plotArea) sy(v float64) float64 {
+	if a.logY {
+		return marginT + a.ph - a.ph*(math.Log10(v)-math.Log10(a.ylo))/(math.Log10(a.yhi)-math.Log10(a.ylo))
+	}
+	return marginT + a.ph - a.ph*(v-a.ylo)/(a.yhi-a.ylo)
+}
+
+// skip reports whether p cannot be drawn: NaN, or not positive on a logarithmic axis.
+func (c LineChart) skip(p Point) bool {
+	return (c.LogX && p.X <= 0) || (c.LogY && p.Y <= 0) || math.IsNaN(p.X) || math.IsNaN(p.Y)
+}
+
+// dataRange is the range of the points that can be drawn (1 to 10 on both axes when there
+// is none, reported empty), widened to 0 on a linear Y axis, and on a linear X axis whose
+// values lie closer to 0 than they spread.
+func (c LineChart) dataRange() (xlo, xhi, ylo, yhi float64, empty bool) {
+	xlo, xhi, ylo, yhi = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, s := range c.Series {
 		for _, p := range s.Points {
-			if skip(p) {
+			if c.skip(p) {
 				continue
 			}
 			xlo, xhi = math.Min(xlo, p.X), math.Max(xhi, p.X)
 			ylo, yhi = math.Min(ylo, p.Y), math.Max(yhi, p.Y)
 		}
 	}
-	empty := math.IsInf(xlo, 0)
+	empty = math.IsInf(xlo, 0)
 	if empty {
 		xlo, xhi, ylo, yhi = 1, 10, 1, 10
 	}
@@ -227,108 +268,119 @@ func (c LineChart) render(inline bool) []byte {
 	if !c.LogX && !c.Dates && xlo > 0 && xlo < (xhi-xlo) {
 		xlo = 0
 	}
-	var xt, yt []float64
+	return xlo, xhi, ylo, yhi, empty
+}
+
+// area lays the data out: ticks on both axes (days, powers of ten or round numbers), the
+// ranges rounded out to them.
+func (c LineChart) area() plotArea {
+	xlo, xhi, ylo, yhi, empty := c.dataRange()
+	a := plotArea{logX: c.LogX, logY: c.LogY,
+		pw: float64(chartW - marginL - marginR), ph: float64(chartH - marginT - marginB)}
 	switch {
 	case c.Dates:
 		xlo, xhi = xlo-0.5, xhi+0.5
 		if !empty { // no day to label
-			xt = dayTicks(xlo, xhi)
+			a.xt = dayTicks(xlo, xhi)
 		}
 	case c.LogX:
-		xt = logTicks(xlo, xhi)
-		xlo, xhi = math.Min(xlo, xt[0]), math.Max(xhi, xt[len(xt)-1])
+		a.xt = logTicks(xlo, xhi)
+		xlo, xhi = math.Min(xlo, a.xt[0]), math.Max(xhi, a.xt[len(a.xt)-1])
 	default:
-		xt = niceTicks(xlo, xhi, 6)
-		xlo, xhi = xt[0], math.Max(xhi, xt[len(xt)-1])
+		a.xt = niceTicks(xlo, xhi, 6)
+		xlo, xhi = a.xt[0], math.Max(xhi, a.xt[len(a.xt)-1])
 	}
 	if c.LogY {
-		yt = logTicks(ylo, yhi)
-		ylo, yhi = math.Min(ylo, yt[0]), math.Max(yhi, yt[len(yt)-1])
+		a.yt = logTicks(ylo, yhi)
+		ylo, yhi = math.Min(ylo, a.yt[0]), math.Max(yhi, a.yt[len(a.yt)-1])
 	} else {
-		yt = niceTicks(ylo, yhi, 6)
-		ylo, yhi = yt[0], math.Max(yhi, yt[len(yt)-1])
+		a.yt = niceTicks(ylo, yhi, 6)
+		ylo, yhi = a.yt[0], math.Max(yhi, a.yt[len(a.yt)-1])
 	}
-	pw, ph := float64(chartW-marginL-marginR), float64(chartH-marginT-marginB)
-	sx := func(v float64) float64 {
-		if c.LogX {
-			return marginL + pw*(math.Log10(v)-math.Log10(xlo))/(math.Log10(xhi)-math.Log10(xlo))
-		}
-		return marginL + pw*(v-xlo)/(xhi-xlo)
-	}
-	sy := func(v float64) float64 {
-		if c.LogY {
-			return marginT + ph - ph*(math.Log10(v)-math.Log10(ylo))/(math.Log10(yhi)-math.Log10(ylo))
-		}
-		return marginT + ph - ph*(v-ylo)/(yhi-ylo)
-	}
-	for _, v := range xt {
-		x := sx(v)
+	a.xlo, a.xhi, a.ylo, a.yhi = xlo, xhi, ylo, yhi
+	return a
+}
+
+// writeAxes writes the grid lines with their tick labels, the plot's frame and the axes'
+// labels.
+func (c LineChart) writeAxes(b *bytes.Buffer, a *plotArea) {
+	for _, v := range a.xt {
+		x := a.sx(v)
 		label := fmtTick(v)
 		if c.Dates {
 			label = fmtDay(v)
 		}
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", x, marginT, x, marginT+ph)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, marginT+ph+16, esc(label))
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", x, marginT, x, marginT+a.ph)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, marginT+a.ph+16, esc(label))
 	}
-	for _, v := range yt {
-		y := sy(v)
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", marginL, y, marginL+pw, y)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginL-6, y+4, esc(fmtTick(v)))
+	for _, v := range a.yt {
+		y := a.sy(v)
+		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", marginL, y, marginL+a.pw, y)
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginL-6, y+4, esc(fmtTick(v)))
 	}
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`+"\n", marginL, marginT, pw, ph)
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", marginL+pw/2, chartH-12, esc(c.XLabel))
-	fmt.Fprintf(&b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", marginT+ph/2, esc(c.YLabel))
+	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`+"\n", marginL, marginT, a.pw, a.ph)
+	fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", marginL+a.pw/2, chartH-12, esc(c.XLabel))
+	fmt.Fprintf(b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", marginT+a.ph/2, esc(c.YLabel))
+}
+
+// writeMarks writes the marks that fall inside the X range, behind the series.
+func (c LineChart) writeMarks(b *bytes.Buffer, a *plotArea) {
 	for _, m := range c.Marks {
-		if (c.LogX && m.X <= 0) || math.IsNaN(m.X) || m.X < xlo || m.X > xhi {
+		if (c.LogX && m.X <= 0) || math.IsNaN(m.X) || m.X < a.xlo || m.X > a.xhi {
 			continue
 		}
-		x := sx(m.X)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#999" stroke-dasharray="2 3"/>`+"\n", x, marginT, x, marginT+ph)
-		fmt.Fprintf(&b, `<text transform="translate(%.1f %.1f) rotate(-90)" font-size="10" fill="#555">%s</text>`+"\n", x+10, marginT+ph-4, esc(m.Label))
+		x := a.sx(m.X)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#999" stroke-dasharray="2 3"/>`+"\n", x, marginT, x, marginT+a.ph)
+		fmt.Fprintf(b, `<text transform="translate(%.1f %.1f) rotate(-90)" font-size="10" fill="#555">%s</text>`+"\n", x+10, marginT+a.ph-4, esc(m.Label))
 	}
-	for i, s := range c.Series {
-		col := colorOf(s.Color, i)
-		dash := ""
-		if s.Dashed {
-			dash = ` stroke-dasharray="6 4"`
-		}
-		// The runs of points that can be drawn, each one line.
-		var runs [][]string
-		var run []string
-		for _, p := range s.Points {
-			if skip(p) {
-				if len(run) > 0 {
-					runs, run = append(runs, run), nil
-				}
-				continue
-			}
-			run = append(run, fmt.Sprintf("%.1f,%.1f", sx(p.X), sy(p.Y)))
-		}
-		if len(run) > 0 {
-			runs = append(runs, run)
-		}
-		for _, pts := range runs {
-			r := dotR
-			if len(pts) == 1 {
-				r = loneR
-			} else {
-				fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
-				if s.Bare {
-					continue // a dot per sample would hide the line
-				}
-			}
-			for _, p := range pts {
-				x, y, _ := strings.Cut(p, ",")
-				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="%d" fill="%s"/>`+"\n", x, y, r, col)
-			}
-		}
-		ly := marginT + 10 + 18*i
-		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n",
-			chartW-marginR+12, ly, chartW-marginR+36, ly, col, dash)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", chartW-marginR+42, ly+4, esc(s.Name))
+}
+
+// writeSeries writes series s, the i-th: a line per run of points that can be drawn, a dot
+// per point (unless Bare; a lone point always, larger), and its entry in the legend.
+func (c LineChart) writeSeries(b *bytes.Buffer, a *plotArea, i int, s Series) {
+	col := colorOf(s.Color, i)
+	dash := ""
+	if s.Dashed {
+		dash = ` stroke-dasharray="6 4"`
 	}
-	b.WriteString("</svg>\n")
-	return b.Bytes()
+	for _, pts := range c.runs(a, s) {
+		r := dotR
+		if len(pts) == 1 {
+			r = loneR
+		} else {
+			fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), col, dash)
+			if s.Bare {
+				continue // a dot per sample would hide the line
+			}
+		}
+		for _, p := range pts {
+			x, y, _ := strings.Cut(p, ",")
+			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="%d" fill="%s"/>`+"\n", x, y, r, col)
+		}
+	}
+	ly := marginT + 10 + 18*i
+	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`+"\n",
+		chartW-marginR+12, ly, chartW-marginR+36, ly, col, dash)
+	fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", chartW-marginR+42, ly+4, esc(s.Name))
+}
+
+// runs are the runs of s's points that can be drawn, each one line, as "x,y" pixels.
+func (c LineChart) runs(a *plotArea, s Series) [][]string {
+	var runs [][]string
+	var run []string
+	for _, p := range s.Points {
+		if c.skip(p) {
+			if len(run) > 0 {
+				runs, run = append(runs, run), nil
+			}
+			continue
+		}
+		run = append(run, fmt.Sprintf("%.1f,%.1f", a.sx(p.X), a.sy(p.Y)))
+	}
+	if len(run) > 0 {
+		runs = append(runs, run)
+	}
+	return runs
 }
 
 // SVG renders the chart as a standalone SVG document.
