@@ -26,98 +26,147 @@ type Sink struct {
 // a refusal can come after sink has received values, which the caller then discards.
 func Read(r io.Reader, accept func(Header) error, sink Sink) (Header, Counts, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
+	h, payload, err := readHead(br, accept)
+	if err != nil {
+		return h, Counts{}, err
+	}
+	d := decoder{sink: sink}
+	last := kindHeader
+	for {
+		var kind byte
+		kind, payload, err = readFrame(br, payload[:0])
+		if err != nil {
+			return h, d.got, err
+		}
+		if kind < last || kind == kindHeader {
+			return h, d.got, fmt.Errorf("%w: frame of kind %d after kind %d", ErrCorrupt, kind, last)
+		}
+		last = kind
+		if kind == kindEnd {
+			return h, d.got, d.end(payload)
+		}
+		if payload, err = d.frame(kind, payload); err != nil {
+			return h, d.got, err
+		}
+	}
+}
+
+// readHead reads the magic and the header frame, and checks the header: its format, then
+// accept. It returns the header frame's buffer, for the next frame.
+func readHead(br *bufio.Reader, accept func(Header) error) (Header, []byte, error) {
 	var h Header
-	var got Counts
 	magic := make([]byte, len(Magic))
 	if _, err := io.ReadFull(br, magic); err != nil {
-		return h, got, truncated(err)
+		return h, nil, truncated(err)
 	}
 	if string(magic) != Magic {
-		return h, got, ErrNotSnapshot
+		return h, nil, ErrNotSnapshot
 	}
-	buf := make([]byte, 0, 4096)
-	kind, payload, err := readFrame(br, buf)
+	kind, payload, err := readFrame(br, make([]byte, 0, 4096))
 	if err != nil {
-		return h, got, err
+		return h, nil, err
 	}
 	if kind != kindHeader {
-		return h, got, fmt.Errorf("%w: no header", ErrCorrupt)
+		return h, nil, fmt.Errorf("%w: no header", ErrCorrupt)
 	}
 	if h, err = parseHeader(payload); err != nil {
-		return h, got, err
+		return h, nil, err
 	}
 	if h.Format != FormatVersion {
-		return h, got, &VersionError{What: "format", Got: h.Format, Want: FormatVersion}
+		return h, nil, &VersionError{What: "format", Got: h.Format, Want: FormatVersion}
 	}
 	if accept != nil {
 		if err := accept(h); err != nil {
-			return h, got, err
+			return h, nil, err
 		}
 	}
-	var rec engine.PanelRecord
-	last := kindHeader
-	for {
-		kind, payload, err = readFrame(br, payload[:0])
-		if err != nil {
-			return h, got, err
+	return h, payload, nil
+}
+
+// decoder hands the values of a snapshot's frames to a Sink, counting them.
+type decoder struct {
+	sink Sink
+	got  Counts
+	rec  engine.PanelRecord // reused from one panel row to the next
+}
+
+// frame decodes the values of one frame of kind and hands them to the sink. It returns the
+// payload as consumed, whose room the next frame may take.
+func (d *decoder) frame(kind byte, payload []byte) ([]byte, error) {
+	switch kind {
+	case kindCampaigns:
+		return d.campaigns(payload)
+	case kindPanel:
+		return d.panel(payload)
+	case kindLeftOut:
+		return d.leftOut(payload)
+	}
+	return payload, fmt.Errorf("%w: unknown frame kind %d", ErrCorrupt, kind)
+}
+
+// campaigns decodes a frame of campaigns.
+func (d *decoder) campaigns(payload []byte) ([]byte, error) {
+	for len(payload) > 0 {
+		var c engine.Campaign
+		var err error
+		if c, payload, err = engine.DecodeCampaign(payload); err != nil {
+			return payload, fmt.Errorf("%w: campaign: %v", ErrCorrupt, err)
 		}
-		if kind < last || kind == kindHeader {
-			return h, got, fmt.Errorf("%w: frame of kind %d after kind %d", ErrCorrupt, kind, last)
-		}
-		last = kind
-		switch kind {
-		case kindCampaigns:
-			for len(payload) > 0 {
-				var c engine.Campaign
-				if c, payload, err = engine.DecodeCampaign(payload); err != nil {
-					return h, got, fmt.Errorf("%w: campaign: %v", ErrCorrupt, err)
-				}
-				got.Campaigns++
-				if sink.Campaign != nil {
-					if err := sink.Campaign(c); err != nil {
-						return h, got, err
-					}
-				}
+		d.got.Campaigns++
+		if d.sink.Campaign != nil {
+			if err := d.sink.Campaign(c); err != nil {
+				return payload, err
 			}
-		case kindPanel:
-			for len(payload) > 0 {
-				if payload, err = engine.DecodePanelRecord(payload, &rec); err != nil {
-					return h, got, fmt.Errorf("%w: panel row: %v", ErrCorrupt, err)
-				}
-				got.Participants++
-				if sink.Participant != nil {
-					if err := sink.Participant(&rec); err != nil {
-						return h, got, err
-					}
-				}
-			}
-		case kindLeftOut:
-			for len(payload) > 0 {
-				id, n := binary.Varint(payload)
-				if n <= 0 {
-					return h, got, fmt.Errorf("%w: left-out id", ErrCorrupt)
-				}
-				payload = payload[n:]
-				got.LeftOut++
-				if sink.LeftOut != nil {
-					if err := sink.LeftOut(id); err != nil {
-						return h, got, err
-					}
-				}
-			}
-		case kindEnd:
-			want, err := parseCounts(payload)
-			if err != nil {
-				return h, got, err
-			}
-			if want != got {
-				return h, got, fmt.Errorf("%w: end frame counts %+v, read %+v", ErrCorrupt, want, got)
-			}
-			return h, got, nil
-		default:
-			return h, got, fmt.Errorf("%w: unknown frame kind %d", ErrCorrupt, kind)
 		}
 	}
+	return payload, nil
+}
+
+// panel decodes a frame of panel rows.
+func (d *decoder) panel(payload []byte) ([]byte, error) {
+	for len(payload) > 0 {
+		var err error
+		if payload, err = engine.DecodePanelRecord(payload, &d.rec); err != nil {
+			return payload, fmt.Errorf("%w: panel row: %v", ErrCorrupt, err)
+		}
+		d.got.Participants++
+		if d.sink.Participant != nil {
+			if err := d.sink.Participant(&d.rec); err != nil {
+				return payload, err
+			}
+		}
+	}
+	return payload, nil
+}
+
+// leftOut decodes a frame of left-out campaign ids.
+func (d *decoder) leftOut(payload []byte) ([]byte, error) {
+	for len(payload) > 0 {
+		id, n := binary.Varint(payload)
+		if n <= 0 {
+			return payload, fmt.Errorf("%w: left-out id", ErrCorrupt)
+		}
+		payload = payload[n:]
+		d.got.LeftOut++
+		if d.sink.LeftOut != nil {
+			if err := d.sink.LeftOut(id); err != nil {
+				return payload, err
+			}
+		}
+	}
+	return payload, nil
+}
+
+// end checks the end frame: the counts it holds are those read.
+func (d *decoder) end(payload []byte) error {
+	want, err := parseCounts(payload)
+	if err != nil {
+		return err
+	}
+	if want != d.got {
+		return fmt.Errorf("%w: end frame counts %+v, read %+v", ErrCorrupt, want, d.got)
+	}
+	return nil
 }
 
 // readFrame reads one frame into buf (grown as needed, at most MaxFrame) and checks it.
