@@ -7,8 +7,8 @@ import (
 
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
-	"github.com/switchboard/switchboard/internal/payout"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/payout"
 )
 
 // accountStore is a buyer's adhoc accounts and webhook URL (persistence AccountStore).
