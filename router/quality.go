@@ -14,8 +14,9 @@ import (
 	"github.com/switchboard/switchboard/router/payout"
 )
 
-// QualityGate is what routing needs of participant quality; supply.Quality implements it
-// (docs/quality.md). Every method must be cheap on the entry path: EntryBlocked reads memory.
+// QualityGate is what routing needs of participant quality; quality.Service (supply/quality)
+// implements it (docs/quality.md). Every method must be cheap on the entry path:
+// EntryBlocked reads memory.
 type QualityGate interface {
 	// EntryBlocked reports whether an offer token issued at issuedAt may not be used now.
 	EntryBlocked(participantID, issuedAt, now int64) bool

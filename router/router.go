@@ -131,10 +131,11 @@ type Deps struct {
 	DB     *persistence.DB
 	Engine *engine.Engine
 	Panel  *engine.Panel
-	Key    *entrytoken.Key // the service key of offer-entry tokens
+	Key    *entrytoken.Key // the service key of offer-entry tokens (partners.Directory.Key)
 	Log    *zap.Logger
 	Config Config
-	// Publisher finds a publisher in memory (supply's store); nil or a miss: the database.
+	// Publisher finds a publisher in memory (partners.Directory.PublisherByID, supply/partners);
+	// nil or a miss: the database.
 	Publisher func(id int64) (persistence.Publisher, bool)
 	// Postbacks, when set, sends each callback's postback straight after its commit (stored
 	// leased to this process); nil: the outbox workers claim them.

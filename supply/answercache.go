@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/identity"
 	"github.com/switchboard/switchboard/internal/ringcache"
 )
 
@@ -122,22 +123,7 @@ func (ac *answerCache) admit(key uint64, now int64) bool {
 }
 
 func (ac *answerCache) key(pub int64, user []byte, devType uint8, device []byte) uint64 {
-	return identityHash(ac.seed, pub, devType, user, device)
-}
-
-// identityHash hashes a publisher's identifiers (user, device; each at most maxIdentifier
-// bytes, so the length of the first makes the pair split one way) and a tag, for the
-// in-memory keys of one process (the answer cache, the sightings).
-func identityHash(seed maphash.Seed, pub int64, tag uint8, first, second []byte) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	var head [10]byte
-	binary.LittleEndian.PutUint64(head[:8], uint64(pub))
-	head[8], head[9] = tag, byte(len(first))
-	h.Write(head[:])
-	h.Write(first)
-	h.Write(second)
-	return h.Sum64()
+	return identity.Hash(ac.seed, pub, devType, user, device)
 }
 
 // get looks up key's answer at now (unix seconds): the cached value is appended to buf (its

@@ -131,7 +131,7 @@ func TestCampaignsMissAllocs(t *testing.T) {
 	}
 	a, users := benchAPI(t, time.Minute)
 	// Off: each request here names a new device, whose sighting (the shared-device rule,
-	// quality.go) is remembered in a map that grows up to its bound; the sightings' own
+	// supply/quality) is remembered in a map that grows up to its bound; the sightings' own
 	// steady state, allocation-free, is TestSightingAllocs.
 	a.quality = nil
 	var ctx fasthttp.RequestCtx

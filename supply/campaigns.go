@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -16,7 +15,9 @@ import (
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/identity"
 	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/supply/partners"
 )
 
 // Eligibility reasons of player_eligibility (docs/rules.md §9).
@@ -32,16 +33,6 @@ const ProfileIdentifier = "profile"
 
 // profileMinutes is the length_in_minutes announced for the profile survey.
 const profileMinutes = 3
-
-// bytesString views b as a string without copying. The string must not outlive b nor be
-// kept: it serves map lookups and comparisons during one request, and the rows of one
-// sightings flush (quality.go).
-func bytesString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
-}
 
 // reqScratch is the reusable working memory of one GET /campaigns.
 type reqScratch struct {
@@ -64,59 +55,68 @@ var (
 	errBadDevice = fault.BadRequest("device_type must be 1 (mobile), 2 (desktop) or 3 (tablet)")
 )
 
-// campaigns answers GET /campaigns: the best offers of the participant, from memory.
-func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
-	pub, err := a.authenticate(ctx)
-	if err != nil {
-		a.fail(ctx, err)
-		return
+// offersQuery is what a GET /campaigns names: its publisher, the participant's identifiers,
+// address and device type. user and device view the request.
+type offersQuery struct {
+	pub          *partners.Publisher
+	user, device []byte
+	addr         netip.Addr
+	devType      uint8
+}
+
+// parseOffersQuery authenticates a GET /campaigns and reads its identifiers, user_ip (public
+// addresses only, supply/quality) and device_type.
+func (a *API) parseOffersQuery(ctx *fasthttp.RequestCtx) (q offersQuery, err error) {
+	if q.pub, err = a.authenticate(ctx); err != nil {
+		return q, err
 	}
-	user, err := identifierHeader(ctx, "X-User-Identifier", true)
-	if err != nil {
-		a.fail(ctx, err)
-		return
+	if q.user, err = identifierHeader(ctx, "X-User-Identifier", true); err != nil {
+		return q, err
 	}
-	device, err := identifierHeader(ctx, "X-Device-Identifier", false)
-	if err != nil {
-		a.fail(ctx, err)
-		return
+	if q.device, err = identifierHeader(ctx, "X-Device-Identifier", false); err != nil {
+		return q, err
 	}
 	args := ctx.QueryArgs()
 	ip := args.Peek("user_ip")
 	if len(ip) == 0 {
-		a.fail(ctx, errNoIP)
-		return
+		return q, errNoIP
 	}
-	addr, err := netip.ParseAddr(bytesString(ip))
-	if err != nil {
-		a.fail(ctx, errBadIP)
-		return
+	if q.addr, err = netip.ParseAddr(identity.View(ip)); err != nil {
+		return q, errBadIP
 	}
-	if err := a.quality.checkIP(addr); err != nil { // public addresses only (quality.go)
-		a.fail(ctx, err)
-		return
+	if err := a.quality.CheckIP(q.addr); err != nil {
+		return q, err
 	}
 	dt := args.Peek("device_type")
 	if len(dt) == 0 {
-		a.fail(ctx, errNoDevice)
-		return
+		return q, errNoDevice
 	}
 	if len(dt) != 1 || dt[0] < '1' || dt[0] > '3' {
-		a.fail(ctx, errBadDevice)
+		return q, errBadDevice
+	}
+	q.devType = dt[0] - '0'
+	return q, nil
+}
+
+// campaigns answers GET /campaigns: the best offers of the participant, from memory.
+func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
+	q, err := a.parseOffersQuery(ctx)
+	if err != nil {
+		a.fail(ctx, err)
 		return
 	}
-	devType := dt[0] - '0'
+	pub, user, device, addr, devType := q.pub, q.user, q.device, q.addr, q.devType
 
 	now := a.now()
-	pub.offers.add(now) // every answer from here on is a 200 (offercounts.go)
+	pub.Offers.Add(now) // every answer from here on is a 200 (partners.OfferCount)
 	sc := scratchPool.Get().(*reqScratch)
 	var p *engine.Participant // decoded into the scratch: valid during this request only
-	profiled := a.panel.Lookup(pub.ID, bytesString(user), &sc.known)
+	profiled := a.panel.Lookup(pub.ID, identity.View(user), &sc.known)
 	if profiled {
 		p = &sc.known
 	}
-	// Blocked for quality, or an IP in another country: from memory, before the cache (quality.go).
-	if body := a.quality.refusal(pub.ID, user, p, addr, now); body != nil {
+	// Blocked for quality, or an IP in another country: from memory, before the cache (supply/quality).
+	if body := a.quality.Refusal(pub.ID, user, p, addr, now); body != nil {
 		writeRaw(ctx, body)
 		scratchPool.Put(sc)
 		return
@@ -134,7 +134,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
-	a.quality.sight(pub.ID, device, user, now) // the shared-device rule, batched (quality.go)
+	a.quality.Sight(pub.ID, device, user, now) // the shared-device rule, batched (supply/quality)
 	if !profiled {
 		sc.buf = a.appendProfileAnswer(sc, pub, user, devType, device, now)
 		a.noteMiss(pub.ID, user)
@@ -176,15 +176,15 @@ func (sc *reqScratch) deviceHash(device []byte) string {
 			sc.hash[i] = c - ('a' - 'A')
 		}
 	}
-	return bytesString(sc.hash[:])
+	return identity.View(sc.hash[:])
 }
 
-func (a *API) claims(kind uint8, pub *publisher, participant, campaign int64, devType uint8, device []byte, now int64) entrytoken.Claims {
+func (a *API) claims(kind uint8, pub *partners.Publisher, participant, campaign int64, devType uint8, device []byte, now int64) entrytoken.Claims {
 	return entrytoken.Claims{Kind: kind, PublisherID: pub.ID, ParticipantID: participant, CampaignID: campaign,
-		DeviceType: devType, Expires: now + entrytoken.TTL, Nonce: entrytoken.NewNonce(), DeviceID: bytesString(device)}
+		DeviceType: devType, Expires: now + entrytoken.TTL, Nonce: entrytoken.NewNonce(), DeviceID: identity.View(device)}
 }
 
-func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Participant, devType uint8, device []byte, now int64) []byte {
+func (a *API) appendOffersAnswer(sc *reqScratch, pub *partners.Publisher, p *engine.Participant, devType uint8, device []byte, now int64) []byte {
 	b := append(sc.buf[:0], `{"surveys":[`...)
 	if a.catalog.byCountry[p.CountryID] == nil {
 		b = append(b, `],"player_eligibility":{"is_eligible":false,"reason":3,"comment":"country not served"}}`...)
@@ -194,7 +194,7 @@ func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Parti
 	sc.p.Device = engine.DeviceFromSupply(int(devType))
 	sc.p.DeviceID, sc.p.DeviceIDHash = "", ""
 	if len(device) > 0 {
-		sc.p.DeviceID = bytesString(device)
+		sc.p.DeviceID = identity.View(device)
 		if sc.p.DeviceID == p.DeviceID {
 			sc.p.DeviceIDHash = p.DeviceIDHash
 		} else {
@@ -226,7 +226,7 @@ func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Parti
 		b = append(b, `,"epc":`...)
 		b = appendEPC(b, o.EPC)
 		b = append(b, `,"currency_name":`...)
-		b = append(b, pub.currency...)
+		b = append(b, pub.Currency...)
 		b = append(b, `,"offer_entry_url":`...)
 		b = append(b, a.urlEntry...)
 		b = sc.signer.AppendToken(b, o.CampaignID)
@@ -245,15 +245,15 @@ func (a *API) appendOffersAnswer(sc *reqScratch, pub *publisher, p *engine.Parti
 
 // appendProfileAnswer is the answer for a participant the panel does not know: the profile
 // survey, whose URL opens the hosted profiler (docs/rules.md §9).
-func (a *API) appendProfileAnswer(sc *reqScratch, pub *publisher, user []byte, devType uint8, device []byte, now int64) []byte {
+func (a *API) appendProfileAnswer(sc *reqScratch, pub *partners.Publisher, user []byte, devType uint8, device []byte, now int64) []byte {
 	b := append(sc.buf[:0], `{"surveys":[{"identifier":"profile","length_in_minutes":`...)
 	b = strconv.AppendInt(b, profileMinutes, 10)
 	b = append(b, `,"conversion_rate":100,"reward_amount":0,"epc":0,"currency_name":`...)
-	b = append(b, pub.currency...)
+	b = append(b, pub.Currency...)
 	b = append(b, `,"offer_entry_url":`...)
 	b = append(b, a.urlProfile...)
 	c := a.claims(entrytoken.KindProfile, pub, 0, 0, devType, device, now)
-	c.UserID = bytesString(user)
+	c.UserID = identity.View(user)
 	b = a.key.AppendToken(b, c)
 	b = append(b, `","is_hot_tile":false,"support_url":`...)
 	b = append(b, a.urlSupport...)
@@ -290,51 +290,4 @@ func appendEPC(b []byte, epc float64) []byte {
 		last--
 	}
 	return append(append(b, '.'), digits[:last+1]...)
-}
-
-// appendJSONString appends s as a JSON string literal.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	b = appendJSONEscaped(b, s)
-	return append(b, '"')
-}
-
-// appendJSONEscaped appends the JSON escaping of s, without quotes.
-func appendJSONEscaped(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				switch c {
-				case '\n':
-					b = append(b, '\\', 'n')
-				case '\r':
-					b = append(b, '\\', 'r')
-				case '\t':
-					b = append(b, '\\', 't')
-				default:
-					b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				}
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return b
 }

@@ -18,7 +18,10 @@ import (
 	"github.com/switchboard/switchboard/engine/synth"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/jsontext"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/supply/partners"
+	"github.com/switchboard/switchboard/supply/quality"
 )
 
 const (
@@ -53,18 +56,17 @@ func benchAPIOf(tb testing.TB, cacheTTL time.Duration, campaigns int) (*API, []s
 	a := &API{eng: eng, panel: panel, log: zap.NewNop(), cfg: cfg, now: func() int64 { return synth.Now },
 		key: entrytoken.NewKey([]byte("0123456789abcdef0123456789abcdef")), catalog: testCatalog(tb),
 		hot: newHotTiles(), misses: make(chan panelMiss, 1), missSeen: map[panelMiss]int64{}}
-	if a.quality, err = newQuality(QualityConfig{}, nil, zap.NewNop(), a.now, nil); err != nil { // quality.go: IP checks, blocked set, sightings
+	if a.quality, err = quality.New(quality.Config{}, quality.Deps{Now: a.now}); err != nil { // supply/quality: IP checks, blocked set, sightings
 		tb.Fatal(err)
 	}
-	a.pubs = newPublisherStore(nil, persistence.EnvStaging, zap.NewNop(), 0, 0)
 	// A limit the benchmark never reaches, so that its check is measured with the rest.
-	pub := &publisher{Publisher: persistence.Publisher{ID: 1, CurrencyName: "Coins", ExchangeRate: 100, RevenueShare: 0.7,
-		Environment: persistence.EnvStaging}, currency: appendJSONString(nil, "Coins"), limit: httpio.NewThrottle(1e9, 1<<20)}
-	a.pubs.set.Store(&publisherSet{byHash: map[[32]byte]*publisher{sha256.Sum256([]byte(benchToken)): pub}, byID: map[int64]*publisher{1: pub}})
+	a.partners = partners.Fixed(partners.Config{PublisherRateLimit: 1e9, PublisherRateBurst: 1 << 20}, a.key,
+		[]persistence.Publisher{{ID: 1, CurrencyName: "Coins", ExchangeRate: 100, RevenueShare: 0.7, Environment: persistence.EnvStaging}},
+		[][32]byte{sha256.Sum256([]byte(benchToken))})
 	a.cache = newAnswerCache(cfg.CacheTTL, cfg.CacheMaxBytes)
-	a.urlEntry = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/entry?token=")
-	a.urlProfile = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/profile?token=")
-	a.urlSupport = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+"/support?token=")
+	a.urlEntry = jsontext.AppendEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/entry?token=")
+	a.urlProfile = jsontext.AppendEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/profile?token=")
+	a.urlSupport = jsontext.AppendEscaped([]byte{'"'}, cfg.PublicURL+"/support?token=")
 	// A closed minute so that hot tiles are decided.
 	served := make([]engine.Offer, 1000)
 	for i := range served {
@@ -146,7 +148,7 @@ func BenchmarkCampaigns(b *testing.B) {
 	})
 	// "miss-cached" is the production miss: the cache is on and every request is a key it
 	// has not seen (a new device id each time), so each answer is computed and offered to
-	// the cache. Each new device's sighting (quality.go) is queued in buffers that grow until
+	// the cache. Each new device's sighting (supply/quality) is queued in buffers that grow until
 	// a flush (none runs here) and remembered in a map that grows to its bound: the B/op.
 	b.Run("miss-cached", func(b *testing.B) {
 		a, users := benchAPI(b, time.Minute)

@@ -123,12 +123,12 @@ func (a *API) runEntryHistory(ctx context.Context) {
 // loadLeftOut loads into the panel the entries of those of the given left-out campaigns
 // that can block an offer now, and stops following them.
 func (a *API) loadLeftOut(ctx context.Context, check []int64) error {
-	need, err := a.db.HistoryCampaigns(ctx, check)
+	need, err := a.participants.HistoryCampaigns(ctx, check)
 	if err != nil || len(need) == 0 {
 		return err
 	}
 	entries := newEntryBatch(a.panel)
-	n, err := a.db.LoadEntriesOf(ctx, need, entries.add)
+	n, err := a.participants.LoadEntriesOf(ctx, need, entries.add)
 	entries.flush()
 	if err != nil {
 		return err

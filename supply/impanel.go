@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/supply/partners"
 )
 
 // Limits of impanel input.
@@ -372,7 +373,7 @@ func (a *API) doImpanel(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSech(pub.secret, user, req.ts, req.sech, a.now()); err != nil {
+	if err := checkSech(pub.Secret, user, req.ts, req.sech, a.now()); err != nil {
 		return err
 	}
 	cc, err := a.catalog.parseCountry(req.countryID)
@@ -393,11 +394,11 @@ func (a *API) doImpanel(ctx *fasthttp.RequestCtx) error {
 // storeImpanel impanels a participant whose answers are validated against cc: write-through
 // to PostgreSQL (which NOTIFYs the other processes), the panel update and the drop of the
 // user's cached offers. POST /players/impanel and the hosted profiler both end here.
-func (a *API) storeImpanel(pub *publisher, user, device []byte, cc *countryCatalog, answers []persistence.ProfileAnswer, attrs map[string]any) error {
+func (a *API) storeImpanel(pub *partners.Publisher, user, device []byte, cc *countryCatalog, answers []persistence.ProfileAnswer, attrs map[string]any) error {
 	in := persistence.Impanel{PublisherID: pub.ID, User: string(user), CountryID: cc.id, Profile: answers, Attributes: attrs}
 	dbctx, cancel := httpio.DBContext(impanelTimeout)
 	defer cancel()
-	stored, err := a.db.ImpanelParticipant(dbctx, in, a.origin, func() error { return cc.requiredMissing(answers) })
+	stored, err := a.participants.ImpanelParticipant(dbctx, in, a.origin, func() error { return cc.requiredMissing(answers) })
 	if err != nil {
 		return err
 	}
@@ -407,6 +408,6 @@ func (a *API) storeImpanel(pub *publisher, user, device []byte, cc *countryCatal
 		return fault.Internal(err)
 	}
 	a.cache.dropUser(pub.ID, user, device)
-	a.quality.afterImpanel(pub.ID, user, device, stored.ID, cc.id, answers) // profile rules (quality.go)
+	a.quality.AfterImpanel(pub.ID, user, device, stored.ID, cc.id, answers) // profile rules (supply/quality)
 	return nil
 }

@@ -6,17 +6,43 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
+	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/supply/partners"
 )
 
 // The hosted pages are opened by the participant's browser: they carry no X-Api-Token and
 // are authorized by their signed token instead (403 when missing, forged or expired). Forms
 // post the token back with a CSRF value bound to it (internal/pagekit).
+
+// hostedPages serves the hosted profiler and support pages.
+type hostedPages struct {
+	key       *entrytoken.Key
+	partners  *partners.Directory
+	panel     *engine.Panel
+	catalog   *catalog     // the qualifications a profile is validated against (catalog.go)
+	texts     *pageCatalog // the profiler's texts (pages_catalog.go)
+	support   supportStore
+	publicURL string
+	now       func() int64
+	log       *zap.Logger
+	// impanel stores a profile like POST /players/impanel (API.storeImpanel).
+	impanel func(pub *partners.Publisher, user, device []byte, cc *countryCatalog, answers []persistence.ProfileAnswer, attrs map[string]any) error
+}
+
+// register mounts the pages' routes on mux.
+func (h *hostedPages) register(mux *httpio.Mux) {
+	mux.Handle("GET", Prefix+"/profile", h.profilePage)
+	mux.Handle("POST", Prefix+"/profile", h.profileSubmit)
+	mux.Handle("GET", "/support", h.supportPageGet)
+	mux.Handle("POST", "/support", h.supportSubmit)
+}
 
 // StatusProfiled is the status of the partner redirect after the hosted profiler (reward 0,
 // no tid), signed like every other partner redirect (docs/supply.md).
@@ -24,24 +50,24 @@ const StatusProfiled = "profiled"
 
 // pageToken verifies the token of a page request (the form field on a post, else the query)
 // and its publisher; on failure it answers the 403 page.
-func (a *API) pageToken(ctx *fasthttp.RequestCtx, kind uint8) (string, entrytoken.Claims, *publisher, bool) {
+func (h *hostedPages) pageToken(ctx *fasthttp.RequestCtx, kind uint8) (string, entrytoken.Claims, *partners.Publisher, bool) {
 	token := pagekit.FormToken(ctx)
-	c, err := a.key.Verify(token, a.now())
-	var pub *publisher
+	c, err := h.key.Verify(token, h.now())
+	var pub *partners.Publisher
 	if err == nil && c.Kind == kind {
-		pub = a.pubs.byID(c.PublisherID)
+		pub = h.partners.ByID(c.PublisherID)
 	}
 	if pub == nil {
-		pagekit.Forbidden(ctx, a.log)
+		pagekit.Forbidden(ctx, h.log)
 		return "", c, nil, false
 	}
 	return token, c, pub, true
 }
 
 // supportToken signs the support_url token of a page's participant.
-func (a *API) supportURL(c entrytoken.Claims) string {
-	c.Kind, c.Nonce, c.Expires = entrytoken.KindSupport, entrytoken.NewNonce(), a.now()+entrytoken.TTL
-	return a.cfg.PublicURL + "/support?token=" + a.key.Sign(c)
+func (h *hostedPages) supportURL(c entrytoken.Claims) string {
+	c.Kind, c.Nonce, c.Expires = entrytoken.KindSupport, entrytoken.NewNonce(), h.now()+entrytoken.TTL
+	return h.publicURL + "/support?token=" + h.key.Sign(c)
 }
 
 // --- profiler ---
@@ -75,14 +101,14 @@ type profilePage struct {
 // profileCountry picks the country of the profiler: the one chosen (country=), else the
 // participant's when already impaneled, else the region of the browser's languages. It is
 // nil when the participant has to choose; invalid when a choice was sent that is no country.
-func (a *API) profileCountry(ctx *fasthttp.RequestCtx, known *engine.Participant) (c *pageCountry, invalid bool) {
+func (h *hostedPages) profileCountry(ctx *fasthttp.RequestCtx, known *engine.Participant) (c *pageCountry, invalid bool) {
 	args := ctx.QueryArgs()
 	if ctx.IsPost() {
 		args = ctx.PostArgs()
 	}
 	if raw := args.Peek("country"); len(raw) > 0 {
 		id, err := strconv.ParseInt(string(raw), 10, 32)
-		if c := a.pages.byID[int32(id)]; err == nil && c != nil {
+		if c := h.texts.byID[int32(id)]; err == nil && c != nil {
 			return c, false
 		}
 		return nil, true
@@ -94,12 +120,12 @@ func (a *API) profileCountry(ctx *fasthttp.RequestCtx, known *engine.Participant
 		return nil, true
 	}
 	if known != nil {
-		if c := a.pages.byID[known.CountryID]; c != nil {
+		if c := h.texts.byID[known.CountryID]; c != nil {
 			return c, false
 		}
 	}
 	for _, tag := range pagekit.AcceptLanguage(ctx) {
-		if c := a.pages.byISO[pagekit.RegionOf(tag)]; c != nil {
+		if c := h.texts.byISO[pagekit.RegionOf(tag)]; c != nil {
 			return c, false
 		}
 	}
@@ -108,30 +134,30 @@ func (a *API) profileCountry(ctx *fasthttp.RequestCtx, known *engine.Participant
 
 // profilePage is GET /supply_api/v4/profile?token=: the hosted profiler of integration path 2
 // (a profile token from GET /campaigns). It first asks the country when it cannot tell it.
-func (a *API) profilePage(ctx *fasthttp.RequestCtx) {
-	token, claims, pub, ok := a.pageToken(ctx, entrytoken.KindProfile)
+func (h *hostedPages) profilePage(ctx *fasthttp.RequestCtx) {
+	token, claims, pub, ok := h.pageToken(ctx, entrytoken.KindProfile)
 	if !ok {
 		return
 	}
-	known, _ := a.panel.Get(pub.ID, claims.UserID)
-	country, invalid := a.profileCountry(ctx, known)
+	known, _ := h.panel.Get(pub.ID, claims.UserID)
+	country, invalid := h.profileCountry(ctx, known)
 	if country == nil {
-		a.renderCountries(ctx, token, claims, invalid)
+		h.renderCountries(ctx, token, claims, invalid)
 		return
 	}
-	page := a.newProfilePage(token, claims, pub, country)
+	page := h.newProfilePage(token, claims, pub, country)
 	if known != nil && known.CountryID == country.id {
 		prefill(page.Questions, known)
 	}
-	pagekit.Render(ctx, a.log, fasthttp.StatusOK, "profile", pagekit.CSP(pagekit.Origin(pub.RedirectURL)), page)
+	pagekit.Render(ctx, h.log, fasthttp.StatusOK, "profile", pagekit.CSP(pagekit.Origin(pub.RedirectURL)), page)
 }
 
-func (a *API) renderCountries(ctx *fasthttp.RequestCtx, token string, claims entrytoken.Claims, invalid bool) {
+func (h *hostedPages) renderCountries(ctx *fasthttp.RequestCtx, token string, claims entrytoken.Claims, invalid bool) {
 	lang := pagekit.Negotiate(ctx)
 	t := pagekit.Lookup(lang)
-	page := &countryPage{Base: pagekit.Base{Lang: lang, T: t, Title: t["country_title"], SupportURL: a.supportURL(claims)},
+	page := &countryPage{Base: pagekit.Base{Lang: lang, T: t, Title: t["country_title"], SupportURL: h.supportURL(claims)},
 		Action: Prefix + "/profile", Token: token}
-	for _, c := range a.pages.countries {
+	for _, c := range h.texts.countries {
 		page.Countries = append(page.Countries, countryChoice{ID: c.id, Name: c.name, Lang: c.lang})
 	}
 	status := fasthttp.StatusOK
@@ -140,14 +166,14 @@ func (a *API) renderCountries(ctx *fasthttp.RequestCtx, token string, claims ent
 		page.Error = t["err_country"]
 		page.Errors = []pagekit.FieldError{{Field: "country-" + strconv.Itoa(int(page.Countries[0].ID)), Message: t["err_country"]}}
 	}
-	pagekit.Render(ctx, a.log, status, "country", "", page)
+	pagekit.Render(ctx, h.log, status, "country", "", page)
 }
 
-func (a *API) newProfilePage(token string, claims entrytoken.Claims, pub *publisher, c *pageCountry) *profilePage {
+func (h *hostedPages) newProfilePage(token string, claims entrytoken.Claims, pub *partners.Publisher, c *pageCountry) *profilePage {
 	t := pagekit.Lookup(c.lang)
 	page := &profilePage{
-		Base:   pagekit.Base{Lang: c.lang, T: t, Title: t["profile_title"], SupportURL: a.supportURL(claims)},
-		Action: Prefix + "/profile", Token: token, CSRF: pagekit.CSRF(a.key, pagekit.FormProfile, token),
+		Base:   pagekit.Base{Lang: c.lang, T: t, Title: t["profile_title"], SupportURL: h.supportURL(claims)},
+		Action: Prefix + "/profile", Token: token, CSRF: pagekit.CSRF(h.key, pagekit.FormProfile, token),
 		CountryID: c.id, CountryName: c.name,
 		ChangeCountryURL: Prefix + "/profile?token=" + token + "&choose=1",
 	}
@@ -189,27 +215,27 @@ func prefill(questions []pagekit.Question, p *engine.Participant) {
 // impanel's own rules and impaneled through the same path as POST /players/impanel. Then the
 // participant goes back to the partner: 303 to the redirect URL with status=profiled,
 // reward=0, signed.
-func (a *API) profileSubmit(ctx *fasthttp.RequestCtx) {
-	token, claims, pub, ok := a.pageToken(ctx, entrytoken.KindProfile)
+func (h *hostedPages) profileSubmit(ctx *fasthttp.RequestCtx) {
+	token, claims, pub, ok := h.pageToken(ctx, entrytoken.KindProfile)
 	if !ok {
 		return
 	}
-	known, _ := a.panel.Get(pub.ID, claims.UserID)
-	country, _ := a.profileCountry(ctx, known)
+	known, _ := h.panel.Get(pub.ID, claims.UserID)
+	country, _ := h.profileCountry(ctx, known)
 	lang := pagekit.Negotiate(ctx)
 	if country != nil {
 		lang = country.lang
 	}
-	if !pagekit.CheckPost(ctx, a.key, pagekit.FormProfile, token, a.cfg.PublicURL) {
-		pagekit.FormExpired(ctx, a.log, lang)
+	if !pagekit.CheckPost(ctx, h.key, pagekit.FormProfile, token, h.publicURL) {
+		pagekit.FormExpired(ctx, h.log, lang)
 		return
 	}
 	if country == nil {
-		a.renderCountries(ctx, token, claims, true)
+		h.renderCountries(ctx, token, claims, true)
 		return
 	}
-	cc := a.catalog.byCountry[country.id]
-	page := a.newProfilePage(token, claims, pub, country)
+	cc := h.catalog.byCountry[country.id]
+	page := h.newProfilePage(token, claims, pub, country)
 	t := page.T
 	answers := make([]persistence.ProfileAnswer, 0, len(country.questions))
 	for i, pq := range country.questions {
@@ -248,16 +274,16 @@ func (a *API) profileSubmit(ctx *fasthttp.RequestCtx) {
 		answers = append(answers, ans)
 	}
 	if page.Errors = pagekit.Summary(page.Questions); len(page.Errors) > 0 {
-		pagekit.Render(ctx, a.log, fasthttp.StatusUnprocessableEntity, "profile", pagekit.CSP(pagekit.Origin(pub.RedirectURL)), page)
+		pagekit.Render(ctx, h.log, fasthttp.StatusUnprocessableEntity, "profile", pagekit.CSP(pagekit.Origin(pub.RedirectURL)), page)
 		return
 	}
 	user := []byte(claims.UserID)
 	if len(user) == 0 {
-		pagekit.Forbidden(ctx, a.log)
+		pagekit.Forbidden(ctx, h.log)
 		return
 	}
-	if err := a.storeImpanel(pub, user, []byte(claims.DeviceID), cc, answers, nil); err != nil {
-		pagekit.Failure(ctx, a.log, lang, err)
+	if err := h.impanel(pub, user, []byte(claims.DeviceID), cc, answers, nil); err != nil {
+		pagekit.Failure(ctx, h.log, lang, err)
 		return
 	}
 	pagekit.SeeOther(ctx, payout.RedirectURL(pub.Publisher, payout.Fields{Status: StatusProfiled}))

@@ -1,12 +1,19 @@
 package supply
 
 import (
+	"context"
 	"sort"
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// languageStore is the storage of the country languages' abbreviations the hosted pages
+// show: a subset of persistence's CatalogStore.
+type languageStore interface {
+	CountryLanguageAbbrs(ctx context.Context) (map[int32]string, error)
+}
 
 // pageCountry is one country as the hosted profiler shows it: its questions in the
 // country's first language (docs/rules.md §3: the same question_id means the same concept in

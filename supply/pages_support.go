@@ -1,6 +1,7 @@
 package supply
 
 import (
+	"context"
 	"fmt"
 	"net/mail"
 	"strconv"
@@ -14,7 +15,15 @@ import (
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/pagekit"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/supply/partners"
 )
+
+// supportStore is the storage of the support page: a subset of persistence's ParticipantStore.
+type supportStore interface {
+	CreateSupportRequest(ctx context.Context, r persistence.SupportRequest) (int64, error)
+	SupportRequestOf(ctx context.Context, id, publisherID int64, nonce uint64) (persistence.SupportRequest, error)
+	RecentEntries(ctx context.Context, publisherID, participantID int64, since time.Time, limit int) ([]persistence.RecentEntry, error)
+}
 
 const (
 	maxSupportMessage = 2000 // characters
@@ -51,25 +60,25 @@ type supportDonePage struct {
 
 // supportLang is the language of a support page: the participant's country's first
 // language, else the browser's.
-func (a *API) supportLang(ctx *fasthttp.RequestCtx, c entrytoken.Claims, pub *publisher) string {
+func (h *hostedPages) supportLang(ctx *fasthttp.RequestCtx, c entrytoken.Claims, pub *partners.Publisher) string {
 	if c.ParticipantID != 0 {
-		if p, ok := a.panel.GetByID(c.ParticipantID); ok {
-			if pc := a.pages.byID[p.CountryID]; pc != nil {
+		if p, ok := h.panel.GetByID(c.ParticipantID); ok {
+			if pc := h.texts.byID[p.CountryID]; pc != nil {
 				return pc.lang
 			}
 		}
-	} else if p, ok := a.panel.Get(pub.ID, c.UserID); ok {
-		if pc := a.pages.byID[p.CountryID]; pc != nil {
+	} else if p, ok := h.panel.Get(pub.ID, c.UserID); ok {
+		if pc := h.texts.byID[p.CountryID]; pc != nil {
 			return pc.lang
 		}
 	}
 	return pagekit.Negotiate(ctx)
 }
 
-func (a *API) newSupportPage(token string, c entrytoken.Claims, pub *publisher, lang string) (*supportPage, error) {
+func (h *hostedPages) newSupportPage(token string, c entrytoken.Claims, pub *partners.Publisher, lang string) (*supportPage, error) {
 	t := pagekit.Lookup(lang)
 	page := &supportPage{Base: pagekit.Base{Lang: lang, T: t, Title: t["support_title"]},
-		Action: "/support", Token: token, CSRF: pagekit.CSRF(a.key, pagekit.FormSupport, token)}
+		Action: "/support", Token: token, CSRF: pagekit.CSRF(h.key, pagekit.FormSupport, token)}
 	if c.ParticipantID == 0 {
 		page.About = fmt.Sprintf(t["support_profile"], pub.Name)
 		return page, nil
@@ -77,7 +86,7 @@ func (a *API) newSupportPage(token string, c entrytoken.Claims, pub *publisher, 
 	page.About = fmt.Sprintf(t["support_survey"], pub.Name)
 	dbctx, cancel := httpio.DBContext(pageDBTimeout)
 	defer cancel()
-	entries, err := a.db.RecentEntries(dbctx, pub.ID, c.ParticipantID, time.Unix(a.now(), 0).Add(-supportWindow), supportEntries)
+	entries, err := h.support.RecentEntries(dbctx, pub.ID, c.ParticipantID, time.Unix(h.now(), 0).Add(-supportWindow), supportEntries)
 	if err != nil {
 		return nil, err
 	}
@@ -94,49 +103,49 @@ func (a *API) newSupportPage(token string, c entrytoken.Claims, pub *publisher, 
 // supportPageGet is GET /support?token=: the help page of a participant's session (the
 // profiler, or the offers of a profiled participant), with a form that records a support
 // request for the operator. After a post it shows the confirmation (sent=<id>).
-func (a *API) supportPageGet(ctx *fasthttp.RequestCtx) {
-	token, c, pub, ok := a.pageToken(ctx, entrytoken.KindSupport)
+func (h *hostedPages) supportPageGet(ctx *fasthttp.RequestCtx) {
+	token, c, pub, ok := h.pageToken(ctx, entrytoken.KindSupport)
 	if !ok {
 		return
 	}
-	lang := a.supportLang(ctx, c, pub)
+	lang := h.supportLang(ctx, c, pub)
 	if sent := ctx.QueryArgs().Peek("sent"); len(sent) > 0 {
 		if id, err := strconv.ParseInt(string(sent), 10, 64); err == nil {
 			dbctx, cancel := httpio.DBContext(pageDBTimeout)
-			_, err := a.db.SupportRequestOf(dbctx, id, pub.ID, c.Nonce)
+			_, err := h.support.SupportRequestOf(dbctx, id, pub.ID, c.Nonce)
 			cancel()
 			if err == nil {
 				t := pagekit.Lookup(lang)
-				pagekit.Render(ctx, a.log, fasthttp.StatusOK, "support_done", "", &supportDonePage{
+				pagekit.Render(ctx, h.log, fasthttp.StatusOK, "support_done", "", &supportDonePage{
 					Base: pagekit.Base{Lang: lang, T: t, Title: t["support_done"]},
 					Body: fmt.Sprintf(t["support_done_body"], "SR-"+strconv.FormatInt(id, 10))})
 				return
 			}
 		}
 	}
-	page, err := a.newSupportPage(token, c, pub, lang)
+	page, err := h.newSupportPage(token, c, pub, lang)
 	if err != nil {
-		pagekit.Failure(ctx, a.log, lang, err)
+		pagekit.Failure(ctx, h.log, lang, err)
 		return
 	}
-	pagekit.Render(ctx, a.log, fasthttp.StatusOK, "support", "", page)
+	pagekit.Render(ctx, h.log, fasthttp.StatusOK, "support", "", page)
 }
 
 // supportSubmit is POST /support: validates and stores the request, then 303 to the
 // confirmation.
-func (a *API) supportSubmit(ctx *fasthttp.RequestCtx) {
-	token, c, pub, ok := a.pageToken(ctx, entrytoken.KindSupport)
+func (h *hostedPages) supportSubmit(ctx *fasthttp.RequestCtx) {
+	token, c, pub, ok := h.pageToken(ctx, entrytoken.KindSupport)
 	if !ok {
 		return
 	}
-	lang := a.supportLang(ctx, c, pub)
-	if !pagekit.CheckPost(ctx, a.key, pagekit.FormSupport, token, a.cfg.PublicURL) {
-		pagekit.FormExpired(ctx, a.log, lang)
+	lang := h.supportLang(ctx, c, pub)
+	if !pagekit.CheckPost(ctx, h.key, pagekit.FormSupport, token, h.publicURL) {
+		pagekit.FormExpired(ctx, h.log, lang)
 		return
 	}
-	page, err := a.newSupportPage(token, c, pub, lang)
+	page, err := h.newSupportPage(token, c, pub, lang)
 	if err != nil {
-		pagekit.Failure(ctx, a.log, lang, err)
+		pagekit.Failure(ctx, h.log, lang, err)
 		return
 	}
 	t := page.T
@@ -176,7 +185,7 @@ func (a *API) supportSubmit(ctx *fasthttp.RequestCtx) {
 		page.Errors = append(page.Errors, pagekit.FieldError{Field: "email", Message: t["support_email"] + " — " + page.EmailError})
 	}
 	if len(page.Errors) > 0 {
-		pagekit.Render(ctx, a.log, fasthttp.StatusUnprocessableEntity, "support", "", page)
+		pagekit.Render(ctx, h.log, fasthttp.StatusUnprocessableEntity, "support", "", page)
 		return
 	}
 	req := persistence.SupportRequest{PublisherID: pub.ID, ParticipantID: c.ParticipantID, User: c.UserID,
@@ -186,9 +195,9 @@ func (a *API) supportSubmit(ctx *fasthttp.RequestCtx) {
 	}
 	dbctx, cancel := httpio.DBContext(pageDBTimeout)
 	defer cancel()
-	id, err := a.db.CreateSupportRequest(dbctx, req)
+	id, err := h.support.CreateSupportRequest(dbctx, req)
 	if err != nil {
-		pagekit.Failure(ctx, a.log, lang, err)
+		pagekit.Failure(ctx, h.log, lang, err)
 		return
 	}
 	pagekit.SeeOther(ctx, "/support?token="+token+"&sent="+strconv.FormatInt(id, 10))

@@ -32,7 +32,7 @@ const catchUpBatch = 10_000
 // catchUp reads what changed since the seed's position into the panel.
 func (a *API) catchUp(ctx context.Context, seed *PanelSeed) error {
 	started := time.Now()
-	n, err := a.db.ParticipantsChangedAt(ctx, seed.XID, catchUpBatch, func(p persistence.PanelParticipant) error {
+	n, err := a.feed.ParticipantsChangedAt(ctx, seed.XID, catchUpBatch, func(p persistence.PanelParticipant) error {
 		return a.upsert(p)
 	})
 	if err != nil {
@@ -46,7 +46,7 @@ func (a *API) catchUp(ctx context.Context, seed *PanelSeed) error {
 		}
 	}
 	entries := newEntryBatch(a.panel)
-	k, err := a.db.EntriesAfter(ctx, seed.SessionID, entries.add)
+	k, err := a.feed.EntriesAfter(ctx, seed.SessionID, entries.add)
 	entries.flush()
 	if err != nil {
 		return err

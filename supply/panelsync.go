@@ -10,9 +10,31 @@ import (
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/fault"
+	"github.com/switchboard/switchboard/internal/identity"
 	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// panelStore is the participant storage of the panel mirror and of impanel: a subset of
+// persistence's ParticipantStore.
+type panelStore interface {
+	ImpanelParticipant(ctx context.Context, in persistence.Impanel, origin string, first func() error) (persistence.PanelParticipant, error)
+	ParticipantByID(ctx context.Context, id int64) (persistence.PanelParticipant, error)
+	ParticipantByUser(ctx context.Context, publisherID int64, user string) (persistence.PanelParticipant, error)
+	ParticipantEntries(ctx context.Context, id int64) ([]engine.Entry, error)
+	LoadPanel(ctx context.Context, since time.Time, fn func(p persistence.PanelParticipant) error,
+		entry func(participantID, campaignID, at int64)) (persistence.EntryHistoryStats, error)
+	HistoryCampaigns(ctx context.Context, among []int64) ([]int64, error)
+	LoadEntriesOf(ctx context.Context, campaignIDs []int64, entry func(participantID, campaignID, at int64)) (int64, error)
+	TouchParticipants(ctx context.Context, ids, at []int64) error
+}
+
+// feed is the change feed the panel mirror follows: a subset of persistence's FeedStore.
+type feed interface {
+	ListenOn(ctx context.Context, channel string) (*persistence.Listener, error)
+	ParticipantsChangedAt(ctx context.Context, xid uint64, batch int, fn func(p persistence.PanelParticipant) error) (int64, error)
+	EntriesAfter(ctx context.Context, sessionID int64, entry func(participantID, campaignID, at int64)) (int64, error)
+}
 
 // panelMiss is a (publisher, user) GET /campaigns did not find in the panel.
 type panelMiss struct {
@@ -33,7 +55,7 @@ func (a *API) runPanelSync(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[int64]{
 		Name:   "panel",
 		Log:    a.log,
-		Listen: mirror.Listener(a.db.ListenOn, persistence.ParticipantChannel),
+		Listen: mirror.Listener(a.feed.ListenOn, persistence.ParticipantChannel),
 		Notified: func(payload string, add func(int64)) {
 			if id, origin, ok := persistence.ParseParticipantNotice(payload); ok && origin != a.origin {
 				add(id)
@@ -75,7 +97,7 @@ func (a *API) upsert(p persistence.PanelParticipant) error {
 func (a *API) loadActive(ctx context.Context, since time.Time) (int, error) {
 	var n atomic.Int64
 	entries := newEntryBatch(a.panel)
-	st, err := a.db.LoadPanel(ctx, since, func(p persistence.PanelParticipant) error {
+	st, err := a.participants.LoadPanel(ctx, since, func(p persistence.PanelParticipant) error {
 		n.Add(1)
 		return a.upsert(p)
 	}, entries.add)
@@ -96,7 +118,7 @@ func (a *API) place(ctx context.Context, p persistence.PanelParticipant) error {
 		a.log.Warn("participant not placed in the panel", zap.Int64("participant", p.ID), zap.Error(err))
 		return nil
 	}
-	es, err := a.db.ParticipantEntries(ctx, p.ID)
+	es, err := a.participants.ParticipantEntries(ctx, p.ID)
 	if err != nil {
 		return err
 	}
@@ -110,7 +132,7 @@ func (a *API) place(ctx context.Context, p persistence.PanelParticipant) error {
 // them all to the mirror's retry (loading one twice is harmless).
 func (a *API) loadNotices(ctx context.Context, ids []int64) error {
 	for _, id := range ids {
-		p, err := a.db.ParticipantByID(ctx, id)
+		p, err := a.participants.ParticipantByID(ctx, id)
 		if err == nil {
 			err = a.place(ctx, p)
 		}
@@ -129,7 +151,7 @@ func (a *API) loadNotices(ctx context.Context, ids []int64) error {
 func (a *API) noteMiss(publisher int64, user []byte) {
 	now := a.now()
 	a.missMu.Lock()
-	if at, ok := a.missSeen[panelMiss{publisher, bytesString(user)}]; ok && now-at < missRetry {
+	if at, ok := a.missSeen[panelMiss{publisher, identity.View(user)}]; ok && now-at < missRetry {
 		a.missMu.Unlock()
 		return
 	}
@@ -155,7 +177,7 @@ func (a *API) lookupMisses(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-a.misses:
-			p, err := a.db.ParticipantByUser(ctx, m.publisher, m.user)
+			p, err := a.participants.ParticipantByUser(ctx, m.publisher, m.user)
 			if err == nil {
 				err = a.place(ctx, p)
 			}
@@ -177,7 +199,7 @@ func (a *API) flushActivity(ctx context.Context, since int64) (int64, error) {
 	var ids, ats []int64
 	var err error
 	flush := func() bool {
-		if err = a.db.TouchParticipants(ctx, ids, ats); err != nil {
+		if err = a.participants.TouchParticipants(ctx, ids, ats); err != nil {
 			return false
 		}
 		ids, ats = ids[:0], ats[:0]

@@ -1,6 +1,7 @@
 package supply
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -12,6 +13,11 @@ import (
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router/payout"
 )
+
+// postbackStore is the storage of the postback list: a subset of persistence's OutboxStore.
+type postbackStore interface {
+	ListPostbacks(ctx context.Context, f persistence.PostbackFilter) ([]persistence.PostbackDelivery, error)
+}
 
 // postbackListLimit is the default page size of GET /postbacks; 1,000 at most.
 const postbackListLimit = 100
@@ -58,7 +64,7 @@ func (a *API) postbacks(ctx *fasthttp.RequestCtx) {
 	f.BeforeID = int64(before)
 	dbctx, cancel := httpio.DBContext(pageDBTimeout)
 	defer cancel()
-	list, err := a.db.ListPostbacks(dbctx, f)
+	list, err := a.deliveries.ListPostbacks(dbctx, f)
 	if err != nil {
 		a.fail(ctx, err)
 		return

@@ -16,14 +16,14 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/persistence/pgtest"
-	"github.com/switchboard/switchboard/supply"
+	"github.com/switchboard/switchboard/supply/quality"
 )
 
-func qualityServer(t *testing.T, dbURL string, set func(q *supply.QualityConfig)) *apptest.Server {
+func qualityServer(t *testing.T, dbURL string, set func(q *quality.Config)) *apptest.Server {
 	t.Helper()
 	return apptest.Start(t, apptest.Options{DatabaseURL: dbURL, Configure: func(c *app.Config) {
 		if set != nil {
-			set(&c.Supply.Quality)
+			set(&c.Quality)
 		}
 	}})
 }
@@ -65,7 +65,7 @@ func TestQualityUserIP(t *testing.T) {
 	}
 
 	// Allowed for testing: private ranges pass, reserved ones still do not.
-	s2 := qualityServer(t, "", func(q *supply.QualityConfig) { q.AllowPrivateIPs = true })
+	s2 := qualityServer(t, "", func(q *quality.Config) { q.AllowPrivateIPs = true })
 	p2 := newPartner(t, s2)
 	p2.impanel(t, u, 1, usProfile(30, 1, "94105")...)
 	for _, ip := range []string{"10.1.2.3", "127.0.0.1", "192.168.0.7", "fd00::1", "203.0.113.5"} {
@@ -114,7 +114,7 @@ func readyz(t *testing.T, s *apptest.Server) map[string]any {
 func TestQualityGeoIP(t *testing.T) {
 	t.Parallel()
 	db := writeCountryDB(t, map[string]string{"73.0.0.0/8": "US", "81.2.69.0/24": "GB", "2a02:8000::/24": "GB"})
-	s := qualityServer(t, "", func(q *supply.QualityConfig) { q.GeoIPDB = db })
+	s := qualityServer(t, "", func(q *quality.Config) { q.GeoIPDB = db })
 	if r := readyz(t, s); r["geoip"] != "ok" {
 		t.Fatalf("readyz with a database: %v", r)
 	}
@@ -167,8 +167,8 @@ func TestQualityGeoIP(t *testing.T) {
 		t.Fatalf("no database, GB IP: %+v", o)
 	}
 	// A missing file refuses to start.
-	if _, err := app.New(context.Background(), app.Config{DatabaseURL: pgtest.URL(t), Supply: supply.Config{
-		Quality: supply.QualityConfig{GeoIPDB: filepath.Join(t.TempDir(), "missing.mmdb")}}}, zap.NewNop()); err == nil {
+	if _, err := app.New(context.Background(), app.Config{DatabaseURL: pgtest.URL(t),
+		Quality: quality.Config{GeoIPDB: filepath.Join(t.TempDir(), "missing.mmdb")}}, zap.NewNop()); err == nil {
 		t.Fatal("a missing geoip database was accepted")
 	}
 }
@@ -214,7 +214,7 @@ func TestQualityImplausibleProfile(t *testing.T) {
 
 func TestQualityDuplicates(t *testing.T) {
 	t.Parallel()
-	s := qualityServer(t, "", func(q *supply.QualityConfig) { q.FlushEvery = 50 * time.Millisecond })
+	s := qualityServer(t, "", func(q *quality.Config) { q.FlushEvery = 50 * time.Millisecond })
 	m := newMarket(t, s)
 	c := m.create(campaignSpec{})
 	waitEngine(t, s, c, true)

@@ -13,6 +13,13 @@ import (
 	"github.com/switchboard/switchboard/router/payout"
 )
 
+// statementStore is the storage of the partner statements: a subset of persistence's
+// LedgerStore.
+type statementStore interface {
+	PartnerStatement(ctx context.Context, publisherID int64, month time.Time) (persistence.PartnerMonth, error)
+	OpenPartnerStatementCSV(ctx context.Context, publisherID int64, month time.Time) (*persistence.CSVExport, error)
+}
+
 const (
 	// statementTimeout bounds the sums of one partner's month.
 	statementTimeout = 30 * time.Second
@@ -57,7 +64,7 @@ func (a *API) statement(ctx *fasthttp.RequestCtx) {
 	}
 	if httpio.WantsCSV(ctx) {
 		if err := a.statementCSVs.Stream(ctx, "statement_"+raw+".csv", func(c context.Context) (httpio.CSVSource, error) {
-			e, err := a.db.OpenPartnerStatementCSV(c, pub.ID, month)
+			e, err := a.statements.OpenPartnerStatementCSV(c, pub.ID, month)
 			if err != nil {
 				return nil, err
 			}
@@ -69,7 +76,7 @@ func (a *API) statement(ctx *fasthttp.RequestCtx) {
 	}
 	dbctx, cancel := httpio.DBContext(statementTimeout)
 	defer cancel()
-	m, err := a.db.PartnerStatement(dbctx, pub.ID, month)
+	m, err := a.statements.PartnerStatement(dbctx, pub.ID, month)
 	if err != nil {
 		a.fail(ctx, err)
 		return

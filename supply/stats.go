@@ -1,6 +1,7 @@
 package supply
 
 import (
+	"context"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -9,6 +10,13 @@ import (
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/persistence"
 )
+
+// offerStore is the storage of the offers counted for GET /stats: a subset of persistence's
+// InsightStore.
+type offerStore interface {
+	AddPublisherOffers(ctx context.Context, counts []persistence.OfferHour) error
+	PublisherHourlyStats(ctx context.Context, pub int64, from, to time.Time) ([]persistence.PublisherHour, error)
+}
 
 // maxStatsWindow is the longest from–to window of GET /stats.
 const maxStatsWindow = 31 * 24 * time.Hour
@@ -49,7 +57,7 @@ func (a *API) stats(ctx *fasthttp.RequestCtx) {
 	}
 	dbctx, cancel := httpio.DBContext(pageDBTimeout)
 	defer cancel()
-	hours, err := a.db.PublisherHourlyStats(dbctx, pub.ID, from, to)
+	hours, err := a.offers.PublisherHourlyStats(dbctx, pub.ID, from, to)
 	if err != nil {
 		a.fail(ctx, err)
 		return

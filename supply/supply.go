@@ -21,9 +21,12 @@ import (
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/internal/jsontext"
 	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/router/payout"
+	"github.com/switchboard/switchboard/supply/partners"
+	"github.com/switchboard/switchboard/supply/quality"
 )
 
 // Prefix is the base path of the interface.
@@ -31,8 +34,7 @@ const Prefix = "/supply_api/v4"
 
 // Config tunes the interface; zero values take the defaults.
 type Config struct {
-	PublicURL   string // base of every URL handed out (no trailing slash)
-	Environment string // staging or live: publishers of the other environment get 401
+	PublicURL string // base of every URL handed out (no trailing slash)
 	// TopK is how many surveys GET /campaigns returns at most (default 30).
 	TopK int
 	// CacheTTL is how long an answer of GET /campaigns is reused for the same
@@ -40,34 +42,18 @@ type Config struct {
 	CacheTTL time.Duration
 	// CacheMaxBytes bounds the answer cache (default 64 MiB).
 	CacheMaxBytes int64
-	// PublisherRefresh is the period of the publisher reload (default 30 s). An unknown
-	// token also triggers a reload, at most once a second.
-	PublisherRefresh time.Duration
 	// OfferFlush is the period at which the GET /campaigns answers counted in memory are
 	// added to the database for GET /stats (default 1 min).
 	OfferFlush time.Duration
-	// KeyReload is the period of the service keys' safety reload (default 1 min); a
-	// rotation is picked up at once by its notification (keys.go).
-	KeyReload time.Duration
 	// PanelWindow: participants active within it are loaded at start (default 30 days).
 	PanelWindow time.Duration
 	// TouchEvery is the period at which offer requests are written back as last_active_at
 	// (default 5 min).
 	TouchEvery time.Duration
-	// PublisherRateLimit and PublisherRateBurst limit each publisher's requests to this
-	// process (default 2,000 a second with bursts of 4,000; negative rate: off). The limit
-	// is per process: behind N processes a publisher may reach N times it.
-	PublisherRateLimit float64
-	PublisherRateBurst int
-	// Quality tunes the participant quality defenses (quality.go).
-	Quality QualityConfig
 }
 
 func (c Config) withDefaults() Config {
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	if c.Environment == "" {
-		c.Environment = persistence.EnvStaging
-	}
 	if c.TopK <= 0 {
 		c.TopK = 30
 	}
@@ -78,20 +64,8 @@ func (c Config) withDefaults() Config {
 	if c.CacheMaxBytes <= 0 {
 		c.CacheMaxBytes = 64 << 20
 	}
-	if c.PublisherRefresh <= 0 {
-		c.PublisherRefresh = 30 * time.Second
-	}
 	if c.OfferFlush <= 0 {
 		c.OfferFlush = time.Minute
-	}
-	if c.KeyReload <= 0 {
-		c.KeyReload = time.Minute
-	}
-	if c.PublisherRateLimit == 0 {
-		c.PublisherRateLimit = 2000
-	}
-	if c.PublisherRateBurst <= 0 {
-		c.PublisherRateBurst = 2 * int(max(c.PublisherRateLimit, 1))
 	}
 	if c.PanelWindow <= 0 {
 		c.PanelWindow = 30 * 24 * time.Hour
@@ -104,7 +78,22 @@ func (c Config) withDefaults() Config {
 
 // Deps is what the interface needs from the process.
 type Deps struct {
-	DB     *persistence.DB
+	// The storage, through the interfaces declared beside their use; cmd/switchboard/app
+	// wires persistence's stores into them.
+	Participants panelStore     // panelsync.go
+	Feed         feed           // panelsync.go
+	Support      supportStore   // pages_support.go
+	Offers       offerStore     // stats.go
+	Deliveries   postbackStore  // postbacks.go
+	Statements   statementStore // statements.go
+	Languages    languageStore  // pages_catalog.go
+	// Catalog is the standard qualification catalog, loaded once at start.
+	Catalog *persistence.Catalog
+	// Partners holds the publishers and the service keys (supply/partners).
+	Partners *partners.Directory
+	// Quality is the participant-quality service (supply/quality; nil: no checks).
+	Quality *quality.Service
+
 	Engine *engine.Engine
 	Panel  *engine.Panel
 	Log    *zap.Logger
@@ -122,29 +111,31 @@ type Deps struct {
 	Seed *PanelSeed
 }
 
-// API is the supply interface of one serve process.
+// API is the supply interface of one serve process: the partner API's routes and the
+// panel mirror behind GET /campaigns; the hosted pages are hostedPages (pages.go).
 type API struct {
-	db     *persistence.DB
-	pbs    *payout.Worker // sends test postbacks; nil: none
-	eng    *engine.Engine
-	panel  *engine.Panel
-	log    *zap.Logger
-	cfg    Config
-	now    func() int64
-	origin string // names this process in participant notifications
+	participants panelStore
+	feed         feed
+	offers       offerStore
+	deliveries   postbackStore
+	statements   statementStore
+	pbs          *payout.Worker // sends test postbacks; nil: none
+	eng          *engine.Engine
+	panel        *engine.Panel
+	log          *zap.Logger
+	cfg          Config
+	now          func() int64
+	origin       string // names this process in participant notifications
 
-	key    *entrytoken.Key
-	keysMu sync.Mutex // serializes loadKeys
-	// keyLookups logs the failures of look-ups for unknown key ids (run one at a time).
-	keyLookups *retry.Outage
-	catalog    *catalog
-	pages      *pageCatalog // the hosted profiler's texts (pages_catalog.go)
-	pubs       *publisherStore
+	partners *partners.Directory // the publishers and the service keys
+	key      *entrytoken.Key     // partners' keyring, which signs offer, profiler and support tokens
+	catalog  *catalog
+	pages    *hostedPages
 	// authFailures limits unknown tokens per client address (httpio.AuthFailures).
 	authFailures *httpio.AuthFailures
 	cache        *answerCache
 	hot          *hotTiles
-	quality      *Quality // blocked set, IP checks, device sightings (quality.go)
+	quality      *quality.Service // blocked set, IP checks, device sightings (supply/quality)
 	// statementCSVs streams the statements' CSVs (statements.go).
 	statementCSVs *httpio.CSVStreams
 
@@ -159,11 +150,11 @@ type API struct {
 	missSeen map[panelMiss]int64 // recent lookups, unix seconds
 }
 
-// New loads what the interface serves from memory: the catalog, the publishers and the
-// service key. The panel is loaded by Start.
+// New prepares what the interface serves from memory: the catalog's indexes and the
+// answer cache. The panel is loaded by Start.
 func New(ctx context.Context, d Deps) (*API, error) {
-	if d.DB == nil || d.Engine == nil || d.Panel == nil {
-		return nil, errors.New("supply: DB, Engine and Panel are required")
+	if d.Participants == nil || d.Engine == nil || d.Panel == nil || d.Partners == nil || d.Catalog == nil {
+		return nil, errors.New("supply: Participants, Engine, Panel, Partners and Catalog are required")
 	}
 	cfg := d.Config.withDefaults()
 	log := d.Log
@@ -178,41 +169,29 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	if _, err := rand.Read(o[:]); err != nil {
 		return nil, err
 	}
-	a := &API{db: d.DB, pbs: d.Postbacks, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
+	a := &API{participants: d.Participants, feed: d.Feed, offers: d.Offers, deliveries: d.Deliveries, statements: d.Statements,
+		pbs: d.Postbacks, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
+		partners: d.Partners, key: d.Partners.Key(), quality: d.Quality, authFailures: d.AuthFailures,
 		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}), hist: entryHistory{wake: make(chan struct{}, 1)},
 		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}, seed: d.Seed}
-	a.keyLookups = retry.NewOutage(log, "service key look-up", retry.Default, nil)
 	a.statementCSVs = httpio.NewCSVStreams(maxStatementCSVs, log)
-
-	if err := a.loadKeys(ctx); err != nil {
+	var err error
+	if a.catalog, err = newCatalog(d.Catalog); err != nil {
 		return nil, err
 	}
-	cat, err := d.DB.LoadCatalog(ctx)
+	abbrs, err := d.Languages.CountryLanguageAbbrs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if a.catalog, err = newCatalog(cat); err != nil {
-		return nil, err
-	}
-	if a.quality, err = newQuality(cfg.Quality, d.DB, log.Named("quality"), now, cat.Countries); err != nil {
-		return nil, err
-	}
-	abbrs, err := d.DB.CountryLanguageAbbrs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a.pages = newPageCatalog(cat, a.catalog, abbrs)
-	a.pubs = newPublisherStore(d.DB, cfg.Environment, log, cfg.PublisherRateLimit, cfg.PublisherRateBurst)
-	a.authFailures = d.AuthFailures
-	if err := a.pubs.refresh(ctx); err != nil {
-		return nil, err
-	}
+	a.pages = &hostedPages{key: a.key, partners: d.Partners, panel: d.Panel, catalog: a.catalog,
+		texts: newPageCatalog(d.Catalog, a.catalog, abbrs), support: d.Support, publicURL: cfg.PublicURL,
+		now: now, log: log, impanel: a.storeImpanel}
 	a.cache = newAnswerCache(cfg.CacheTTL, cfg.CacheMaxBytes)
 	a.hot = newHotTiles()
 	// Opening quote and escaped prefix; the token and the closing quote follow.
-	a.urlEntry = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/entry?token=")
-	a.urlProfile = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/profile?token=")
-	a.urlSupport = appendJSONEscaped([]byte{'"'}, cfg.PublicURL+"/support?token=")
+	a.urlEntry = jsontext.AppendEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/entry?token=")
+	a.urlProfile = jsontext.AppendEscaped([]byte{'"'}, cfg.PublicURL+Prefix+"/profile?token=")
+	a.urlSupport = jsontext.AppendEscaped([]byte{'"'}, cfg.PublicURL+"/support?token=")
 	return a, nil
 }
 
@@ -228,57 +207,39 @@ func (a *API) Register(mux *httpio.Mux) {
 	mux.Handle("GET", Prefix+"/stats", a.stats)          // stats.go
 	mux.Handle("GET", Prefix+"/statements", a.statement) // statements.go
 	// The hosted pages (pages.go, pages_support.go).
-	mux.Handle("GET", Prefix+"/profile", a.profilePage)
-	mux.Handle("POST", Prefix+"/profile", a.profileSubmit)
-	mux.Handle("GET", "/support", a.supportPageGet)
-	mux.Handle("POST", "/support", a.supportSubmit)
+	a.pages.register(mux)
 }
 
 // Start runs the background work until ctx ends: the panel load and its LISTEN on
-// participant changes, the service keys' LISTEN on rotations, the publishers' LISTEN on
-// changes and their periodic refresh, the hot-tile estimate, panel-miss lookups and
-// the write-back of activity.
+// participant changes, the hot-tile estimate, panel-miss lookups and the write-back of
+// activity. The publishers and the service keys (supply/partners) and the quality
+// service (supply/quality) run on their own.
 func (a *API) Start(ctx context.Context) {
 	go a.runPanelSync(ctx)
 	go a.runEntryHistory(ctx)
 	go a.runLoops(ctx)
-	go a.mirrorKeys(ctx)
-	go a.mirrorPublishers(ctx)
-	a.startQuality(ctx)
 }
 
 // Loaded is closed once the panel holds the participants active within PanelWindow.
 func (a *API) Loaded() <-chan struct{} { return a.loaded }
 
-// Key is the keyring that signs and verifies offer-entry, profiler and support tokens; the
-// entry route verifies with it. It follows rotations (keys.go).
+// Key is the keyring that signs and verifies offer-entry, profiler and support tokens
+// (supply/partners'; it follows rotations).
 func (a *API) Key() *entrytoken.Key { return a.key }
-
-// PublisherByID returns a publisher of this deployment's environment from memory.
-func (a *API) PublisherByID(id int64) (persistence.Publisher, bool) {
-	p := a.pubs.byID(id)
-	if p == nil {
-		return persistence.Publisher{}, false
-	}
-	return p.Publisher, true
-}
 
 // RollHotTiles closes the current minute of the hot-tile estimate now (it happens every
 // minute by itself; tests call it to avoid waiting).
 func (a *API) RollHotTiles() { a.hot.roll() }
 
 func (a *API) runLoops(ctx context.Context) {
-	pubTick := time.NewTicker(a.cfg.PublisherRefresh)
 	hotTick := time.NewTicker(time.Minute)
 	touchTick := time.NewTicker(a.cfg.TouchEvery)
 	offerTick := time.NewTicker(a.cfg.OfferFlush)
 	defer offerTick.Stop()
-	defer pubTick.Stop()
 	defer hotTick.Stop()
 	defer touchTick.Stop()
 	lastTouch := a.now()
-	// Failures are logged once per outage; the publisher set in memory stays meanwhile.
-	pubs := retry.NewOutage(a.log, "publisher refresh", retry.Default, nil)
+	// Failures are logged once per outage.
 	touch := retry.NewOutage(a.log, "activity write-back", retry.Default, nil)
 	offers := retry.NewOutage(a.log, "offers flush", retry.Default, nil)
 	for {
@@ -293,8 +254,6 @@ func (a *API) runLoops(ctx context.Context) {
 			return
 		case <-offerTick.C:
 			offers.Attempt(ctx, a.FlushOffers)
-		case <-pubTick.C:
-			pubs.Attempt(ctx, a.pubs.refresh)
 		case <-hotTick.C:
 			a.hot.roll()
 		case <-touchTick.C:
@@ -306,6 +265,6 @@ func (a *API) runLoops(ctx context.Context) {
 	}
 }
 
-// ReloadPublishers reads the publishers again now (it happens every PublisherRefresh and on
-// unknown tokens by itself; tools and tests call it right after registering one).
-func (a *API) ReloadPublishers(ctx context.Context) error { return a.pubs.refresh(ctx) }
+// ReloadPublishers reads the publishers again now (partners.Directory.Reload; it happens
+// by itself; tools and tests call it right after registering one).
+func (a *API) ReloadPublishers(ctx context.Context) error { return a.partners.Reload(ctx) }

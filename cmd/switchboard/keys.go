@@ -8,13 +8,13 @@ import (
 
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/persistence"
-	"github.com/switchboard/switchboard/supply"
+	"github.com/switchboard/switchboard/supply/partners"
 )
 
 // runKeysRotate gives the service key of offer-entry, profiler and support tokens new bytes.
 // Every serve process signs with the new key as soon as it hears the rotation (a NOTIFY, or
 // its periodic reload) and still accepts tokens of the previous key for their lifetime plus
-// supply.KeyGrace, then retires it (docs/operations.md).
+// partners.KeyGrace, then retires it (docs/operations.md).
 func runKeysRotate(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("keys rotate")
 	dbURL := databaseFlag(f)
@@ -32,7 +32,7 @@ func runKeysRotate(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	retire := at.Add(entrytoken.TTL*time.Second + supply.KeyGrace).UTC()
+	retire := at.Add(entrytoken.TTL*time.Second + partners.KeyGrace).UTC()
 	if *retireNow {
 		if _, err := db.RetirePreviousServiceKeys(ctx, persistence.EntryKeyName); err != nil {
 			return err

@@ -3,21 +3,16 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/switchboard/switchboard/cmd/switchboard/app"
-	"github.com/switchboard/switchboard/internal/quality"
-	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/supply/quality"
 )
 
 // qualityFlags registers the participant-quality settings of serve (docs/quality.md).
 func qualityFlags(f flags, cfg *app.Config) {
-	q := &cfg.Supply.Quality
+	q := &cfg.Quality
 	f.BoolVar(&q.AllowPrivateIPs, "allow-private-ips", false,
 		"accept private, loopback, link-local and documentation addresses as user_ip (testing only)")
 	f.StringVar(&q.GeoIPDB, "geoip-db", "", "MaxMind-format country database (.mmdb): refuse offers to IPs outside the participant's country (empty: off)")
@@ -29,34 +24,12 @@ func qualityFlags(f flags, cfg *app.Config) {
 	f.DurationVar(&q.Policy.Window, "quality-window", 30*24*time.Hour, "how long a quality signal counts")
 	f.Func("quality-thresholds", "signals per rule class that block, e.g. outcomes=3,speeding=3,duplicates=1,implausible_profile=1 (negative: class off)",
 		func(v string) error {
-			th, err := parseThresholds(v)
+			th, err := quality.ParseThresholds(v)
 			if err == nil {
 				q.Policy.Thresholds = th
 			}
 			return err
 		})
-}
-
-// parseThresholds reads "class=n,class=n".
-func parseThresholds(v string) (map[string]int, error) {
-	out := map[string]int{}
-	for _, part := range strings.Split(v, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, n, ok := strings.Cut(part, "=")
-		k = strings.TrimSpace(k)
-		if !ok || !slices.Contains(quality.Classes, k) {
-			return nil, fmt.Errorf("%q: want class=n with class one of %s", part, strings.Join(quality.Classes, ", "))
-		}
-		i, err := strconv.Atoi(strings.TrimSpace(n))
-		if err != nil || i == 0 {
-			return nil, fmt.Errorf("%q: the threshold must be a non-zero integer", part)
-		}
-		out[k] = i
-	}
-	return out, nil
 }
 
 // participantFlags are the flags that name a participant.
@@ -89,7 +62,8 @@ func runQualityShow(ctx context.Context, args []string, out io.Writer) error {
 	return printJSON(out, r)
 }
 
-// runQualityUnblock lifts a participant's quality block on every serve process.
+// runQualityUnblock lifts a participant's quality block on every serve process
+// (quality.Unblock).
 func runQualityUnblock(ctx context.Context, args []string, out io.Writer) error {
 	f, dbURL, user, pub := participantFlags("quality unblock")
 	note := f.String("note", "", "why the block is lifted (kept with the decision)")
@@ -104,13 +78,9 @@ func runQualityUnblock(ctx context.Context, args []string, out io.Writer) error 
 		return err
 	}
 	defer db.Close()
-	lifted, err := db.UnblockParticipant(ctx, *pub, *user, *note)
+	u, err := quality.Unblock(ctx, db, *pub, *user, *note)
 	if err != nil {
 		return err
 	}
-	if lifted == nil {
-		lifted = []persistence.QualityBlock{}
-	}
-	return printJSON(out, map[string]any{"publisher_id": *pub, "user_identifier": *user,
-		"unblocked": len(lifted) > 0, "lifted_blocks": lifted})
+	return printJSON(out, u)
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/switchboard/switchboard/router"
 	"github.com/switchboard/switchboard/router/payout"
 	"github.com/switchboard/switchboard/supply"
+	"github.com/switchboard/switchboard/supply/partners"
+	"github.com/switchboard/switchboard/supply/quality"
 )
 
 // Config is everything a server needs; it is filled from flags by cmd/switchboard.
@@ -54,8 +56,13 @@ type Config struct {
 	Supply supply.Config
 	// Router tunes entry routing and callbacks; its PublicURL is taken from the field above.
 	Router router.Config
+	// Partners tunes the directory of publishers and service keys (reloads, per-publisher
+	// rate limits); its Environment is taken from the field above.
+	Partners partners.Config
+	// Quality tunes the participant quality defenses (docs/quality.md).
+	Quality quality.Config
 	// RouterQuality tunes the routing side of participant quality (speeders); the rest is
-	// Supply.Quality (docs/quality.md).
+	// Quality.
 	RouterQuality router.QualityConfig
 	// Postbacks tunes the partner postback worker (timeouts, backoff, the 24 h retry window).
 	Postbacks payout.WorkerConfig
@@ -139,6 +146,10 @@ type App struct {
 	Engine  *engine.Engine
 	Panel   *engine.Panel // participants, shared by supply and entry routing
 	Supply  *supply.API
+	// Partners holds the publishers and the service keys, for supply and the router.
+	Partners *partners.Directory
+	// Quality is the participant-quality service of supply, the router and buyer operations.
+	Quality *quality.Service
 	Router  *router.Router // entry, callbacks, test sessions; counters kept across processes
 	Payouts *payout.Worker // delivers the partner postback outbox; every process runs one
 	server  *httpio.Server
@@ -234,7 +245,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	// One table of failed authentications per client address for every authenticated route.
 	fails := httpio.NewAuthFailures(cfg.AuthFailRate, cfg.AuthFailBurst)
 	scfg := cfg.Supply
-	scfg.PublicURL, scfg.Environment = cfg.PublicURL, cfg.Environment
+	scfg.PublicURL = cfg.PublicURL
 	var seed *supply.PanelSeed
 	if res != nil {
 		a.Panel, seed = res.panel, res.supply
@@ -249,8 +260,16 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		close(a.weighted)
 	}
 	a.Payouts = payout.NewWorker(db, db, cfg.Postbacks, log.Named("postback"))
-	if a.Supply, err = supply.New(ctx, supply.Deps{DB: db, Engine: a.Engine, Panel: a.Panel,
-		Log: log.Named("supply"), Config: scfg, AuthFailures: fails, Postbacks: a.Payouts, Seed: seed}); err != nil {
+	slog := log.Named("supply")
+	cat, err := a.newServices(ctx, db, cfg, slog)
+	if err != nil {
+		stop()
+		db.Close()
+		return nil, err
+	}
+	if a.Supply, err = supply.New(ctx, supply.Deps{Participants: db, Feed: db, Support: db, Offers: db, Deliveries: db,
+		Statements: db, Languages: db, Catalog: cat, Partners: a.Partners, Quality: a.Quality,
+		Engine: a.Engine, Panel: a.Panel, Log: slog, Config: scfg, AuthFailures: fails, Postbacks: a.Payouts, Seed: seed}); err != nil {
 		stop()
 		db.Close()
 		return nil, err
@@ -261,8 +280,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	rcfg := cfg.Router
 	rcfg.PublicURL = cfg.PublicURL
-	if a.Router, err = router.New(router.Deps{DB: db, Engine: a.Engine, Panel: a.Panel, Key: a.Supply.Key(),
-		Log: log.Named("router"), Config: rcfg, Publisher: a.Supply.PublisherByID, Postbacks: a.Payouts}); err != nil {
+	if a.Router, err = router.New(router.Deps{DB: db, Engine: a.Engine, Panel: a.Panel, Key: a.Partners.Key(),
+		Log: log.Named("router"), Config: rcfg, Publisher: a.Partners.PublisherByID, Postbacks: a.Payouts}); err != nil {
 		stop()
 		db.Close()
 		return nil, err
@@ -270,8 +289,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if seed != nil {
 		seed.Heard = a.Router.EntriesHeard()
 	}
-	a.Router.SetQuality(a.Supply.Quality(), cfg.RouterQuality)
-	a.Supply.Quality().RegisterMetrics(a.Metrics)
+	a.Router.SetQuality(a.Quality, cfg.RouterQuality)
+	a.Quality.RegisterMetrics(a.Metrics)
 	a.Supply.RegisterMetrics(a.Metrics)
 	mirror.RegisterMetrics(a.Metrics)
 	a.Router.RegisterMetrics(a.Metrics)
@@ -288,6 +307,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	a.sync.changed.Store(&changed)
 	a.Supply.Start(bg)
+	a.Partners.Start(bg)
+	a.Quality.Start(bg)
 	buyerAPI := admin.New(admin.Deps{
 		Buyers:       db,
 		Suppliers:    db,
@@ -315,9 +336,9 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Limiter:      httpio.NewRateLimiter(cfg.RateLimit, cfg.RateBurst),
 		AuthFailures: fails,
 		Panel:        a.Panel,
-		Outcomes:     &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Supply.Quality()},
+		Outcomes:     &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Quality},
 		Webhooks:     a.Payouts,
-		Key:          a.Supply.Key(),
+		Key:          a.Partners.Key(),
 		EngineStatus: a.engineStatus,
 	})
 	buyerAPI.Register(mux)
@@ -440,7 +461,7 @@ func (a *App) Weighted() <-chan struct{} { return a.weighted }
 func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	checks := map[string]string{"database": "ok", "geoip": a.Supply.Quality().GeoIPStatus()}
+	checks := map[string]string{"database": "ok", "geoip": a.Quality.GeoIPStatus()}
 	status := fasthttp.StatusOK
 	if err := a.DB.Ping(c); err != nil {
 		checks["database"] = "unreachable"

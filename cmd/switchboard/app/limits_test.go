@@ -135,7 +135,7 @@ func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 func TestPublisherRateLimit(t *testing.T) {
 	const burst = 5
 	s := apptest.Start(t, apptest.Options{Configure: func(c *app.Config) {
-		c.Supply.PublisherRateLimit, c.Supply.PublisherRateBurst = 0.5, burst
+		c.Partners.PublisherRateLimit, c.Partners.PublisherRateBurst = 0.5, burst
 	}})
 	ctx := context.Background()
 	tokens := make([]string, 2)

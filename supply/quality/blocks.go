@@ -1,4 +1,4 @@
-package supply
+package quality
 
 import (
 	"context"
@@ -41,7 +41,7 @@ var emptyBlocks = &blockSet{byID: map[int64]*blockEntry{}, byUser: map[userKey]*
 // Apply puts decided or changed blocks into this process's blocked set at once (every
 // process also hears of them through NOTIFY). newly counts them as this process's
 // decisions in /metrics.
-func (q *Quality) Apply(blocks []persistence.QualityBlock, newly bool) {
+func (q *Service) Apply(blocks []persistence.QualityBlock, newly bool) {
 	if q == nil || len(blocks) == 0 {
 		return
 	}
@@ -73,9 +73,9 @@ func (q *Quality) Apply(blocks []persistence.QualityBlock, newly bool) {
 
 // LoadBlocks replaces the blocked set with the database's (active blocks and those that
 // ended within a token's lifetime), keeping entries applied while it read.
-func (q *Quality) LoadBlocks(ctx context.Context) error {
+func (q *Service) LoadBlocks(ctx context.Context) error {
 	started := time.Now().UnixNano()
-	bs, err := q.db.RecentQualityBlocks(ctx, entrytoken.TTL*time.Second)
+	bs, err := q.store.RecentQualityBlocks(ctx, entrytoken.TTL*time.Second)
 	if err != nil {
 		return err
 	}
@@ -99,11 +99,11 @@ func (q *Quality) LoadBlocks(ctx context.Context) error {
 }
 
 // mirrorBlocks keeps the blocked set equal to the database until ctx ends.
-func (q *Quality) mirrorBlocks(ctx context.Context) {
+func (q *Service) mirrorBlocks(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[int64]{
 		Name:     "quality blocks",
 		Log:      q.log,
-		Listen:   mirror.Listener(q.db.ListenOn, persistence.QualityChannel),
+		Listen:   mirror.Listener(q.feed.ListenOn, persistence.QualityChannel),
 		Notified: mirror.IDs,
 		Reload:   q.applyNotices,
 		Full:     q.LoadBlocks,
@@ -112,10 +112,10 @@ func (q *Quality) mirrorBlocks(ctx context.Context) {
 }
 
 // applyNotices applies the latest blocks of the participants notifications named.
-func (q *Quality) applyNotices(ctx context.Context, ids []int64) error {
+func (q *Service) applyNotices(ctx context.Context, ids []int64) error {
 	var bs []persistence.QualityBlock
 	for _, id := range ids {
-		b, ok, err := q.db.LatestQualityBlock(ctx, id)
+		b, ok, err := q.store.LatestQualityBlock(ctx, id)
 		if err != nil {
 			q.Apply(bs, false)
 			return err

@@ -1,19 +1,17 @@
-package supply
+package quality
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
 	"testing"
-
-	"go.uber.org/zap"
 )
 
 // A sighting is queued for writing once per (publisher, device, user) per sightRefresh, and
 // what is remembered to spare the repeats stays under maxSeen whatever the traffic.
 func TestSightingsRemembered(t *testing.T) {
 	now := int64(1_700_000_000)
-	q, err := newQuality(QualityConfig{}, nil, zap.NewNop(), func() int64 { return now }, nil)
+	q, err := New(Config{}, Deps{Now: func() int64 { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +38,7 @@ func TestSightingsRemembered(t *testing.T) {
 		{1, dev, u1, now + sightRefresh - 1, 4},
 		{1, dev, u1, now + sightRefresh, 5}, // an hour on: written again
 	} {
-		q.sight(step.pub, step.device, step.user, step.at)
+		q.Sight(step.pub, step.device, step.user, step.at)
 		if got := queued(); got != step.wantQueued {
 			t.Fatalf("after %d/%s/%s at +%d: %d sightings queued, want %d", step.pub, step.device, step.user, step.at-now, got, step.wantQueued)
 		}
@@ -68,7 +66,7 @@ func TestSightingsRemembered(t *testing.T) {
 	written := func(from, to int, at int64) (n int) {
 		for i := from; i < to; i++ {
 			b = strconv.AppendInt(append(b[:0], "D-"...), int64(i), 10)
-			q.sight(1, b, u1, at)
+			q.Sight(1, b, u1, at)
 			if i%(maxPending/2) == 0 {
 				n += queued()
 				drain()
@@ -149,7 +147,7 @@ func TestSightingAllocs(t *testing.T) {
 		t.Skip("allocation counts are meaningless under -race")
 	}
 	now := int64(1_700_000_000)
-	q, err := newQuality(QualityConfig{}, nil, zap.NewNop(), func() int64 { return now }, nil)
+	q, err := New(Config{}, Deps{Now: func() int64 { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +155,7 @@ func TestSightingAllocs(t *testing.T) {
 	i := 0
 	sight := func() {
 		dev = strconv.AppendInt(append(dev[:0], "D-"...), int64(10_000_000+i), 10)
-		q.sight(1, dev, user, now)
+		q.Sight(1, dev, user, now)
 		i++
 	}
 	for range maxSeen + maxSeen/8 {

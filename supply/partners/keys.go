@@ -1,4 +1,4 @@
-package supply
+package partners
 
 import (
 	"context"
@@ -15,14 +15,14 @@ import (
 const KeyGrace = 5 * time.Minute
 
 // loadKeys reads the service key and the keys it replaced within the tokens' lifetime plus
-// KeyGrace into a keyring, or sets them in a.key when it exists (a rotation: the ring is
+// KeyGrace into a keyring, or sets them in d.key when it exists (a rotation: the ring is
 // swapped atomically, so the hot path never waits). Loads run one at a time, so that a read
 // older than the ring never replaces it.
-func (a *API) loadKeys(ctx context.Context) error {
-	a.keysMu.Lock()
-	defer a.keysMu.Unlock()
+func (d *Directory) loadKeys(ctx context.Context) error {
+	d.keysMu.Lock()
+	defer d.keysMu.Unlock()
 	life := entrytoken.TTL*time.Second + KeyGrace
-	cur, prev, err := a.db.ServiceKeys(ctx, persistence.EntryKeyName, life)
+	cur, prev, err := d.store.ServiceKeys(ctx, persistence.EntryKeyName, life)
 	if err != nil {
 		return err
 	}
@@ -30,11 +30,11 @@ func (a *API) loadKeys(ctx context.Context) error {
 	for i, p := range prev {
 		ps[i] = entrytoken.Previous{Secret: p.Key, Until: p.SupersededAt.Add(life).Unix()}
 	}
-	if a.key == nil {
-		a.key = entrytoken.NewKey(cur)
-		a.key.SetLookup(a.lookUpKeys)
+	if d.key == nil {
+		d.key = entrytoken.NewKey(cur)
+		d.key.SetLookup(d.lookUpKeys)
 	}
-	a.key.SetKeys(cur, ps...)
+	d.key.SetKeys(cur, ps...)
 	return nil
 }
 
@@ -45,28 +45,32 @@ const keyLookupTimeout = 2 * time.Second
 // process has not heard of yet (its notification on its way, or its LISTEN connection
 // down). The keyring runs it at most once per entrytoken.LookupEvery, one at a time; a
 // failure is logged once per outage.
-func (a *API) lookUpKeys() error {
+func (d *Directory) lookUpKeys() error {
 	ctx, cancel := context.WithTimeout(context.Background(), keyLookupTimeout)
 	defer cancel()
-	err := a.loadKeys(ctx)
+	err := d.loadKeys(ctx)
 	if err != nil {
-		a.keyLookups.Failed(err)
+		d.keyLookups.Failed(err)
 	} else {
-		a.keyLookups.Succeeded()
+		d.keyLookups.Succeeded()
 	}
 	return err
 }
 
+// Key is the keyring that signs and verifies offer-entry, profiler and support tokens. It
+// follows rotations.
+func (d *Directory) Key() *entrytoken.Key { return d.key }
+
 // mirrorKeys keeps the keyring equal to the database until ctx ends: a rotation notifies
 // ServiceKeyChannel; the periodic reload is the safety net (and drops retired keys' bytes).
-func (a *API) mirrorKeys(ctx context.Context) {
+func (d *Directory) mirrorKeys(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[int64]{
 		Name:     "service keys",
-		Log:      a.log,
-		Listen:   mirror.Listener(a.db.ListenOn, persistence.ServiceKeyChannel),
+		Log:      d.log,
+		Listen:   mirror.Listener(d.feed.ListenOn, persistence.ServiceKeyChannel),
 		Notified: func(_ string, add func(int64)) { add(0) },
-		Reload:   func(ctx context.Context, _ []int64) error { return a.loadKeys(ctx) },
-		Full:     a.loadKeys,
-		Every:    a.cfg.KeyReload,
+		Reload:   func(ctx context.Context, _ []int64) error { return d.loadKeys(ctx) },
+		Full:     d.loadKeys,
+		Every:    d.cfg.KeyReload,
 	})
 }
