@@ -137,7 +137,7 @@ func (a *API) campaigns(ctx *fasthttp.RequestCtx) {
 	a.quality.Sight(pub.ID, device, user, now) // the shared-device rule, batched (supply/quality)
 	if !profiled {
 		sc.buf = a.appendProfileAnswer(sc, pub, user, devType, device, now)
-		a.noteMiss(pub.ID, user)
+		a.mirror.noteMiss(pub.ID, user)
 	} else {
 		sc.buf = a.appendOffersAnswer(sc, pub, p, devType, device, now)
 		a.panel.TouchDecoded(p, now)

@@ -55,7 +55,7 @@ func benchAPIOf(tb testing.TB, cacheTTL time.Duration, campaigns int) (*API, []s
 	var err error
 	a := &API{eng: eng, panel: panel, log: zap.NewNop(), cfg: cfg, now: func() int64 { return synth.Now },
 		key: entrytoken.NewKey([]byte("0123456789abcdef0123456789abcdef")), catalog: testCatalog(tb),
-		hot: newHotTiles(), misses: make(chan panelMiss, 1), missSeen: map[panelMiss]int64{}}
+		hot: newHotTiles(), mirror: &panelMirror{panel: panel, now: func() int64 { return synth.Now }, misses: make(chan panelMiss, 1), missSeen: map[panelMiss]int64{}}}
 	if a.quality, err = quality.New(quality.Config{}, quality.Deps{Now: a.now}); err != nil { // supply/quality: IP checks, blocked set, sightings
 		tb.Fatal(err)
 	}

@@ -47,11 +47,10 @@ func (h *entryHistory) signal() {
 	}
 }
 
-// CampaignsChanged hears of campaign changes the engine applied: the ids, or nil after a
-// full load (when notifications may have been lost). A relationship names both of its
-// campaigns, so a changed campaign the load left out may now need its entries.
-func (a *API) CampaignsChanged(ids []int64) {
-	h := &a.hist
+// campaignsChanged notes the changed campaigns the load left out for a check
+// (API.CampaignsChanged).
+func (pm *panelMirror) campaignsChanged(ids []int64) {
+	h := &pm.hist
 	h.mu.Lock()
 	found := ids == nil && len(h.leftOut) > 0
 	if ids == nil {
@@ -73,8 +72,8 @@ func (a *API) CampaignsChanged(ids []int64) {
 
 // runEntryHistory loads the entries of left-out campaigns that became related to an open
 // campaign, whenever a load or a change asks for a check.
-func (a *API) runEntryHistory(ctx context.Context) {
-	h := &a.hist
+func (pm *panelMirror) runEntryHistory(ctx context.Context) {
+	h := &pm.hist
 	for {
 		select {
 		case <-ctx.Done():
@@ -94,11 +93,11 @@ func (a *API) runEntryHistory(ctx context.Context) {
 		if len(check) == 0 {
 			continue
 		}
-		if err := a.loadLeftOut(ctx, check); err != nil {
+		if err := pm.loadLeftOut(ctx, check); err != nil {
 			if errors.Is(err, context.Canceled) {
 				return
 			}
-			a.log.Warn("entry history of newly related campaigns not loaded; retrying", zap.Error(err))
+			pm.log.Warn("entry history of newly related campaigns not loaded; retrying", zap.Error(err))
 			h.mu.Lock()
 			h.all = h.all || all
 			if !all {
@@ -122,23 +121,23 @@ func (a *API) runEntryHistory(ctx context.Context) {
 
 // loadLeftOut loads into the panel the entries of those of the given left-out campaigns
 // that can block an offer now, and stops following them.
-func (a *API) loadLeftOut(ctx context.Context, check []int64) error {
-	need, err := a.participants.HistoryCampaigns(ctx, check)
+func (pm *panelMirror) loadLeftOut(ctx context.Context, check []int64) error {
+	need, err := pm.participants.HistoryCampaigns(ctx, check)
 	if err != nil || len(need) == 0 {
 		return err
 	}
-	entries := newEntryBatch(a.panel)
-	n, err := a.participants.LoadEntriesOf(ctx, need, entries.add)
+	entries := newEntryBatch(pm.panel)
+	n, err := pm.participants.LoadEntriesOf(ctx, need, entries.add)
 	entries.flush()
 	if err != nil {
 		return err
 	}
-	h := &a.hist
+	h := &pm.hist
 	h.mu.Lock()
 	for _, id := range need {
 		delete(h.leftOut, id)
 	}
 	h.mu.Unlock()
-	a.log.Info("entry history of newly related campaigns loaded", zap.Int("campaigns", len(need)), zap.Int64("entries", n))
+	pm.log.Info("entry history of newly related campaigns loaded", zap.Int("campaigns", len(need)), zap.Int64("entries", n))
 	return nil
 }

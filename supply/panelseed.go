@@ -30,10 +30,10 @@ type PanelSeed struct {
 const catchUpBatch = 10_000
 
 // catchUp reads what changed since the seed's position into the panel.
-func (a *API) catchUp(ctx context.Context, seed *PanelSeed) error {
+func (pm *panelMirror) catchUp(ctx context.Context, seed *PanelSeed) error {
 	started := time.Now()
-	n, err := a.feed.ParticipantsChangedAt(ctx, seed.XID, catchUpBatch, func(p persistence.PanelParticipant) error {
-		return a.upsert(p)
+	n, err := pm.feed.ParticipantsChangedAt(ctx, seed.XID, catchUpBatch, func(p persistence.PanelParticipant) error {
+		return pm.upsert(p)
 	})
 	if err != nil {
 		return err
@@ -45,22 +45,22 @@ func (a *API) catchUp(ctx context.Context, seed *PanelSeed) error {
 			return ctx.Err()
 		}
 	}
-	entries := newEntryBatch(a.panel)
-	k, err := a.feed.EntriesAfter(ctx, seed.SessionID, entries.add)
+	entries := newEntryBatch(pm.panel)
+	k, err := pm.feed.EntriesAfter(ctx, seed.SessionID, entries.add)
 	entries.flush()
 	if err != nil {
 		return err
 	}
-	a.hist.leftOutAdd(seed.LeftOut)
-	a.log.Info("panel caught up from its snapshot", zap.Int64("participants_changed", n), zap.Int64("entries", k),
-		zap.Int("participants", a.panel.Len()), zap.Duration("took", time.Since(started)))
+	pm.hist.leftOutAdd(seed.LeftOut)
+	pm.log.Info("panel caught up from its snapshot", zap.Int64("participants_changed", n), zap.Int64("entries", k),
+		zap.Int("participants", pm.panel.Len()), zap.Duration("took", time.Since(started)))
 	return nil
 }
 
-// LeftOut returns the campaigns whose entries the panel's history leaves out, sorted: what a
-// snapshot of this process carries for its entry history.
-func (a *API) LeftOut() []int64 {
-	h := &a.hist
+// leftOut returns the campaigns whose entries the panel's history leaves out, sorted
+// (API.LeftOut).
+func (pm *panelMirror) leftOut() []int64 {
+	h := &pm.hist
 	h.mu.Lock()
 	ids := make([]int64, 0, len(h.leftOut))
 	for id := range h.leftOut {

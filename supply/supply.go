@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -114,8 +113,7 @@ type Deps struct {
 // API is the supply interface of one serve process: the partner API's routes and the
 // panel mirror behind GET /campaigns; the hosted pages are hostedPages (pages.go).
 type API struct {
-	participants panelStore
-	feed         feed
+	participants panelStore // impanel's write (impanel.go)
 	offers       offerStore
 	deliveries   postbackStore
 	statements   statementStore
@@ -141,13 +139,7 @@ type API struct {
 
 	urlEntry, urlProfile, urlSupport []byte // `"` + JSON-escaped URL prefix ending in "token="
 
-	loaded   chan struct{} // closed after the first panel load
-	loadOnce sync.Once
-	hist     entryHistory   // campaigns whose entries the panel load left out (entryhistory.go)
-	seed     *PanelSeed     // the panel's snapshot, until caught up (panelseed.go)
-	misses   chan panelMiss // panel misses on GET /campaigns to look up
-	missMu   sync.Mutex
-	missSeen map[panelMiss]int64 // recent lookups, unix seconds
+	mirror *panelMirror // the panel kept equal to the database (panelsync.go)
 }
 
 // New prepares what the interface serves from memory: the catalog's indexes and the
@@ -169,10 +161,12 @@ func New(ctx context.Context, d Deps) (*API, error) {
 	if _, err := rand.Read(o[:]); err != nil {
 		return nil, err
 	}
-	a := &API{participants: d.Participants, feed: d.Feed, offers: d.Offers, deliveries: d.Deliveries, statements: d.Statements,
-		pbs: d.Postbacks, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now,
-		partners: d.Partners, key: d.Partners.Key(), quality: d.Quality, authFailures: d.AuthFailures,
-		origin: hex.EncodeToString(o[:]), loaded: make(chan struct{}), hist: entryHistory{wake: make(chan struct{}, 1)},
+	origin := hex.EncodeToString(o[:])
+	a := &API{participants: d.Participants, offers: d.Offers, deliveries: d.Deliveries, statements: d.Statements,
+		pbs: d.Postbacks, eng: d.Engine, panel: d.Panel, log: log, cfg: cfg, now: now, origin: origin,
+		partners: d.Partners, key: d.Partners.Key(), quality: d.Quality, authFailures: d.AuthFailures}
+	a.mirror = &panelMirror{participants: d.Participants, feed: d.Feed, panel: d.Panel, log: log, now: now,
+		origin: origin, window: cfg.PanelWindow, loaded: make(chan struct{}), hist: entryHistory{wake: make(chan struct{}, 1)},
 		misses: make(chan panelMiss, 1024), missSeen: map[panelMiss]int64{}, seed: d.Seed}
 	a.statementCSVs = httpio.NewCSVStreams(maxStatementCSVs, log)
 	var err error
@@ -215,13 +209,22 @@ func (a *API) Register(mux *httpio.Mux) {
 // activity. The publishers and the service keys (supply/partners) and the quality
 // service (supply/quality) run on their own.
 func (a *API) Start(ctx context.Context) {
-	go a.runPanelSync(ctx)
-	go a.runEntryHistory(ctx)
+	go a.mirror.runPanelSync(ctx)
+	go a.mirror.runEntryHistory(ctx)
 	go a.runLoops(ctx)
 }
 
 // Loaded is closed once the panel holds the participants active within PanelWindow.
-func (a *API) Loaded() <-chan struct{} { return a.loaded }
+func (a *API) Loaded() <-chan struct{} { return a.mirror.loaded }
+
+// LeftOut returns the campaigns whose entries the panel's history leaves out, sorted: what a
+// snapshot of this process carries for its entry history.
+func (a *API) LeftOut() []int64 { return a.mirror.leftOut() }
+
+// CampaignsChanged hears of campaign changes the engine applied: the ids, or nil after a
+// full load (when notifications may have been lost). A relationship names both of its
+// campaigns, so a changed campaign the load left out may now need its entries.
+func (a *API) CampaignsChanged(ids []int64) { a.mirror.campaignsChanged(ids) }
 
 // Key is the keyring that signs and verifies offer-entry, profiler and support tokens
 // (supply/partners'; it follows rotations).
@@ -258,7 +261,7 @@ func (a *API) runLoops(ctx context.Context) {
 			a.hot.roll()
 		case <-touchTick.C:
 			touch.Attempt(ctx, func(ctx context.Context) (err error) {
-				lastTouch, err = a.flushActivity(ctx, lastTouch)
+				lastTouch, err = a.mirror.flushActivity(ctx, lastTouch)
 				return err
 			})
 		}
