@@ -146,7 +146,7 @@ func seedSession(t testing.TB, s *apptest.Server, b *apptest.Buyer, campaign int
 	var pub int64
 	err := s.DB.Pool.QueryRow(ctx, `SELECT id FROM publishers ORDER BY id LIMIT 1`).Scan(&pub)
 	if err != nil {
-		p, _, err := s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "Panel", CurrencyName: "coins",
+		p, _, err := s.DB.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Panel", CurrencyName: "coins",
 			ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://panel.example/back", Environment: s.Env})
 		if err != nil {
 			t.Fatal(err)
@@ -243,14 +243,14 @@ func TestGolden(t *testing.T) {
 	// buyer neither sees nor may name.
 	for _, p := range []persistence.NewPublisher{{Name: "Panel", Environment: s.Env}, {Name: "Live Panel", Environment: persistence.EnvLive}} {
 		p.CurrencyName, p.ExchangeRate, p.RevenueShare, p.RedirectURL = "coins", 100, 0.5, "https://panel.example/back"
-		if _, _, err := s.DB.CreatePublisher(context.Background(), p); err != nil {
+		if _, _, err := s.DB.Accounts.CreatePublisher(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r.buyer("suppliers", b, "GET", "/api/v1/suppliers", nil, 200)
 	r.buyer("campaign_exclude_suppliers", b, "PUT", "/api/v1/campaigns/2", map[string]any{"excluded_supplier_ids": []int{1}}, 200)
 	r.buyer("campaign_exclude_unknown_supplier", b, "PUT", "/api/v1/campaigns/2", map[string]any{"excluded_supplier_ids": []int{1, 2}}, 422)
-	_, readToken, err := s.DB.IssueScopedBuyerToken(context.Background(), b.Email, s.Env, persistence.ScopeRead)
+	_, readToken, err := s.DB.Accounts.IssueScopedBuyerToken(context.Background(), b.Email, s.Env, persistence.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func recordEveryStatus(t *testing.T, s *apptest.Server, b *apptest.Buyer, r *rec
 	activate(archived)
 	b.Do(t, "PUT", "/api/v1/campaigns/"+strconv.FormatInt(archived, 10), map[string]any{"status": 3}).Expect(t, 200)
 	exec(`UPDATE campaigns SET status_changed_at = now() - interval '91 days' WHERE id = $1`, archived)
-	if ids, err := s.DB.ArchiveStaleCampaigns(ctx, 90*24*time.Hour); err != nil || len(ids) != 1 || ids[0] != archived {
+	if ids, err := s.DB.Maintenance.ArchiveStaleCampaigns(ctx, 90*24*time.Hour); err != nil || len(ids) != 1 || ids[0] != archived {
 		t.Fatalf("ArchiveStaleCampaigns: %v %v, want [%d]", ids, err, archived)
 	}
 
@@ -459,7 +459,7 @@ func recordEveryStatus(t *testing.T, s *apptest.Server, b *apptest.Buyer, r *rec
 	seedSession(t, s, b, paused, "user-3", "R5T6Y7", "tid-0003")
 	exec(`UPDATE sessions SET entered_at = now() - interval '1 hour' WHERE tid = 'tid-0003'`)
 	exec(`UPDATE campaigns SET status_changed_at = now() - interval '2 hours' WHERE id = $1`, paused)
-	if ids, err := s.DB.PauseBrokenLinks(ctx, 1, persistence.BrokenLinkScope{IDs: []int64{paused}}); err != nil || len(ids) != 1 {
+	if ids, err := s.DB.Maintenance.PauseBrokenLinks(ctx, 1, persistence.BrokenLinkScope{IDs: []int64{paused}}); err != nil || len(ids) != 1 {
 		t.Fatalf("PauseBrokenLinks: %v %v, want [%d]", ids, err, paused)
 	}
 	r.buyer("retargets_add_system_paused", b, "POST", "/api/v1/campaigns/"+strconv.FormatInt(paused, 10)+"/campaign_retargets",

@@ -137,7 +137,7 @@ func publisher(t testing.TB, s *apptest.Server) int64 {
 	if err := s.DB.Pool.QueryRow(ctx, `SELECT id FROM publishers ORDER BY id LIMIT 1`).Scan(&pub); err == nil {
 		return pub
 	}
-	p, _, err := s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "Panel", CurrencyName: "coins",
+	p, _, err := s.DB.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Panel", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://panel.example/back", Environment: s.Env})
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func TestReadScope(t *testing.T) {
 	b := s.NewBuyer(t)
 	b.Do(t, "POST", "/api/v1/campaigns", map[string]any{"name": "Tea", "incidence": 50, "length_of_interview": 10,
 		"country_language_id": 1, "supplier_link": "https://survey.example/s?tid={ID}"}).Expect(t, 201)
-	_, token, err := s.DB.IssueScopedBuyerToken(context.Background(), b.Email, s.Env, persistence.ScopeRead)
+	_, token, err := s.DB.Accounts.IssueScopedBuyerToken(context.Background(), b.Email, s.Env, persistence.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestStatement(t *testing.T) {
 		}
 	}
 
-	if _, _, err := s.DB.CloseMonth(context.Background(), jan); err != nil {
+	if _, _, err := s.DB.Ledger.CloseMonth(context.Background(), jan); err != nil {
 		t.Fatal(err)
 	}
 	ledgerEvent(t, s, 1, 2, 7, b.ID, nil, "reversal", -12000, -6000, -600, time.Now())

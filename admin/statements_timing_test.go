@@ -67,7 +67,7 @@ func TestStatementTiming(t *testing.T) {
 		b.Do(t, "GET", "/api/v1/statements?month=2026-01", nil).Expect(t, 200)
 		json = append(json, time.Since(st))
 		st = time.Now()
-		if _, err := s.DB.PartnerStatement(ctx, pub, month); err != nil {
+		if _, err := s.DB.Ledger.PartnerStatement(ctx, pub, month); err != nil {
 			t.Fatal(err)
 		}
 		partner = append(partner, time.Since(st))

@@ -14,7 +14,7 @@ import (
 // newSupplier registers a publisher of environment env and returns its id.
 func newSupplier(t *testing.T, s *apptest.Server, name, env string) int64 {
 	t.Helper()
-	p, _, err := s.DB.CreatePublisher(context.Background(), persistence.NewPublisher{Name: name, CurrencyName: "coins",
+	p, _, err := s.DB.Accounts.CreatePublisher(context.Background(), persistence.NewPublisher{Name: name, CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://panel.example/back", Environment: env})
 	if err != nil {
 		t.Fatal(err)

@@ -97,7 +97,7 @@ func TestWebhookRefusedDeadAtOnce(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{RateLimit: -1, Configure: quickWebhooks(false)})
 	b, other := s.NewBuyer(t), s.NewBuyer(t)
 	ctx := context.Background()
-	if err := s.DB.SetBuyerWebhook(ctx, b.ID, internal.URL+"/hooks"); err != nil {
+	if err := s.DB.Accounts.SetBuyerWebhook(ctx, b.ID, internal.URL+"/hooks"); err != nil {
 		t.Fatal(err)
 	}
 	camps := []int64{activate(t, b), activate(t, b)}

@@ -181,7 +181,7 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 	// The seeded database is one this release serves: no process of a release before
 	// migration 0046 runs beside it, so the sweeper's retirement is done at once (and the
 	// copy below builds none of the retired indexes).
-	if _, err := db.RetireSessionIndexes(ctx); err != nil {
+	if _, err := db.Maintenance.RetireSessionIndexes(ctx); err != nil {
 		db.Close()
 		return st, err
 	}
@@ -189,7 +189,7 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 	for i := range m.Buyers {
 		tok, sec := fmt.Sprintf("bench-buyer-token-%02d", i+1), fmt.Sprintf("bench-buyer-secret-%02d", i+1)
 		email := fmt.Sprintf("buyer%02d@bench.test", i+1)
-		b, _, err := db.CreateBuyerWith(ctx, email, fmt.Sprintf("Bench Buyer %d", i+1),
+		b, _, err := db.Accounts.CreateBuyerWith(ctx, email, fmt.Sprintf("Bench Buyer %d", i+1),
 			persistence.EnvStaging, persistence.BuyerCredentials{Token: tok, Secret: sec})
 		if err != nil {
 			db.Close()
@@ -197,7 +197,7 @@ func Seed(ctx context.Context, url string, m *Market, history bool, now time.Tim
 		}
 		m.Buyers[i] = Account{ID: b.ID, Email: email, CustomerID: b.CustomerID, Token: tok, Secret: sec}
 	}
-	pub, _, err := db.CreatePublisherWith(ctx, persistence.NewPublisher{Name: benchPublisherNm, CurrencyName: "Coins",
+	pub, _, err := db.Accounts.CreatePublisherWith(ctx, persistence.NewPublisher{Name: benchPublisherNm, CurrencyName: "Coins",
 		ExchangeRate: benchExchange, RevenueShare: benchRevShare, RedirectURL: PublisherReturn, Environment: persistence.EnvStaging},
 		"bench-publisher-token", "bench-publisher-secret")
 	db.Close()

@@ -288,7 +288,7 @@ func TestSeedPastSessions(t *testing.T) {
 		if want := fmt.Sprintf("%05x", id>>20); len(tid) != 32 || tid[:5] != want {
 			t.Fatalf("session %d: tid %s does not lead with its block %s", id, tid, want)
 		}
-		s, err := db.SessionByTID(ctx, tid)
+		s, err := db.Sessions.SessionByTID(ctx, tid)
 		if err != nil || s.ID != id {
 			t.Fatalf("session %d by tid %s: %+v, %v", id, tid, s, err)
 		}

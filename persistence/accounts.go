@@ -87,7 +87,7 @@ func ValidEnvironment(env string) bool { return env == EnvStaging || env == EnvL
 // CreateBuyer registers a buyer with a first token of environment env. It returns the buyer
 // and the plain token, which exists only in this answer.
 func (db *DB) CreateBuyer(ctx context.Context, email, name, env string) (Buyer, string, error) {
-	return db.CreateBuyerWith(ctx, email, name, env, BuyerCredentials{Token: randomHex(24), Secret: randomHex(16)})
+	return db.Accounts.CreateBuyerWith(ctx, email, name, env, BuyerCredentials{Token: randomHex(24), Secret: randomHex(16)})
 }
 
 // BuyerCredentials are chosen credentials of a buyer, for demo and benchmark data whose
@@ -132,7 +132,7 @@ func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env string, c Bu
 
 // IssueBuyerToken adds a write token of environment env to the buyer registered with email.
 func (db *DB) IssueBuyerToken(ctx context.Context, email, env string) (Buyer, string, error) {
-	return db.IssueScopedBuyerToken(ctx, email, env, ScopeWrite)
+	return db.Accounts.IssueScopedBuyerToken(ctx, email, env, ScopeWrite)
 }
 
 // IssueScopedBuyerToken adds a token of environment env and scope (ScopeRead or ScopeWrite)
@@ -220,7 +220,7 @@ type NewPublisher struct {
 
 // CreatePublisher registers a supply partner and returns it with its plain API token.
 func (db *DB) CreatePublisher(ctx context.Context, p NewPublisher) (Publisher, string, error) {
-	return db.CreatePublisherWith(ctx, p, randomHex(24), randomHex(16))
+	return db.Accounts.CreatePublisherWith(ctx, p, randomHex(24), randomHex(16))
 }
 
 // Validate checks p before it is stored: fault.Invalid naming the first bad field. The
@@ -446,7 +446,7 @@ func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) 
 // the partner. Serve processes switch to it at once (PublisherChannel).
 func (db *DB) RotatePublisherSecret(ctx context.Context, id int64) (string, error) {
 	secret := randomHex(16)
-	if err := db.updatePublisher(ctx, id, `UPDATE publishers SET api_secret = $2 WHERE id = $1`, secret); err != nil {
+	if err := db.Accounts.updatePublisher(ctx, id, `UPDATE publishers SET api_secret = $2 WHERE id = $1`, secret); err != nil {
 		return "", err
 	}
 	return secret, nil
@@ -458,7 +458,7 @@ func (db *DB) RotatePublisherSecret(ctx context.Context, id int64) (string, erro
 func (db *DB) RotatePublisherToken(ctx context.Context, id int64) (string, error) {
 	token := randomHex(24)
 	h := TokenHash(token)
-	if err := db.updatePublisher(ctx, id, `UPDATE publishers SET token_hash = $2 WHERE id = $1`, h[:]); err != nil {
+	if err := db.Accounts.updatePublisher(ctx, id, `UPDATE publishers SET token_hash = $2 WHERE id = $1`, h[:]); err != nil {
 		return "", err
 	}
 	return token, nil

@@ -731,7 +731,7 @@ func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
 	err := retry(ctx, func() error {
 		s := admitScratches.Get().(*admitScratch)
 		defer s.release()
-		err := db.admitBatch(ctx, []Entry{e}, s)
+		err := db.Sessions.admitBatch(ctx, []Entry{e}, s)
 		if err == nil {
 			a = s.out[0]
 		}
@@ -740,7 +740,7 @@ func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
 	if err != nil {
 		return Admission{}, classify(err)
 	}
-	return db.fillRespondent(ctx, a)
+	return db.Sessions.fillRespondent(ctx, a)
 }
 
 // fillRespondent covers the one race of admitBatch: a concurrent first entry of the same
@@ -749,7 +749,7 @@ func (db *DB) fillRespondent(ctx context.Context, a Admission) (Admission, error
 	if a.Refused != "" || a.RespondentID != "" {
 		return a, nil
 	}
-	rid, err := db.storedRespondent(ctx, a.TID)
+	rid, err := db.Sessions.storedRespondent(ctx, a.TID)
 	a.RespondentID = rid
 	return a, err
 }
@@ -858,7 +858,7 @@ func (w *EntryWriter) Admit(ctx context.Context, e Entry) (Admission, error) {
 	if err != nil {
 		return Admission{}, err
 	}
-	return w.db.fillRespondent(context.WithoutCancel(ctx), a)
+	return w.db.Sessions.fillRespondent(context.WithoutCancel(ctx), a)
 }
 
 // run commits one batch, retrying it whole after a deadlock or serialization failure; any
@@ -894,7 +894,7 @@ func (w *EntryWriter) runOnce(ctx context.Context, batch []*entryJob) error {
 		s.es = append(s.es, j.e)
 	}
 	// One transaction: all admitted or none.
-	if err := w.db.admitBatch(ctx, s.es, s); err != nil {
+	if err := w.db.Sessions.admitBatch(ctx, s.es, s); err != nil {
 		return err
 	}
 	for i, j := range batch {

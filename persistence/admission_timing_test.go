@@ -18,14 +18,14 @@ func BenchmarkAdmitBatch(b *testing.B) {
 	db := migratedDB(b)
 	pub := newPublisher(b, db)
 	buyer := newBuyer(b, db, "admit-bench@example.test")
-	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		b.Fatal(err)
 	}
 	camps, quotas := make([]int64, campaigns), make([]int64, campaigns)
 	num := 1 << 30
 	for i := range camps {
 		camps[i] = newCampaign(b, db, buyer, fmt.Sprintf("Admit %d", i))
-		q, err := db.CreateQuota(ctx, buyer, camps[i], persistence.QuotaFields{NumRespondents: &num})
+		q, err := db.Campaigns.CreateQuota(ctx, buyer, camps[i], persistence.QuotaFields{NumRespondents: &num})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -92,10 +92,10 @@ func BenchmarkAdmitYoungCampaigns(b *testing.B) {
 	db := migratedDB(b)
 	pub := newPublisher(b, db)
 	buyer := newBuyer(b, db, "admit-young@example.test")
-	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 12}); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 12}); err != nil {
 		b.Fatal(err)
 	}
-	ps, err := db.SessionPartitions(ctx)
+	ps, err := db.Maintenance.SessionPartitions(ctx)
 	if err != nil || len(ps) < 13 {
 		b.Fatalf("%d partitions (%v)", len(ps), err)
 	}
@@ -138,7 +138,7 @@ func BenchmarkAdmitYoungCampaigns(b *testing.B) {
 func benchParticipants(b *testing.B, db *persistence.DB, pub int64, prefix string, n int) []int64 {
 	ids := make([]int64, n)
 	for i := range ids {
-		p, err := db.ImpanelParticipant(context.Background(), persistence.Impanel{PublisherID: pub,
+		p, err := db.Participants.ImpanelParticipant(context.Background(), persistence.Impanel{PublisherID: pub,
 			User: fmt.Sprintf("%s-%d", prefix, i), CountryID: 1}, "test", func() error { return nil })
 		if err != nil {
 			b.Fatal(err)

@@ -33,7 +33,7 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 		dbs[i] = db
 	}
 	db := dbs[0]
-	buyer, _, err := db.CreateBuyer(ctx, "race@example.test", "Race", persistence.EnvStaging)
+	buyer, _, err := db.Accounts.CreateBuyer(ctx, "race@example.test", "Race", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 		t.Helper()
 		id = newCampaign(t, db, buyer.ID, name)
 		num := 100_000
-		q, err := db.CreateQuota(ctx, buyer.ID, id, persistence.QuotaFields{NumRespondents: &num,
+		q, err := db.Campaigns.CreateQuota(ctx, buyer.ID, id, persistence.QuotaFields{NumRespondents: &num,
 			Qualifications: []persistence.QualificationInput{{QuestionID: 43, PreCodes: []persistence.PreCode{{Text: "1", Number: true}, {Text: "2", Number: true}}}}})
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +57,7 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 	once, onceQuota := campaign("Once")
 	left, leftQuota := campaign("Left")
 	right, rightQuota := campaign("Right")
-	if _, err := db.CreateRelationship(ctx, buyer.ID, left, right); err != nil {
+	if _, err := db.Campaigns.CreateRelationship(ctx, buyer.ID, left, right); err != nil {
 		t.Fatal(err)
 	}
 
@@ -66,7 +66,7 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 		t.Helper()
 		ids := make([]int64, pairs)
 		for i := range ids {
-			p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: fmt.Sprintf("%s-%d", prefix, i), CountryID: 1,
+			p, err := db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: fmt.Sprintf("%s-%d", prefix, i), CountryID: 1,
 				Profile: []persistence.ProfileAnswer{{QuestionID: 43, Codes: []int32{1}}}}, "test", func() error { return nil })
 			if err != nil {
 				t.Fatal(err)
@@ -93,7 +93,7 @@ func TestAdmitOneParticipantOnTwoProcesses(t *testing.T) {
 					defer pairWG.Done()
 					<-start
 					tid := fmt.Sprintf("%d-%d-%d", camps[k], i, k)
-					a, err := dbs[k].Admit(ctx, persistence.Entry{TID: tid, CampaignID: camps[k], PublisherID: pub,
+					a, err := dbs[k].Sessions.Admit(ctx, persistence.Entry{TID: tid, CampaignID: camps[k], PublisherID: pub,
 						ParticipantID: p, QuotaIDs: []int64{quotas[k]}, RespondentID: fmt.Sprintf("R%dx%dx%d", camps[k], i, k)})
 					if err != nil {
 						t.Error(err)

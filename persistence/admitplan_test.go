@@ -68,12 +68,12 @@ func explainAdmitChecksGeneric(t *testing.T, db *persistence.DB, setup string, c
 func planParticipant(t *testing.T, db *persistence.DB, pub int64) persistence.PanelParticipant {
 	t.Helper()
 	ctx := context.Background()
-	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "plan-user", CountryID: 1},
+	p, err := db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "plan-user", CountryID: 1},
 		"test", func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -118,12 +118,12 @@ func TestAdmitChecksReadNoSessions(t *testing.T) {
 		return persistence.Entry{TID: randomTID(), CampaignID: c, PublisherID: pub, ParticipantID: p.ID, QuotaIDs: []int64{q},
 			RespondentID: "R-" + fmt.Sprint(c), OfferNonce: 99}
 	}
-	if a, err := db.Admit(ctx, entry(entered, enteredQuota)); err != nil || a.Refused != "" {
+	if a, err := db.Sessions.Admit(ctx, entry(entered, enteredQuota)); err != nil || a.Refused != "" {
 		t.Fatalf("first entry: %+v %v", a, err)
 	}
 	e := entry(entered, enteredQuota)
 	e.OfferNonce = 100 // another offer: not a resume
-	if a, err := db.Admit(ctx, e); err != nil || a.Refused != persistence.RefusedReentry {
+	if a, err := db.Sessions.Admit(ctx, e); err != nil || a.Refused != persistence.RefusedReentry {
 		t.Fatalf("second entry of the campaign: %+v %v, want refused %q", a, err, persistence.RefusedReentry)
 	}
 

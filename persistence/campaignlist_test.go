@@ -55,7 +55,7 @@ func TestCampaignList(t *testing.T) {
 
 	list := func(q persistence.CampaignListQuery) ([]persistence.CampaignListRow, int64) {
 		t.Helper()
-		rows, total, err := db.CampaignList(ctx, buyer, q)
+		rows, total, err := db.Campaigns.CampaignList(ctx, buyer, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestCampaignListAt10k(t *testing.T) {
 		var ds []time.Duration
 		for range 5 {
 			start := time.Now()
-			rows, total, err := db.CampaignList(ctx, buyer, tc.q)
+			rows, total, err := db.Campaigns.CampaignList(ctx, buyer, tc.q)
 			ds = append(ds, time.Since(start))
 			if err != nil {
 				t.Fatal(err)

@@ -31,7 +31,7 @@ func ValidRole(role string) bool { return role == RoleViewer || role == RoleAdmi
 // CreateOperator registers an admin operator and returns it with its token, which exists
 // only in this answer (the table keeps its SHA-256).
 func (db *DB) CreateOperator(ctx context.Context, name string) (Operator, string, error) {
-	return db.CreateOperatorWithRole(ctx, name, RoleAdmin)
+	return db.Operators.CreateOperatorWithRole(ctx, name, RoleAdmin)
 }
 
 // CreateOperatorWithRole is CreateOperator with role RoleViewer or RoleAdmin.

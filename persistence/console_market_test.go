@@ -22,7 +22,7 @@ func TestMarketDaysOffers(t *testing.T) {
 	t.Cleanup(db.Close)
 	var pubs []int64
 	for _, name := range []string{"A", "B"} {
-		p, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: name, CurrencyName: "coins", ExchangeRate: 100,
+		p, _, err := db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: name, CurrencyName: "coins", ExchangeRate: 100,
 			RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ func TestMarketDaysOffers(t *testing.T) {
 	}
 	day := time.Now().UTC().Truncate(24 * time.Hour)
 	from := day.Add(-24 * time.Hour)
-	if err := db.AddPublisherOffers(ctx, []persistence.OfferHour{
+	if err := db.Insights.AddPublisherOffers(ctx, []persistence.OfferHour{
 		{Publisher: pubs[0], Hour: from.Add(-time.Hour), Offers: 1000}, // before from
 		{Publisher: pubs[0], Hour: from, Offers: 3},
 		{Publisher: pubs[1], Hour: from.Add(23 * time.Hour), Offers: 4},
@@ -40,7 +40,7 @@ func TestMarketDaysOffers(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	days, err := db.MarketDays(ctx, from)
+	days, err := db.Insights.MarketDays(ctx, from)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,10 +49,10 @@ type CountRows struct {
 // when ids is nil, in one snapshot.
 func (db *DB) Counts(ctx context.Context, ids []int64, rows *CountRows) error {
 	if ids != nil {
-		return db.counts(ctx, rows, `campaign_id = ANY($1)`, []any{ids}, []any{ids})
+		return db.Feed.counts(ctx, rows, `campaign_id = ANY($1)`, []any{ids}, []any{ids})
 	}
 	const active = `campaign_id IN (SELECT id FROM campaigns WHERE status = 2)`
-	return db.counts(ctx, rows, active, []any{}, []any{})
+	return db.Feed.counts(ctx, rows, active, []any{}, []any{})
 }
 
 // CountsOf reads into rows, in one snapshot, the quota and campaign counts of the campaigns
@@ -70,7 +70,7 @@ func (db *DB) CountsOf(ctx context.Context, whole, quotasOnly []int64, rows *Cou
 	if len(whole) > 0 {
 		daily = []any{whole}
 	}
-	return db.counts(ctx, rows, `campaign_id = ANY($1)`, []any{quotas}, daily)
+	return db.Feed.counts(ctx, rows, `campaign_id = ANY($1)`, []any{quotas}, daily)
 }
 
 // CountsAfter reads into rows, in one snapshot, the counts of at most limit active
@@ -87,7 +87,7 @@ func (db *DB) CountsAfter(ctx context.Context, after int64, limit int, rows *Cou
 	if last == 0 {
 		return 0, nil
 	}
-	err := db.counts(ctx, rows, `campaign_id > $1 AND campaign_id <= $2
+	err := db.Feed.counts(ctx, rows, `campaign_id > $1 AND campaign_id <= $2
 		AND campaign_id IN (SELECT id FROM campaigns WHERE status = 2 AND id > $1 AND id <= $2)`,
 		[]any{after, last}, []any{after, last})
 	return last, err
@@ -108,7 +108,7 @@ func (db *DB) counts(ctx context.Context, out *CountRows, filter string, quotaAr
 		if err != nil {
 			return err
 		}
-		m := db.meter() // the whole market's counts are a load of their own at start-up
+		m := db.Participants.meter() // the whole market's counts are a load of their own at start-up
 		for rows.Next() {
 			m.row(ctx)
 			if err := rows.Scan(quotaDest...); err != nil {
@@ -146,7 +146,7 @@ func (db *DB) counts(ctx context.Context, out *CountRows, filter string, quotaAr
 // NotifyCounts announces campaigns whose counts changed (outside any transaction: the
 // changes are committed already).
 func (db *DB) NotifyCounts(ctx context.Context, ids []int64) error {
-	return db.notifyCounts(ctx, "", ids)
+	return db.Feed.notifyCounts(ctx, "", ids)
 }
 
 // NotifyQuotaCounts announces campaigns of which only the quota counts changed (admitted
@@ -154,7 +154,7 @@ func (db *DB) NotifyCounts(ctx context.Context, ids []int64) error {
 // payload's "q" field re-reads the campaigns wholly: processes of the release before keep
 // their counts right beside this one's.
 func (db *DB) NotifyQuotaCounts(ctx context.Context, ids []int64) error {
-	return db.notifyCounts(ctx, quotasOnlyField, ids)
+	return db.Feed.notifyCounts(ctx, quotasOnlyField, ids)
 }
 
 // quotasOnlyField opens a CountsChannel payload that names campaigns whose quota counts

@@ -20,7 +20,7 @@ func TestCountsAfterWalksActiveCampaigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	buyer, _, err := db.CreateBuyer(ctx, "counts@example.test", "Buyer", persistence.EnvStaging)
+	buyer, _, err := db.Accounts.CreateBuyer(ctx, "counts@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestCountsAfterWalksActiveCampaigns(t *testing.T) {
 		}
 	}
 	var all, rows persistence.CountRows
-	if err := db.Counts(ctx, nil, &all); err != nil {
+	if err := db.Feed.Counts(ctx, nil, &all); err != nil {
 		t.Fatal(err)
 	}
 	wantQ := all.Quotas
@@ -54,7 +54,7 @@ func TestCountsAfterWalksActiveCampaigns(t *testing.T) {
 		for {
 			// One CountRows for the whole walk, as the router's mirror reads: each read
 			// empties it first.
-			last, err := db.CountsAfter(ctx, after, slice, &rows)
+			last, err := db.Feed.CountsAfter(ctx, after, slice, &rows)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestCountsOf(t *testing.T) {
 		{nil, nil, 0, nil},
 	} {
 		var rows persistence.CountRows
-		if err := db.CountsOf(ctx, tc.whole, tc.quotasOnly, &rows); err != nil {
+		if err := db.Feed.CountsOf(ctx, tc.whole, tc.quotasOnly, &rows); err != nil {
 			t.Fatal(err)
 		}
 		var camps []int64

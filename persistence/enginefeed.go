@@ -22,7 +22,7 @@ import (
 // entries slowed. A campaign changed while the market is read is notified, and the caller
 // reads the change epoch before it starts (CampaignEpoch), as it always did.
 func (db *DB) EngineCampaigns(ctx context.Context, ids []int64) ([]engine.Campaign, error) {
-	m := db.meter()
+	m := db.Participants.meter()
 	read := func(ids []int64) ([]engine.Campaign, error) {
 		var out []engine.Campaign
 		err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {

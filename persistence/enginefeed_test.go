@@ -23,7 +23,7 @@ func TestEngineCampaignsCarryFieldPeriod(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	buyer, _, err := db.CreateBuyer(ctx, "field@example.test", "Buyer", persistence.EnvStaging)
+	buyer, _, err := db.Accounts.CreateBuyer(ctx, "field@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestEngineCampaignsCarryFieldPeriod(t *testing.T) {
 		id, start); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := db.EngineCampaigns(ctx, []int64{id})
+	cs, err := db.Feed.EngineCampaigns(ctx, []int64{id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,19 +60,19 @@ func TestEngineCampaignsInSlices(t *testing.T) {
 			if j == 1 {
 				quals = append(quals, persistence.QualificationInput{QuestionID: 45, PreCodes: []persistence.PreCode{{Text: "02139"}, {Text: "10001"}}})
 			}
-			if _, err := db.CreateQuota(ctx, buyer, id, persistence.QuotaFields{NumRespondents: &num, Qualifications: quals}); err != nil {
+			if _, err := db.Campaigns.CreateQuota(ctx, buyer, id, persistence.QuotaFields{NumRespondents: &num, Qualifications: quals}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ids = append(ids, id)
 	}
-	if _, err := db.CreateRelationship(ctx, buyer, ids[0], ids[5]); err != nil { // across slices and chunks
+	if _, err := db.Campaigns.CreateRelationship(ctx, buyer, ids[0], ids[5]); err != nil { // across slices and chunks
 		t.Fatal(err)
 	}
 	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2 WHERE id = ANY($1)`, ids); err != nil {
 		t.Fatal(err)
 	}
-	whole, err := db.EngineCampaigns(ctx, ids)
+	whole, err := db.Feed.EngineCampaigns(ctx, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestEngineCampaignsInSlices(t *testing.T) {
 	} {
 		for _, n := range tc.ns {
 			restore := tc.set(n)
-			got, err := db.EngineCampaigns(ctx, tc.ids)
+			got, err := db.Feed.EngineCampaigns(ctx, tc.ids)
 			restore()
 			if err != nil {
 				t.Fatal(err)

@@ -24,7 +24,7 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	b, _, err := db.CreateBuyer(ctx, "history@example.test", "Buyer", persistence.EnvStaging)
+	b, _, err := db.Accounts.CreateBuyer(ctx, "history@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 	}
 	relate := func(a, c int64) {
 		t.Helper()
-		if _, err := db.CreateRelationship(ctx, b.ID, a, c); err != nil {
+		if _, err := db.Campaigns.CreateRelationship(ctx, b.ID, a, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +89,7 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 4 WHERE id = $1`, other); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := db.ParticipantByID(ctx, pid)
+	stored, err := db.Participants.ParticipantByID(ctx, pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 		clear(got)
 		restoreChunk := persistence.SetHistoryChunk(load.chunk)
 		restore := persistence.SetFewParticipants(few)
-		st, err = db.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
+		st, err = db.Participants.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
 			func(participant, campaign, at int64) {
 				switch {
 				case participant == inactive && few == 0:
@@ -172,7 +172,7 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 	}
 	// A relationship created later: the archived campaign it names matters again.
 	relate(ids[7], ids[1])
-	need, err := db.HistoryCampaigns(ctx, st.LeftOut)
+	need, err := db.Participants.HistoryCampaigns(ctx, st.LeftOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestLoadPanelEntryHistory(t *testing.T) {
 		t.Fatalf("HistoryCampaigns = %v, want [%d]", need, ids[7])
 	}
 	late := map[int64]int64{}
-	n, err := db.LoadEntriesOf(ctx, need, func(participant, campaign, at int64) {
+	n, err := db.Participants.LoadEntriesOf(ctx, need, func(participant, campaign, at int64) {
 		late[campaign] = max(late[campaign], at)
 	})
 	if err != nil {
@@ -212,7 +212,7 @@ func TestEntryHistoryCustomPlans(t *testing.T) {
 		camps[0], camps); err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: newPublisher(t, db), User: "history-user", CountryID: 1},
+	p, err := db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: newPublisher(t, db), User: "history-user", CountryID: 1},
 		"test", func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestEntryHistoryCustomPlans(t *testing.T) {
 	}
 	defer persistence.SetHistoryChunk(2)()
 	defer persistence.SetFewParticipants(0)()
-	if _, err := db.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
+	if _, err := db.Participants.LoadPanel(ctx, time.Now().Add(-24*time.Hour), func(persistence.PanelParticipant) error { return nil },
 		func(int64, int64, int64) {}); err != nil {
 		t.Fatal(err)
 	}

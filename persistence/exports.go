@@ -49,7 +49,7 @@ func (db *DB) openExport(ctx context.Context, header []string, query string, arg
 // quoted by csvFieldSQL where they may need it): WriteCSV copies each from the driver's
 // buffer to the writer, so that a row allocates nothing and a long export leaves no garbage.
 func (db *DB) openLineExport(ctx context.Context, header []string, query string, args []any) (*CSVExport, error) {
-	return db.openExport(ctx, header, query, args, nil)
+	return db.Insights.openExport(ctx, header, query, args, nil)
 }
 
 // csvFieldSQL is the SQL of text expression expr as a CSV field (RFC 4180): quoted, quotes
@@ -214,7 +214,7 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 	for i, c := range cols {
 		qids[i] = c.QuestionID
 	}
-	answers, err := db.answerTexts(ctx, cl, qids)
+	answers, err := db.Insights.answerTexts(ctx, cl, qids)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 		}
 		return append(rec, speederText(speeder)), nil
 	}
-	return db.openExport(ctx, header, sel.String(), args, row)
+	return db.Insights.openExport(ctx, header, sel.String(), args, row)
 }
 
 // sessionStatus is the export status of a session.

@@ -55,7 +55,7 @@ func dbBelow(t testing.TB, version int) (db *persistence.DB, url string) {
 func newCampaign(t testing.TB, db *persistence.DB, buyerID int64, name string) int64 {
 	t.Helper()
 	inc, loi, cl, link := 50, 10, 1, "https://survey.example/s?tid={ID}"
-	c, err := db.CreateCampaign(context.Background(), buyerID, persistence.CampaignFields{Name: &name, Incidence: &inc,
+	c, err := db.Campaigns.CreateCampaign(context.Background(), buyerID, persistence.CampaignFields{Name: &name, Incidence: &inc,
 		LengthOfInterview: &loi, CountryLanguageID: &cl, SupplierLink: &link})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func newActiveCampaign(t testing.TB, db *persistence.DB, buyerID int64, name str
 // newBuyer creates a staging buyer with the given email and returns its id.
 func newBuyer(t testing.TB, db *persistence.DB, email string) int64 {
 	t.Helper()
-	b, _, err := db.CreateBuyer(context.Background(), email, "Buyer", persistence.EnvStaging)
+	b, _, err := db.Accounts.CreateBuyer(context.Background(), email, "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func newBuyer(t testing.TB, db *persistence.DB, email string) int64 {
 // half the revenue) and returns its id.
 func newPublisher(t testing.TB, db *persistence.DB) int64 {
 	t.Helper()
-	pub, _, err := db.CreatePublisher(context.Background(), persistence.NewPublisher{Name: "Partner", CurrencyName: "coins",
+	pub, _, err := db.Accounts.CreatePublisher(context.Background(), persistence.NewPublisher{Name: "Partner", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
 	if err != nil {
 		t.Fatal(err)

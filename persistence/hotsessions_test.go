@@ -89,7 +89,7 @@ func (f *sweepFixture) mark(c int64) int64 {
 // sweep releases with limit and checks the campaigns moved and whether more is left.
 func (f *sweepFixture) sweep(step string, limit int, wantMoved []int64, wantMore bool) {
 	f.t.Helper()
-	moved, more, err := f.db.ReleaseStaleSessions(f.ctx, limit)
+	moved, more, err := f.db.Maintenance.ReleaseStaleSessions(f.ctx, limit)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -140,11 +140,11 @@ func TestReleaseStaleSessionsByMark(t *testing.T) {
 		t.Errorf("the campaign holding no place was read (mark %d)", m)
 	}
 	// A callback after the release is still recorded, and takes no place it no longer holds.
-	s, err := db.SessionByTID(ctx, "a")
+	s, err := db.Sessions.SessionByTID(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := db.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: "complete", At: time.Now()})
+	res, err := db.Sessions.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: "complete", At: time.Now()})
 	if err != nil || !res.Decided || res.Held {
 		t.Errorf("a late callback: %+v %v, want decided, not held", res, err)
 	}
@@ -232,7 +232,7 @@ func TestRetireSessionIndexes(t *testing.T) {
 	}
 	retire := func(step string, want bool, wantLeft int) {
 		t.Helper()
-		dropped, err := db.RetireSessionIndexes(ctx)
+		dropped, err := db.Maintenance.RetireSessionIndexes(ctx)
 		if err != nil || dropped != want {
 			t.Errorf("%s: dropped %v (%v), want %v", step, dropped, err, want)
 		}
@@ -254,7 +254,7 @@ func TestRetireSessionIndexes(t *testing.T) {
 	buyer := newBuyer(t, db, "hot@example.test")
 	camp, quota := newActiveCampaign(t, db, buyer, "HOT", nil)
 	p := planParticipant(t, db, pub)
-	a, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
+	a, err := db.Sessions.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
 		QuotaIDs: []int64{quota}, RespondentID: "R-hot"})
 	if err != nil || a.Refused != "" {
 		t.Fatalf("admit: %+v %v", a, err)
@@ -271,11 +271,11 @@ func TestRetireSessionIndexes(t *testing.T) {
 		return upd, hot
 	}
 	upd0, hot0 := hot()
-	s, err := db.SessionByTID(ctx, a.TID)
+	s, err := db.Sessions.SessionByTID(ctx, a.TID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := db.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: "complete", At: time.Now()}); err != nil || !res.Decided {
+	if res, err := db.Sessions.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: "complete", At: time.Now()}); err != nil || !res.Decided {
 		t.Fatalf("callback: %+v %v", res, err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -358,7 +358,7 @@ func TestReleaseReadsOnlyItsPartitions(t *testing.T) {
 		return n
 	}
 	before := earlier()
-	moved, _, err := db.ReleaseStaleSessions(ctx, 5000)
+	moved, _, err := db.Maintenance.ReleaseStaleSessions(ctx, 5000)
 	if err != nil {
 		t.Fatal(err)
 	}

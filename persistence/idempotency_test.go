@@ -26,7 +26,7 @@ func TestCreateOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	buyer, _, err := db.CreateBuyer(ctx, "idem@example.test", "Buyer", persistence.EnvStaging)
+	buyer, _, err := db.Accounts.CreateBuyer(ctx, "idem@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}

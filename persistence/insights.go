@@ -77,7 +77,7 @@ func (db *DB) InsightsProjects(ctx context.Context, buyerID int64, projectType s
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	if err := db.fillInsightsCampaigns(ctx, out); err != nil {
+	if err := db.Insights.fillInsightsCampaigns(ctx, out); err != nil {
 		return nil, 0, err
 	}
 	return out, total, nil
@@ -95,7 +95,7 @@ func (db *DB) InsightsProject(ctx context.Context, buyerID, projectID int64) (In
 		return p, classify(err)
 	}
 	ps := []InsightsProject{p}
-	if err := db.fillInsightsCampaigns(ctx, ps); err != nil {
+	if err := db.Insights.fillInsightsCampaigns(ctx, ps); err != nil {
 		return p, err
 	}
 	return ps[0], nil
@@ -236,7 +236,7 @@ func (db *DB) CampaignResultLayout(ctx context.Context, buyerID, projectID, camp
 		return ResultLayout{}, classify(err)
 	}
 	l.Columns = append(l.Columns, speederColumn) // last (quality.go)
-	if l.answers, err = db.answerTexts(ctx, cl, qids); err != nil {
+	if l.answers, err = db.Insights.answerTexts(ctx, cl, qids); err != nil {
 		return ResultLayout{}, err
 	}
 	return l, nil
@@ -360,7 +360,7 @@ func (db *DB) OpenCampaignResults(ctx context.Context, l ResultLayout) (*CSVExpo
 		}
 		return rec, nil
 	}
-	return db.openExport(ctx, header, sel.String(), []any{l.CampaignID}, row)
+	return db.Insights.openExport(ctx, header, sel.String(), []any{l.CampaignID}, row)
 }
 
 // AgeBand is the insights band of an age.

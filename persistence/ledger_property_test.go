@@ -70,11 +70,11 @@ func TestLedgerProperty(t *testing.T) {
 				if o == "complete" {
 					pay = complete
 				}
-				s, err := db.SessionByTID(ctx, m.tid)
+				s, err := db.Sessions.SessionByTID(ctx, m.tid)
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := db.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: o, At: time.Now(), PayoutUSD: pay, Reward: pay / 100})
+				res, err := db.Sessions.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: o, At: time.Now(), PayoutUSD: pay, Reward: pay / 100})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,7 +89,7 @@ func TestLedgerProperty(t *testing.T) {
 				}
 				ops = append(ops, "callback "+o)
 			case r < 7:
-				if _, err := db.RejectCompletes(ctx, buyer, camp, []string{m.tid}, persistence.RejectEffects{}); err != nil {
+				if _, err := db.Sessions.RejectCompletes(ctx, buyer, camp, []string{m.tid}, persistence.RejectEffects{}); err != nil {
 					t.Fatal(err)
 				}
 				reject(m)
@@ -102,7 +102,7 @@ func TestLedgerProperty(t *testing.T) {
 						listed, in[o] = append(listed, o.tid), true
 					}
 				}
-				if _, err := db.Reconcile(ctx, buyer, camp, listed, nil, accept, persistence.RejectEffects{}); err != nil {
+				if _, err := db.Sessions.Reconcile(ctx, buyer, camp, listed, nil, accept, persistence.RejectEffects{}); err != nil {
 					t.Fatal(err)
 				}
 				for _, o := range ms {
@@ -129,7 +129,7 @@ func TestLedgerProperty(t *testing.T) {
 			}
 		}
 	}
-	c, err := db.CheckLedger(ctx, time.Time{})
+	c, err := db.Ledger.CheckLedger(ctx, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

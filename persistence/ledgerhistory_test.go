@@ -53,7 +53,7 @@ func TestBackfillLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.RejectCompletes(ctx, buyer, camp, []string{olds[6].tid}, persistence.RejectEffects{}); err != nil {
+	if _, err := db.Sessions.RejectCompletes(ctx, buyer, camp, []string{olds[6].tid}, persistence.RejectEffects{}); err != nil {
 		t.Fatal(err)
 	}
 	// As the migration finds a database with sessions: nothing looked at yet.
@@ -61,7 +61,7 @@ func TestBackfillLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func() []persistence.LedgerDifference {
-		c, err := db.CheckLedger(ctx, time.Time{})
+		c, err := db.Ledger.CheckLedger(ctx, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestBackfillLedger(t *testing.T) {
 	if d := check(); len(d) == 0 {
 		t.Fatal("ledger check finds no difference before the backfill")
 	}
-	if _, _, err := db.CloseMonth(ctx, at); fault.KindOf(err) != fault.KindInvalid {
+	if _, _, err := db.Ledger.CloseMonth(ctx, at); fault.KindOf(err) != fault.KindInvalid {
 		t.Fatalf("closing a month before the backfill: %v, want invalid", err)
 	}
 
@@ -78,7 +78,7 @@ func TestBackfillLedger(t *testing.T) {
 		VALUES ('old', 'x:1', 'old', now(), 0, 0)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.BackfillLedger(ctx, 3, nil); fault.KindOf(err) != fault.KindConflict {
+	if _, err := db.Ledger.BackfillLedger(ctx, 3, nil); fault.KindOf(err) != fault.KindConflict {
 		t.Fatalf("backfill beside a release without the ledger: %v, want conflict", err)
 	}
 	if _, err := db.Pool.Exec(ctx, `DELETE FROM serve_processes`); err != nil {
@@ -86,7 +86,7 @@ func TestBackfillLedger(t *testing.T) {
 	}
 
 	var batches int
-	h, err := db.BackfillLedger(ctx, 3, func(persistence.LedgerHistory) { batches++ })
+	h, err := db.Ledger.BackfillLedger(ctx, 3, func(persistence.LedgerHistory) { batches++ })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,18 +97,18 @@ func TestBackfillLedger(t *testing.T) {
 	for _, d := range check() {
 		t.Errorf("ledger check after the backfill: %+v", d)
 	}
-	again, err := db.BackfillLedger(ctx, 3, nil)
+	again, err := db.Ledger.BackfillLedger(ctx, 3, nil)
 	if err != nil || again.Events != 0 || !again.Done {
 		t.Fatalf("backfill again: %+v %v", again, err)
 	}
 	if _, err := db.Pool.Exec(ctx, `UPDATE ledger_backfill SET next_id = 0`); err != nil {
 		t.Fatal(err)
 	}
-	if again, err = db.BackfillLedger(ctx, 100, nil); err != nil || again.Events != 0 || again.Sessions != 0 {
+	if again, err = db.Ledger.BackfillLedger(ctx, 100, nil); err != nil || again.Events != 0 || again.Sessions != 0 {
 		t.Fatalf("backfill from the start again: %+v %v", again, err)
 	}
 
-	spend, err := db.BuyerStatement(ctx, buyer, at)
+	spend, err := db.Ledger.BuyerStatement(ctx, buyer, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestBackfillLedger(t *testing.T) {
 	if want := olds[6].tid + ".0:complete " + olds[6].tid + ".1:reversal"; id0 != want {
 		t.Fatalf("events of a complete decided before the ledger and rejected with it: %s, want %s", id0, want)
 	}
-	if _, _, err := db.CloseMonth(ctx, at); err != nil {
+	if _, _, err := db.Ledger.CloseMonth(ctx, at); err != nil {
 		t.Fatalf("closing a month after the backfill: %v", err)
 	}
 }

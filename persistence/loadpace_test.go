@@ -14,7 +14,7 @@ func TestLoadPacerSpend(t *testing.T) {
 	if d := db.pace.spend(time.Second, t0); d != 0 {
 		t.Fatalf("unpaced: sleep %v", d)
 	}
-	db.SetLoadDuty(0.25)
+	db.Participants.SetLoadDuty(0.25)
 	p := &db.pace
 	p.last = t0
 	for _, c := range []struct {
@@ -29,7 +29,7 @@ func TestLoadPacerSpend(t *testing.T) {
 			t.Fatalf("at %v worked %v: sleep %v, want %v", c.at, c.worked, d, c.sleep)
 		}
 	}
-	db.SetLoadDuty(1)
+	db.Participants.SetLoadDuty(1)
 	if d := p.spend(time.Second, t0.Add(2*time.Hour)); d != 0 {
 		t.Fatalf("lifted: sleep %v", d)
 	}
@@ -46,7 +46,7 @@ func TestLoadMeterPaces(t *testing.T) {
 	}
 	// run returns the stream's whole time and the part of it spent working (not in row).
 	run := func(db *DB, ctx context.Context) (total, worked time.Duration) {
-		m := db.meter()
+		m := db.Participants.meter()
 		start := time.Now()
 		for range 2000 { // 2000 rows of 25 µs: 50 ms of work
 			w := time.Now()
@@ -58,12 +58,12 @@ func TestLoadMeterPaces(t *testing.T) {
 	}
 	var db DB
 	plain, _ := run(&db, context.Background())
-	db.SetLoadDuty(0.5)
+	db.Participants.SetLoadDuty(0.5)
 	paced, worked := run(&db, context.Background())
 	if r := float64(paced) / float64(worked); r < 1.4 || r > 4 {
 		t.Fatalf("paced at 0.5: %v in all for %v of work (%.2f×), want about 2×", paced, worked, r)
 	}
-	db.SetLoadDuty(0.01)
+	db.Participants.SetLoadDuty(0.01)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if d, _ := run(&db, ctx); d > 20*plain {
@@ -84,13 +84,13 @@ func TestLoadYield(t *testing.T) {
 		return time.Since(start)
 	}
 	var db DB
-	y := db.LoadYield()
+	y := db.Participants.LoadYield()
 	busy(10 * time.Millisecond)
 	if d := timed(y); d > 5*time.Millisecond {
 		t.Fatalf("unpaced: the pause took %v", d)
 	}
-	db.SetLoadDuty(0.25)
-	y = db.LoadYield()
+	db.Participants.SetLoadDuty(0.25)
+	y = db.Participants.LoadYield()
 	busy(10 * time.Millisecond) // before the work starts: not counted
 	if d := timed(y); d > 5*time.Millisecond {
 		t.Fatalf("paced: the first call took %v, want none", d)

@@ -71,7 +71,7 @@ func scanQualification(row pgx.Row) (Qualification, error) {
 // Qualifications lists the questions of a country language that the buyer can target: the
 // standard catalog and the buyer's own custom questions (answer types 0, 1 and 5 only).
 func (db *DB) Qualifications(ctx context.Context, buyerID int64, countryLanguageID int) ([]Qualification, error) {
-	if err := db.countryLanguageExists(ctx, countryLanguageID); err != nil {
+	if err := db.Catalog.countryLanguageExists(ctx, countryLanguageID); err != nil {
 		return nil, err
 	}
 	rows, err := db.Pool.Query(ctx, `SELECT `+qualificationColumns+` FROM qualifications
@@ -96,7 +96,7 @@ func (db *DB) Qualifications(ctx context.Context, buyerID int64, countryLanguage
 // (empty for text questions), in three statements whatever the catalog's size: the console's
 // quota and screener forms show every answer of every question.
 func (db *DB) QualificationsWithAnswers(ctx context.Context, buyerID int64, countryLanguageID int) ([]Qualification, error) {
-	qs, err := db.Qualifications(ctx, buyerID, countryLanguageID)
+	qs, err := db.Catalog.Qualifications(ctx, buyerID, countryLanguageID)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (db *DB) QualificationsWithAnswers(ctx context.Context, buyerID int64, coun
 
 // Qualification reads one question of a country language with its answers.
 func (db *DB) Qualification(ctx context.Context, buyerID int64, questionID, countryLanguageID int) (Qualification, error) {
-	if err := db.countryLanguageExists(ctx, countryLanguageID); err != nil {
+	if err := db.Catalog.countryLanguageExists(ctx, countryLanguageID); err != nil {
 		return Qualification{}, err
 	}
 	q, err := scanQualification(db.Pool.QueryRow(ctx, `SELECT `+qualificationColumns+` FROM qualifications

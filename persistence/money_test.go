@@ -37,7 +37,7 @@ func TestPublisherMoneyBounds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "coins",
+			pub, _, err := db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "coins",
 				ExchangeRate: tc.rate, RevenueShare: tc.share, RedirectURL: "https://p.example/back",
 				Environment: persistence.EnvStaging})
 			if tc.field != "" {
@@ -50,7 +50,7 @@ func TestPublisherMoneyBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := db.PublisherByID(ctx, pub.ID)
+			got, err := db.Accounts.PublisherByID(ctx, pub.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ func TestCampaignEpochAdvancesWithNotifications(t *testing.T) {
 	}
 	defer db.Close()
 	epoch := func() int64 {
-		n, err := db.CampaignEpoch(ctx)
+		n, err := db.Feed.CampaignEpoch(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,13 +66,13 @@ func TestCampaignsChangedSince(t *testing.T) {
 		}
 	}
 	since := func(epoch int64) []int64 {
-		ids, err := db.CampaignsChangedSince(ctx, epoch)
+		ids, err := db.Feed.CampaignsChangedSince(ctx, epoch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ids
 	}
-	e0, err := db.CampaignEpoch(ctx)
+	e0, err := db.Feed.CampaignEpoch(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +80,9 @@ func TestCampaignsChangedSince(t *testing.T) {
 		t.Fatalf("changed since now: %v", got)
 	}
 	notify(b, a)
-	e1, _ := db.CampaignEpoch(ctx)
+	e1, _ := db.Feed.CampaignEpoch(ctx)
 	notify(c, 1<<40) // a campaign that does not exist: the epoch advances all the same
-	e2, _ := db.CampaignEpoch(ctx)
+	e2, _ := db.Feed.CampaignEpoch(ctx)
 	if e2 <= e1 || e1 <= e0 {
 		t.Fatalf("epochs %d, %d, %d", e0, e1, e2)
 	}

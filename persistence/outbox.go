@@ -121,7 +121,7 @@ type Claim struct {
 
 // ClaimPostbacks leases up to limit due postbacks, whatever their destination (Claim).
 func (db *DB) ClaimPostbacks(ctx context.Context, limit int, lease time.Duration) ([]ClaimedPostback, error) {
-	r, err := db.Claim(ctx, Claim{Limit: limit, Lease: lease})
+	r, err := db.Outbox.Claim(ctx, Claim{Limit: limit, Lease: lease})
 	return r.Rows, err
 }
 

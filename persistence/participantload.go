@@ -60,7 +60,7 @@ func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p
 	var wg sync.WaitGroup
 	for i := range streams {
 		wg.Go(func() {
-			errs[i] = db.readChunks(ctx, since, lo, chunks, &next, fn)
+			errs[i] = db.Participants.readChunks(ctx, since, lo, chunks, &next, fn)
 			if errs[i] != nil {
 				cancel()
 			}
@@ -90,7 +90,7 @@ func (db *DB) readChunks(ctx context.Context, since time.Time, lo, chunks int64,
 		return classify(err)
 	}
 	defer conn.Release()
-	m := db.meter()
+	m := db.Participants.meter()
 	var sc profileScratch
 	for {
 		c := next.Add(1) - 1

@@ -55,7 +55,7 @@ func TestLoadActiveParticipantsStreams(t *testing.T) {
 	rows.Close()
 	want := map[int64]persistence.PanelParticipant{}
 	for _, id := range ids {
-		if want[id], err = db.ParticipantByID(ctx, id); err != nil {
+		if want[id], err = db.Participants.ParticipantByID(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,9 +80,9 @@ func TestLoadActiveParticipantsStreams(t *testing.T) {
 					<-done
 				}
 			})()
-			load := db.LoadActiveParticipants
+			load := db.Participants.LoadActiveParticipants
 			if tc.concurrent {
-				load = db.LoadActiveParticipantsConcurrently
+				load = db.Participants.LoadActiveParticipantsConcurrently
 			}
 			var mu sync.Mutex // for the concurrent fn
 			err := load(ctx, time.Now().Add(-24*time.Hour), func(p persistence.PanelParticipant) error {

@@ -217,12 +217,12 @@ func scanParticipant(row pgx.Row) (PanelParticipant, error) {
 
 // ParticipantByID loads one participant with its entry history.
 func (db *DB) ParticipantByID(ctx context.Context, id int64) (PanelParticipant, error) {
-	return db.loadParticipant(ctx, `WHERE id = $1`, id)
+	return db.Participants.loadParticipant(ctx, `WHERE id = $1`, id)
 }
 
 // ParticipantByUser loads the participant of (publisher, user identifier) with its entries.
 func (db *DB) ParticipantByUser(ctx context.Context, publisherID int64, user string) (PanelParticipant, error) {
-	return db.loadParticipant(ctx, `WHERE publisher_id = $1 AND user_identifier = $2`, publisherID, user)
+	return db.Participants.loadParticipant(ctx, `WHERE publisher_id = $1 AND user_identifier = $2`, publisherID, user)
 }
 
 // ParticipantEntries reads the entry history of participant id (the latest entry per
@@ -262,7 +262,7 @@ func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 		defer mu.Unlock()
 		return fn(p)
 	}
-	return db.LoadActiveParticipantsConcurrently(ctx, since, serial, entry)
+	return db.Participants.LoadActiveParticipantsConcurrently(ctx, since, serial, entry)
 }
 
 // LoadActiveParticipantsConcurrently is LoadActiveParticipants for an fn that is safe for
@@ -270,7 +270,7 @@ func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 // that storing millions of participants, not only reading them, uses every core.
 func (db *DB) LoadActiveParticipantsConcurrently(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
-	_, err := db.LoadPanel(ctx, since, fn, entry)
+	_, err := db.Participants.LoadPanel(ctx, since, fn, entry)
 	return err
 }
 
@@ -285,7 +285,7 @@ func (db *DB) LoadPanel(ctx context.Context, since time.Time,
 		n.Add(1)
 		return fn(p)
 	}
-	if err := db.streamParticipants(ctx, since, count); err != nil {
+	if err := db.Participants.streamParticipants(ctx, since, count); err != nil {
 		return EntryHistoryStats{}, err
 	}
 	streamed := time.Now()
@@ -293,7 +293,7 @@ func (db *DB) LoadPanel(ctx context.Context, since time.Time,
 	if n.Load() <= fewParticipants {
 		only = &since
 	}
-	st, err := db.loadEntryHistory(ctx, time.Now(), only, entry)
+	st, err := db.Participants.loadEntryHistory(ctx, time.Now(), only, entry)
 	if err != nil {
 		return st, err
 	}
@@ -400,7 +400,7 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 	if err != nil {
 		return st, classify(err)
 	}
-	m := db.meter()
+	m := db.Participants.meter()
 	read := func(where string, args ...any) error {
 		return pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 			n, err := readEntries(ctx, tx, where, &m, entry, args...)
@@ -434,7 +434,7 @@ func (db *DB) LoadEntriesOf(ctx context.Context, campaignIDs []int64, entry func
 	var n int64
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
-		m := db.meter()
+		m := db.Participants.meter()
 		n, err = readEntries(ctx, tx, `campaign_id = ANY($1)`, &m, entry, campaignIDs)
 		return err
 	})

@@ -92,7 +92,7 @@ func BenchmarkLoadActiveParticipants(b *testing.B) {
 				before := heapInUse()
 				start := time.Now()
 				pl := engine.NewPanel()
-				estimate, err := db.EstimateParticipants(ctx)
+				estimate, err := db.Participants.EstimateParticipants(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -104,9 +104,9 @@ func BenchmarkLoadActiveParticipants(b *testing.B) {
 				}
 				entry := func(participant, campaign, at int64) { pl.RecordEntry(participant, campaign, at) }
 				if concurrent {
-					err = db.LoadActiveParticipantsConcurrently(ctx, since, put, entry)
+					err = db.Participants.LoadActiveParticipantsConcurrently(ctx, since, put, entry)
 				} else {
-					err = db.LoadActiveParticipants(ctx, since, put, entry)
+					err = db.Participants.LoadActiveParticipants(ctx, since, put, entry)
 				}
 				if err != nil || loaded.Load() != int64(n) {
 					b.Fatalf("loaded %d of %d: %v", loaded.Load(), n, err)
@@ -190,7 +190,7 @@ func BenchmarkTouchParticipants(b *testing.B) {
 				}
 				b.StartTimer()
 				start := time.Now()
-				if err := db.TouchParticipants(ctx, ids, ats); err != nil {
+				if err := db.Participants.TouchParticipants(ctx, ids, ats); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(start))

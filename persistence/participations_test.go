@@ -135,7 +135,7 @@ func TestResumeAnOfferNotTheLatest(t *testing.T) {
 	p := planParticipant(t, db, pub)
 	enter := func(nonce int64) persistence.Admission {
 		t.Helper()
-		a, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
+		a, err := db.Sessions.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
 			QuotaIDs: []int64{quota}, RespondentID: "R-resume", OfferNonce: nonce})
 		if err != nil || a.Refused != "" {
 			t.Fatalf("entry of offer %d: %+v %v", nonce, a, err)
@@ -148,7 +148,7 @@ func TestResumeAnOfferNotTheLatest(t *testing.T) {
 		if !a.Resumed || a.TID != want {
 			t.Errorf("%s: entry %+v, want the session %s resumed", step, a, want)
 		}
-		s, ok, err := db.OfferSession(ctx, p.ID, camp, nonce)
+		s, ok, err := db.Sessions.OfferSession(ctx, p.ID, camp, nonce)
 		if err != nil || !ok || s.TID != want {
 			t.Errorf("%s: OfferSession = %+v %v %v, want %s", step, s, ok, err, want)
 		}

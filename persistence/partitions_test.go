@@ -23,7 +23,7 @@ func TestSessionsPartitionConversion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, url := dbBelow(t, 36)
-	b, _, err := db.CreateBuyer(ctx, "partitions@example.test", "Buyer", persistence.EnvStaging)
+	b, _, err := db.Accounts.CreateBuyer(ctx, "partitions@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestEnsureSessionPartitions(t *testing.T) {
 	defer db.Close()
 	policy := persistence.PartitionPolicy{Ahead: 3, MinIDs: 1000}
 	above := func() (n int, top int64) {
-		ps, err := db.SessionPartitions(ctx)
+		ps, err := db.Maintenance.SessionPartitions(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,14 +156,14 @@ func TestEnsureSessionPartitions(t *testing.T) {
 		}
 		return n, top
 	}
-	if _, err := db.EnsureSessionPartitions(ctx, policy); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
 	n, top := above()
 	if n < 3 {
 		t.Fatalf("%d partitions above the sequence, want 3", n)
 	}
-	again, err := db.EnsureSessionPartitions(ctx, policy)
+	again, err := db.Maintenance.EnsureSessionPartitions(ctx, policy)
 	if err != nil || len(again) != 0 {
 		t.Fatalf("second run created %v (%v), want none", again, err)
 	}
@@ -174,11 +174,11 @@ func TestEnsureSessionPartitions(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `SELECT setval('sessions_id_seq', $1 - 10)`, top); err != nil {
 		t.Fatal(err)
 	}
-	made, err := db.EnsureSessionPartitions(ctx, policy)
+	made, err := db.Maintenance.EnsureSessionPartitions(ctx, policy)
 	if err != nil || len(made) != 3 || made[0] != fmt.Sprintf("sessions_p%d", top) {
 		t.Fatalf("after the sequence moved: created %v (%v), want 3 from sessions_p%d", made, err, top)
 	}
-	b, _, err := db.CreateBuyer(ctx, "ensure@example.test", "Buyer", persistence.EnvStaging)
+	b, _, err := db.Accounts.CreateBuyer(ctx, "ensure@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +188,13 @@ func TestEnsureSessionPartitions(t *testing.T) {
 		SELECT 'x' || g, $1, $2 FROM generate_series(1, 20) g RETURNING tableoid::regclass::text`, cid, b.ID).Scan(&part); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.SessionPartitions(ctx); err != nil {
+	if _, err := db.Maintenance.SessionPartitions(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.EnsureSessionPartitions(ctx, policy); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := db.SessionPartitions(ctx)
+	ps, err := db.Maintenance.SessionPartitions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestPurgeDeliveredOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
+	pub, _, err := db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
 		RevenueShare: 0.5, RedirectURL: "https://p.example/back", Environment: persistence.EnvStaging})
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +235,7 @@ func TestPurgeDeliveredOutbox(t *testing.T) {
 	}
 	var got []int64
 	for {
-		n, err := db.PurgeDeliveredOutbox(ctx, 30*24*time.Hour, 2)
+		n, err := db.Maintenance.PurgeDeliveredOutbox(ctx, 30*24*time.Hour, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func TestAnalyzeGrowingSessionPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	b, _, err := db.CreateBuyer(ctx, "analyze@example.test", "Buyer", persistence.EnvStaging)
+	b, _, err := db.Accounts.CreateBuyer(ctx, "analyze@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestAnalyzeGrowingSessionPartition(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	parts, err := db.SessionPartitions(ctx)
+	parts, err := db.Maintenance.SessionPartitions(ctx)
 	if err != nil || len(parts) < 2 {
 		t.Fatalf("partitions %v (%v), want two at least", parts, err)
 	}
@@ -342,7 +342,7 @@ func TestAnalyzeGrowingSessionPartition(t *testing.T) {
 				want[i] = second
 			}
 		}
-		got, err := db.AnalyzeGrowingTables(ctx)
+		got, err := db.Maintenance.AnalyzeGrowingTables(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +368,7 @@ func TestEntryChecksSeeEveryPartition(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migratedDB(t)
-	b, _, err := db.CreateBuyer(ctx, "floor@example.test", "Buyer", persistence.EnvStaging)
+	b, _, err := db.Accounts.CreateBuyer(ctx, "floor@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,10 +391,10 @@ func TestEntryChecksSeeEveryPartition(t *testing.T) {
 		return []int64{q}
 	}
 	// Three partitions above the first: sessions go where the sequence is set.
-	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 3, MinIDs: 1000}); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 3, MinIDs: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := db.SessionPartitions(ctx)
+	ps, err := db.Maintenance.SessionPartitions(ctx)
 	if err != nil || len(ps) < 4 {
 		t.Fatalf("partitions %+v (%v), want 4", ps, err)
 	}
@@ -418,7 +418,7 @@ func TestEntryChecksSeeEveryPartition(t *testing.T) {
 		if _, err := db.Pool.Exec(ctx, `SELECT setval('sessions_id_seq', $1)`, p3.IDFrom+participant%100*10); err != nil {
 			t.Fatal(err)
 		}
-		a, err := db.Admit(ctx, persistence.Entry{TID: fmt.Sprintf("%027x00000", participant), CampaignID: c, PublisherID: 1,
+		a, err := db.Sessions.Admit(ctx, persistence.Entry{TID: fmt.Sprintf("%027x00000", participant), CampaignID: c, PublisherID: 1,
 			ParticipantID: participant, QuotaIDs: quota(c), RespondentID: fmt.Sprint("R", participant)})
 		if err != nil {
 			t.Fatal(err)
@@ -430,7 +430,7 @@ func TestEntryChecksSeeEveryPartition(t *testing.T) {
 	store(old, 101, p1.IDFrom+1, 30*24*time.Hour)
 	store(old, 102, p2.IDFrom+1, time.Hour)
 	related := campaign("related")
-	if _, err := db.CreateRelationship(ctx, b.ID, related, old); err != nil {
+	if _, err := db.Campaigns.CreateRelationship(ctx, b.ID, related, old); err != nil {
 		t.Fatal(err)
 	}
 	store(old, 103, p1.IDFrom+2, 30*24*time.Hour)
@@ -475,14 +475,14 @@ func TestSessionPartitionsEndOnBlocks(t *testing.T) {
 	ctx := context.Background()
 	db := migratedDB(t)
 	const block = 1 << 20
-	before, err := db.SessionPartitions(ctx)
+	before, err := db.Maintenance.SessionPartitions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 4}); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 4}); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := db.SessionPartitions(ctx)
+	ps, err := db.Maintenance.SessionPartitions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,11 +506,11 @@ func TestSessionPartitionsEndOnBlocks(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `SELECT setval('sessions_id_seq', $1 - 10)`, top); err != nil {
 		t.Fatal(err)
 	}
-	small, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 2, MinIDs: 1000})
+	small, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{Ahead: 2, MinIDs: 1000})
 	if err != nil || len(small) != 2 {
 		t.Fatalf("made %v (%v), want 2", small, err)
 	}
-	ps, err = db.SessionPartitions(ctx)
+	ps, err = db.Maintenance.SessionPartitions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestAnalyzeGrowingTables(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		got, err := db.AnalyzeGrowingTables(ctx)
+		got, err := db.Maintenance.AnalyzeGrowingTables(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -170,7 +170,7 @@ func (db *DB) ContinueChain(ctx context.Context, st ChainStep) (ChainStepResult,
 	for round := 1; ; round++ {
 		err := retry(ctx, func() error {
 			var err error
-			res, err = db.continueChain(ctx, &st)
+			res, err = db.Sessions.continueChain(ctx, &st)
 			return err
 		})
 		if err != nil {
@@ -189,7 +189,7 @@ func (db *DB) ContinueChain(ctx context.Context, st ChainStep) (ChainStepResult,
 	}
 	var err error
 	if res.Next >= 0 {
-		res.Admission, err = db.fillRespondent(ctx, res.Admission)
+		res.Admission, err = db.Sessions.fillRespondent(ctx, res.Admission)
 	}
 	return res, err
 }

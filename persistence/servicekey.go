@@ -46,7 +46,7 @@ type PreviousKey struct {
 // ServiceKeys returns the current bytes of the service key called name (creating it as
 // ServiceKey does) and the bytes it replaced within the last `within`, newest first.
 func (db *DB) ServiceKeys(ctx context.Context, name string, within time.Duration) ([]byte, []PreviousKey, error) {
-	cur, err := db.ServiceKey(ctx, name)
+	cur, err := db.Accounts.ServiceKey(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}

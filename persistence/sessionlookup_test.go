@@ -22,14 +22,14 @@ func TestSessionLookupByTID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := migratedDB(t)
-	buyer, _, err := db.CreateBuyer(ctx, "tids@example.test", "Tids", persistence.EnvStaging)
+	buyer, _, err := db.Accounts.CreateBuyer(ctx, "tids@example.test", "Tids", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pub := newPublisher(t, db)
 	camp := newCampaign(t, db, buyer.ID, "Tids")
 	num := 1000
-	q, err := db.CreateQuota(ctx, buyer.ID, camp, persistence.QuotaFields{NumRespondents: &num,
+	q, err := db.Campaigns.CreateQuota(ctx, buyer.ID, camp, persistence.QuotaFields{NumRespondents: &num,
 		Qualifications: []persistence.QualificationInput{{QuestionID: 43, PreCodes: []persistence.PreCode{{Text: "1", Number: true}}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -37,13 +37,13 @@ func TestSessionLookupByTID(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, reentry_interval = 0 WHERE id = $1`, camp); err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "tid-user", CountryID: 1,
+	p, err := db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "tid-user", CountryID: 1,
 		Profile: []persistence.ProfileAnswer{{QuestionID: 43, Codes: []int32{1}}}}, "test", func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Partitions ahead of the sequence, so that a block's neighbours exist to be pruned.
-	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		t.Fatal(err)
 	}
 	// explain runs sql (EXPLAIN ANALYZE, so a write is made: run it in a transaction rolled
@@ -64,7 +64,7 @@ func TestSessionLookupByTID(t *testing.T) {
 	}
 	admit := func() string {
 		t.Helper()
-		a, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
+		a, err := db.Sessions.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
 			QuotaIDs: []int64{q.ID}, RespondentID: "R1"})
 		if err != nil || a.Refused != "" {
 			t.Fatalf("admit: %+v %v", a, err)
@@ -84,22 +84,22 @@ func TestSessionLookupByTID(t *testing.T) {
 	legacy := "fffff" + randomTID()[:27]
 	trailing := randomTID()[:27] + fmt.Sprintf("%05x", id>>20)
 	for _, old := range []string{legacy, trailing} {
-		if _, err := db.StartTestSession(ctx, old, camp); err != nil {
+		if _, err := db.Sessions.StartTestSession(ctx, old, camp); err != nil {
 			t.Fatal(err)
 		}
 	}
 	unknown := randomTID()
 
 	for _, want := range []string{tid, legacy, trailing} {
-		s, err := db.SessionByTID(ctx, want)
+		s, err := db.Sessions.SessionByTID(ctx, want)
 		if err != nil || s.TID != want {
 			t.Errorf("SessionByTID(%s) = %q, %v", want, s.TID, err)
 		}
 	}
-	if _, err := db.SessionByTID(ctx, unknown); err == nil {
+	if _, err := db.Sessions.SessionByTID(ctx, unknown); err == nil {
 		t.Errorf("SessionByTID(unknown) found a session")
 	}
-	r := db.NewSessionReader(2)
+	r := db.Sessions.NewSessionReader(2)
 	defer r.Close()
 	for _, want := range []string{tid, legacy, trailing, admit()} {
 		s, err := r.ByTID(ctx, want)
@@ -120,14 +120,14 @@ func TestSessionLookupByTID(t *testing.T) {
 		t.Fatal(err)
 	}
 	const nonce = 4242
-	offered, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
+	offered, err := db.Sessions.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
 		QuotaIDs: []int64{q.ID}, RespondentID: "R1", OfferNonce: nonce})
 	if err != nil || offered.Refused != "" {
 		t.Fatalf("admit: %+v %v", offered, err)
 	}
 	resumable := func() bool {
 		t.Helper()
-		a, ok, err := db.OfferSession(ctx, p.ID, camp, nonce)
+		a, ok, err := db.Sessions.OfferSession(ctx, p.ID, camp, nonce)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,14 +310,14 @@ func TestSessionLookupByTID(t *testing.T) {
 	}()
 	// A callback through the named statement (db's list names the partition now).
 	done := admit()
-	s, err := db.SessionByTID(ctx, done)
+	s, err := db.Sessions.SessionByTID(ctx, done)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := persistence.OutcomesOn(ctx, db, s.ID, s.ID+1); got != named {
 		t.Fatalf("the session %d is not in the named partition", s.ID)
 	}
-	res, err := db.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: "complete", At: time.Now(), PayoutUSD: 10000})
+	res, err := db.Sessions.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: "complete", At: time.Now(), PayoutUSD: 10000})
 	if err != nil || !res.Decided || !res.Held {
 		t.Fatalf("RecordOutcome through the named partition: %+v, %v", res, err)
 	}
@@ -356,25 +356,25 @@ func TestSessionReaderNewPartition(t *testing.T) {
 	buyer := newBuyer(t, db, "new-partition@example.test")
 	pub := newPublisher(t, db)
 	camp, quota := newActiveCampaign(t, db, buyer, "New partition", 0)
-	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "new-partition-user", CountryID: 1},
+	p, err := db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub, User: "new-partition-user", CountryID: 1},
 		"test", func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	policy := persistence.PartitionPolicy{MinIDs: 1 << 20}
-	if _, err := db.EnsureSessionPartitions(ctx, policy); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
 	admit := func() string {
 		t.Helper()
-		a, err := db.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
+		a, err := db.Sessions.Admit(ctx, persistence.Entry{TID: randomTID(), CampaignID: camp, PublisherID: pub, ParticipantID: p.ID,
 			QuotaIDs: []int64{quota}, RespondentID: "R1"})
 		if err != nil || a.Refused != "" {
 			t.Fatalf("admit: %+v %v", a, err)
 		}
 		return a.TID
 	}
-	r := db.NewSessionReader(1)
+	r := db.Sessions.NewSessionReader(1)
 	defer r.Close()
 	found := func(tid string) bool {
 		t.Helper()
@@ -388,13 +388,13 @@ func TestSessionReaderNewPartition(t *testing.T) {
 		t.Fatal("the first session is not found")
 	}
 	// Partitions past the list the reader read; the sequence moved into the last of them.
-	ps, err := db.SessionPartitions(ctx)
+	ps, err := db.Maintenance.SessionPartitions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	end := ps[len(ps)-1].IDTo
 	policy.Ahead = len(ps) + 3
-	if _, err := db.EnsureSessionPartitions(ctx, policy); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Pool.Exec(ctx, `SELECT setval('sessions_id_seq', $1)`, end+2<<20+5); err != nil {

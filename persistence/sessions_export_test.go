@@ -47,7 +47,7 @@ var AdmitChecksSQL = admitChecksSQL
 func (db *DB) AdmitBatch(ctx context.Context, es []Entry) ([]Admission, error) {
 	s := admitScratches.Get().(*admitScratch)
 	defer s.release()
-	if err := db.admitBatch(ctx, es, s); err != nil {
+	if err := db.Sessions.admitBatch(ctx, es, s); err != nil {
 		return nil, err
 	}
 	return slices.Clone(s.out), nil

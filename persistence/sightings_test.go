@@ -22,7 +22,7 @@ func TestDeviceSightingsKnownPublishersOnly(t *testing.T) {
 		{PublisherID: pub, DeviceID: "D1", User: "u1", At: 1_800_000_000},
 		{PublisherID: pub + 1000, DeviceID: "D1", User: "u2", At: 1_800_000_000},
 	}
-	if _, _, err := db.RecordDeviceSightings(ctx, quality.Policy{}.WithDefaults(), batch, 5); err != nil {
+	if _, _, err := db.Quality.RecordDeviceSightings(ctx, quality.Policy{}.WithDefaults(), batch, 5); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := db.Pool.Query(ctx, `SELECT publisher_id, user_identifier FROM quality_device_sightings`)
@@ -65,7 +65,7 @@ func TestDeviceSightingsSharedDevice(t *testing.T) {
 	at := time.Now().Unix()
 	flush := func(batch ...persistence.DeviceSighting) []persistence.SharedDevice {
 		t.Helper()
-		shared, _, err := db.RecordDeviceSightings(ctx, pol, batch, 3)
+		shared, _, err := db.Quality.RecordDeviceSightings(ctx, pol, batch, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func BenchmarkRecordDeviceSightings(b *testing.B) {
 			n++
 		}
 		b.StartTimer()
-		if _, _, err := db.RecordDeviceSightings(ctx, pol, batch, 3); err != nil {
+		if _, _, err := db.Quality.RecordDeviceSightings(ctx, pol, batch, 3); err != nil {
 			b.Fatal(err)
 		}
 	}

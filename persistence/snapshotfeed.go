@@ -48,7 +48,7 @@ func (db *DB) CampaignsChangedAt(ctx context.Context, xid uint64) ([]int64, erro
 // updated, without entries (EntriesAfter reads those), in batches of at most batch rows by
 // id, each its own statement; it returns how many.
 func (db *DB) ParticipantsChangedAt(ctx context.Context, xid uint64, batch int, fn func(p PanelParticipant) error) (int64, error) {
-	m := db.meter()
+	m := db.Participants.meter()
 	var n int64
 	for after := int64(-1 << 63); ; {
 		rows, err := db.Pool.Query(ctx, `SELECT `+participantColumns+` FROM participants
@@ -88,7 +88,7 @@ func (db *DB) EntriesAfter(ctx context.Context, sessionID int64, entry func(part
 	if err := db.Pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM sessions WHERE id > $1`, sessionID).Scan(&last); err != nil {
 		return 0, classify(err)
 	}
-	m := db.meter()
+	m := db.Participants.meter()
 	var n int64
 	for lo := sessionID; lo < last; lo += historyChunk {
 		err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {

@@ -47,7 +47,7 @@ func TestChangesAtPosition(t *testing.T) {
 	if _, err := open.Exec(ctx, `UPDATE participants SET country_id = country_id WHERE id = $1`, p2); err != nil {
 		t.Fatal(err)
 	}
-	pos, err := db.ChangePosition(ctx)
+	pos, err := db.Feed.ChangePosition(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +64,12 @@ func TestChangesAtPosition(t *testing.T) {
 	enter(c2, p1)
 	enter(c1, later[0])
 
-	camps, err := db.CampaignsChangedAt(ctx, pos.XID)
+	camps, err := db.Feed.CampaignsChangedAt(ctx, pos.XID)
 	if err != nil || !slices.Equal(camps, []int64{c2}) {
 		t.Fatalf("campaigns changed: %v %v, want [%d]", camps, err, c2)
 	}
 	var got []int64
-	n, err := db.ParticipantsChangedAt(ctx, pos.XID, 2, func(p persistence.PanelParticipant) error {
+	n, err := db.Feed.ParticipantsChangedAt(ctx, pos.XID, 2, func(p persistence.PanelParticipant) error {
 		if len(p.Answers) != 1 || p.User == "" {
 			t.Errorf("participant %d read as %+v", p.ID, p)
 		}
@@ -81,14 +81,14 @@ func TestChangesAtPosition(t *testing.T) {
 		t.Fatalf("participants changed: %v (%d) %v, want %v", got, n, err, want)
 	}
 	var entries [][2]int64
-	if _, err := db.EntriesAfter(ctx, pos.SessionID, func(pid, cid, at int64) { entries = append(entries, [2]int64{pid, cid}) }); err != nil {
+	if _, err := db.Feed.EntriesAfter(ctx, pos.SessionID, func(pid, cid, at int64) { entries = append(entries, [2]int64{pid, cid}) }); err != nil {
 		t.Fatal(err)
 	}
 	slices.SortFunc(entries, func(a, b [2]int64) int { return int(a[0] - b[0]) })
 	if !slices.Equal(entries, [][2]int64{{p1, c2}, {later[0], c1}}) {
 		t.Fatalf("entries after the position: %v", entries)
 	}
-	if pos2, err := db.ChangePosition(ctx); err != nil || pos2.XID <= pos.XID || pos2.SessionID < pos.SessionID+2 {
+	if pos2, err := db.Feed.ChangePosition(ctx); err != nil || pos2.XID <= pos.XID || pos2.SessionID < pos.SessionID+2 {
 		t.Fatalf("position did not advance: %+v then %+v (%v)", pos, pos2, err)
 	}
 }

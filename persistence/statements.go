@@ -116,7 +116,7 @@ func usdSQL(col string) string { return `(` + col + `::numeric / 10000)::numeric
 // amount_usd (the charge; negative for a refund).
 func (db *DB) OpenBuyerStatementCSV(ctx context.Context, buyerID int64, month time.Time) (*CSVExport, error) {
 	lo, hi := monthBounds(month)
-	return db.openLineExport(ctx, []string{"event_id", "at", "kind", "campaign_id", "transaction_id", "amount_usd"},
+	return db.Insights.openLineExport(ctx, []string{"event_id", "at", "kind", "campaign_id", "transaction_id", "amount_usd"},
 		`SELECT `+csvFieldSQL(`tid || '.' || seq`)+` || ',' || `+eventAtSQL+` || ',' || kind || ',' || campaign_id || ',' || `+
 			csvFieldSQL(`tid`)+` || ',' || `+usdSQL("charge_usd")+`
 		FROM ledger_events WHERE `+buyerStatementWhere+` ORDER BY at, session_id, seq`,
@@ -128,7 +128,7 @@ func (db *DB) OpenBuyerStatementCSV(ctx context.Context, buyerID int64, month ti
 // transaction_id, payout_usd (negative for a reversal), reward.
 func (db *DB) OpenPartnerStatementCSV(ctx context.Context, publisherID int64, month time.Time) (*CSVExport, error) {
 	lo, hi := monthBounds(month)
-	return db.openLineExport(ctx, []string{"event_id", "at", "kind", "transaction_id", "payout_usd", "reward"},
+	return db.Insights.openLineExport(ctx, []string{"event_id", "at", "kind", "transaction_id", "payout_usd", "reward"},
 		`SELECT `+csvFieldSQL(`tid || '.' || seq`)+` || ',' || `+eventAtSQL+` || ',' || kind || ',' || `+
 			csvFieldSQL(`tid`)+` || ',' || `+usdSQL("earning_usd")+` || ',' || reward
 		FROM ledger_events WHERE `+partnerStatementWhere+` ORDER BY at, session_id, seq`,

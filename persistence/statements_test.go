@@ -57,10 +57,10 @@ func snapshotMonth(t *testing.T, db *persistence.DB, buyer, pub int64, month tim
 	ctx := context.Background()
 	var s statementSnapshot
 	var err error
-	if s.Buyer, err = db.BuyerStatement(ctx, buyer, month); err != nil {
+	if s.Buyer, err = db.Ledger.BuyerStatement(ctx, buyer, month); err != nil {
 		t.Fatal(err)
 	}
-	if s.Partner, err = db.PartnerStatement(ctx, pub, month); err != nil {
+	if s.Partner, err = db.Ledger.PartnerStatement(ctx, pub, month); err != nil {
 		t.Fatal(err)
 	}
 	write := func(open func() (*persistence.CSVExport, error)) string {
@@ -74,8 +74,8 @@ func snapshotMonth(t *testing.T, db *persistence.DB, buyer, pub int64, month tim
 		}
 		return b.String()
 	}
-	s.BuyerCSV = write(func() (*persistence.CSVExport, error) { return db.OpenBuyerStatementCSV(ctx, buyer, month) })
-	s.PartnerCSV = write(func() (*persistence.CSVExport, error) { return db.OpenPartnerStatementCSV(ctx, pub, month) })
+	s.BuyerCSV = write(func() (*persistence.CSVExport, error) { return db.Ledger.OpenBuyerStatementCSV(ctx, buyer, month) })
+	s.PartnerCSV = write(func() (*persistence.CSVExport, error) { return db.Ledger.OpenPartnerStatementCSV(ctx, pub, month) })
 	return s
 }
 
@@ -113,11 +113,11 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 	}
 	record := func(tid, o string, at time.Time, pay int64) {
 		t.Helper()
-		s, err := db.SessionByTID(ctx, tid)
+		s, err := db.Sessions.SessionByTID(ctx, tid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res, err := db.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: o, At: at, PayoutUSD: pay, Reward: pay / 100}); err != nil || !res.Decided {
+		if res, err := db.Sessions.RecordOutcome(ctx, s, persistence.OutcomeRecord{Outcome: o, At: at, PayoutUSD: pay, Reward: pay / 100}); err != nil || !res.Decided {
 			t.Fatalf("record %s: %+v %v", o, res, err)
 		}
 	}
@@ -141,10 +141,10 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 		t.Fatalf("partner CSV:\n%s", before.PartnerCSV)
 	}
 
-	if _, _, err := db.CloseMonth(ctx, time.Now()); fault.KindOf(err) != fault.KindInvalid {
+	if _, _, err := db.Ledger.CloseMonth(ctx, time.Now()); fault.KindOf(err) != fault.KindInvalid {
 		t.Fatalf("closing the current month: %v, want invalid", err)
 	}
-	c, created, err := db.CloseMonth(ctx, month)
+	c, created, err := db.Ledger.CloseMonth(ctx, month)
 	if err != nil || !created {
 		t.Fatalf("close: %v created %v", err, created)
 	}
@@ -156,13 +156,13 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 	accept := func(s persistence.Session, _ persistence.Publisher, _ string) (persistence.Accepted, bool, error) {
 		return persistence.Accepted{PayoutUSD: complete, Reward: complete / 100}, true, nil
 	}
-	if _, err := db.RejectCompletes(ctx, buyer, camp, tids[:2], persistence.RejectEffects{}); err != nil {
+	if _, err := db.Sessions.RejectCompletes(ctx, buyer, camp, tids[:2], persistence.RejectEffects{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Reconcile(ctx, buyer, camp, []string{tids[0], tids[2], tids[3]}, nil, accept, persistence.RejectEffects{}); err != nil {
+	if _, err := db.Sessions.Reconcile(ctx, buyer, camp, []string{tids[0], tids[2], tids[3]}, nil, accept, persistence.RejectEffects{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.RejectCompletes(ctx, buyer, camp, tids[:1], persistence.RejectEffects{}); err != nil {
+	if _, err := db.Sessions.RejectCompletes(ctx, buyer, camp, tids[:1], persistence.RejectEffects{}); err != nil {
 		t.Fatal(err)
 	}
 	record(tids[4], "complete", month.Add(20*24*time.Hour), complete)
@@ -171,7 +171,7 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("the closed month changed:\nbefore %+v\nafter  %+v", before, after)
 	}
-	again, created, err := db.CloseMonth(ctx, month)
+	again, created, err := db.Ledger.CloseMonth(ctx, month)
 	if err != nil || created || again != c {
 		t.Fatalf("closing again: %+v created %v %v; want %+v", again, created, err, c)
 	}
@@ -183,7 +183,7 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 	if now := time.Now(); at.Year() != now.Year() || at.Month() != now.Month() {
 		t.Fatalf("the late outcome is dated %v, want this month", at)
 	}
-	cur, err := db.BuyerStatement(ctx, buyer, time.Now())
+	cur, err := db.Ledger.BuyerStatement(ctx, buyer, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 		cur[1] != (persistence.CampaignSpend{CampaignID: camp2, Completes: 1, Amount: cpi * 100}) {
 		t.Fatalf("this month's statement %+v", cur)
 	}
-	check, err := db.CheckLedger(ctx, time.Time{})
+	check, err := db.Ledger.CheckLedger(ctx, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestClosedMonthNeverChanges(t *testing.T) {
 		VALUES (999999, 1, 'forged', 'screenout', $1, $2, 0, 0, 0, 0, $3)`, camp, buyer, in); err != nil {
 		t.Fatal(err)
 	}
-	if check, err = db.CheckLedger(ctx, month); err != nil {
+	if check, err = db.Ledger.CheckLedger(ctx, month); err != nil {
 		t.Fatal(err)
 	}
 	if d := check.Differences; len(d) != 1 || d[0] != (persistence.LedgerDifference{TID: "2026-01", What: "closed month events", Ledger: 4, Outcomes: 5}) {

@@ -15,7 +15,7 @@ import (
 // returns the ids it moved. The update is conditional on the status, so running it again, or
 // in several processes at once, moves each campaign once.
 func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([]int64, error) {
-	return db.moveCampaigns(ctx, StatusArchived, ReasonArchived, `UPDATE campaigns c SET status = $1, status_changed_at = now(), updated_at = now()
+	return db.Maintenance.moveCampaigns(ctx, StatusArchived, ReasonArchived, `UPDATE campaigns c SET status = $1, status_changed_at = now(), updated_at = now()
 		FROM (SELECT id, status FROM campaigns WHERE status IN ($2, $3) AND status_changed_at <= now() - $4::interval FOR UPDATE) old
 		WHERE c.id = old.id AND c.status IN ($2, $3)
 		RETURNING c.id, old.status::int`, StatusArchived, StatusComplete, StatusReconciled, after)
@@ -29,9 +29,9 @@ func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([
 // two statements, so that the listed one's plan always probes the quotas' campaign index.
 func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
 	if ids == nil {
-		return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeAllFullSQL)
+		return db.Maintenance.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeAllFullSQL)
 	}
-	return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeListedFullSQL, ids)
+	return db.Maintenance.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeListedFullSQL, ids)
 }
 
 // CompleteFullCampaigns's statements, over every campaign and over those listed in $1.
@@ -234,7 +234,7 @@ type BrokenLinkScope struct {
 // passed got no callback, with no callback from any entry after them either. It returns the
 // ids moved.
 func (db *DB) PauseBrokenLinks(ctx context.Context, n int, scope BrokenLinkScope) ([]int64, error) {
-	return db.moveCampaigns(ctx, StatusSystemPaused, ReasonNoCallbacks, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
+	return db.Maintenance.moveCampaigns(ctx, StatusSystemPaused, ReasonNoCallbacks, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
 		FROM (
 			SELECT c2.id FROM campaigns c2
 			CROSS JOIN LATERAL (

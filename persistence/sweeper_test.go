@@ -27,7 +27,7 @@ func TestArchiveStaleCampaigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	buyer, _, err := db.CreateBuyer(ctx, "archive@example.test", "Buyer", persistence.EnvStaging)
+	buyer, _, err := db.Accounts.CreateBuyer(ctx, "archive@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestArchiveStaleCampaigns(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids, err := db.ArchiveStaleCampaigns(ctx, 90*24*time.Hour)
+			ids, err := db.Maintenance.ArchiveStaleCampaigns(ctx, 90*24*time.Hour)
 			if err != nil {
 				t.Error(err)
 			}
@@ -114,7 +114,7 @@ func TestArchiveStaleCampaigns(t *testing.T) {
 	}
 
 	// Idempotent: a second sweep moves and announces nothing.
-	if ids, err := db.ArchiveStaleCampaigns(ctx, 90*24*time.Hour); err != nil || len(ids) != 0 {
+	if ids, err := db.Maintenance.ArchiveStaleCampaigns(ctx, 90*24*time.Hour); err != nil || len(ids) != 0 {
 		t.Errorf("second sweep: %v, %v; want nothing", ids, err)
 	}
 	if heard := notifications(t, listener); len(heard) != 0 {
@@ -161,7 +161,7 @@ func TestClaimSweep(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			turn, ok, err := db.ClaimSweep(ctx, time.Hour)
+			turn, ok, err := db.Maintenance.ClaimSweep(ctx, time.Hour)
 			if err != nil {
 				t.Error(err)
 			}
@@ -176,20 +176,20 @@ func TestClaimSweep(t *testing.T) {
 	if !slices.Equal(turns, []int64{1}) {
 		t.Fatalf("turns won by 8 claims at once: %v, want [1]", turns)
 	}
-	if _, ok, err := db.ClaimSweep(ctx, time.Hour); err != nil || ok {
+	if _, ok, err := db.Maintenance.ClaimSweep(ctx, time.Hour); err != nil || ok {
 		t.Fatalf("a claim within the hour after the last: ok %v, %v; want refused", ok, err)
 	}
 	if _, err := db.Pool.Exec(ctx, `UPDATE sweeper_turns SET at = now() - interval '61 minutes'`); err != nil {
 		t.Fatal(err)
 	}
-	if turn, ok, err := db.ClaimSweep(ctx, time.Hour); err != nil || !ok || turn != 2 {
+	if turn, ok, err := db.Maintenance.ClaimSweep(ctx, time.Hour); err != nil || !ok || turn != 2 {
 		t.Fatalf("a claim an hour after the last: turn %d, ok %v, %v; want turn 2", turn, ok, err)
 	}
 	// An operator's DELETE does not stop the sweeps: the next claim makes the row again.
 	if _, err := db.Pool.Exec(ctx, `DELETE FROM sweeper_turns`); err != nil {
 		t.Fatal(err)
 	}
-	if turn, ok, err := db.ClaimSweep(ctx, time.Hour); err != nil || !ok || turn != 1 {
+	if turn, ok, err := db.Maintenance.ClaimSweep(ctx, time.Hour); err != nil || !ok || turn != 1 {
 		t.Fatalf("a claim with no row: turn %d, ok %v, %v; want turn 1", turn, ok, err)
 	}
 }
@@ -273,13 +273,13 @@ func TestCompleteFullCampaigns(t *testing.T) {
 		}
 	}
 	last := cases[len(cases)-1].id // full, not listed
-	moved, err := db.CompleteFullCampaigns(ctx, listed)
+	moved, err := db.Maintenance.CompleteFullCampaigns(ctx, listed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("the listed campaigns", moved, full, full)
 	// Every active campaign: the unlisted full one now too; those moved before are not again.
-	moved, err = db.CompleteFullCampaigns(ctx, nil)
+	moved, err = db.Maintenance.CompleteFullCampaigns(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

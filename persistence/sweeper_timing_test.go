@@ -21,7 +21,7 @@ func BenchmarkReleaseStaleSessions(b *testing.B) {
 	ctx := context.Background()
 	db := migratedDB(b)
 	buyer := newBuyer(b, db, "release-bench@example.test")
-	if _, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
+	if _, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{}); err != nil {
 		b.Fatal(err)
 	}
 	camps := make([]int64, campaigns)
@@ -50,7 +50,7 @@ func BenchmarkReleaseStaleSessions(b *testing.B) {
 			b.StopTimer()
 			setup()
 			b.StartTimer()
-			moved, _, err := db.ReleaseStaleSessions(ctx, 5000)
+			moved, _, err := db.Maintenance.ReleaseStaleSessions(ctx, 5000)
 			if err != nil || len(moved) != 0 {
 				b.Fatalf("released %v (%v), want nothing", moved, err)
 			}

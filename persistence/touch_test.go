@@ -60,7 +60,7 @@ func TestTouchParticipantsCountsDays(t *testing.T) {
 	for i, id := range ids {
 		before[i] = xmin(id)
 	}
-	if err := db.TouchParticipants(ctx, append(ids, 1<<40), append(ats, day.Unix())); err != nil {
+	if err := db.Participants.TouchParticipants(ctx, append(ids, 1<<40), append(ats, day.Unix())); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range cases {
@@ -75,7 +75,7 @@ func TestTouchParticipantsCountsDays(t *testing.T) {
 			t.Errorf("%s: row rewritten %v, want %v", c.name, rewritten, !c.want.Equal(c.stored))
 		}
 	}
-	if err := db.TouchParticipants(ctx, nil, nil); err != nil {
+	if err := db.Participants.TouchParticipants(ctx, nil, nil); err != nil {
 		t.Errorf("no ids: %v", err)
 	}
 }

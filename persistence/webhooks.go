@@ -103,7 +103,7 @@ func (db *DB) SetBuyerWebhookByEmail(ctx context.Context, email, u string) (Buye
 	} else if err != nil {
 		return Buyer{}, classify(err)
 	}
-	return b, db.SetBuyerWebhook(ctx, b.ID, u)
+	return b, db.Accounts.SetBuyerWebhook(ctx, b.ID, u)
 }
 
 // WebhookEvent is one event to store for a campaign's buyer.

@@ -84,7 +84,7 @@ func (o *BuyerOps) RejectCompletes(ctx context.Context, buyer persistence.Buyer,
 	if len(*b.TransactionIDs) > maxIDs {
 		return nil, fault.Invalid("transaction_ids", "must hold at most %d ids", maxIDs)
 	}
-	out, err := o.DB.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, o.rejectEffects())
+	out, err := o.DB.Sessions.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, o.rejectEffects())
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (o *BuyerOps) Reconcile(ctx context.Context, buyer persistence.Buyer, campa
 	if len(*b.AcceptedIDs) > maxIDs {
 		return nil, fault.Invalid("accepted_ids", "must hold at most %d ids", maxIDs)
 	}
-	out, err := o.DB.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, accept, o.rejectEffects())
+	out, err := o.DB.Sessions.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, accept, o.rejectEffects())
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (o *BuyerOps) Reconcile(ctx context.Context, buyer persistence.Buyer, campa
 
 // RedirectTest is GET /api/v1/campaigns/:id/redirect_test: 200 {"redirect_test_url"}.
 func (o *BuyerOps) RedirectTest(ctx context.Context, buyer persistence.Buyer, campaignID int64, _ []byte) (any, error) {
-	route, err := o.DB.CampaignRoute(ctx, campaignID)
+	route, err := o.DB.Campaigns.CampaignRoute(ctx, campaignID)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (o *BuyerOps) RedirectTestURL(campaignID int64, buyerSecret string) string 
 
 // announce tells every process that the campaign's counts changed.
 func (o *BuyerOps) announce(ctx context.Context, campaignID int64) {
-	if err := o.DB.NotifyCounts(context.WithoutCancel(ctx), []int64{campaignID}); err != nil && o.Log != nil {
+	if err := o.DB.Feed.NotifyCounts(context.WithoutCancel(ctx), []int64{campaignID}); err != nil && o.Log != nil {
 		o.Log.Warn("counts notification failed; reconciliation catches up", zap.Error(err))
 	}
 }

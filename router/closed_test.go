@@ -31,7 +31,7 @@ func TestCallbacksAfterReconcile(t *testing.T) {
 		}
 	}
 	// Read before the reconcile, written after it: the write must see the campaign closed.
-	stale, err := w.db.SessionByTID(context.Background(), tids[2])
+	stale, err := w.db.Sessions.SessionByTID(context.Background(), tids[2])
 	if err != nil || stale.Closed() {
 		t.Fatalf("session before reconcile: %+v, %v", stale, err)
 	}
@@ -59,7 +59,7 @@ func TestCallbacksAfterReconcile(t *testing.T) {
 			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
 		}
 	}
-	res, err := w.db.RecordOutcome(context.Background(), stale, persistence.OutcomeRecord{Outcome: "complete", At: time.Now(),
+	res, err := w.db.Sessions.RecordOutcome(context.Background(), stale, persistence.OutcomeRecord{Outcome: "complete", At: time.Now(),
 		Postback: persistence.Postback{TID: stale.TID, Kind: persistence.PostbackOutcome, PublisherID: w.pub.ID, URL: "https://partner.example/pb"}})
 	if err != nil {
 		t.Fatal(err)

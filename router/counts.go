@@ -124,18 +124,18 @@ func (n *notifier) flush(ctx context.Context) {
 	defer cancel()
 	var failed error
 	// Entries that fail are dropped: other processes learn them when they reload.
-	if err := n.db.NotifyEntries(ctx, n.origin, entries); err != nil {
+	if err := n.db.Feed.NotifyEntries(ctx, n.origin, entries); err != nil {
 		failed = err
 	}
 	// Counts that fail are left to reconciliation, which catches up.
-	if err := n.db.NotifyCounts(ctx, ids); err != nil && failed == nil {
+	if err := n.db.Feed.NotifyCounts(ctx, ids); err != nil && failed == nil {
 		failed = err
 	}
-	if err := n.db.NotifyQuotaCounts(ctx, quotas); err != nil && failed == nil {
+	if err := n.db.Feed.NotifyQuotaCounts(ctx, quotas); err != nil && failed == nil {
 		failed = err
 	}
 	if len(full) > 0 {
-		done, err := n.db.CompleteFullCampaigns(ctx, full)
+		done, err := n.db.Maintenance.CompleteFullCampaigns(ctx, full)
 		if err != nil {
 			// A lock conflict with concurrent callbacks must not leave a full campaign
 			// active until the sweeper: retry with a later flush.
@@ -201,7 +201,7 @@ func (r *Router) listenCounts(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[countsChange]{
 		Name:   "counters",
 		Log:    r.log,
-		Listen: mirror.Listener(r.db.ListenOn, persistence.CountsChannel),
+		Listen: mirror.Listener(r.db.Feed.ListenOn, persistence.CountsChannel),
 		Notified: func(payload string, add func(countsChange)) {
 			persistence.ParseCounts(payload, func(id int64, quotasOnly bool) { add(countsChange{id, quotasOnly}) })
 		},
@@ -220,7 +220,7 @@ func (r *Router) CountsLoaded() <-chan struct{} { return r.countsLoaded }
 // countsAfter sets the counters of at most limit active campaigns above id after to the
 // database's values, and returns the last id read (0: none left), as CountsAfter.
 func (r *Router) countsAfter(ctx context.Context, after int64, limit int) (int64, error) {
-	last, err := r.db.CountsAfter(ctx, after, limit, &r.countRows)
+	last, err := r.db.Feed.CountsAfter(ctx, after, limit, &r.countRows)
 	if err == nil {
 		r.setCounts(&r.countRows)
 	}
@@ -247,7 +247,7 @@ func (r *Router) reconcileCounts(ctx context.Context, changes []countsChange) er
 		}
 	}
 	r.countsWhole, r.countsQuotas = whole, quotas
-	if err := r.db.CountsOf(ctx, whole, quotas, &r.countRows); err != nil {
+	if err := r.db.Feed.CountsOf(ctx, whole, quotas, &r.countRows); err != nil {
 		return err
 	}
 	r.setCounts(&r.countRows)
@@ -270,7 +270,7 @@ func (r *Router) setCounts(rows *persistence.CountRows) {
 // reentry and relationship rules see them at once.
 func (r *Router) listenEntries(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[struct{}]{Name: "entries", Log: r.log,
-		Listen:   mirror.Listener(r.db.ListenOn, persistence.EntriesChannel),
+		Listen:   mirror.Listener(r.db.Feed.ListenOn, persistence.EntriesChannel),
 		Notified: func(payload string, _ func(struct{})) { r.recordEntries(payload) },
 		// Runs once the LISTEN is up: every entry committed from then on is heard.
 		Full: func(context.Context) error {
@@ -328,7 +328,7 @@ func (r *Router) runSweeper(ctx context.Context, after <-chan struct{}) {
 // last nine tenths of a period (persistence.DB.ClaimSweep), so that the processes sharing the
 // database sweep about once a period between them, and one alone on each of its ticks.
 func (r *Router) sweepTurn(ctx context.Context) error {
-	turn, ok, err := r.db.ClaimSweep(ctx, r.cfg.SweepEvery*9/10)
+	turn, ok, err := r.db.Maintenance.ClaimSweep(ctx, r.cfg.SweepEvery*9/10)
 	if err != nil || !ok {
 		return err
 	}
@@ -343,7 +343,7 @@ func (r *Router) sweepTurn(ctx context.Context) error {
 // sharing the database take turns.
 func (r *Router) runAnalyzer(ctx context.Context) {
 	r.every(ctx, r.cfg.AnalyzeEvery, "planner statistics", func(ctx context.Context) error {
-		tables, err := r.db.AnalyzeGrowingTables(ctx)
+		tables, err := r.db.Maintenance.AnalyzeGrowingTables(ctx)
 		if err == nil && len(tables) > 0 {
 			r.log.Debug("analyzed growing tables", zap.Strings("tables", tables))
 		}
@@ -378,7 +378,7 @@ func (r *Router) pauseBrokenLinks(ctx context.Context, released map[int64]struct
 	if len(scope.IDs) == 0 && scope.Slices == 0 {
 		return nil
 	}
-	ids, err := r.db.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries, scope)
+	ids, err := r.db.Maintenance.PauseBrokenLinks(ctx, r.cfg.BrokenLinkEntries, scope)
 	if err != nil {
 		return err
 	}
@@ -399,7 +399,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 	var release time.Duration
 	defer func() { r.sweepStats.add(time.Since(start), release) }()
 	var errs []error
-	if dropped, err := r.db.RetireSessionIndexes(ctx); err != nil {
+	if dropped, err := r.db.Maintenance.RetireSessionIndexes(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("retiring indexes of sessions: %w", err))
 	} else if dropped {
 		r.log.Info("retired the indexes of sessions no serving release reads")
@@ -407,7 +407,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 	released := map[int64]struct{}{}
 	releaseStart := time.Now()
 	for {
-		ids, more, err := r.db.ReleaseStaleSessions(ctx, 5000)
+		ids, more, err := r.db.Maintenance.ReleaseStaleSessions(ctx, 5000)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("releasing stale sessions: %w", err))
 			break
@@ -426,7 +426,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 			errs = append(errs, fmt.Errorf("broken-link detection: %w", err))
 		}
 	}
-	if ids, err := r.db.CompleteFullCampaigns(ctx, nil); err != nil {
+	if ids, err := r.db.Maintenance.CompleteFullCampaigns(ctx, nil); err != nil {
 		errs = append(errs, fmt.Errorf("completing full campaigns: %w", err))
 	} else {
 		for _, id := range ids {
@@ -434,7 +434,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 		}
 	}
 	if time.Since(time.Unix(0, r.partitionsAt.Load())) >= r.cfg.PartitionEvery {
-		if made, err := r.db.EnsureSessionPartitions(ctx, r.cfg.Partitions); err != nil {
+		if made, err := r.db.Maintenance.EnsureSessionPartitions(ctx, r.cfg.Partitions); err != nil {
 			errs = append(errs, fmt.Errorf("creating partitions of sessions: %w", err))
 		} else {
 			r.partitionsAt.Store(time.Now().UnixNano())
@@ -446,7 +446,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 	if r.cfg.OutboxRetention > 0 {
 		var purged int64
 		for range 100 { // at most 100 batches a sweep; the next sweep goes on
-			n, err := r.db.PurgeDeliveredOutbox(ctx, r.cfg.OutboxRetention, outboxPurgeBatch)
+			n, err := r.db.Maintenance.PurgeDeliveredOutbox(ctx, r.cfg.OutboxRetention, outboxPurgeBatch)
 			purged += n
 			if err != nil {
 				errs = append(errs, fmt.Errorf("purging delivered postbacks: %w", err))
@@ -460,7 +460,7 @@ func (r *Router) sweep(ctx context.Context, turn int64) error {
 			r.log.Debug("delivered postbacks purged", zap.Int64("rows", purged), zap.Duration("older_than", r.cfg.OutboxRetention))
 		}
 	}
-	if ids, err := r.db.ArchiveStaleCampaigns(ctx, r.cfg.ArchiveAfter); err != nil {
+	if ids, err := r.db.Maintenance.ArchiveStaleCampaigns(ctx, r.cfg.ArchiveAfter); err != nil {
 		errs = append(errs, fmt.Errorf("archiving finished campaigns: %w", err))
 	} else {
 		for _, id := range ids {

@@ -32,7 +32,7 @@ func TestQuotaCountsNotification(t *testing.T) {
 	}
 	c := s.App.Engine.Counters()
 	before := c.Campaign(camp, time.Now().Unix())
-	if err := w.db.NotifyQuotaCounts(ctx, []int64{camp}); err != nil {
+	if err := w.db.Feed.NotifyQuotaCounts(ctx, []int64{camp}); err != nil {
 		t.Fatal(err)
 	}
 	want := engine.QuotaCounts{InProgress: 3, Entries: 3}
@@ -40,7 +40,7 @@ func TestQuotaCountsNotification(t *testing.T) {
 	if got := c.Campaign(camp, time.Now().Unix()); got != before {
 		t.Errorf("campaign counts after a quota-only notification: %+v, want them unchanged (%+v)", got, before)
 	}
-	if err := w.db.NotifyCounts(ctx, []int64{camp}); err != nil {
+	if err := w.db.Feed.NotifyCounts(ctx, []int64{camp}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the campaign's counts re-read", 10*time.Second, func() bool {

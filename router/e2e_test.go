@@ -152,7 +152,7 @@ func TestEntryAndCallbacks(t *testing.T) {
 		t.Errorf("unknown outcome: %d, want 404", resp.StatusCode)
 	}
 	// Another buyer, correctly signing with its own secret, cannot touch this buyer's tid.
-	other, _, err := w.db.CreateBuyer(context.Background(), "other@example.test", "Other", persistence.EnvStaging)
+	other, _, err := w.db.Accounts.CreateBuyer(context.Background(), "other@example.test", "Other", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,18 +225,18 @@ func TestReentryAndRelationships(t *testing.T) {
 		t.Error("relationship: entering a must close b")
 	}
 	// The database refuses even when the engine's panel does not know the entry yet.
-	if _, err := w.db.Admit(context.Background(), persistence.Entry{TID: "t-direct", CampaignID: never, PublisherID: w.pub.ID,
+	if _, err := w.db.Sessions.Admit(context.Background(), persistence.Entry{TID: "t-direct", CampaignID: never, PublisherID: w.pub.ID,
 		ParticipantID: ps[0], RespondentID: "X"}); err != nil {
 		t.Fatal(err)
 	}
-	adm, err := w.db.Admit(context.Background(), persistence.Entry{TID: "t-direct2", CampaignID: never, PublisherID: w.pub.ID,
+	adm, err := w.db.Sessions.Admit(context.Background(), persistence.Entry{TID: "t-direct2", CampaignID: never, PublisherID: w.pub.ID,
 		ParticipantID: ps[0], RespondentID: "X", QuotaIDs: nil})
 	if err != nil || adm.Refused == "" {
 		t.Errorf("direct admission without quotas: %+v %v, want refused", adm, err)
 	}
 	// The database checks a relationship from either side.
 	admit := func(tid string, p, c, q int64) string {
-		adm, err := w.db.Admit(context.Background(), persistence.Entry{TID: tid, CampaignID: c, PublisherID: w.pub.ID,
+		adm, err := w.db.Sessions.Admit(context.Background(), persistence.Entry{TID: tid, CampaignID: c, PublisherID: w.pub.ID,
 			ParticipantID: p, RespondentID: "X", QuotaIDs: []int64{q}})
 		if err != nil {
 			t.Fatal(err)
@@ -342,7 +342,7 @@ func TestRejectAndReconcile(t *testing.T) {
 		t.Errorf("reversal %v", pb)
 	}
 	// Another buyer's campaign is not found.
-	other, _, _ := w.db.CreateBuyer(context.Background(), "o2@example.test", "O", persistence.EnvStaging)
+	other, _, _ := w.db.Accounts.CreateBuyer(context.Background(), "o2@example.test", "O", persistence.EnvStaging)
 	if _, err := ops.RejectCompletes(context.Background(), other, camp, []byte(`{"transaction_ids":[]}`)); err == nil {
 		t.Error("another buyer rejected completes")
 	}

@@ -114,7 +114,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 	// admitted session is answered without another round trip.
 	var retarget string
 	if supplierlink.Has(route.SupplierLink, "RETARGET_IDENTIFIER") {
-		if retarget, err = r.db.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
+		if retarget, err = r.db.Campaigns.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
 			return "", err
 		}
 	}
@@ -162,7 +162,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 // the database, because the process that admitted the session may have died before telling
 // this one's engine; it runs only for entries the engine refused.
 func (r *Router) resumeOffer(ctx context.Context, claims *entrytoken.Claims, p *engine.Participant) (string, bool, error) {
-	a, found, err := r.db.OfferSession(ctx, p.ID, claims.CampaignID, int64(claims.Nonce))
+	a, found, err := r.db.Sessions.OfferSession(ctx, p.ID, claims.CampaignID, int64(claims.Nonce))
 	if err != nil || !found {
 		return "", false, err
 	}
@@ -205,7 +205,7 @@ func (r *Router) redirectTest(ctx *fasthttp.RequestCtx) {
 	// Not ctx: a RequestCtx's Done channel is replaced by Server.Shutdown and must not
 	// reach pgx (see entry).
 	bg := context.Background()
-	route, err := r.db.CampaignRoute(bg, id)
+	route, err := r.db.Campaigns.CampaignRoute(bg, id)
 	if err != nil {
 		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
 		return
@@ -216,7 +216,7 @@ func (r *Router) redirectTest(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	tid := newTID()
-	if _, err := r.db.StartTestSession(bg, tid, id); err != nil {
+	if _, err := r.db.Sessions.StartTestSession(bg, tid, id); err != nil {
 		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
 		return
 	}

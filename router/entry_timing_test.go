@@ -211,7 +211,7 @@ func runTiming(t *testing.T, dbURL, mode string, naive bool, o timingOpts) []str
 	}}
 	go sinkSrv.Serve(sink)   //nolint:errcheck
 	defer sinkSrv.Shutdown() //nolint:errcheck
-	if w.pub, _, err = w.db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Timing partner", CurrencyName: "coins",
+	if w.pub, _, err = w.db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Timing partner", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "http://" + sink.Addr().String() + "/back",
 		PostbackURL: "http://" + sink.Addr().String() + "/pb", Environment: persistence.EnvStaging}); err != nil {
 		t.Fatal(err)

@@ -124,7 +124,7 @@ func TestHAProxyThreeProcessesKill9(t *testing.T) {
 	began := time.Now()
 	ctx := context.Background()
 	w := newWorld(t, "")
-	token, err := w.db.RotatePublisherToken(ctx, w.pub.ID) // the partner's token, for offers
+	token, err := w.db.Accounts.RotatePublisherToken(ctx, w.pub.ID) // the partner's token, for offers
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestHAProxyThreeProcessesKill9(t *testing.T) {
 	users := make([]string, people)
 	for i := range users {
 		users[i] = fmt.Sprintf("lb-user-%d-%d", time.Now().UnixNano(), i)
-		if _, err := w.db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: w.pub.ID, User: users[i], CountryID: 1,
+		if _, err := w.db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: w.pub.ID, User: users[i], CountryID: 1,
 			Profile: []persistence.ProfileAnswer{{QuestionID: 42, Codes: []int32{int32(20 + i%40)}}, {QuestionID: 43, Codes: []int32{int32(1 + i%2)}},
 				{QuestionID: 45, Texts: []string{"94105"}}}}, "test", func() error { return nil }); err != nil {
 			t.Fatal(err)
@@ -364,12 +364,12 @@ func TestHAProxyLimitsFailedAuthenticationOnly(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, "")
 	s := w.startInProcess()
-	token, err := w.db.RotatePublisherToken(ctx, w.pub.ID)
+	token, err := w.db.Accounts.RotatePublisherToken(ctx, w.pub.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	user := fmt.Sprintf("haproxy-user-%d", time.Now().UnixNano())
-	if _, err := w.db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: w.pub.ID, User: user, CountryID: 1,
+	if _, err := w.db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: w.pub.ID, User: user, CountryID: 1,
 		Profile: []persistence.ProfileAnswer{{QuestionID: 42, Codes: []int32{30}}, {QuestionID: 43, Codes: []int32{1}},
 			{QuestionID: 45, Texts: []string{"94105"}}}}, "test", func() error { return nil }); err != nil {
 		t.Fatal(err)

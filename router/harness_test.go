@@ -89,19 +89,19 @@ func newWorld(t testing.TB, dbURL string) *world {
 		t.Fatal(err)
 	}
 	w := &world{t: t, db: db, dbURL: dbURL}
-	secret, err := db.ServiceKey(ctx, persistence.EntryKeyName)
+	secret, err := db.Accounts.ServiceKey(ctx, persistence.EntryKeyName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.key = entrytoken.NewKey(secret)
-	w.buyer, w.token, err = db.CreateBuyer(ctx, fmt.Sprintf("b%d@example.test", time.Now().UnixNano()), "Buyer", persistence.EnvStaging)
+	w.buyer, w.token, err = db.Accounts.CreateBuyer(ctx, fmt.Sprintf("b%d@example.test", time.Now().UnixNano()), "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.partner = &partner{postbacks: map[string]url.Values{}}
 	w.partner.srv = httptest.NewServer(http.HandlerFunc(w.partner.serve))
 	t.Cleanup(w.partner.srv.Close)
-	w.pub, _, err = db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins", ExchangeRate: 100,
+	w.pub, _, err = db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins", ExchangeRate: 100,
 		RevenueShare: 0.5, RedirectURL: w.partner.srv.URL + "/back?app=1", PostbackURL: w.partner.srv.URL + "/pb",
 		Environment: persistence.EnvStaging})
 	if err != nil {
@@ -269,7 +269,7 @@ func (w *world) participants(n int) []int64 {
 	w.t.Helper()
 	ids := make([]int64, n)
 	for i := range ids {
-		p, err := w.db.ImpanelParticipant(context.Background(), persistence.Impanel{
+		p, err := w.db.Participants.ImpanelParticipant(context.Background(), persistence.Impanel{
 			PublisherID: w.pub.ID, User: fmt.Sprintf("user-%d-%d", time.Now().UnixNano(), i), CountryID: 1,
 			Profile: []persistence.ProfileAnswer{
 				{QuestionID: 42, Codes: []int32{int32(20 + i%40)}},

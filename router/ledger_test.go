@@ -16,7 +16,7 @@ import (
 // (persistence.CheckLedger, what `switchboard ledger check` runs).
 func checkLedger(t testing.TB, db *persistence.DB) persistence.LedgerCheck {
 	t.Helper()
-	c, err := db.CheckLedger(context.Background(), time.Time{})
+	c, err := db.Ledger.CheckLedger(context.Background(), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,13 +49,13 @@ func trafficScrape(t *testing.T) []byte {
 	w := newWorld(t, "")
 	ctx := context.Background()
 	// A second publisher whose token the test keeps, for the offers call.
-	pub, token, err := w.db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Offers partner", CurrencyName: "coins",
+	pub, token, err := w.db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Offers partner", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: w.partner.srv.URL + "/back", Environment: persistence.EnvStaging})
 	if err != nil {
 		t.Fatal(err)
 	}
 	user := fmt.Sprintf("offers-user-%d", time.Now().UnixNano())
-	if _, err := w.db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: user, CountryID: 1,
+	if _, err := w.db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: user, CountryID: 1,
 		Profile: []persistence.ProfileAnswer{{QuestionID: 42, Codes: []int32{30}}, {QuestionID: 43, Codes: []int32{1}}}},
 		"test", func() error { return nil }); err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ import (
 func TestLargestReward(t *testing.T) {
 	w := newWorld(t, "")
 	ctx := context.Background()
-	pub, pubToken, err := w.db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Rich partner", CurrencyName: "gems",
+	pub, pubToken, err := w.db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Rich partner", CurrencyName: "gems",
 		ExchangeRate: 1e9, RevenueShare: 1, RedirectURL: w.partner.srv.URL + "/back?app=1",
 		PostbackURL: w.partner.srv.URL + "/pb", Environment: persistence.EnvStaging})
 	if err != nil {

@@ -156,7 +156,7 @@ func TestLateCompletesNoOverDelivery(t *testing.T) {
 	if counts[persistence.ResultComplete] != 5 || counts[persistence.ResultOverage] != 5 {
 		t.Errorf("export statuses %v, want 5 %s and 5 %s", counts, persistence.ResultComplete, persistence.ResultOverage)
 	}
-	days, err := w.db.MarketDays(context.Background(), time.Now().Add(-48*time.Hour))
+	days, err := w.db.Insights.MarketDays(context.Background(), time.Now().Add(-48*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ const prescreenDBTimeout = 5 * time.Second
 // screener returns the campaign's pre-screener (nil: none), cached for a second.
 func (r *Router) screener(ctx context.Context, campaignID int64) (*persistence.Screener, error) {
 	return r.screeners.get(campaignID, func() (*persistence.Screener, error) {
-		return r.db.CampaignScreener(ctx, campaignID)
+		return r.db.Campaigns.CampaignScreener(ctx, campaignID)
 	})
 }
 
@@ -198,7 +198,7 @@ func (r *Router) prescreenSubmit(ctx *fasthttp.RequestCtx) {
 			pagekit.Render(ctx, r.log, fasthttp.StatusUnprocessableEntity, "prescreen", r.prescreenCSP(context.Background(), claims.CampaignID, pub), page)
 			return
 		}
-		respID, err = r.db.RecordPrescreen(dbctx, persistence.PrescreenResponse{TokenNonce: claims.Nonce,
+		respID, err = r.db.Sessions.RecordPrescreen(dbctx, persistence.PrescreenResponse{TokenNonce: claims.Nonce,
 			PublisherID: claims.PublisherID, ParticipantID: claims.ParticipantID, CampaignID: claims.CampaignID,
 			Answers: answers, Qualified: qualified})
 		if err != nil {
@@ -225,7 +225,7 @@ func (r *Router) prescreenSubmit(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if respID != 0 {
-		if sid, err := r.db.AttachPrescreen(dbctx, respID, claims.ParticipantID, claims.CampaignID); err != nil || sid == 0 {
+		if sid, err := r.db.Campaigns.AttachPrescreen(dbctx, respID, claims.ParticipantID, claims.CampaignID); err != nil || sid == 0 {
 			// The participant is admitted: send them on; the sheet stays unattached.
 			r.log.Error("pre-screener answers not attached to the session", zap.Int64("response", respID),
 				zap.Int64("campaign", claims.CampaignID), zap.Error(err))

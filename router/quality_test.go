@@ -38,7 +38,7 @@ func newQualityWorld(t *testing.T, configure func(*app.Config)) *qualityWorld {
 	qw.s = apptest.Start(t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1, Configure: configure})
 	w.publicURL = qw.s.PublicURL
 	ctx := context.Background()
-	pub, tok, err := w.db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Quality partner", CurrencyName: "coins",
+	pub, tok, err := w.db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Quality partner", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: w.partner.srv.URL + "/back?app=1", PostbackURL: w.partner.srv.URL + "/pb",
 		Environment: persistence.EnvStaging})
 	if err != nil {
@@ -241,11 +241,11 @@ func TestQualitySpeedersBlockAndUnblock(t *testing.T) {
 
 	// The operator's view names the rule class and the evidence; lifting the block restores
 	// offers and entry at once.
-	rep, err := qw.db.QualityReportOf(context.Background(), qw.pub.ID, user)
+	rep, err := qw.db.Quality.QualityReportOf(context.Background(), qw.pub.ID, user)
 	if err != nil || !rep.Blocked || rep.Block.RuleClass != quality.ClassSpeeding || len(rep.Signals) != 3 {
 		t.Fatalf("report %+v %v", rep, err)
 	}
-	if _, err := qw.db.UnblockParticipant(context.Background(), qw.pub.ID, user, "reviewed"); err != nil {
+	if _, err := qw.db.Quality.UnblockParticipant(context.Background(), qw.pub.ID, user, "reviewed"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Second)
@@ -306,7 +306,7 @@ func TestQualityOutcomes(t *testing.T) {
 	if e := qw.offers(qw.user(rejected)); e.Eligibility.Reason != 1 || !strings.Contains(e.Eligibility.Comment, "rejected completes") {
 		t.Fatalf("after three rejections: %+v", e)
 	}
-	rep, err := qw.db.QualityReportOf(context.Background(), qw.pub.ID, qw.user(rejected))
+	rep, err := qw.db.Quality.QualityReportOf(context.Background(), qw.pub.ID, qw.user(rejected))
 	if err != nil || rep.Block == nil || rep.Block.RuleClass != quality.ClassOutcomes || len(rep.Signals) != 3 {
 		t.Fatalf("report %+v %v", rep, err)
 	}

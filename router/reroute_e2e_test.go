@@ -23,7 +23,7 @@ import (
 // starts (servers load publishers at start).
 func (w *world) setReroute(n int) {
 	w.t.Helper()
-	p, err := w.db.UpdatePublisher(context.Background(), w.pub.ID, persistence.PublisherChange{RerouteAttempts: &n})
+	p, err := w.db.Accounts.UpdatePublisher(context.Background(), w.pub.ID, persistence.PublisherChange{RerouteAttempts: &n})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -221,9 +221,9 @@ func New(d Deps) (*Router, error) {
 		if cfg.EntryWorkers > 0 {
 			entries.Workers = cfg.EntryWorkers
 		}
-		r.writer = d.DB.NewEntryWriter(entries)
-		r.outw = d.DB.NewOutcomeWriter(cfg.GroupCommit)
-		r.reader = d.DB.NewSessionReader(1)
+		r.writer = d.DB.Sessions.NewEntryWriter(entries)
+		r.outw = d.DB.Sessions.NewOutcomeWriter(cfg.GroupCommit)
+		r.reader = d.DB.Sessions.NewSessionReader(1)
 	}
 	r.notify = newNotifier(d.DB, r.origin, cfg.NotifyEvery, log)
 	return r, nil
@@ -274,7 +274,7 @@ func (r *Router) admit(ctx context.Context, e persistence.Entry) (persistence.Ad
 	if r.writer != nil {
 		return r.writer.Admit(ctx, e)
 	}
-	return r.db.Admit(ctx, e)
+	return r.db.Sessions.Admit(ctx, e)
 }
 
 // session loads a callback's session through the coalescing reader or, when naive, alone.
@@ -282,7 +282,7 @@ func (r *Router) admit(ctx context.Context, e persistence.Entry) (persistence.Ad
 // every participant active in the last 30 days; the database is asked for one it does not.
 func (r *Router) session(ctx context.Context, tid string) (persistence.Session, error) {
 	if r.reader == nil {
-		return r.db.SessionByTID(ctx, tid)
+		return r.db.Sessions.SessionByTID(ctx, tid)
 	}
 	s, err := r.reader.ByTID(ctx, tid)
 	if err != nil || s.ParticipantID == 0 {
@@ -292,7 +292,7 @@ func (r *Router) session(ctx context.Context, tid string) (persistence.Session, 
 		s.UserIdentifier = user
 		return s, nil
 	}
-	s.UserIdentifier, err = r.db.ParticipantUser(ctx, s.ParticipantID)
+	s.UserIdentifier, err = r.db.Participants.ParticipantUser(ctx, s.ParticipantID)
 	return s, err
 }
 
@@ -301,7 +301,7 @@ func (r *Router) record(ctx context.Context, s persistence.Session, o persistenc
 	if r.outw != nil {
 		return r.outw.Record(ctx, s, o)
 	}
-	return r.db.RecordOutcome(ctx, s, o)
+	return r.db.Sessions.RecordOutcome(ctx, s, o)
 }
 
 func (r *Router) publisher(ctx context.Context, id int64) (persistence.Publisher, error) {
@@ -310,15 +310,15 @@ func (r *Router) publisher(ctx context.Context, id int64) (persistence.Publisher
 			return p, nil
 		}
 	}
-	return r.pubs.get(id, func() (persistence.Publisher, error) { return r.db.PublisherByID(ctx, id) })
+	return r.pubs.get(id, func() (persistence.Publisher, error) { return r.db.Accounts.PublisherByID(ctx, id) })
 }
 
 func (r *Router) buyer(ctx context.Context, customerID string) (persistence.Buyer, error) {
-	return r.buyers.get(customerID, func() (persistence.Buyer, error) { return r.db.BuyerByCustomerID(ctx, customerID) })
+	return r.buyers.get(customerID, func() (persistence.Buyer, error) { return r.db.Accounts.BuyerByCustomerID(ctx, customerID) })
 }
 
 func (r *Router) route(ctx context.Context, id int64) (persistence.CampaignRoute, error) {
-	return r.routes.get(id, func() (persistence.CampaignRoute, error) { return r.db.CampaignRoute(ctx, id) })
+	return r.routes.get(id, func() (persistence.CampaignRoute, error) { return r.db.Campaigns.CampaignRoute(ctx, id) })
 }
 
 // participant decodes the panel's participant with id into dst (valid until the next
@@ -328,7 +328,7 @@ func (r *Router) participant(ctx context.Context, id int64, dst *engine.Particip
 	if r.panel.LookupByID(id, dst) {
 		return nil
 	}
-	pp, err := r.db.ParticipantByID(ctx, id)
+	pp, err := r.db.Participants.ParticipantByID(ctx, id)
 	if err != nil {
 		return err
 	}

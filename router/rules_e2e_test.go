@@ -180,7 +180,7 @@ func rulesEnter(t *testing.T, w *world, base string, p, c int64) string {
 // campaign c, and returns the refusal reason ("" when admitted, which stores a session).
 func rulesAdmit(t *testing.T, w *world, tid string, p, c, q int64) string {
 	t.Helper()
-	adm, err := w.db.Admit(context.Background(), persistence.Entry{TID: tid, CampaignID: c, PublisherID: w.pub.ID,
+	adm, err := w.db.Sessions.Admit(context.Background(), persistence.Entry{TID: tid, CampaignID: c, PublisherID: w.pub.ID,
 		ParticipantID: p, RespondentID: "X", QuotaIDs: []int64{q}})
 	if err != nil {
 		t.Fatal(err)

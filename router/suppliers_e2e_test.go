@@ -27,14 +27,14 @@ type supplierPartner struct {
 func (w *world) supplierPartner(name string, back *partner) supplierPartner {
 	w.t.Helper()
 	ctx := context.Background()
-	pub, token, err := w.db.CreatePublisher(ctx, persistence.NewPublisher{Name: name, CurrencyName: "coins", ExchangeRate: 100,
+	pub, token, err := w.db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: name, CurrencyName: "coins", ExchangeRate: 100,
 		RevenueShare: 0.5, RedirectURL: back.srv.URL + "/back?app=2", PostbackURL: back.srv.URL + "/pb",
 		Environment: persistence.EnvStaging})
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	sp := supplierPartner{pub: pub, token: token, user: fmt.Sprintf("%s-user-%d", name, time.Now().UnixNano())}
-	p, err := w.db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: sp.user, CountryID: 1,
+	p, err := w.db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: sp.user, CountryID: 1,
 		Profile: []persistence.ProfileAnswer{{QuestionID: 42, Codes: []int32{30}}, {QuestionID: 43, Codes: []int32{1}},
 			{QuestionID: 45, Texts: []string{"94105"}}}}, "test", func() error { return nil })
 	if err != nil {

@@ -189,7 +189,7 @@ func TestWebhooks(t *testing.T) {
 	if _, err := w.db.Pool.Exec(ctx, `UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, broken); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := w.db.PauseBrokenLinks(ctx, 6, persistence.BrokenLinkScope{All: true}); err != nil || len(ids) != 1 || ids[0] != broken {
+	if ids, err := w.db.Maintenance.PauseBrokenLinks(ctx, 6, persistence.BrokenLinkScope{All: true}); err != nil || len(ids) != 1 || ids[0] != broken {
 		t.Fatalf("PauseBrokenLinks: %v %v", ids, err)
 	}
 	if e := rcv.wait(t, broken, "campaign.status_changed", statusIs(2, 7)); e.Data["reason"] != "no_callbacks" {
@@ -211,7 +211,7 @@ func TestWebhooks(t *testing.T) {
 	rcv.wait(t, acc, "campaign.status_changed", statusIs(2, 6))
 
 	// A buyer without a URL gets nothing stored; removing the URL stops further events.
-	other, otherToken, err := w.db.CreateBuyer(ctx, fmt.Sprintf("other%d@example.test", time.Now().UnixNano()), "Other", "staging")
+	other, otherToken, err := w.db.Accounts.CreateBuyer(ctx, fmt.Sprintf("other%d@example.test", time.Now().UnixNano()), "Other", "staging")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestEntryHistoryAfterRestart(t *testing.T) {
 	archivedAlone := m.create(campaignSpec{Status: 4, Quotas: quota})
 	never := m.create(campaignSpec{Quotas: quota}) // null reentry_interval
 	later := m.create(campaignSpec{Quotas: quota})
-	if _, err := s1.DB.CreateRelationship(ctx, m.buyerID, live, archivedRelated); err != nil {
+	if _, err := s1.DB.Campaigns.CreateRelationship(ctx, m.buyerID, live, archivedRelated); err != nil {
 		t.Fatal(err)
 	}
 	person := func() (string, int64) {
@@ -85,7 +85,7 @@ func TestEntryHistoryAfterRestart(t *testing.T) {
 
 	// The relationship notifies both campaigns: the second process loads the archived
 	// campaign's entries, and the respondent is no longer offered the open one.
-	if _, err := s1.DB.CreateRelationship(ctx, m.buyerID, later, archivedAlone); err != nil {
+	if _, err := s1.DB.Campaigns.CreateRelationship(ctx, m.buyerID, later, archivedAlone); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "late relationship blocks", func() bool {

@@ -33,7 +33,7 @@ type partner struct {
 func newPartner(t testing.TB, s *apptest.Server) *partner {
 	t.Helper()
 	ctx := context.Background()
-	p, tok, err := s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "Game Co", CurrencyName: `Gems "blue"`,
+	p, tok, err := s.DB.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Game Co", CurrencyName: `Gems "blue"`,
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.test/back", Environment: s.Env})
 	if err != nil {
 		t.Fatal(err)

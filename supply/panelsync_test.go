@@ -21,17 +21,17 @@ func TestPlaceKeepsAnEntryHeardFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	b, _, err := db.CreateBuyer(ctx, "place@example.test", "Buyer", persistence.EnvStaging)
+	b, _, err := db.Accounts.CreateBuyer(ctx, "place@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
 	name, inc, loi, cl, link := "placed", 50, 10, 1, "https://survey.example/s?tid={ID}"
-	c, err := db.CreateCampaign(ctx, b.ID, persistence.CampaignFields{Name: &name, Incidence: &inc,
+	c, err := db.Campaigns.CreateCampaign(ctx, b.ID, persistence.CampaignFields{Name: &name, Incidence: &inc,
 		LengthOfInterview: &loi, CountryLanguageID: &cl, SupplierLink: &link})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins",
+	pub, _, err := db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestPlaceKeepsAnEntryHeardFirst(t *testing.T) {
 	}
 	a := &panelMirror{participants: db, feed: db, panel: engine.NewPanel(), now: func() int64 { return time.Now().Unix() }}
 
-	p, err := db.ParticipantByID(ctx, pid) // the notice's read: no entries yet
+	p, err := db.Participants.ParticipantByID(ctx, pid) // the notice's read: no entries yet
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func TestPostbackList(t *testing.T) {
 func postbackPartner(t *testing.T, s *apptest.Server, postbackURL string) *partner {
 	t.Helper()
 	ctx := context.Background()
-	pub, tok, err := s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "Game Co", CurrencyName: "Gems",
+	pub, tok, err := s.DB.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Game Co", CurrencyName: "Gems",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.test/back", PostbackURL: postbackURL, Environment: s.Env})
 	if err != nil {
 		t.Fatal(err)

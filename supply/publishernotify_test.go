@@ -17,7 +17,7 @@ func TestPublisherChangesApplyAtOnce(t *testing.T) {
 	p := newPartner(t, s)
 	p.do(t, "GET", "/supply_api/v4/countries", nil, nil).Expect(t, 200)
 	start := time.Now()
-	tok, err := s.DB.RotatePublisherToken(context.Background(), p.ID)
+	tok, err := s.DB.Accounts.RotatePublisherToken(context.Background(), p.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,7 +287,7 @@ func TestQualityBlockAcrossProcesses(t *testing.T) {
 	}
 	t.Logf("block reached the second server in %v", took)
 
-	lifted, err := s1.DB.UnblockParticipant(context.Background(), p1.ID, u, "test")
+	lifted, err := s1.DB.Quality.UnblockParticipant(context.Background(), p1.ID, u, "test")
 	if err != nil || len(lifted) != 1 {
 		t.Fatalf("unblock: %v %v", lifted, err)
 	}

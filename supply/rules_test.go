@@ -124,7 +124,7 @@ func TestMatchingRules(t *testing.T) {
 			}
 			notify = append(notify, c.campaign)
 		}
-		if err := s.DB.NotifyCounts(ctx, notify); err != nil {
+		if err := s.DB.Feed.NotifyCounts(ctx, notify); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range counts {

@@ -30,7 +30,7 @@ func TestWalkthroughThroughClients(t *testing.T) {
 	ctx := context.Background()
 	s := apptest.Start(t, apptest.Options{RateLimit: -1})
 	b := s.NewBuyer(t)
-	if _, _, err := s.DB.CreatePublisherWith(ctx, persistence.NewPublisher{Name: "Example Games", CurrencyName: "coins",
+	if _, _, err := s.DB.Accounts.CreatePublisherWith(ctx, persistence.NewPublisher{Name: "Example Games", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.example/back?app=7", Environment: s.Env},
 		pubToken, pubSecret); err != nil {
 		t.Fatal(err)

@@ -340,12 +340,12 @@ func TestGuides(t *testing.T) {
 	s := apptest.Start(t, apptest.Options{PublicURL: publicURL, RateLimit: -1,
 		Configure: func(c *app.Config) { c.Postbacks.Poll, c.Postbacks.AllowPrivate = 100*time.Millisecond, true }})
 	ctx := context.Background()
-	buyer, _, err := s.DB.CreateBuyerWith(ctx, "buyer@example.test", "Example Research", s.Env,
+	buyer, _, err := s.DB.Accounts.CreateBuyerWith(ctx, "buyer@example.test", "Example Research", s.Env,
 		persistence.BuyerCredentials{Token: buyerToken, Secret: buyerSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pubRow, _, err := s.DB.CreatePublisherWith(ctx, persistence.NewPublisher{Name: "Example Games", CurrencyName: "coins",
+	pubRow, _, err := s.DB.Accounts.CreatePublisherWith(ctx, persistence.NewPublisher{Name: "Example Games", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: partnerHost + "/back?app=7",
 		PostbackURL: partner.srv.URL + "/postback", Environment: s.Env}, pubToken, pubSecret)
 	if err != nil {
@@ -579,7 +579,7 @@ func TestGuides(t *testing.T) {
 	// survey sends the participant straight on to the next, and the chain's result reaches
 	// the partner once, with attempts.
 	attempts := 2
-	if _, err := s.DB.UpdatePublisher(ctx, pubRow.ID, persistence.PublisherChange{RerouteAttempts: &attempts}); err != nil {
+	if _, err := s.DB.Accounts.UpdatePublisher(ctx, pubRow.ID, persistence.PublisherChange{RerouteAttempts: &attempts}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.App.Supply.ReloadPublishers(ctx); err != nil {
@@ -684,7 +684,7 @@ func TestGuides(t *testing.T) {
 // campaign, valid 30 minutes.
 func checkOfferToken(t *testing.T, s *apptest.Server, entry string, campaignID int64) {
 	t.Helper()
-	secret, err := s.DB.ServiceKey(context.Background(), persistence.EntryKeyName)
+	secret, err := s.DB.Accounts.ServiceKey(context.Background(), persistence.EntryKeyName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func runBuyerCreate(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	b, token, err := db.CreateBuyer(ctx, *email, *name, *env)
+	b, token, err := db.Accounts.CreateBuyer(ctx, *email, *name, *env)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func issueBuyerToken(ctx context.Context, name string, args []string, out io.Wri
 		return err
 	}
 	defer db.Close()
-	b, token, err := db.IssueScopedBuyerToken(ctx, *email, *env, *scope)
+	b, token, err := db.Accounts.IssueScopedBuyerToken(ctx, *email, *env, *scope)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func runPublisherCreate(ctx context.Context, args []string, out io.Writer) error
 		return err
 	}
 	defer db.Close()
-	pub, token, err := db.CreatePublisher(ctx, p)
+	pub, token, err := db.Accounts.CreatePublisher(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -163,9 +163,9 @@ func runBuyerRevokeToken(ctx context.Context, args []string, out io.Writer) erro
 	defer db.Close()
 	n := int64(1)
 	if *all {
-		n, err = db.RevokeBuyerTokens(ctx, *email)
+		n, err = db.Accounts.RevokeBuyerTokens(ctx, *email)
 	} else {
-		err = db.RevokeBuyerToken(ctx, *email, *token)
+		err = db.Accounts.RevokeBuyerToken(ctx, *email, *token)
 	}
 	if err != nil {
 		return err
@@ -190,7 +190,7 @@ func runBuyerRotateToken(ctx context.Context, args []string, out io.Writer) erro
 		return err
 	}
 	defer db.Close()
-	b, env, fresh, err := db.RotateBuyerToken(ctx, *email, *token)
+	b, env, fresh, err := db.Accounts.RotateBuyerToken(ctx, *email, *token)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func runPublisherList(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	list, err := db.Publishers(ctx)
+	list, err := db.Accounts.Publishers(ctx)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func runPublisherUpdate(ctx context.Context, args []string, out io.Writer) error
 		return err
 	}
 	defer db.Close()
-	p, err := db.UpdatePublisher(ctx, *id, c)
+	p, err := db.Accounts.UpdatePublisher(ctx, *id, c)
 	if err != nil {
 		return flagError(err)
 	}
@@ -297,13 +297,13 @@ func runPublisherRotate(which string) func(context.Context, []string, io.Writer)
 		}
 		defer db.Close()
 		if which == "token" {
-			token, err := db.RotatePublisherToken(ctx, *id)
+			token, err := db.Accounts.RotatePublisherToken(ctx, *id)
 			if err != nil {
 				return err
 			}
 			return printJSON(out, map[string]any{"publisher_id": *id, "api_token": token})
 		}
-		secret, err := db.RotatePublisherSecret(ctx, *id)
+		secret, err := db.Accounts.RotatePublisherSecret(ctx, *id)
 		if err != nil {
 			return err
 		}
@@ -342,7 +342,7 @@ func runBuyerWebhook(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	b, err := db.SetBuyerWebhookByEmail(ctx, *email, *u)
+	b, err := db.Accounts.SetBuyerWebhookByEmail(ctx, *email, *u)
 	if err != nil {
 		return flagError(err)
 	}

@@ -148,7 +148,7 @@ func TestPublisherCommands(t *testing.T) {
 	if secret == created["api_secret"] || token == created["api_token"] || len(secret) != 32 || len(token) != 48 {
 		t.Fatalf("rotated secret %q token %q, created %v", secret, token, created)
 	}
-	stored, hashes, err := db.PublishersWithTokenHash(ctx)
+	stored, hashes, err := db.Accounts.PublishersWithTokenHash(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func runBuyerRotateSecret(ctx context.Context, args []string, out io.Writer) err
 		return err
 	}
 	defer db.Close()
-	b, err := db.RotateBuyerSecret(ctx, *email, *grace)
+	b, err := db.Accounts.RotateBuyerSecret(ctx, *email, *grace)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func runSeedDemo(ctx context.Context, args []string, out io.Writer) error {
 // same credentials ("seeded": false), so that every start prints them; it returns nil when
 // the database holds other buyers and no demo buyer.
 func seedDemo(ctx context.Context, db *persistence.DB, cfg app.Config, _ bool) (map[string]any, error) {
-	if seeded, err := db.HasBuyers(ctx); err != nil {
+	if seeded, err := db.Accounts.HasBuyers(ctx); err != nil {
 		return nil, err
 	} else if seeded {
 		return seededDemoCredentials(ctx, db)
@@ -72,12 +72,12 @@ func seedDemo(ctx context.Context, db *persistence.DB, cfg app.Config, _ bool) (
 		}
 		publicURL = "http://" + addr
 	}
-	buyer, _, err := db.CreateBuyerWith(ctx, demoBuyerEmail, "Demo Research", persistence.EnvStaging,
+	buyer, _, err := db.Accounts.CreateBuyerWith(ctx, demoBuyerEmail, "Demo Research", persistence.EnvStaging,
 		persistence.BuyerCredentials{CustomerID: demoCustomerID, Token: demoBuyerToken, Secret: demoBuyerSecret})
 	if err != nil {
 		return nil, err
 	}
-	pub, _, err := db.CreatePublisherWith(ctx, persistence.NewPublisher{
+	pub, _, err := db.Accounts.CreatePublisherWith(ctx, persistence.NewPublisher{
 		Name: demoPublisherName, CurrencyName: demoCurrency, ExchangeRate: 100, RevenueShare: 0.6,
 		RedirectURL: publicURL + supply.DemoPartnerPath, Environment: persistence.EnvStaging,
 	}, demoPublisherToken, demoPublisherKey)
@@ -103,13 +103,13 @@ func seedDemo(ctx context.Context, db *persistence.DB, cfg app.Config, _ bool) (
 // database seeded before ("seeded": false), or nil when it holds no demo buyer. The
 // customer_id is read, not assumed: a database may hold a demo buyer of another id.
 func seededDemoCredentials(ctx context.Context, db *persistence.DB) (map[string]any, error) {
-	buyer, err := db.AuthenticateBuyer(ctx, demoBuyerEmail, demoBuyerToken, persistence.EnvStaging)
+	buyer, err := db.Accounts.AuthenticateBuyer(ctx, demoBuyerEmail, demoBuyerToken, persistence.EnvStaging)
 	if fault.KindOf(err) == fault.KindUnauthorized {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	pubs, err := db.Publishers(ctx)
+	pubs, err := db.Accounts.Publishers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func seedDemoCampaigns(ctx context.Context, db *persistence.DB, buyerID int64) (
 	for _, d := range demo {
 		name, loi, inc, cl := d.name, d.loi, d.incidence, 1
 		link := "https://survey.example.com/s/demo?tid={ID}&rid={RESPONDENT_ID}"
-		c, err := db.CreateCampaign(ctx, buyerID, persistence.CampaignFields{Name: &name, LengthOfInterview: &loi,
+		c, err := db.Campaigns.CreateCampaign(ctx, buyerID, persistence.CampaignFields{Name: &name, LengthOfInterview: &loi,
 			Incidence: &inc, CountryLanguageID: &cl, SupplierLink: &link})
 		if err != nil {
 			return nil, err
@@ -189,12 +189,12 @@ func seedDemoCampaigns(ctx context.Context, db *persistence.DB, buyerID int64) (
 			n := q.num
 			f := persistence.QuotaFields{NumRespondents: &n, Qualifications: q.quals}
 			f.Name = persistence.Nullable[string]{Set: true, Valid: true, V: q.name}
-			if _, err := db.CreateQuota(ctx, buyerID, c.ID, f); err != nil {
+			if _, err := db.Campaigns.CreateQuota(ctx, buyerID, c.ID, f); err != nil {
 				return nil, err
 			}
 		}
 		active := persistence.StatusActive
-		if _, err := db.UpdateCampaign(ctx, buyerID, c.ID, persistence.CampaignFields{Status: &active}); err != nil {
+		if _, err := db.Campaigns.UpdateCampaign(ctx, buyerID, c.ID, persistence.CampaignFields{Status: &active}); err != nil {
 			return nil, err
 		}
 		ids = append(ids, c.ID)
@@ -216,7 +216,7 @@ func seedDemoPanel(ctx context.Context, db *persistence.DB, publisherID int64, n
 				{QuestionID: 45, Texts: []string{zips[rng.IntN(len(zips))]}},
 				{QuestionID: 100, Codes: []int32{int32(1 + rng.IntN(9))}},
 			}}
-		if _, err := db.ImpanelParticipant(ctx, in, "seed-demo", func() error { return nil }); err != nil {
+		if _, err := db.Participants.ImpanelParticipant(ctx, in, "seed-demo", func() error { return nil }); err != nil {
 			return i - 1, err
 		}
 	}

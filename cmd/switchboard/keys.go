@@ -24,17 +24,17 @@ func runKeysRotate(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	at, err := db.RotateServiceKey(ctx, persistence.EntryKeyName)
+	at, err := db.Accounts.RotateServiceKey(ctx, persistence.EntryKeyName)
 	if err != nil {
 		return err
 	}
-	cur, _, err := db.ServiceKeys(ctx, persistence.EntryKeyName, 0)
+	cur, _, err := db.Accounts.ServiceKeys(ctx, persistence.EntryKeyName, 0)
 	if err != nil {
 		return err
 	}
 	retire := at.Add(entrytoken.TTL*time.Second + partners.KeyGrace).UTC()
 	if *retireNow {
-		if _, err := db.RetirePreviousServiceKeys(ctx, persistence.EntryKeyName); err != nil {
+		if _, err := db.Accounts.RetirePreviousServiceKeys(ctx, persistence.EntryKeyName); err != nil {
 			return err
 		}
 		retire = time.Now().UTC()
@@ -54,7 +54,7 @@ func runKeysRetire(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	n, err := db.RetirePreviousServiceKeys(ctx, persistence.EntryKeyName)
+	n, err := db.Accounts.RetirePreviousServiceKeys(ctx, persistence.EntryKeyName)
 	if err != nil {
 		return err
 	}

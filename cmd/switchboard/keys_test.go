@@ -42,7 +42,7 @@ func TestKeysRotateAcrossProcesses(t *testing.T) {
 			ParticipantID: 1, CampaignID: 1, Expires: time.Now().Unix() + entrytoken.TTL, Nonce: entrytoken.NewNonce()})
 	}
 	key := func() []byte {
-		k, err := db.ServiceKey(context.Background(), persistence.EntryKeyName)
+		k, err := db.Accounts.ServiceKey(context.Background(), persistence.EntryKeyName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestKeysRetireAfterLeak(t *testing.T) {
 	}
 	defer db.Close()
 	sign := func() string {
-		k, err := db.ServiceKey(context.Background(), persistence.EntryKeyName)
+		k, err := db.Accounts.ServiceKey(context.Background(), persistence.EntryKeyName)
 		if err != nil {
 			t.Fatal(err)
 		}

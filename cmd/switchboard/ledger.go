@@ -33,7 +33,7 @@ func runLedgerCheck(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	c, err := db.CheckLedger(ctx, m)
+	c, err := db.Ledger.CheckLedger(ctx, m)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func runLedgerBackfill(ctx context.Context, args []string, out io.Writer) error 
 		return err
 	}
 	defer db.Close()
-	h, err := db.BackfillLedger(ctx, *batch, func(h persistence.LedgerHistory) {
+	h, err := db.Ledger.BackfillLedger(ctx, *batch, func(h persistence.LedgerHistory) {
 		if h.Batches%100 == 0 {
 			log.Info("ledger backfill", zap.Int("batches", h.Batches), zap.Int("sessions", h.Sessions),
 				zap.Int("events", h.Events), zap.Int64("next_id", h.NextID))
@@ -95,7 +95,7 @@ func runStatementsClose(ctx context.Context, args []string, out io.Writer) error
 		return err
 	}
 	defer db.Close()
-	c, _, err := db.CloseMonth(ctx, m)
+	c, _, err := db.Ledger.CloseMonth(ctx, m)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func TestLedgerCheckCommand(t *testing.T) {
 	if _, err := run("--month", "2026-13"); err == nil || !strings.Contains(err.Error(), "--month") {
 		t.Errorf("bad month: %v, want an error naming --month", err)
 	}
-	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
+	pub, _, err := db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
 		RevenueShare: 0.5, RedirectURL: "https://p.test/back", Environment: persistence.EnvStaging})
 	if err != nil {
 		t.Fatal(err)

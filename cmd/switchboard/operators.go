@@ -30,7 +30,7 @@ func runOperatorCreate(ctx context.Context, args []string, out io.Writer) error 
 		return err
 	}
 	defer db.Close()
-	o, token, err := db.CreateOperatorWithRole(ctx, *name, *role)
+	o, token, err := db.Operators.CreateOperatorWithRole(ctx, *name, *role)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func runOperatorList(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	list, err := db.ListOperators(ctx)
+	list, err := db.Operators.ListOperators(ctx)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runOperatorRevoke(ctx context.Context, args []string, out io.Writer) error 
 		return err
 	}
 	defer db.Close()
-	o, ended, err := db.RevokeOperator(ctx, *id)
+	o, ended, err := db.Operators.RevokeOperator(ctx, *id)
 	if err != nil {
 		return fmt.Errorf("operator %d: %w", *id, err)
 	}

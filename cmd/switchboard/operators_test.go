@@ -38,11 +38,11 @@ func TestOperatorCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	o, err := db.AuthenticateOperator(ctx, got.Token)
+	o, err := db.Operators.AuthenticateOperator(ctx, got.Token)
 	if err != nil || o.ID != got.ID {
 		t.Fatalf("operator %+v, %v", o, err)
 	}
-	if _, err := db.AuthenticateOperator(ctx, got.Token[:47]+"x"); err == nil {
+	if _, err := db.Operators.AuthenticateOperator(ctx, got.Token[:47]+"x"); err == nil {
 		t.Fatal("a wrong token signed in")
 	}
 	var plain int
@@ -79,7 +79,7 @@ func TestOperatorListRevoke(t *testing.T) {
 	}
 	defer db.Close()
 	session := func(id int64) string {
-		s, _, err := db.CreateConsoleSession(ctx, persistence.ConsoleSignIn{OperatorID: id}, time.Hour)
+		s, _, err := db.Operators.CreateConsoleSession(ctx, persistence.ConsoleSignIn{OperatorID: id}, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,18 +113,18 @@ func TestOperatorListRevoke(t *testing.T) {
 	if !bytes.Contains(out.Bytes(), []byte(`"console_sessions_ended": 2`)) {
 		t.Fatalf("operator revoke: %s", out.Bytes())
 	}
-	if _, err := db.AuthenticateOperator(ctx, oliveToken); fault.KindOf(err) != fault.KindUnauthorized {
+	if _, err := db.Operators.AuthenticateOperator(ctx, oliveToken); fault.KindOf(err) != fault.KindUnauthorized {
 		t.Fatalf("revoked operator's token: %v", err)
 	}
 	for _, s := range oliveSessions {
-		if _, err := db.ConsoleSessionOf(ctx, s); fault.KindOf(err) != fault.KindUnauthorized {
+		if _, err := db.Operators.ConsoleSessionOf(ctx, s); fault.KindOf(err) != fault.KindUnauthorized {
 			t.Fatalf("revoked operator's console session: %v", err)
 		}
 	}
-	if _, err := db.AuthenticateOperator(ctx, patToken); err != nil {
+	if _, err := db.Operators.AuthenticateOperator(ctx, patToken); err != nil {
 		t.Fatalf("other operator's token: %v", err)
 	}
-	if s, err := db.ConsoleSessionOf(ctx, patSession); err != nil || s.Operator.ID != pat {
+	if s, err := db.Operators.ConsoleSessionOf(ctx, patSession); err != nil || s.Operator.ID != pat {
 		t.Fatalf("other operator's session: %+v %v", s, err)
 	}
 	if err := dispatch(ctx, []string{"operator", "revoke", "--id", strconv.FormatInt(olive, 10), "--database-url", url}, &bytes.Buffer{}); err == nil {

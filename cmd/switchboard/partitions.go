@@ -29,14 +29,14 @@ func runSessionsPartitions(ctx context.Context, args []string, out io.Writer) er
 	if p.Period <= 0 || p.Ahead <= 0 || p.MinIDs <= 0 {
 		return errors.New("--period, --ahead and --min-ids must be positive")
 	}
-	made, err := db.EnsureSessionPartitions(ctx, p)
+	made, err := db.Maintenance.EnsureSessionPartitions(ctx, p)
 	if err != nil {
 		return err
 	}
 	for _, name := range made {
 		fmt.Fprintf(out, "created %s\n", name)
 	}
-	list, err := db.SessionPartitions(ctx)
+	list, err := db.Maintenance.SessionPartitions(ctx)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func runPostbacksList(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	list, err := db.ListPostbacks(ctx, persistence.PostbackFilter{PublisherID: *pub, BuyerID: *buyer, States: states,
+	list, err := db.Outbox.ListPostbacks(ctx, persistence.PostbackFilter{PublisherID: *pub, BuyerID: *buyer, States: states,
 		BeforeID: *before, Limit: *limit})
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func runPostbacksRetry(ctx context.Context, args []string, out io.Writer) error 
 		return err
 	}
 	defer db.Close()
-	retried, err := db.RetryPostbacks(ctx, *pub, *buyer, ids)
+	retried, err := db.Outbox.RetryPostbacks(ctx, *pub, *buyer, ids)
 	if err != nil {
 		return err
 	}

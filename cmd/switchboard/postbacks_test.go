@@ -20,7 +20,7 @@ func TestPostbacksCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
+	pub, _, err := db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
 		RevenueShare: 0.5, RedirectURL: "https://p.test/back", Environment: persistence.EnvStaging})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestPostbacksCommands(t *testing.T) {
 	retrying := row("t-retrying", `3, 'status 500', NULL, NULL`)
 	row("t-delivered", `1, NULL, now(), NULL`)
 	// A buyer's webhook refused at its first attempt: operators see it beside the postbacks.
-	buyer, _, err := db.CreateBuyer(ctx, "hooks@example.test", "Hooks", persistence.EnvStaging)
+	buyer, _, err := db.Accounts.CreateBuyer(ctx, "hooks@example.test", "Hooks", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestPostbacksCommands(t *testing.T) {
 	if got := ids(run("postbacks", "list", "--status", "dead")); !same(got, []int64{hook, dead2}) {
 		t.Fatalf("dead after retry %v", got)
 	}
-	claimed, err := db.ClaimPostbacks(ctx, 10, time.Minute)
+	claimed, err := db.Outbox.ClaimPostbacks(ctx, 10, time.Minute)
 	if err != nil || len(claimed) != 1 || claimed[0].ID != dead1 || claimed[0].Attempts != 31 {
 		t.Fatalf("claim after retry: %+v %v", claimed, err)
 	}
@@ -115,7 +115,7 @@ func TestPostbacksCommands(t *testing.T) {
 		t.Fatalf("retry --buyer: %v", r)
 	}
 	// The retry window counts from the retry, not from the enqueue two days ago.
-	dead, err := db.MarkPostbackFailed(ctx, claimed[0], time.Second, 24*time.Hour, "status 502", false)
+	dead, err := db.Outbox.MarkPostbackFailed(ctx, claimed[0], time.Second, 24*time.Hour, "status 502", false)
 	if err != nil || dead {
 		t.Fatalf("a retried postback failing once more: dead %v, %v", dead, err)
 	}

@@ -55,7 +55,7 @@ func runQualityShow(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	r, err := db.QualityReportOf(ctx, *pub, *user)
+	r, err := db.Quality.QualityReportOf(ctx, *pub, *user)
 	if err != nil {
 		return err
 	}

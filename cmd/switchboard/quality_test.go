@@ -20,18 +20,18 @@ func TestQualityCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	pub, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
+	pub, _, err := db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "P", CurrencyName: "c", ExchangeRate: 1,
 		RevenueShare: 0.5, RedirectURL: "https://p.test/back", Environment: persistence.EnvStaging})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: "u-1", CountryID: 1}, "test", func() error { return nil })
+	p, err := db.Participants.ImpanelParticipant(ctx, persistence.Impanel{PublisherID: pub.ID, User: "u-1", CountryID: 1}, "test", func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	age := func(n int32) *int32 { return &n }
 	for _, a := range []int32{30, 27} {
-		if _, err := db.RecordImpanelQuality(ctx, quality.Policy{}, persistence.ImpanelQuality{
+		if _, err := db.Quality.RecordImpanelQuality(ctx, quality.Policy{}, persistence.ImpanelQuality{
 			ParticipantID: p.ID, PublisherID: pub.ID, CountryID: 1, Age: age(a)}); err != nil {
 			t.Fatal(err)
 		}

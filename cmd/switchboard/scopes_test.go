@@ -33,7 +33,7 @@ func TestTokenScopesAndOperatorRoles(t *testing.T) {
 	}
 	defer db.Close()
 	for token, want := range map[string]string{rotated["api_token"].(string): persistence.ScopeRead, write["api_token"].(string): persistence.ScopeWrite} {
-		b, err := db.AuthenticateBuyer(ctx, email, token, persistence.EnvStaging)
+		b, err := db.Accounts.AuthenticateBuyer(ctx, email, token, persistence.EnvStaging)
 		if err != nil || b.Scope != want {
 			t.Errorf("token %.6s…: scope %q (%v), want %s", token, b.Scope, err, want)
 		}
@@ -42,7 +42,7 @@ func TestTokenScopesAndOperatorRoles(t *testing.T) {
 	viewer := mustCLI(t, url, "operator", "create", "--name", "Viewer Vic", "--role", "viewer")
 	admin := mustCLI(t, url, "operator", "create", "--name", "Admin Ada")
 	for tok, want := range map[string]string{viewer["operator_token"].(string): persistence.RoleViewer, admin["operator_token"].(string): persistence.RoleAdmin} {
-		o, err := db.AuthenticateOperator(ctx, tok)
+		o, err := db.Operators.AuthenticateOperator(ctx, tok)
 		if err != nil || o.Role != want {
 			t.Errorf("operator %+v (%v), want role %s", o, err, want)
 		}

@@ -48,7 +48,7 @@ func TestMirrorOverPostgres(t *testing.T) {
 		Run(ctx, Config[int64]{
 			Name:   "pg",
 			Log:    zap.New(core),
-			Listen: Listener(db.ListenOn, "mirror_test"),
+			Listen: Listener(db.Feed.ListenOn, "mirror_test"),
 			Notified: func(p string, add func(int64)) {
 				if id, err := strconv.ParseInt(p, 10, 64); err == nil {
 					add(id)

@@ -57,7 +57,7 @@ func TestWorkerRefusesInternalRedirects(t *testing.T) {
 		t.Fatalf("the internal address was requested %d times", n)
 	}
 	for _, pub := range []persistence.Publisher{chain, toClosed, down} {
-		list, err := db.ListPostbacks(context.Background(), persistence.PostbackFilter{PublisherID: pub.ID,
+		list, err := db.Outbox.ListPostbacks(context.Background(), persistence.PostbackFilter{PublisherID: pub.ID,
 			States: persistence.PostbackFailures, Limit: 10})
 		if err != nil || len(list) != 1 || list[0].LastError == nil {
 			t.Fatalf("partner %d's failed postbacks: %+v, %v", pub.ID, list, err)

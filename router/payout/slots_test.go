@@ -102,7 +102,7 @@ func TestHandedOverPostbackOutlivesNoLease(t *testing.T) {
 	enqueueOutcomes(t, db, pub, tids("h", n)...)
 	cfg := fastConfig()
 	cfg.Timeout, cfg.Lease, cfg.Parallel, cfg.PerDestination = 500*time.Millisecond, time.Second, 4, 2
-	claimed, err := db.ClaimPostbacks(context.Background(), n, cfg.Lease)
+	claimed, err := db.Outbox.ClaimPostbacks(context.Background(), n, cfg.Lease)
 	if err != nil || len(claimed) != n {
 		t.Fatalf("claim: %d rows, %v", len(claimed), err)
 	}

@@ -35,7 +35,7 @@ func openDB(t *testing.T) *persistence.DB {
 
 func newPublisher(t *testing.T, db *persistence.DB, postbackURL string) persistence.Publisher {
 	t.Helper()
-	p, _, err := db.CreatePublisher(context.Background(), persistence.NewPublisher{
+	p, _, err := db.Accounts.CreatePublisher(context.Background(), persistence.NewPublisher{
 		Name: "p", CurrencyName: "coins", ExchangeRate: 100, RevenueShare: 0.6,
 		RedirectURL: "https://app.test/back", PostbackURL: postbackURL, Environment: persistence.EnvStaging,
 	})
@@ -476,7 +476,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 
 	// A worker claims the row and dies before delivering it.
 	lease := 700 * time.Millisecond
-	claimed, err := db.ClaimPostbacks(context.Background(), 10, lease)
+	claimed, err := db.Outbox.ClaimPostbacks(context.Background(), 10, lease)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim: %v, %d rows", err, len(claimed))
 	}
@@ -493,7 +493,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 		t.Fatal("the row was not claimed a second time")
 	}
 	// The dead worker's late failure report does not touch the row.
-	if dead, err := db.MarkPostbackFailed(context.Background(), claimed[0], time.Second, time.Minute, "late", false); err != nil || dead {
+	if dead, err := db.Outbox.MarkPostbackFailed(context.Background(), claimed[0], time.Second, time.Minute, "late", false); err != nil || dead {
 		t.Fatalf("late MarkPostbackFailed: %v, %v", dead, err)
 	}
 	if n := countRows(t, db, `delivered_at IS NOT NULL AND last_error IS NULL`); n != 1 {
@@ -642,7 +642,7 @@ func TestSendDeliversLeased(t *testing.T) {
 	db := openDB(t)
 	rc, pub := startPartner(t, db, nil)
 	enqueueOutcomes(t, db, pub, "handed")
-	claimed, err := db.ClaimPostbacks(context.Background(), 10, time.Hour)
+	claimed, err := db.Outbox.ClaimPostbacks(context.Background(), 10, time.Hour)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim: %v, %d rows", err, len(claimed))
 	}

@@ -228,7 +228,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		if a.Joining {
 			// What is left (the engine's build, the counters, the catch-up) is seconds of
 			// work, not minutes: a larger share keeps the start short (snapshots.go).
-			a.DB.SetLoadDuty(max(cfg.JoinLoadShare, snapshotJoinShare))
+			a.DB.Participants.SetLoadDuty(max(cfg.JoinLoadShare, snapshotJoinShare))
 		}
 	}
 	go a.sync.run(bg)

@@ -55,7 +55,7 @@ func (s *engineSync) run(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[int64]{
 		Name:     "engine",
 		Log:      s.log,
-		Listen:   mirror.Listener(s.db.ListenOn, persistence.CampaignChannel),
+		Listen:   mirror.Listener(s.db.Feed.ListenOn, persistence.CampaignChannel),
 		Notified: mirror.IDs,
 		Reload:   s.apply,
 		Full:     s.full,
@@ -69,11 +69,11 @@ func (s *engineSync) run(ctx context.Context) {
 func (s *engineSync) full(ctx context.Context) error {
 	start := time.Now()
 	// Read before loading: a change committed during the load advances the epoch past it.
-	epoch, epochErr := s.db.CampaignEpoch(ctx)
+	epoch, epochErr := s.db.Feed.CampaignEpoch(ctx)
 	if s.seed != nil {
 		return s.fromSeed(ctx, start, epoch, epochErr)
 	}
-	cs, err := s.db.EngineCampaigns(ctx, nil)
+	cs, err := s.db.Feed.EngineCampaigns(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (s *engineSync) full(ctx context.Context) error {
 // fromSeed is the first full load of a process started from a snapshot: the snapshot's
 // campaigns, then those changed since its position as if notified. The epoch was read before.
 func (s *engineSync) fromSeed(ctx context.Context, start time.Time, epoch int64, epochErr error) error {
-	ids, err := s.db.CampaignsChangedAt(ctx, s.seed.xid)
+	ids, err := s.db.Feed.CampaignsChangedAt(ctx, s.seed.xid)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ const fullEvery = 30 * time.Minute
 // an eighth of the market, and fullEvery.
 func (s *engineSync) safetyRebuild(ctx context.Context) error {
 	checked := time.Now()
-	epoch, err := s.db.CampaignEpoch(ctx)
+	epoch, err := s.db.Feed.CampaignEpoch(ctx)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (s *engineSync) safetyRebuild(ctx context.Context) error {
 	if last < 0 || checked.Sub(time.Unix(0, s.fullAt.Load())) >= fullEvery {
 		return s.full(ctx)
 	}
-	ids, err := s.db.CampaignsChangedSince(ctx, last)
+	ids, err := s.db.Feed.CampaignsChangedSince(ctx, last)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (s *engineSync) safetyRebuild(ctx context.Context) error {
 // apply loads the campaigns that notifications named (those no longer active leave the
 // snapshot). On failure the mirror keeps the ids and retries.
 func (s *engineSync) apply(ctx context.Context, ids []int64) error {
-	cs, err := s.db.EngineCampaigns(ctx, ids)
+	cs, err := s.db.Feed.EngineCampaigns(ctx, ids)
 	if err != nil {
 		return err
 	}

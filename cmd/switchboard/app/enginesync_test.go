@@ -25,17 +25,17 @@ func TestSafetyCheckRereadsChangedCampaigns(t *testing.T) {
 	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	buyer, _, err := db.CreateBuyer(ctx, "safety@example.test", "Buyer", persistence.EnvStaging)
+	buyer, _, err := db.Accounts.CreateBuyer(ctx, "safety@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
 	name, inc, loi, cl, link, num := "safety", 50, 10, 1, "https://survey.example/s?tid={ID}", 100
-	c, err := db.CreateCampaign(ctx, buyer.ID, persistence.CampaignFields{Name: &name, Incidence: &inc,
+	c, err := db.Campaigns.CreateCampaign(ctx, buyer.ID, persistence.CampaignFields{Name: &name, Incidence: &inc,
 		LengthOfInterview: &loi, CountryLanguageID: &cl, SupplierLink: &link})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateQuota(ctx, buyer.ID, c.ID, persistence.QuotaFields{NumRespondents: &num}); err != nil {
+	if _, err := db.Campaigns.CreateQuota(ctx, buyer.ID, c.ID, persistence.QuotaFields{NumRespondents: &num}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Pool.Exec(ctx, `UPDATE campaigns SET status = 2, cpi_cents = 100 WHERE id = $1`, c.ID); err != nil {

@@ -67,7 +67,7 @@ func (a *App) heartbeat() persistence.ServeProcess {
 func (a *App) runHeartbeat(ctx context.Context) {
 	defer close(a.beatDone)
 	beats := retry.NewOutage(a.log.Named("heartbeat"), "process heartbeat", retry.Default, nil)
-	beat := func(ctx context.Context) error { return a.DB.BeatProcess(ctx, a.heartbeat()) }
+	beat := func(ctx context.Context) error { return a.DB.Maintenance.BeatProcess(ctx, a.heartbeat()) }
 	beats.Attempt(ctx, beat)
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
@@ -89,5 +89,5 @@ func (a *App) endHeartbeat(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return a.DB.EndProcess(ctx, a.processID)
+	return a.DB.Maintenance.EndProcess(ctx, a.processID)
 }

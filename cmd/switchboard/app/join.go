@@ -47,7 +47,7 @@ func serving(ps []persistence.ServeProcess, now time.Time) int {
 // and returns what ends it (nil when alone): call it once every load is in (afterLoads). A
 // failed read of the heartbeats counts as alone: the start-up is then only faster.
 func (a *App) joinGently(ctx context.Context) (end func()) {
-	ps, now, err := a.DB.ServeProcesses(ctx)
+	ps, now, err := a.DB.Maintenance.ServeProcesses(ctx)
 	if err != nil {
 		a.log.Warn("could not read the serve processes; loading at full speed", zap.Error(err))
 		return nil
@@ -58,17 +58,17 @@ func (a *App) joinGently(ctx context.Context) (end func()) {
 	}
 	a.log.Info("joining serving processes: loading with one stream and one core, paced", zap.Int("serving", n),
 		zap.Float64("duty", a.cfg.JoinLoadShare))
-	a.DB.SetLoadStreams(1)
-	a.DB.SetLoadDuty(a.cfg.JoinLoadShare)
+	a.DB.Participants.SetLoadStreams(1)
+	a.DB.Participants.SetLoadDuty(a.cfg.JoinLoadShare)
 	// The engine's first build is paced with the loads: unpaced, at 100k campaigns it took a
 	// core for a second and more, and the serving processes' PostgreSQL backends waited
 	// tens of milliseconds at a time for the CPU (docs/performance.md, "The join's stall").
-	a.Engine.SetBuildYield(a.DB.LoadYield())
+	a.Engine.SetBuildYield(a.DB.Participants.LoadYield())
 	restore := throttleProcs()
 	return func() {
 		a.Engine.SetBuildYield(nil)
-		a.DB.SetLoadStreams(0)
-		a.DB.SetLoadDuty(0)
+		a.DB.Participants.SetLoadStreams(0)
+		a.DB.Participants.SetLoadDuty(0)
 		restore()
 		a.log.Info("joined: loads in, every core in use again")
 	}

@@ -27,7 +27,7 @@ func TestJoiningProcessLoadsGently(t *testing.T) {
 	}
 	// Its heartbeat, with its engine loaded, is what the second one sees.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		ps, _, err := first.DB.ServeProcesses(context.Background())
+		ps, _, err := first.DB.Maintenance.ServeProcesses(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,7 +61,7 @@ func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 	const burst = 5
 	s := apptest.Start(t, apptest.Options{AuthFailRate: 0.2, AuthFailBurst: burst})
 	buyer := s.NewBuyer(t)
-	pub, pubToken, err := s.DB.CreatePublisher(context.Background(), persistence.NewPublisher{Name: "P", CurrencyName: "Coins",
+	pub, pubToken, err := s.DB.Accounts.CreatePublisher(context.Background(), persistence.NewPublisher{Name: "P", CurrencyName: "Coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.test/back", Environment: s.Env})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func TestPublisherRateLimit(t *testing.T) {
 	ctx := context.Background()
 	tokens := make([]string, 2)
 	for i := range tokens {
-		_, tok, err := s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "P" + strconv.Itoa(i), CurrencyName: "Coins",
+		_, tok, err := s.DB.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "P" + strconv.Itoa(i), CurrencyName: "Coins",
 			ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.test/back", Environment: s.Env})
 		if err != nil {
 			t.Fatal(err)

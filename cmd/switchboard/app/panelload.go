@@ -14,7 +14,7 @@ import (
 // rehashes its tables (docs/performance.md, "The packed panel"). Without an estimate the
 // panel grows as rows come.
 func reservePanel(ctx context.Context, db *persistence.DB, pl *engine.Panel, log *zap.Logger) {
-	n, err := db.EstimateParticipants(ctx)
+	n, err := db.Participants.EstimateParticipants(ctx)
 	if err != nil {
 		log.Warn("participant estimate failed; panel grows as it loads", zap.Error(err))
 		return

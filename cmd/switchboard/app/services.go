@@ -20,7 +20,7 @@ func (a *App) newServices(ctx context.Context, db *persistence.DB, cfg Config, l
 	if a.Partners, err = partners.New(ctx, pcfg, db, db, log); err != nil {
 		return nil, err
 	}
-	cat, err := db.LoadCatalog(ctx)
+	cat, err := db.Catalog.LoadCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}

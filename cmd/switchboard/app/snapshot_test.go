@@ -55,12 +55,12 @@ func newMarket(t testing.TB, url string) *market {
 		t.Fatal(err)
 	}
 	m := &market{t: t, db: db}
-	b, _, err := db.CreateBuyer(ctx, "snapshot@example.test", "Buyer", persistence.EnvStaging)
+	b, _, err := db.Accounts.CreateBuyer(ctx, "snapshot@example.test", "Buyer", persistence.EnvStaging)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.buyer = b.ID
-	p, _, err := db.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins",
+	p, _, err := db.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Partner", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: "https://partner.example/back", Environment: persistence.EnvStaging})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func newMarket(t testing.TB, url string) *market {
 	}
 	for i := range 12 {
 		name, inc, loi, cl, link := fmt.Sprint("c", i), 50, 10, 1, "https://survey.example/s?tid={ID}"
-		c, err := db.CreateCampaign(ctx, m.buyer, persistence.CampaignFields{Name: &name, Incidence: &inc,
+		c, err := db.Campaigns.CreateCampaign(ctx, m.buyer, persistence.CampaignFields{Name: &name, Incidence: &inc,
 			LengthOfInterview: &loi, CountryLanguageID: &cl, SupplierLink: &link})
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +82,7 @@ func newMarket(t testing.TB, url string) *market {
 		}
 		m.campaigns = append(m.campaigns, c.ID)
 	}
-	if _, err := db.CreateRelationship(ctx, m.buyer, m.campaigns[0], m.campaigns[1]); err != nil {
+	if _, err := db.Campaigns.CreateRelationship(ctx, m.buyer, m.campaigns[0], m.campaigns[1]); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -108,7 +108,7 @@ func (m *market) impanel(rng *rand.Rand) {
 		{QuestionID: engine.QuestionAge, Codes: []int32{int32(18 + rng.IntN(60))}},
 		{QuestionID: engine.QuestionGender, Codes: []int32{int32(1 + rng.IntN(2))}},
 		{QuestionID: engine.QuestionZip, Texts: []string{fmt.Sprintf("%05d", rng.IntN(100_000))}}}}
-	p, err := m.db.ImpanelParticipant(context.Background(), in, "test-writer", func() error { return nil })
+	p, err := m.db.Participants.ImpanelParticipant(context.Background(), in, "test-writer", func() error { return nil })
 	if err != nil {
 		m.t.Error(err)
 		return
@@ -139,7 +139,7 @@ func (m *market) enter(rng *rand.Rand) {
 		m.t.Error(err)
 		return
 	}
-	if err := m.db.NotifyEntries(ctx, "test-writer", []string{fmt.Sprintf("%d:%d:%d", pid, cid, at)}); err != nil {
+	if err := m.db.Feed.NotifyEntries(ctx, "test-writer", []string{fmt.Sprintf("%d:%d:%d", pid, cid, at)}); err != nil {
 		m.t.Error(err)
 	}
 }
@@ -468,7 +468,7 @@ func TestSnapshotRoute(t *testing.T) {
 	newMarket(t, url)
 	s, addr := startWithAdmin(t, url, nil, nil)
 	time.Sleep(150 * time.Millisecond)
-	key, err := s.DB.ServiceKey(context.Background(), app.SnapshotKeyName)
+	key, err := s.DB.Accounts.ServiceKey(context.Background(), app.SnapshotKeyName)
 	if err != nil {
 		t.Fatal(err)
 	}

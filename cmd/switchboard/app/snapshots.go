@@ -103,7 +103,7 @@ func (a *App) trackPositions(ctx context.Context) {
 	defer t.Stop()
 	for {
 		read := time.Now()
-		if pos, err := a.DB.ChangePosition(ctx); err == nil {
+		if pos, err := a.DB.Feed.ChangePosition(ctx); err == nil {
 			a.positions.add(read, pos)
 		}
 		select {
@@ -253,7 +253,7 @@ func (a *App) serveSnapshot(ctx *fasthttp.RequestCtx) {
 	want := a.snapshotAuth.Load()
 	if want == nil { // read once: the key is created on first use and never changes
 		dctx, cancel := httpio.DBContext(0)
-		key, err := a.DB.ServiceKey(dctx, snapshotKeyName)
+		key, err := a.DB.Accounts.ServiceKey(dctx, snapshotKeyName)
 		cancel()
 		if err != nil {
 			a.log.Warn("snapshot key not read", zap.Error(err))
@@ -410,7 +410,7 @@ var peerClient = &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 
 
 // fetchPeer asks Config.SnapshotPeer for its snapshot.
 func (a *App) fetchPeer(ctx context.Context) (io.ReadCloser, error) {
-	key, err := a.DB.ServiceKey(ctx, snapshotKeyName)
+	key, err := a.DB.Accounts.ServiceKey(ctx, snapshotKeyName)
 	if err != nil {
 		return nil, err
 	}

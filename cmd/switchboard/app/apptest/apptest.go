@@ -150,7 +150,7 @@ func (s *Server) NewBuyer(tb testing.TB) *Buyer { return s.NewBuyerIn(tb, s.Env)
 func (s *Server) NewBuyerIn(tb testing.TB, env string) *Buyer {
 	tb.Helper()
 	email := fmt.Sprintf("buyer%d@example.test", buyerSeq.Add(1))
-	b, token, err := s.DB.CreateBuyer(context.Background(), email, "Buyer "+email, env)
+	b, token, err := s.DB.Accounts.CreateBuyer(context.Background(), email, "Buyer "+email, env)
 	if err != nil {
 		tb.Fatalf("apptest: create buyer: %v", err)
 	}

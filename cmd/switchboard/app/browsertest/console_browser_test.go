@@ -216,7 +216,7 @@ func TestConsoleBrowser(t *testing.T) {
 
 		// The webhook page: a URL deliveries refuse (set by an operator; the API refuses it),
 		// the reactivation's event dead at its first attempt, and a test event.
-		if err := w.s.DB.SetBuyerWebhook(context.Background(), w.buyer.ID, "http://127.0.0.1:9/hooks"); err != nil {
+		if err := w.s.DB.Accounts.SetBuyerWebhook(context.Background(), w.buyer.ID, "http://127.0.0.1:9/hooks"); err != nil {
 			t.Fatal(err)
 		}
 		w.buyer.Do(t, "PUT", fmt.Sprintf("/api/v1/campaigns/%d", id), map[string]any{"status": 2}).Expect(t, 200)
@@ -236,7 +236,7 @@ func TestConsoleBrowser(t *testing.T) {
 
 	t.Run("operator", func(t *testing.T) {
 		ctx := context.Background()
-		_, token, err := w.s.DB.CreateOperator(ctx, "Ops Olive")
+		_, token, err := w.s.DB.Operators.CreateOperator(ctx, "Ops Olive")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +250,7 @@ func TestConsoleBrowser(t *testing.T) {
 		}
 		for _, a := range []int32{30, 27} {
 			age := a
-			if _, err := w.s.DB.RecordImpanelQuality(ctx, quality.Policy{}, persistence.ImpanelQuality{
+			if _, err := w.s.DB.Quality.RecordImpanelQuality(ctx, quality.Policy{}, persistence.ImpanelQuality{
 				ParticipantID: pid, PublisherID: w.pub.ID, CountryID: 1, Age: &age}); err != nil {
 				t.Fatal(err)
 			}

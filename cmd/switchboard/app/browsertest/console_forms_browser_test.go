@@ -289,7 +289,7 @@ func TestConsoleFormsBrowser(t *testing.T) {
 	})
 
 	t.Run("read-only", func(t *testing.T) {
-		_, readToken, err := w.s.DB.IssueScopedBuyerToken(context.Background(), w.buyer.Email, w.s.Env, persistence.ScopeRead)
+		_, readToken, err := w.s.DB.Accounts.IssueScopedBuyerToken(context.Background(), w.buyer.Email, w.s.Env, persistence.ScopeRead)
 		if err != nil {
 			t.Fatal(err)
 		}

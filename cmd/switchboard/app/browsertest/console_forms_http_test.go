@@ -276,7 +276,7 @@ func TestConsoleFormsHTTP(t *testing.T) {
 	expectConsolePage(t, r, http.StatusOK, `id="exclusion-result"`, "rid-1 rid-2")
 
 	// Read-only: no link, no form, no post.
-	_, readToken, err := w.s.DB.IssueScopedBuyerToken(context.Background(), w.buyer.Email, w.s.Env, persistence.ScopeRead)
+	_, readToken, err := w.s.DB.Accounts.IssueScopedBuyerToken(context.Background(), w.buyer.Email, w.s.Env, persistence.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func TestConsoleSignInHTTP(t *testing.T) {
 
 	t.Run("revoking the token ends its sessions", func(t *testing.T) {
 		ctx := context.Background()
-		_, second, err := w.s.DB.IssueBuyerToken(ctx, w.buyer.Email, w.s.Env)
+		_, second, err := w.s.DB.Accounts.IssueBuyerToken(ctx, w.buyer.Email, w.s.Env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +201,7 @@ func TestConsoleSignInHTTP(t *testing.T) {
 		keep.signIn(w.buyer.Email, w.buyer.Token)
 		expectSeeOther(t, gone.signIn(w.buyer.Email, second), "/console/campaigns")
 		expectConsolePage(t, gone.do("GET", "/console/campaigns", nil, nil), http.StatusOK)
-		if err := w.s.DB.RevokeBuyerToken(ctx, w.buyer.Email, second); err != nil {
+		if err := w.s.DB.Accounts.RevokeBuyerToken(ctx, w.buyer.Email, second); err != nil {
 			t.Fatal(err)
 		}
 		expectSeeOther(t, gone.do("GET", "/console/campaigns", nil, nil), "/console/sign-in")
@@ -309,7 +309,7 @@ func TestConsoleActionsHTTP(t *testing.T) {
 func TestConsoleOperatorHTTP(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	op, token, err := w.s.DB.CreateOperator(ctx, "Ops Olive")
+	op, token, err := w.s.DB.Operators.CreateOperator(ctx, "Ops Olive")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestConsoleOperatorHTTP(t *testing.T) {
 func TestConsoleOperatorOffersHTTP(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	_, token, err := w.s.DB.CreateOperator(ctx, "Ops Otto")
+	_, token, err := w.s.DB.Operators.CreateOperator(ctx, "Ops Otto")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,12 +421,12 @@ func TestConsoleOperatorOffersHTTP(t *testing.T) {
 func TestConsoleOperatorEntriesPerOfferHTTP(t *testing.T) {
 	w := newWorld(t, func(c *app.Config) { c.Supply.OfferFlush = time.Hour })
 	ctx := context.Background()
-	_, token, err := w.s.DB.CreateOperator(ctx, "Ops Ona")
+	_, token, err := w.s.DB.Operators.CreateOperator(ctx, "Ops Ona")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// One offer written three hours ago; three entries now, from offers counted in memory.
-	if err := w.s.DB.AddPublisherOffers(ctx, []persistence.OfferHour{{Publisher: w.pub.ID,
+	if err := w.s.DB.Insights.AddPublisherOffers(ctx, []persistence.OfferHour{{Publisher: w.pub.ID,
 		Hour: time.Now().Add(-3 * time.Hour), Offers: 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestConsoleOperatorEntriesPerOfferHTTP(t *testing.T) {
 func TestConsoleOperatorProcessesHTTP(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	_, token, err := w.s.DB.CreateOperator(ctx, "Ops Ida")
+	_, token, err := w.s.DB.Operators.CreateOperator(ctx, "Ops Ida")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,7 @@ func TestConsoleOperatorProcessesHTTP(t *testing.T) {
 	}
 	first, other := idOf(w.s), idOf(second)
 	// A process that died two minutes ago without deleting its row.
-	if err := w.s.DB.BeatProcess(ctx, persistence.ServeProcess{ID: "gone-42", Addr: "10.0.0.9:8080", Version: "v0.9",
+	if err := w.s.DB.Maintenance.BeatProcess(ctx, persistence.ServeProcess{ID: "gone-42", Addr: "10.0.0.9:8080", Version: "v0.9",
 		StartedAt: time.Now().Add(-time.Hour), SnapshotAt: time.Now().Add(-3 * time.Minute), Campaigns: 7, Participants: 3}); err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestConsoleCampaignListBrowser(t *testing.T) {
 	}
 	// The first has a screener, excludes a supplier, and a complete: its spend comes from
 	// the ledger.
-	other, _, err := w.s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "Coin Farm", CurrencyName: "coins",
+	other, _, err := w.s.DB.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Coin Farm", CurrencyName: "coins",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: w.partner.srv.URL + "/back", Environment: w.s.Env})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestConsoleCampaignListBrowser(t *testing.T) {
 	tb.bothWidths("console-not-found")
 
 	// Operator pages, as a viewer.
-	_, token, err := w.s.DB.CreateOperatorWithRole(ctx, "Viewer Val", persistence.RoleViewer)
+	_, token, err := w.s.DB.Operators.CreateOperatorWithRole(ctx, "Viewer Val", persistence.RoleViewer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestConsoleReadOnlyBrowser(t *testing.T) {
 	ctx := context.Background()
 	id, _ := w.campaign("Read-only habits")
 	w.buyer.Do(t, "PUT", "/api/v1/webhook", map[string]any{"url": "https://buyer.example/switchboard/events"}).Expect(t, 200)
-	_, readToken, err := w.s.DB.IssueScopedBuyerToken(ctx, w.buyer.Email, w.s.Env, persistence.ScopeRead)
+	_, readToken, err := w.s.DB.Accounts.IssueScopedBuyerToken(ctx, w.buyer.Email, w.s.Env, persistence.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestConsoleReadOnlyBrowser(t *testing.T) {
 	})
 
 	t.Run("operator viewer", func(t *testing.T) {
-		_, token, err := w.s.DB.CreateOperatorWithRole(ctx, "Viewer Vic", persistence.RoleViewer)
+		_, token, err := w.s.DB.Operators.CreateOperatorWithRole(ctx, "Viewer Vic", persistence.RoleViewer)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestConsoleReadOnlyBrowser(t *testing.T) {
 		}
 		for _, a := range []int32{30, 27} { // an implausible profile: two ages years apart
 			age := a
-			if _, err := w.s.DB.RecordImpanelQuality(ctx, quality.Policy{}, persistence.ImpanelQuality{
+			if _, err := w.s.DB.Quality.RecordImpanelQuality(ctx, quality.Policy{}, persistence.ImpanelQuality{
 				ParticipantID: pid, PublisherID: w.pub.ID, CountryID: 1, Age: &age}); err != nil {
 				t.Fatal(err)
 			}

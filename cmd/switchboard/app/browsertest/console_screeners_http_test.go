@@ -116,7 +116,7 @@ func TestConsoleScreenerFormHTTP(t *testing.T) {
 		"Screener created and attached.", fmt.Sprintf(`id="detach-%d"`, qid))
 
 	// Read-only: no link, no form, no post.
-	_, readToken, err := w.s.DB.IssueScopedBuyerToken(context.Background(), w.buyer.Email, w.s.Env, persistence.ScopeRead)
+	_, readToken, err := w.s.DB.Accounts.IssueScopedBuyerToken(context.Background(), w.buyer.Email, w.s.Env, persistence.ScopeRead)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestConsoleStatementsBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, token, err := w.s.DB.CreateOperator(ctx, "Ops Olga")
+	_, token, err := w.s.DB.Operators.CreateOperator(ctx, "Ops Olga")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestConsoleStatementsBrowser(t *testing.T) {
 		if s := tb.str(`document.querySelector("#month-state").textContent`); s[:4] != "Open" {
 			t.Fatalf("an open month says %q", s)
 		}
-		if _, _, err := w.s.DB.CloseMonth(ctx, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+		if _, _, err := w.s.DB.Ledger.CloseMonth(ctx, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
 			t.Fatal(err)
 		}
 		tb.navigates(w.s.PublicURL+jan, chromedp.Navigate(w.s.PublicURL+jan))

@@ -39,7 +39,7 @@ func TestConsoleWebhookHTTP(t *testing.T) {
 	// A URL deliveries refuse (stored by an operator; the API refuses it): the activation's
 	// event is dead at its first attempt.
 	hook := "http://127.0.0.1:9/hooks"
-	if err := w.s.DB.SetBuyerWebhook(ctx, w.buyer.ID, hook); err != nil {
+	if err := w.s.DB.Accounts.SetBuyerWebhook(ctx, w.buyer.ID, hook); err != nil {
 		t.Fatal(err)
 	}
 	id, _ := w.campaign("Hooked")
@@ -75,7 +75,7 @@ func TestConsoleWebhookHTTP(t *testing.T) {
 	}
 	w.waitRows("the failed postback", 1, `SELECT count(*) FROM postback_outbox WHERE tid = 't-lag' AND last_error IS NOT NULL`)
 
-	_, token, err := w.s.DB.CreateOperator(ctx, "Ops Otto")
+	_, token, err := w.s.DB.Operators.CreateOperator(ctx, "Ops Otto")
 	if err != nil {
 		t.Fatal(err)
 	}

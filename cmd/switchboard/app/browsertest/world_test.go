@@ -88,7 +88,7 @@ func newWorld(t testing.TB, configure ...func(*app.Config)) *world {
 	w.survey = newRecorder(t, "Buyer survey")
 	ctx := context.Background()
 	var err error
-	w.pub, w.pubToken, err = w.s.DB.CreatePublisher(ctx, persistence.NewPublisher{Name: "Puzzle Quest", CurrencyName: "gems",
+	w.pub, w.pubToken, err = w.s.DB.Accounts.CreatePublisher(ctx, persistence.NewPublisher{Name: "Puzzle Quest", CurrencyName: "gems",
 		ExchangeRate: 100, RevenueShare: 0.5, RedirectURL: w.partner.srv.URL + "/back?app=pq", Environment: w.s.Env})
 	if err != nil {
 		t.Fatal(err)
@@ -120,17 +120,17 @@ func (w *world) campaign(name string) (campaignID, projectID int64) {
 func (w *world) screener(campaignID int64) int {
 	w.t.Helper()
 	ctx := context.Background()
-	q, err := w.s.DB.CreateCustomQualification(ctx, w.buyer.ID, persistence.CustomQualificationFields{
+	q, err := w.s.DB.Campaigns.CreateCustomQualification(ctx, w.buyer.ID, persistence.CustomQualificationFields{
 		QuestionText: "Do you own a car?", AnswerType: 0, CountryLanguageID: 1})
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	for _, a := range []string{"Yes", "No"} {
-		if _, err := w.s.DB.CreateCustomAnswer(ctx, w.buyer.ID, q.QuestionID, a); err != nil {
+		if _, err := w.s.DB.Campaigns.CreateCustomAnswer(ctx, w.buyer.ID, q.QuestionID, a); err != nil {
 			w.t.Fatal(err)
 		}
 	}
-	if _, err := w.s.DB.AttachCustomQualification(ctx, w.buyer.ID, campaignID, q.QuestionID, []int{1}); err != nil {
+	if _, err := w.s.DB.Campaigns.AttachCustomQualification(ctx, w.buyer.ID, campaignID, q.QuestionID, []int{1}); err != nil {
 		w.t.Fatal(err)
 	}
 	return q.QuestionID
