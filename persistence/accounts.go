@@ -86,8 +86,8 @@ func ValidEnvironment(env string) bool { return env == EnvStaging || env == EnvL
 
 // CreateBuyer registers a buyer with a first token of environment env. It returns the buyer
 // and the plain token, which exists only in this answer.
-func (db *DB) CreateBuyer(ctx context.Context, email, name, env string) (Buyer, string, error) {
-	return db.Accounts.CreateBuyerWith(ctx, email, name, env, BuyerCredentials{Token: randomHex(24), Secret: randomHex(16)})
+func (db *AccountStore) CreateBuyer(ctx context.Context, email, name, env string) (Buyer, string, error) {
+	return db.CreateBuyerWith(ctx, email, name, env, BuyerCredentials{Token: randomHex(24), Secret: randomHex(16)})
 }
 
 // BuyerCredentials are chosen credentials of a buyer, for demo and benchmark data whose
@@ -98,7 +98,7 @@ type BuyerCredentials struct {
 }
 
 // CreateBuyerWith is CreateBuyer with chosen credentials.
-func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env string, c BuyerCredentials) (Buyer, string, error) {
+func (db *AccountStore) CreateBuyerWith(ctx context.Context, email, name, env string, c BuyerCredentials) (Buyer, string, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	if !strings.Contains(email, "@") || len(email) > 254 {
 		return Buyer{}, "", fault.Invalid("email", "must be an e-mail address")
@@ -131,13 +131,13 @@ func (db *DB) CreateBuyerWith(ctx context.Context, email, name, env string, c Bu
 }
 
 // IssueBuyerToken adds a write token of environment env to the buyer registered with email.
-func (db *DB) IssueBuyerToken(ctx context.Context, email, env string) (Buyer, string, error) {
-	return db.Accounts.IssueScopedBuyerToken(ctx, email, env, ScopeWrite)
+func (db *AccountStore) IssueBuyerToken(ctx context.Context, email, env string) (Buyer, string, error) {
+	return db.IssueScopedBuyerToken(ctx, email, env, ScopeWrite)
 }
 
 // IssueScopedBuyerToken adds a token of environment env and scope (ScopeRead or ScopeWrite)
 // to the buyer registered with email.
-func (db *DB) IssueScopedBuyerToken(ctx context.Context, email, env, scope string) (Buyer, string, error) {
+func (db *AccountStore) IssueScopedBuyerToken(ctx context.Context, email, env, scope string) (Buyer, string, error) {
 	if !ValidEnvironment(env) {
 		return Buyer{}, "", fault.Invalid("environment", "must be staging or live")
 	}
@@ -164,7 +164,7 @@ func (db *DB) IssueScopedBuyerToken(ctx context.Context, email, env, scope strin
 
 // AuthenticateBuyer finds the buyer holding token for env and checks that email is theirs.
 // Any mismatch is the same 401: which part was wrong is not revealed.
-func (db *DB) AuthenticateBuyer(ctx context.Context, email, token, env string) (Buyer, error) {
+func (db *AccountStore) AuthenticateBuyer(ctx context.Context, email, token, env string) (Buyer, error) {
 	h := TokenHash(token)
 	var b Buyer
 	var tokenEnv string
@@ -186,7 +186,7 @@ func (db *DB) AuthenticateBuyer(ctx context.Context, email, token, env string) (
 }
 
 // BuyerByCustomerID finds a buyer by the public customer id used in callback URLs.
-func (db *DB) BuyerByCustomerID(ctx context.Context, customerID string) (Buyer, error) {
+func (db *AccountStore) BuyerByCustomerID(ctx context.Context, customerID string) (Buyer, error) {
 	var b Buyer
 	var prev *string
 	var until *time.Time
@@ -203,7 +203,7 @@ func (db *DB) BuyerByCustomerID(ctx context.Context, customerID string) (Buyer, 
 }
 
 // HasBuyers reports whether any buyer is registered (the demo seeds only an empty database).
-func (db *DB) HasBuyers(ctx context.Context) (bool, error) {
+func (db *AccountStore) HasBuyers(ctx context.Context) (bool, error) {
 	var found bool
 	err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM buyers)`).Scan(&found)
 	return found, classify(err)
@@ -219,8 +219,8 @@ type NewPublisher struct {
 }
 
 // CreatePublisher registers a supply partner and returns it with its plain API token.
-func (db *DB) CreatePublisher(ctx context.Context, p NewPublisher) (Publisher, string, error) {
-	return db.Accounts.CreatePublisherWith(ctx, p, randomHex(24), randomHex(16))
+func (db *AccountStore) CreatePublisher(ctx context.Context, p NewPublisher) (Publisher, string, error) {
+	return db.CreatePublisherWith(ctx, p, randomHex(24), randomHex(16))
 }
 
 // Validate checks p before it is stored: fault.Invalid naming the first bad field. The
@@ -249,7 +249,7 @@ func (p NewPublisher) Validate() error {
 }
 
 // CreatePublisherWith is CreatePublisher with a chosen token and secret, for demo data.
-func (db *DB) CreatePublisherWith(ctx context.Context, p NewPublisher, token, secret string) (Publisher, string, error) {
+func (db *AccountStore) CreatePublisherWith(ctx context.Context, p NewPublisher, token, secret string) (Publisher, string, error) {
 	if err := p.Validate(); err != nil {
 		return Publisher{}, "", err
 	}
@@ -286,7 +286,7 @@ func scanPublisher(row pgx.Row) (Publisher, error) {
 }
 
 // PublisherByID loads one publisher.
-func (db *DB) PublisherByID(ctx context.Context, id int64) (Publisher, error) {
+func (db *AccountStore) PublisherByID(ctx context.Context, id int64) (Publisher, error) {
 	p, err := scanPublisher(db.Pool.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE id = $1`, id))
 	return p, classify(err)
 }
@@ -297,7 +297,7 @@ var errNoBuyerToken = fault.NotFound("no such token for that buyer")
 // RevokeBuyerToken deletes the token of the buyer registered with email, so that it
 // authenticates no more. Servers that authenticated it a moment ago keep accepting it for
 // at most their cache's lifetime (admin's authTTL, 30 s).
-func (db *DB) RevokeBuyerToken(ctx context.Context, email, token string) error {
+func (db *AccountStore) RevokeBuyerToken(ctx context.Context, email, token string) error {
 	h := TokenHash(token)
 	tag, err := db.Pool.Exec(ctx, `DELETE FROM buyer_tokens t USING buyers b
 		WHERE t.buyer_id = b.id AND b.email = $1 AND t.token_hash = $2`, strings.ToLower(strings.TrimSpace(email)), h[:])
@@ -312,7 +312,7 @@ func (db *DB) RevokeBuyerToken(ctx context.Context, email, token string) error {
 
 // RevokeBuyerTokens deletes every token of the buyer registered with email and returns how
 // many there were: the answer to a leaked account, after which `buyer token` issues anew.
-func (db *DB) RevokeBuyerTokens(ctx context.Context, email string) (int64, error) {
+func (db *AccountStore) RevokeBuyerTokens(ctx context.Context, email string) (int64, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	var n int64
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
@@ -333,7 +333,7 @@ func (db *DB) RevokeBuyerTokens(ctx context.Context, email string) (int64, error
 // RotateBuyerToken replaces a token of the buyer registered with email by a new one of the
 // same environment, in one transaction, and returns the new plain token, which exists only
 // in this answer (the database keeps its hash).
-func (db *DB) RotateBuyerToken(ctx context.Context, email, token string) (Buyer, string, string, error) {
+func (db *AccountStore) RotateBuyerToken(ctx context.Context, email, token string) (Buyer, string, string, error) {
 	old := TokenHash(token)
 	fresh := randomHex(24)
 	h := TokenHash(fresh)
@@ -361,7 +361,7 @@ func (db *DB) RotateBuyerToken(ctx context.Context, email, token string) (Buyer,
 }
 
 // Publishers lists every publisher, in order of registration.
-func (db *DB) Publishers(ctx context.Context) ([]Publisher, error) {
+func (db *AccountStore) Publishers(ctx context.Context) ([]Publisher, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT `+publisherColumns+` FROM publishers ORDER BY id`)
 	if err != nil {
 		return nil, classify(err)
@@ -393,7 +393,7 @@ type PublisherChange struct {
 // its 30 s); a new exchange rate
 // or revenue share also prices completions recorded after it of sessions already started,
 // since rewards are computed when a completion is recorded.
-func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) (Publisher, error) {
+func (db *AccountStore) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) (Publisher, error) {
 	var out Publisher
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		p, err := scanPublisher(tx.QueryRow(ctx, `SELECT `+publisherColumns+` FROM publishers WHERE id = $1 FOR UPDATE`, id))
@@ -444,9 +444,9 @@ func (db *DB) UpdatePublisher(ctx context.Context, id int64, c PublisherChange) 
 // requests and postbacks) and returns it. The secret is stored as it is, like every API
 // secret, because the server must sign and verify with it; it is printed once and kept by
 // the partner. Serve processes switch to it at once (PublisherChannel).
-func (db *DB) RotatePublisherSecret(ctx context.Context, id int64) (string, error) {
+func (db *AccountStore) RotatePublisherSecret(ctx context.Context, id int64) (string, error) {
 	secret := randomHex(16)
-	if err := db.Accounts.updatePublisher(ctx, id, `UPDATE publishers SET api_secret = $2 WHERE id = $1`, secret); err != nil {
+	if err := db.updatePublisher(ctx, id, `UPDATE publishers SET api_secret = $2 WHERE id = $1`, secret); err != nil {
 		return "", err
 	}
 	return secret, nil
@@ -455,10 +455,10 @@ func (db *DB) RotatePublisherSecret(ctx context.Context, id int64) (string, erro
 // RotatePublisherToken gives publisher id a new API token and returns it; only its hash is
 // stored. The old token stops working at once on every serve process (PublisherChannel);
 // the new one works at once.
-func (db *DB) RotatePublisherToken(ctx context.Context, id int64) (string, error) {
+func (db *AccountStore) RotatePublisherToken(ctx context.Context, id int64) (string, error) {
 	token := randomHex(24)
 	h := TokenHash(token)
-	if err := db.Accounts.updatePublisher(ctx, id, `UPDATE publishers SET token_hash = $2 WHERE id = $1`, h[:]); err != nil {
+	if err := db.updatePublisher(ctx, id, `UPDATE publishers SET token_hash = $2 WHERE id = $1`, h[:]); err != nil {
 		return "", err
 	}
 	return token, nil
@@ -478,7 +478,7 @@ func notifyPublisher(ctx context.Context, tx pgx.Tx, id int64) error {
 
 // updatePublisher runs the one-row UPDATE sql on publisher id ($1; arg is $2) and notifies
 // the change; no such publisher is fault.NotFound.
-func (db *DB) updatePublisher(ctx context.Context, id int64, sql string, arg any) error {
+func (db *AccountStore) updatePublisher(ctx context.Context, id int64, sql string, arg any) error {
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, sql, id, arg)
 		if err != nil {
@@ -501,7 +501,7 @@ type Supplier struct {
 
 // Suppliers lists the publishers of environment env in id order: the supply partners a
 // buyer whose token is of env may exclude from its campaigns.
-func (db *DB) Suppliers(ctx context.Context, env string) ([]Supplier, error) {
+func (db *AccountStore) Suppliers(ctx context.Context, env string) ([]Supplier, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT id, name FROM publishers WHERE environment = $1 ORDER BY id`, env)
 	if err != nil {
 		return nil, classify(err)

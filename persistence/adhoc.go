@@ -10,7 +10,7 @@ type AdhocAccount struct {
 }
 
 // CreateAdhocAccount stores a new adhoc account of the buyer.
-func (db *DB) CreateAdhocAccount(ctx context.Context, buyerID int64, name, identifier string) (AdhocAccount, error) {
+func (db *AccountStore) CreateAdhocAccount(ctx context.Context, buyerID int64, name, identifier string) (AdhocAccount, error) {
 	out := AdhocAccount{BuyerName: name, BuyerIdentifier: identifier}
 	err := db.Pool.QueryRow(ctx, `INSERT INTO adhoc_accounts (buyer_id, buyer_name, buyer_identifier) VALUES ($1, $2, $3)
 		RETURNING id, buyer_name, buyer_identifier`, buyerID, name, identifier).Scan(&out.ID, &out.BuyerName, &out.BuyerIdentifier)

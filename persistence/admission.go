@@ -477,7 +477,7 @@ func int64sLiteral(ids []int64) string {
 
 // admitBatch decides es in order in one transaction (see "The arbiter" above), with s's
 // room; the verdicts are s.out.
-func (db *DB) admitBatch(ctx context.Context, es []Entry, s *admitScratch) error {
+func (db *SessionStore) admitBatch(ctx context.Context, es []Entry, s *admitScratch) error {
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -708,7 +708,7 @@ var offerCandidateSQL = `SELECT CASE WHEN offer_nonce = $3 THEN session_id ELSE 
 // OfferSession returns the session in progress that an entry of the offer with nonce
 // admitted for participant into campaign, if any: following an offer link again resumes it
 // (docs/rules.md §6). Nonce 0 finds none.
-func (db *DB) OfferSession(ctx context.Context, participantID, campaignID, nonce int64) (Admission, bool, error) {
+func (db *SessionStore) OfferSession(ctx context.Context, participantID, campaignID, nonce int64) (Admission, bool, error) {
 	if nonce == 0 {
 		return Admission{}, false, nil
 	}
@@ -726,12 +726,12 @@ func (db *DB) OfferSession(ctx context.Context, participantID, campaignID, nonce
 
 // Admit decides one entry in its own transaction: the naive path, one commit per entry.
 // Deadlocks and serialization failures are retried.
-func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
+func (db *SessionStore) Admit(ctx context.Context, e Entry) (Admission, error) {
 	var a Admission
 	err := retry(ctx, func() error {
 		s := admitScratches.Get().(*admitScratch)
 		defer s.release()
-		err := db.Sessions.admitBatch(ctx, []Entry{e}, s)
+		err := db.admitBatch(ctx, []Entry{e}, s)
 		if err == nil {
 			a = s.out[0]
 		}
@@ -740,16 +740,16 @@ func (db *DB) Admit(ctx context.Context, e Entry) (Admission, error) {
 	if err != nil {
 		return Admission{}, classify(err)
 	}
-	return db.Sessions.fillRespondent(ctx, a)
+	return db.fillRespondent(ctx, a)
 }
 
 // fillRespondent covers the one race of admitBatch: a concurrent first entry of the same
 // participant for the same buyer inserted the respondent after this statement's snapshot.
-func (db *DB) fillRespondent(ctx context.Context, a Admission) (Admission, error) {
+func (db *SessionStore) fillRespondent(ctx context.Context, a Admission) (Admission, error) {
 	if a.Refused != "" || a.RespondentID != "" {
 		return a, nil
 	}
-	rid, err := db.Sessions.storedRespondent(ctx, a.TID)
+	rid, err := db.storedRespondent(ctx, a.TID)
 	a.RespondentID = rid
 	return a, err
 }
@@ -757,7 +757,7 @@ func (db *DB) fillRespondent(ctx context.Context, a Admission) (Admission, error
 // storedRespondent sets the respondent id of the session tid from the respondents table
 // and returns it. (Apart from fillRespondent so that an admission that needs none, nearly
 // every one, does not put its Admission on the heap for this scan.)
-func (db *DB) storedRespondent(ctx context.Context, tid string) (string, error) {
+func (db *SessionStore) storedRespondent(ctx context.Context, tid string) (string, error) {
 	lo, hi := tidRange(tid)
 	var rid string
 	err := db.Pool.QueryRow(ctx, `WITH r AS (SELECT r.respondent_id FROM respondents r JOIN sessions s
@@ -794,7 +794,7 @@ func retryable(err error) bool {
 // entry is still decided by the same rules against the counts left by the entries before
 // it, so batching changes durability cost, never the verdicts.
 type EntryWriter struct {
-	db *DB
+	db *SessionStore
 	gc groupCommit[*entryJob]
 }
 
@@ -833,7 +833,7 @@ type EntryWriterConfig struct {
 }
 
 // NewEntryWriter starts the writer's workers; Close stops them.
-func (db *DB) NewEntryWriter(cfg EntryWriterConfig) *EntryWriter {
+func (db *SessionStore) NewEntryWriter(cfg EntryWriterConfig) *EntryWriter {
 	w := &EntryWriter{db: db}
 	w.gc.start(cfg, w.run)
 	return w
@@ -858,7 +858,7 @@ func (w *EntryWriter) Admit(ctx context.Context, e Entry) (Admission, error) {
 	if err != nil {
 		return Admission{}, err
 	}
-	return w.db.Sessions.fillRespondent(context.WithoutCancel(ctx), a)
+	return w.db.fillRespondent(context.WithoutCancel(ctx), a)
 }
 
 // run commits one batch, retrying it whole after a deadlock or serialization failure; any
@@ -894,7 +894,7 @@ func (w *EntryWriter) runOnce(ctx context.Context, batch []*entryJob) error {
 		s.es = append(s.es, j.e)
 	}
 	// One transaction: all admitted or none.
-	if err := w.db.Sessions.admitBatch(ctx, s.es, s); err != nil {
+	if err := w.db.admitBatch(ctx, s.es, s); err != nil {
 		return err
 	}
 	for i, j := range batch {

@@ -17,7 +17,7 @@ import (
 // server signs (supplier links, redirect tests) use the new secret at once. Serve processes
 // see the change within a minute (the router's buyer cache). The secret is stored as it is:
 // the server signs and verifies with it.
-func (db *DB) RotateBuyerSecret(ctx context.Context, email string, grace time.Duration) (Buyer, error) {
+func (db *AccountStore) RotateBuyerSecret(ctx context.Context, email string, grace time.Duration) (Buyer, error) {
 	b := Buyer{APISecret: randomHex(16)}
 	var until *time.Time
 	err := db.Pool.QueryRow(ctx, `UPDATE buyers SET previous_api_secret = CASE WHEN $3::bigint > 0 THEN api_secret END,

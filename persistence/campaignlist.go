@@ -206,7 +206,7 @@ func campaignListSQL(where string, q CampaignListQuery) string {
 
 // CampaignList reads a page of the buyer's campaigns (q) and how many match in all, in one
 // read-only snapshot. Past the last page is an empty page.
-func (db *DB) CampaignList(ctx context.Context, buyerID int64, q CampaignListQuery) ([]CampaignListRow, int64, error) {
+func (db *CampaignStore) CampaignList(ctx context.Context, buyerID int64, q CampaignListQuery) ([]CampaignListRow, int64, error) {
 	where, args := campaignListFilter(buyerID, q)
 	sql := campaignListSQL(where, q)
 	var out []CampaignListRow
@@ -247,7 +247,7 @@ type CampaignDates struct {
 }
 
 // CampaignDates reads the dates of one of the buyer's campaigns.
-func (db *DB) CampaignDates(ctx context.Context, buyerID, id int64) (CampaignDates, error) {
+func (db *CampaignStore) CampaignDates(ctx context.Context, buyerID, id int64) (CampaignDates, error) {
 	var d CampaignDates
 	var status int
 	err := db.Pool.QueryRow(ctx, `SELECT status, created_at, start_at, end_at FROM (SELECT `+campaignListColumns+`

@@ -152,7 +152,7 @@ type querier interface {
 
 // Campaigns lists the buyer's campaigns in id order, only those of countryLanguageID when
 // it is not nil. One statement: every aggregate is computed by the database.
-func (db *DB) Campaigns(ctx context.Context, buyerID int64, countryLanguageID *int) ([]Campaign, error) {
+func (db *CampaignStore) Campaigns(ctx context.Context, buyerID int64, countryLanguageID *int) ([]Campaign, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT `+campaignColumns+` FROM campaigns c
 		WHERE c.buyer_id = $1 AND ($2::int IS NULL OR c.country_language_id = $2) ORDER BY c.id`, buyerID, countryLanguageID)
 	if err != nil {
@@ -176,7 +176,7 @@ const MaxCampaignsPerPage = 1000
 // CampaignsPage lists one page (1-based, perPage campaigns, id order) of the buyer's
 // campaigns, only those of countryLanguageID when it is not nil, and how many there are in
 // all. Past the last page is an empty page. Both statements read one snapshot.
-func (db *DB) CampaignsPage(ctx context.Context, buyerID int64, countryLanguageID *int, page, perPage int) ([]Campaign, int64, error) {
+func (db *CampaignStore) CampaignsPage(ctx context.Context, buyerID int64, countryLanguageID *int, page, perPage int) ([]Campaign, int64, error) {
 	out := []Campaign{}
 	var total int64
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -212,7 +212,7 @@ func (db *DB) CampaignsPage(ctx context.Context, buyerID int64, countryLanguageI
 
 // Campaign reads one of the buyer's campaigns with its quotas and relationships; another
 // buyer's campaign is not found.
-func (db *DB) Campaign(ctx context.Context, buyerID, id int64) (CampaignDetail, error) {
+func (db *CampaignStore) Campaign(ctx context.Context, buyerID, id int64) (CampaignDetail, error) {
 	d, err := campaignDetail(ctx, db.Pool, buyerID, id)
 	return d, classify(err)
 }
@@ -316,7 +316,7 @@ func checkSuppliers(ctx context.Context, tx pgx.Tx, f CampaignFields, current []
 // first activated, or the next wave of f.ProjectID), its
 // price from the rate card and the bid, and the change notification. Name, incidence,
 // length_of_interview, country_language_id and supplier_link must be set.
-func (db *DB) CreateCampaign(ctx context.Context, buyerID int64, f CampaignFields) (CampaignDetail, error) {
+func (db *CampaignStore) CreateCampaign(ctx context.Context, buyerID int64, f CampaignFields) (CampaignDetail, error) {
 	if f.Name == nil || f.Incidence == nil || f.LengthOfInterview == nil || f.CountryLanguageID == nil || f.SupplierLink == nil {
 		return CampaignDetail{}, fault.Internal(errors.New("CreateCampaign: a required field is missing"))
 	}
@@ -394,7 +394,7 @@ func (db *DB) CreateCampaign(ctx context.Context, buyerID int64, f CampaignField
 // UpdateCampaign applies the supplied fields to one of the buyer's campaigns in one
 // transaction and enforces the status rules of docs/rules.md §4: only 2, 3 and 5 may be
 // requested, 2 needs a quota, 4 and 6 accept no status change.
-func (db *DB) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignFields) (CampaignDetail, error) {
+func (db *CampaignStore) UpdateCampaign(ctx context.Context, buyerID, id int64, f CampaignFields) (CampaignDetail, error) {
 	var out CampaignDetail
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		var (
@@ -590,7 +590,7 @@ type CampaignRoute struct {
 }
 
 // CampaignRoute loads the supplier link and buyer of a campaign.
-func (db *DB) CampaignRoute(ctx context.Context, id int64) (CampaignRoute, error) {
+func (db *CampaignStore) CampaignRoute(ctx context.Context, id int64) (CampaignRoute, error) {
 	var r CampaignRoute
 	var status int16
 	err := db.Pool.QueryRow(ctx, `SELECT c.id, c.buyer_id, c.status, c.supplier_link, b.api_secret, b.customer_id, c.length_of_interview

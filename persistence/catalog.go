@@ -39,7 +39,7 @@ type Catalog struct {
 
 // LoadCatalog reads countries, country languages and the standard qualification catalog
 // (custom screener questions, which carry a buyer, are left out).
-func (db *DB) LoadCatalog(ctx context.Context) (*Catalog, error) {
+func (db *CatalogStore) LoadCatalog(ctx context.Context) (*Catalog, error) {
 	cat := &Catalog{Questions: map[int32][]CatalogQuestion{}}
 	rows, err := db.Pool.Query(ctx, `SELECT c.id, c.name, c.iso_code,
 		COALESCE(array_agg(cl.id ORDER BY cl.id) FILTER (WHERE cl.id IS NOT NULL), '{}')
@@ -106,7 +106,7 @@ func (db *DB) LoadCatalog(ctx context.Context) (*Catalog, error) {
 
 // PublishersWithTokenHash lists every publisher with the SHA-256 of its API token (the
 // stored form), for the supply interface's in-memory authentication.
-func (db *DB) PublishersWithTokenHash(ctx context.Context) ([]Publisher, [][32]byte, error) {
+func (db *AccountStore) PublishersWithTokenHash(ctx context.Context) ([]Publisher, [][32]byte, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT `+publisherColumns+`, token_hash FROM publishers ORDER BY id`)
 	if err != nil {
 		return nil, nil, classify(err)

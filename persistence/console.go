@@ -30,12 +30,12 @@ func ValidRole(role string) bool { return role == RoleViewer || role == RoleAdmi
 
 // CreateOperator registers an admin operator and returns it with its token, which exists
 // only in this answer (the table keeps its SHA-256).
-func (db *DB) CreateOperator(ctx context.Context, name string) (Operator, string, error) {
-	return db.Operators.CreateOperatorWithRole(ctx, name, RoleAdmin)
+func (db *OperatorStore) CreateOperator(ctx context.Context, name string) (Operator, string, error) {
+	return db.CreateOperatorWithRole(ctx, name, RoleAdmin)
 }
 
 // CreateOperatorWithRole is CreateOperator with role RoleViewer or RoleAdmin.
-func (db *DB) CreateOperatorWithRole(ctx context.Context, name, role string) (Operator, string, error) {
+func (db *OperatorStore) CreateOperatorWithRole(ctx context.Context, name, role string) (Operator, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 200 {
 		return Operator{}, "", fault.Invalid("name", "must be 1 to 200 characters")
@@ -55,7 +55,7 @@ func (db *DB) CreateOperatorWithRole(ctx context.Context, name, role string) (Op
 
 // AuthenticateOperator finds the operator holding token; any other token is a 401. The
 // look-up is by the token's hash, so its time says nothing about how close a guess came.
-func (db *DB) AuthenticateOperator(ctx context.Context, token string) (Operator, error) {
+func (db *OperatorStore) AuthenticateOperator(ctx context.Context, token string) (Operator, error) {
 	h := TokenHash(token)
 	var o Operator
 	err := db.Pool.QueryRow(ctx, `SELECT id, name, role FROM operators WHERE token_hash = $1`, h[:]).Scan(&o.ID, &o.Name, &o.Role)
@@ -89,7 +89,7 @@ type ConsoleSignIn struct {
 
 // CreateConsoleSession opens a session for who that lasts ttl, and returns its id, which
 // exists only in this answer (the cookie). Sessions expired for a day are deleted on the way.
-func (db *DB) CreateConsoleSession(ctx context.Context, who ConsoleSignIn, ttl time.Duration) (string, time.Time, error) {
+func (db *OperatorStore) CreateConsoleSession(ctx context.Context, who ConsoleSignIn, ttl time.Duration) (string, time.Time, error) {
 	id := randomHex(32)
 	var expires time.Time
 	h := TokenHash(who.BuyerToken)
@@ -114,7 +114,7 @@ func (db *DB) CreateConsoleSession(ctx context.Context, who ConsoleSignIn, ttl t
 }
 
 // ConsoleSessionOf returns the live session of id: 401 when there is none or it expired.
-func (db *DB) ConsoleSessionOf(ctx context.Context, id string) (ConsoleSession, error) {
+func (db *OperatorStore) ConsoleSessionOf(ctx context.Context, id string) (ConsoleSession, error) {
 	var s ConsoleSession
 	var buyerID, operatorID *int64
 	var bCustomer, bEmail, bName, bSecret, bScope, oName, oRole *string
@@ -143,7 +143,7 @@ func (db *DB) ConsoleSessionOf(ctx context.Context, id string) (ConsoleSession, 
 }
 
 // EndConsoleSession deletes the session of id (sign-out); an unknown id is no error.
-func (db *DB) EndConsoleSession(ctx context.Context, id string) error {
+func (db *OperatorStore) EndConsoleSession(ctx context.Context, id string) error {
 	_, err := db.Pool.Exec(ctx, `DELETE FROM console_sessions WHERE id_hash = $1`, consoleSessionHash(id))
 	return classify(err)
 }
@@ -155,7 +155,7 @@ type DayCount struct {
 }
 
 // CampaignStart is when a campaign's field time is counted from: its creation.
-func (db *DB) CampaignStart(ctx context.Context, campaignID int64) (time.Time, error) {
+func (db *InsightStore) CampaignStart(ctx context.Context, campaignID int64) (time.Time, error) {
 	var t time.Time
 	err := db.Pool.QueryRow(ctx, `SELECT created_at FROM campaigns WHERE id = $1`, campaignID).Scan(&t)
 	return t.UTC(), classify(err)
@@ -164,7 +164,7 @@ func (db *DB) CampaignStart(ctx context.Context, campaignID int64) (time.Time, e
 // CampaignDailyCompletes counts a campaign's accepted completes (test sessions excluded)
 // per UTC day of their callback, days without completes left out, oldest first. The caller
 // has checked the campaign's owner.
-func (db *DB) CampaignDailyCompletes(ctx context.Context, campaignID int64) ([]DayCount, error) {
+func (db *InsightStore) CampaignDailyCompletes(ctx context.Context, campaignID int64) ([]DayCount, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT date_trunc('day', s.outcome_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', count(*)
 		FROM sessions s WHERE s.campaign_id = $1 AND NOT s.is_test AND s.outcome = 'complete' AND NOT s.rejected
 			AND NOT s.overage AND s.outcome_at IS NOT NULL
@@ -191,7 +191,7 @@ type OutcomeCount struct {
 // the drop-off of its entries. A rejected complete is "rejected", a late complete its
 // quotas or daily cap had no room for "overage" (docs/rules.md §5); a session without outcome
 // "in_progress". The caller has checked the campaign's owner.
-func (db *DB) CampaignOutcomes(ctx context.Context, campaignID int64) ([]OutcomeCount, error) {
+func (db *InsightStore) CampaignOutcomes(ctx context.Context, campaignID int64) ([]OutcomeCount, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT CASE WHEN s.outcome IS NULL THEN 'in_progress'
 			WHEN s.outcome = 'complete' AND s.rejected THEN 'rejected'
 			WHEN s.outcome = 'complete' AND s.overage THEN 'overage' ELSE s.outcome END AS o, count(*)
@@ -229,7 +229,7 @@ type MarketDay struct {
 // MarketDays totals the exchange's sessions that entered since from, and the offers served
 // in the hours that began since from (callers pass the start of a day), per UTC day, oldest
 // first; days with neither are left out.
-func (db *DB) MarketDays(ctx context.Context, from time.Time) ([]MarketDay, error) {
+func (db *InsightStore) MarketDays(ctx context.Context, from time.Time) ([]MarketDay, error) {
 	rows, err := db.Pool.Query(ctx, `WITH s AS (SELECT date_trunc('day', s.entered_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
 			count(*) AS entries,
 			count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected AND NOT s.overage) AS c,
@@ -262,7 +262,7 @@ func (db *DB) MarketDays(ctx context.Context, from time.Time) ([]MarketDay, erro
 
 // ActiveQualityBlocks lists the quality blocks in force (neither expired nor lifted),
 // newest first, at most limit.
-func (db *DB) ActiveQualityBlocks(ctx context.Context, limit int) ([]QualityBlock, error) {
+func (db *QualityStore) ActiveQualityBlocks(ctx context.Context, limit int) ([]QualityBlock, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT `+qualityBlockColumns+` FROM quality_blocks
 		WHERE unblocked_at IS NULL AND expires_at > now() ORDER BY blocked_at DESC, id DESC LIMIT $1`, limit)
 	if err != nil {

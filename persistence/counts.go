@@ -47,12 +47,12 @@ type CountRows struct {
 
 // Counts reads into rows the counts of the given campaigns, or of every active campaign
 // when ids is nil, in one snapshot.
-func (db *DB) Counts(ctx context.Context, ids []int64, rows *CountRows) error {
+func (db *FeedStore) Counts(ctx context.Context, ids []int64, rows *CountRows) error {
 	if ids != nil {
-		return db.Feed.counts(ctx, rows, `campaign_id = ANY($1)`, []any{ids}, []any{ids})
+		return db.counts(ctx, rows, `campaign_id = ANY($1)`, []any{ids}, []any{ids})
 	}
 	const active = `campaign_id IN (SELECT id FROM campaigns WHERE status = 2)`
-	return db.Feed.counts(ctx, rows, active, []any{}, []any{})
+	return db.counts(ctx, rows, active, []any{}, []any{})
 }
 
 // CountsOf reads into rows, in one snapshot, the quota and campaign counts of the campaigns
@@ -61,7 +61,7 @@ func (db *DB) Counts(ctx context.Context, ids []int64, rows *CountRows) error {
 // completes, its outcomes) change only with outcomes; the entries that move its quota
 // counts thousands of times a second would otherwise have every process aggregate its
 // daily counts again each time, which cost more than the rest of the re-read.
-func (db *DB) CountsOf(ctx context.Context, whole, quotasOnly []int64, rows *CountRows) error {
+func (db *FeedStore) CountsOf(ctx context.Context, whole, quotasOnly []int64, rows *CountRows) error {
 	quotas := whole
 	if len(quotasOnly) > 0 {
 		quotas = append(slices.Clip(whole), quotasOnly...)
@@ -70,14 +70,14 @@ func (db *DB) CountsOf(ctx context.Context, whole, quotasOnly []int64, rows *Cou
 	if len(whole) > 0 {
 		daily = []any{whole}
 	}
-	return db.Feed.counts(ctx, rows, `campaign_id = ANY($1)`, []any{quotas}, daily)
+	return db.counts(ctx, rows, `campaign_id = ANY($1)`, []any{quotas}, daily)
 }
 
 // CountsAfter reads into rows, in one snapshot, the counts of at most limit active
 // campaigns whose id is above after, in id order, and returns the largest id read (0 when
 // none was left: the next call starts over). It lets a periodic reconciliation walk a large
 // market a slice at a time, at a cost that does not grow with the market.
-func (db *DB) CountsAfter(ctx context.Context, after int64, limit int, rows *CountRows) (int64, error) {
+func (db *FeedStore) CountsAfter(ctx context.Context, after int64, limit int, rows *CountRows) (int64, error) {
 	rows.Quotas, rows.Campaigns = rows.Quotas[:0], rows.Campaigns[:0]
 	var last int64
 	if err := db.Pool.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM (SELECT id FROM campaigns
@@ -87,7 +87,7 @@ func (db *DB) CountsAfter(ctx context.Context, after int64, limit int, rows *Cou
 	if last == 0 {
 		return 0, nil
 	}
-	err := db.Feed.counts(ctx, rows, `campaign_id > $1 AND campaign_id <= $2
+	err := db.counts(ctx, rows, `campaign_id > $1 AND campaign_id <= $2
 		AND campaign_id IN (SELECT id FROM campaigns WHERE status = 2 AND id > $1 AND id <= $2)`,
 		[]any{after, last}, []any{after, last})
 	return last, err
@@ -95,7 +95,7 @@ func (db *DB) CountsAfter(ctx context.Context, after int64, limit int, rows *Cou
 
 // counts reads into out, in one snapshot, the quota counts of the campaigns filter selects
 // with quotaArgs and the campaign counts of those it selects with campaignArgs (nil: none).
-func (db *DB) counts(ctx context.Context, out *CountRows, filter string, quotaArgs, campaignArgs []any) error {
+func (db *FeedStore) counts(ctx context.Context, out *CountRows, filter string, quotaArgs, campaignArgs []any) error {
 	// One row value each, scanned into through one argument list: rows cost no allocation.
 	var q QuotaCount
 	var c CampaignCount
@@ -145,16 +145,16 @@ func (db *DB) counts(ctx context.Context, out *CountRows, filter string, quotaAr
 
 // NotifyCounts announces campaigns whose counts changed (outside any transaction: the
 // changes are committed already).
-func (db *DB) NotifyCounts(ctx context.Context, ids []int64) error {
-	return db.Feed.notifyCounts(ctx, "", ids)
+func (db *FeedStore) NotifyCounts(ctx context.Context, ids []int64) error {
+	return db.notifyCounts(ctx, "", ids)
 }
 
 // NotifyQuotaCounts announces campaigns of which only the quota counts changed (admitted
 // entries), which listeners re-read alone (CountsOf). A listener that does not know the
 // payload's "q" field re-reads the campaigns wholly: processes of the release before keep
 // their counts right beside this one's.
-func (db *DB) NotifyQuotaCounts(ctx context.Context, ids []int64) error {
-	return db.Feed.notifyCounts(ctx, quotasOnlyField, ids)
+func (db *FeedStore) NotifyQuotaCounts(ctx context.Context, ids []int64) error {
+	return db.notifyCounts(ctx, quotasOnlyField, ids)
 }
 
 // quotasOnlyField opens a CountsChannel payload that names campaigns whose quota counts
@@ -172,7 +172,7 @@ func ParseCounts(payload string, add func(campaignID int64, quotasOnly bool)) {
 	}
 }
 
-func (db *DB) notifyCounts(ctx context.Context, prefix string, ids []int64) error {
+func (db *FeedStore) notifyCounts(ctx context.Context, prefix string, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -186,7 +186,7 @@ func (db *DB) notifyCounts(ctx context.Context, prefix string, ids []int64) erro
 
 // NotifyEntries announces admitted entries to the other processes' panels; items are
 // "<participant>:<campaign>:<unix>" and origin names this process.
-func (db *DB) NotifyEntries(ctx context.Context, origin string, items []string) error {
+func (db *FeedStore) NotifyEntries(ctx context.Context, origin string, items []string) error {
 	for len(items) > 0 {
 		var b strings.Builder
 		b.WriteString(origin)

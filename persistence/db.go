@@ -21,10 +21,26 @@ import (
 	"github.com/switchboard/switchboard/internal/fault"
 )
 
-// DB is the handle every handler and background worker shares.
+// DB is the handle every handler and background worker shares: the pool, the transactions
+// and the migrations. What it keeps is reached through its stores, one per concept
+// (stores.go).
 type DB struct {
 	Pool *pgxpool.Pool
 	log  *zap.Logger
+
+	Accounts     *AccountStore
+	Operators    *OperatorStore
+	Campaigns    *CampaignStore
+	Catalog      *CatalogStore
+	Participants *ParticipantStore
+	Sessions     *SessionStore
+	Quality      *QualityStore
+	Outbox       *OutboxStore
+	Insights     *InsightStore
+	Ledger       *LedgerStore
+	Feed         *FeedStore
+	Maintenance  *MaintenanceStore
+
 	// loadStreams caps the streams of a participant load (0: loadStreams()).
 	loadStreams atomic.Int32
 	pace        loadPacer // paces bulk loads while the process joins others (loadpace.go)
@@ -32,11 +48,6 @@ type DB struct {
 	// callbacks' lookups and outcomes, sessionparts.go).
 	parts sessionParts
 }
-
-// SetLoadStreams caps how many streams (connections) a participant load reads in; 0 lets
-// it take one per core (2 to 4). A process joining others that serve sets 1, so that its
-// start-up leaves the database's cores to their requests.
-func (db *DB) SetLoadStreams(n int) { db.loadStreams.Store(int32(max(n, 0))) }
 
 // jitDefault is PostgreSQL's jit setting on the service's connections unless the database
 // URL sets one (`?jit=on`). JIT compilation pays for itself on long analytical queries; the
@@ -71,7 +82,7 @@ func Open(ctx context.Context, url string, log *zap.Logger) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &DB{Pool: pool, log: log}, nil
+	return NewDB(pool, log), nil
 }
 
 // Close releases every connection.

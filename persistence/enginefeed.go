@@ -21,7 +21,7 @@ import (
 // every version of the quota rows the serving processes update on each entry, and their
 // entries slowed. A campaign changed while the market is read is notified, and the caller
 // reads the change epoch before it starts (CampaignEpoch), as it always did.
-func (db *DB) EngineCampaigns(ctx context.Context, ids []int64) ([]engine.Campaign, error) {
+func (db *FeedStore) EngineCampaigns(ctx context.Context, ids []int64) ([]engine.Campaign, error) {
 	m := db.Participants.meter()
 	read := func(ids []int64) ([]engine.Campaign, error) {
 		var out []engine.Campaign

@@ -29,7 +29,7 @@ type CSVExport struct {
 
 // openExport runs query and reads its first row, so that a failing query is reported before
 // anything is written.
-func (db *DB) openExport(ctx context.Context, header []string, query string, args []any,
+func (db *InsightStore) openExport(ctx context.Context, header []string, query string, args []any,
 	row func(rows pgx.Rows, rec []string) ([]string, error)) (*CSVExport, error) {
 	rows, err := db.Pool.Query(ctx, query, args...)
 	if err != nil {
@@ -48,8 +48,8 @@ func (db *DB) openExport(ctx context.Context, header []string, query string, arg
 // openLineExport is openExport for a query whose one column is a whole CSV record (fields
 // quoted by csvFieldSQL where they may need it): WriteCSV copies each from the driver's
 // buffer to the writer, so that a row allocates nothing and a long export leaves no garbage.
-func (db *DB) openLineExport(ctx context.Context, header []string, query string, args []any) (*CSVExport, error) {
-	return db.Insights.openExport(ctx, header, query, args, nil)
+func (db *InsightStore) openLineExport(ctx context.Context, header []string, query string, args []any) (*CSVExport, error) {
+	return db.openExport(ctx, header, query, args, nil)
 }
 
 // csvFieldSQL is the SQL of text expression expr as a CSV field (RFC 4180): quoted, quotes
@@ -147,7 +147,7 @@ type DemographicsFilter struct {
 // sessions aside, in session order. Columns: transaction_id, respondent_id, status, then
 // one per standard question of the campaign's country language that at least one of the
 // exported respondents answered, in catalog order, titled by the qualification name.
-func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID int64, f DemographicsFilter) (*CSVExport, error) {
+func (db *InsightStore) OpenDemographicsExport(ctx context.Context, buyerID, campaignID int64, f DemographicsFilter) (*CSVExport, error) {
 	var cl int
 	err := db.Pool.QueryRow(ctx, `SELECT country_language_id FROM campaigns WHERE id = $1 AND buyer_id = $2`,
 		campaignID, buyerID).Scan(&cl)
@@ -214,7 +214,7 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 	for i, c := range cols {
 		qids[i] = c.QuestionID
 	}
-	answers, err := db.Insights.answerTexts(ctx, cl, qids)
+	answers, err := db.answerTexts(ctx, cl, qids)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (db *DB) OpenDemographicsExport(ctx context.Context, buyerID, campaignID in
 		}
 		return append(rec, speederText(speeder)), nil
 	}
-	return db.Insights.openExport(ctx, header, sel.String(), args, row)
+	return db.openExport(ctx, header, sel.String(), args, row)
 }
 
 // sessionStatus is the export status of a session.

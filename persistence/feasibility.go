@@ -10,7 +10,7 @@ import (
 // FeasibilityInput loads what the engine needs to estimate one of the buyer's campaigns:
 // country, incidence, length, days in field and every quota with its conditions. Another
 // buyer's campaign is not found.
-func (db *DB) FeasibilityInput(ctx context.Context, buyerID, campaignID int64) (engine.FeasibilityRequest, error) {
+func (db *CatalogStore) FeasibilityInput(ctx context.Context, buyerID, campaignID int64) (engine.FeasibilityRequest, error) {
 	var req engine.FeasibilityRequest
 	err := db.Pool.QueryRow(ctx, `SELECT cl.country_id, c.incidence, c.length_of_interview, c.days_in_field
 		FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id
@@ -48,7 +48,7 @@ func (db *DB) FeasibilityInput(ctx context.Context, buyerID, campaignID int64) (
 
 // CountryQuestions maps each question id known in a country (standard, or custom of this
 // buyer) to its answer type.
-func (db *DB) CountryQuestions(ctx context.Context, buyerID int64, countryID int32) (map[int32]int16, error) {
+func (db *CatalogStore) CountryQuestions(ctx context.Context, buyerID int64, countryID int32) (map[int32]int16, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT DISTINCT q.question_id, q.answer_type
 		FROM qualifications q JOIN country_languages cl ON cl.id = q.country_language_id
 		WHERE cl.country_id = $1 AND (q.buyer_id IS NULL OR q.buyer_id = $2)`, countryID, buyerID)
@@ -69,7 +69,7 @@ func (db *DB) CountryQuestions(ctx context.Context, buyerID int64, countryID int
 }
 
 // CountryOfLanguage returns the country a country language belongs to.
-func (db *DB) CountryOfLanguage(ctx context.Context, countryLanguageID int) (int32, error) {
+func (db *CatalogStore) CountryOfLanguage(ctx context.Context, countryLanguageID int) (int32, error) {
 	var c int32
 	err := db.Pool.QueryRow(ctx, `SELECT country_id FROM country_languages WHERE id = $1`, countryLanguageID).Scan(&c)
 	return c, classify(err)

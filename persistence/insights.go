@@ -52,7 +52,7 @@ func InsightsStatus(status int) string {
 // InsightsProjects lists one page (1-based) of the buyer's non-draft projects in id order,
 // only those of projectType when it is not empty, with their campaigns in wave order. It
 // also returns how many projects match in all.
-func (db *DB) InsightsProjects(ctx context.Context, buyerID int64, projectType string, page int) ([]InsightsProject, int, error) {
+func (db *InsightStore) InsightsProjects(ctx context.Context, buyerID int64, projectType string, page int) ([]InsightsProject, int, error) {
 	var total int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM projects
 		WHERE buyer_id = $1 AND NOT is_draft AND ($2 = '' OR project_type = $2)`, buyerID, projectType).Scan(&total); err != nil {
@@ -77,7 +77,7 @@ func (db *DB) InsightsProjects(ctx context.Context, buyerID int64, projectType s
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	if err := db.Insights.fillInsightsCampaigns(ctx, out); err != nil {
+	if err := db.fillInsightsCampaigns(ctx, out); err != nil {
 		return nil, 0, err
 	}
 	return out, total, nil
@@ -85,7 +85,7 @@ func (db *DB) InsightsProjects(ctx context.Context, buyerID int64, projectType s
 
 // InsightsProject reads one of the buyer's non-draft projects with its campaigns; a draft
 // or another buyer's project is not found.
-func (db *DB) InsightsProject(ctx context.Context, buyerID, projectID int64) (InsightsProject, error) {
+func (db *InsightStore) InsightsProject(ctx context.Context, buyerID, projectID int64) (InsightsProject, error) {
 	p := InsightsProject{ID: projectID}
 	err := db.Pool.QueryRow(ctx, `SELECT name, project_type FROM projects WHERE id = $1 AND buyer_id = $2 AND NOT is_draft`,
 		projectID, buyerID).Scan(&p.Name, &p.ProjectType)
@@ -95,14 +95,14 @@ func (db *DB) InsightsProject(ctx context.Context, buyerID, projectID int64) (In
 		return p, classify(err)
 	}
 	ps := []InsightsProject{p}
-	if err := db.Insights.fillInsightsCampaigns(ctx, ps); err != nil {
+	if err := db.fillInsightsCampaigns(ctx, ps); err != nil {
 		return p, err
 	}
 	return ps[0], nil
 }
 
 // fillInsightsCampaigns reads the campaigns of every project in one statement.
-func (db *DB) fillInsightsCampaigns(ctx context.Context, ps []InsightsProject) error {
+func (db *InsightStore) fillInsightsCampaigns(ctx context.Context, ps []InsightsProject) error {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -184,7 +184,7 @@ var resultBaseColumns = []ResultColumn{
 // pq_<id> for each standard question of the campaign's country language in catalog order
 // (AGE also as pq_42_non_bucketed), then tq_<id> for each custom screener question attached
 // to the campaign.
-func (db *DB) CampaignResultLayout(ctx context.Context, buyerID, projectID, campaignID int64) (ResultLayout, error) {
+func (db *InsightStore) CampaignResultLayout(ctx context.Context, buyerID, projectID, campaignID int64) (ResultLayout, error) {
 	var cl int
 	err := db.Pool.QueryRow(ctx, `SELECT c.country_language_id FROM campaigns c JOIN projects p ON p.id = c.project_id
 		WHERE c.id = $1 AND c.project_id = $2 AND c.buyer_id = $3 AND p.buyer_id = $3 AND NOT p.is_draft`,
@@ -236,14 +236,14 @@ func (db *DB) CampaignResultLayout(ctx context.Context, buyerID, projectID, camp
 		return ResultLayout{}, classify(err)
 	}
 	l.Columns = append(l.Columns, speederColumn) // last (quality.go)
-	if l.answers, err = db.Insights.answerTexts(ctx, cl, qids); err != nil {
+	if l.answers, err = db.answerTexts(ctx, cl, qids); err != nil {
 		return ResultLayout{}, err
 	}
 	return l, nil
 }
 
 // answerTexts loads the option texts of the questions' answers in one country language.
-func (db *DB) answerTexts(ctx context.Context, cl int, qids []int32) (answerTexts, error) {
+func (db *InsightStore) answerTexts(ctx context.Context, cl int, qids []int32) (answerTexts, error) {
 	out := answerTexts{}
 	if len(qids) == 0 {
 		return out, nil
@@ -300,7 +300,7 @@ func sessionsInOrder(where string) string {
 // session that reached complete, in session order. The query runs under ctx until the export
 // is written or closed; ctx must outlive the request that asked for it when the export is
 // streamed after the handler returns.
-func (db *DB) OpenCampaignResults(ctx context.Context, l ResultLayout) (*CSVExport, error) {
+func (db *InsightStore) OpenCampaignResults(ctx context.Context, l ResultLayout) (*CSVExport, error) {
 	var sel strings.Builder
 	sel.WriteString(`SELECT s.tid, s.entered_at, ` + panelistIDSQL + `, s.rejected, s.overage`)
 	// One value per question: the profile's JSON array, or a screener answer's pre_codes.
@@ -360,7 +360,7 @@ func (db *DB) OpenCampaignResults(ctx context.Context, l ResultLayout) (*CSVExpo
 		}
 		return rec, nil
 	}
-	return db.Insights.openExport(ctx, header, sel.String(), []any{l.CampaignID}, row)
+	return db.openExport(ctx, header, sel.String(), []any{l.CampaignID}, row)
 }
 
 // AgeBand is the insights band of an age.

@@ -212,7 +212,7 @@ WHERE closed <> now ORDER BY month, what`
 // starting at month (UTC; the zero time: everything), and reports each difference
 // (docs/payouts.md, "Ledger"), and each closed month whose events no longer sum to its
 // totals when it closed. It reads; it changes nothing.
-func (db *DB) CheckLedger(ctx context.Context, month time.Time) (LedgerCheck, error) {
+func (db *LedgerStore) CheckLedger(ctx context.Context, month time.Time) (LedgerCheck, error) {
 	var lo *time.Time
 	if !month.IsZero() {
 		m := time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, time.UTC)

@@ -93,7 +93,7 @@ type LedgerHistory struct {
 // refuses while a serve process of a release without the ledger is alive (it would decide
 // outcomes without events behind the watermark). progress, when set, is called after
 // each batch.
-func (db *DB) BackfillLedger(ctx context.Context, batch int, progress func(LedgerHistory)) (LedgerHistory, error) {
+func (db *LedgerStore) BackfillLedger(ctx context.Context, batch int, progress func(LedgerHistory)) (LedgerHistory, error) {
 	var h LedgerHistory
 	if batch <= 0 {
 		batch = 1000

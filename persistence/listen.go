@@ -14,7 +14,7 @@ type Listener struct {
 }
 
 // ListenOn opens a connection and LISTENs on channel.
-func (db *DB) ListenOn(ctx context.Context, channel string) (*Listener, error) {
+func (db *FeedStore) ListenOn(ctx context.Context, channel string) (*Listener, error) {
 	conn, err := pgx.ConnectConfig(ctx, db.Pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, classify(err)

@@ -33,7 +33,7 @@ const paceRows = 64
 // SetLoadDuty paces this DB's bulk loads to work at most duty of wall-clock time between
 // them (0 < duty < 1), or lifts the pacing (duty 0 or ≥ 1). A process joining others sets
 // it until its loads are in.
-func (db *DB) SetLoadDuty(duty float64) {
+func (db *ParticipantStore) SetLoadDuty(duty float64) {
 	p := &db.pace
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -65,7 +65,7 @@ type loadMeter struct {
 	start time.Time
 }
 
-func (db *DB) meter() loadMeter { return loadMeter{p: &db.pace, start: time.Now()} }
+func (db *ParticipantStore) meter() loadMeter { return loadMeter{p: &db.pace, start: time.Now()} }
 
 // row accounts for one row read; every paceRows rows it hands the work done since its last
 // look to the pacer and sleeps as long as the pacer says (less when ctx ends).
@@ -108,7 +108,7 @@ const yieldGap = time.Second
 // work; each later one hands the time since the one before (up to yieldGap) to the loads'
 // pacer (SetLoadDuty) and sleeps as long as it says, so the build shares the loads' budget.
 // Unpaced, a call reads the clock and returns. Safe for concurrent use.
-func (db *DB) LoadYield() func() {
+func (db *ParticipantStore) LoadYield() func() {
 	var mu sync.Mutex
 	m := loadMeter{p: &db.pace}
 	return func() {

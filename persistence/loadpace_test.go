@@ -9,7 +9,7 @@ import (
 // TestLoadPacerSpend: unpaced, nothing sleeps; paced, work beyond the burst and the tokens
 // accrued since is slept off at 1/duty, and a long pause accrues no more than the burst.
 func TestLoadPacerSpend(t *testing.T) {
-	var db DB
+	db := NewDB(nil, nil)
 	t0 := time.Now()
 	if d := db.pace.spend(time.Second, t0); d != 0 {
 		t.Fatalf("unpaced: sleep %v", d)
@@ -56,17 +56,17 @@ func TestLoadMeterPaces(t *testing.T) {
 		}
 		return time.Since(start), worked
 	}
-	var db DB
-	plain, _ := run(&db, context.Background())
+	db := NewDB(nil, nil)
+	plain, _ := run(db, context.Background())
 	db.Participants.SetLoadDuty(0.5)
-	paced, worked := run(&db, context.Background())
+	paced, worked := run(db, context.Background())
 	if r := float64(paced) / float64(worked); r < 1.4 || r > 4 {
 		t.Fatalf("paced at 0.5: %v in all for %v of work (%.2f×), want about 2×", paced, worked, r)
 	}
 	db.Participants.SetLoadDuty(0.01)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if d, _ := run(&db, ctx); d > 20*plain {
+	if d, _ := run(db, ctx); d > 20*plain {
 		t.Fatalf("paced with its context ended: %v against %v unpaced", d, plain)
 	}
 }
@@ -83,7 +83,7 @@ func TestLoadYield(t *testing.T) {
 		f()
 		return time.Since(start)
 	}
-	var db DB
+	db := NewDB(nil, nil)
 	y := db.Participants.LoadYield()
 	busy(10 * time.Millisecond)
 	if d := timed(y); d > 5*time.Millisecond {

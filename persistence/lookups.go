@@ -36,7 +36,7 @@ type Answer struct {
 }
 
 // CountryLanguages lists every country language in id order.
-func (db *DB) CountryLanguages(ctx context.Context) ([]CountryLanguage, error) {
+func (db *CatalogStore) CountryLanguages(ctx context.Context) ([]CountryLanguage, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT id, abbr FROM country_languages ORDER BY id`)
 	if err != nil {
 		return nil, classify(err)
@@ -48,7 +48,7 @@ func (db *DB) CountryLanguages(ctx context.Context) ([]CountryLanguage, error) {
 	return out, classify(err)
 }
 
-func (db *DB) countryLanguageExists(ctx context.Context, id int) error {
+func (db *CatalogStore) countryLanguageExists(ctx context.Context, id int) error {
 	var ok bool
 	if err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM country_languages WHERE id = $1)`, id).Scan(&ok); err != nil {
 		return classify(err)
@@ -70,8 +70,8 @@ func scanQualification(row pgx.Row) (Qualification, error) {
 
 // Qualifications lists the questions of a country language that the buyer can target: the
 // standard catalog and the buyer's own custom questions (answer types 0, 1 and 5 only).
-func (db *DB) Qualifications(ctx context.Context, buyerID int64, countryLanguageID int) ([]Qualification, error) {
-	if err := db.Catalog.countryLanguageExists(ctx, countryLanguageID); err != nil {
+func (db *CatalogStore) Qualifications(ctx context.Context, buyerID int64, countryLanguageID int) ([]Qualification, error) {
+	if err := db.countryLanguageExists(ctx, countryLanguageID); err != nil {
 		return nil, err
 	}
 	rows, err := db.Pool.Query(ctx, `SELECT `+qualificationColumns+` FROM qualifications
@@ -95,8 +95,8 @@ func (db *DB) Qualifications(ctx context.Context, buyerID int64, countryLanguage
 // QualificationsWithAnswers lists what Qualifications lists, each question with its answers
 // (empty for text questions), in three statements whatever the catalog's size: the console's
 // quota and screener forms show every answer of every question.
-func (db *DB) QualificationsWithAnswers(ctx context.Context, buyerID int64, countryLanguageID int) ([]Qualification, error) {
-	qs, err := db.Catalog.Qualifications(ctx, buyerID, countryLanguageID)
+func (db *CatalogStore) QualificationsWithAnswers(ctx context.Context, buyerID int64, countryLanguageID int) ([]Qualification, error) {
+	qs, err := db.Qualifications(ctx, buyerID, countryLanguageID)
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +126,8 @@ func (db *DB) QualificationsWithAnswers(ctx context.Context, buyerID int64, coun
 }
 
 // Qualification reads one question of a country language with its answers.
-func (db *DB) Qualification(ctx context.Context, buyerID int64, questionID, countryLanguageID int) (Qualification, error) {
-	if err := db.Catalog.countryLanguageExists(ctx, countryLanguageID); err != nil {
+func (db *CatalogStore) Qualification(ctx context.Context, buyerID int64, questionID, countryLanguageID int) (Qualification, error) {
+	if err := db.countryLanguageExists(ctx, countryLanguageID); err != nil {
 		return Qualification{}, err
 	}
 	q, err := scanQualification(db.Pool.QueryRow(ctx, `SELECT `+qualificationColumns+` FROM qualifications

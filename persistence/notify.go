@@ -36,7 +36,7 @@ func NotifyCampaigns(ctx context.Context, tx pgx.Tx, ids ...int64) error {
 
 // CampaignEpoch reads the counter every campaign change advances (see NotifyCampaigns): equal
 // readings mean no campaign changed in between.
-func (db *DB) CampaignEpoch(ctx context.Context) (int64, error) {
+func (db *FeedStore) CampaignEpoch(ctx context.Context) (int64, error) {
 	var n int64
 	err := db.Pool.QueryRow(ctx, `SELECT last_value + CASE WHEN is_called THEN 1 ELSE 0 END FROM engine_epoch_seq`).Scan(&n)
 	return n, classify(err)
@@ -45,7 +45,7 @@ func (db *DB) CampaignEpoch(ctx context.Context) (int64, error) {
 // CampaignsChangedSince returns the ids of the campaigns that changed (NotifyCampaigns) at
 // or after epoch, a reading of CampaignEpoch: what a process whose engine was current at
 // that reading must re-read, whatever their status now.
-func (db *DB) CampaignsChangedSince(ctx context.Context, epoch int64) ([]int64, error) {
+func (db *FeedStore) CampaignsChangedSince(ctx context.Context, epoch int64) ([]int64, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT id FROM campaigns WHERE engine_epoch >= $1 ORDER BY id`, epoch)
 	if err != nil {
 		return nil, classify(err)

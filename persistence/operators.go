@@ -21,7 +21,7 @@ type OperatorListing struct {
 }
 
 // ListOperators returns every operator of the web console, oldest first.
-func (db *DB) ListOperators(ctx context.Context) ([]OperatorListing, error) {
+func (db *OperatorStore) ListOperators(ctx context.Context) ([]OperatorListing, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT o.id, o.name, o.role, o.created_at,
 			(SELECT count(*) FROM console_sessions s WHERE s.operator_id = o.id AND s.expires_at > now())
 		FROM operators o ORDER BY o.id`)
@@ -40,7 +40,7 @@ func (db *DB) ListOperators(ctx context.Context) ([]OperatorListing, error) {
 // web console sessions in the same transaction (every process looks sessions up in the
 // database on each request, so they end at once everywhere). It returns the operator and
 // how many live sessions ended; an unknown id is fault.NotFound.
-func (db *DB) RevokeOperator(ctx context.Context, id int64) (Operator, int64, error) {
+func (db *OperatorStore) RevokeOperator(ctx context.Context, id int64) (Operator, int64, error) {
 	var o Operator
 	var ended int64
 	err := db.Tx(ctx, func(tx pgx.Tx) error {

@@ -120,8 +120,8 @@ type Claim struct {
 }
 
 // ClaimPostbacks leases up to limit due postbacks, whatever their destination (Claim).
-func (db *DB) ClaimPostbacks(ctx context.Context, limit int, lease time.Duration) ([]ClaimedPostback, error) {
-	r, err := db.Outbox.Claim(ctx, Claim{Limit: limit, Lease: lease})
+func (db *OutboxStore) ClaimPostbacks(ctx context.Context, limit int, lease time.Duration) ([]ClaimedPostback, error) {
+	r, err := db.Claim(ctx, Claim{Limit: limit, Lease: lease})
 	return r.Rows, err
 }
 
@@ -141,7 +141,7 @@ type Claimed struct {
 // claimed again once the lease runs out (at-least-once). The claim looks at the due rows of
 // destinations with room, a window of up to four times c.Limit of them. It runs in the
 // settings of beginOutboxTx.
-func (db *DB) Claim(ctx context.Context, c Claim) (Claimed, error) {
+func (db *OutboxStore) Claim(ctx context.Context, c Claim) (Claimed, error) {
 	b, out, window := claimBatch(c)
 	if err := db.sendTx(ctx, b); err != nil {
 		return Claimed{}, classify(err)
@@ -214,7 +214,7 @@ func claimBatch(c Claim) (b *pgx.Batch, out *[]ClaimedPostback, window *int) {
 // ReleasePostbacks gives back rows claimed (or stored leased) but never sent: each is due at
 // once with its attempt uncounted, for any worker to claim, and the workers are woken. A row
 // whose lease was lost meanwhile (claimed again, delivered, dead) is left alone.
-func (db *DB) ReleasePostbacks(ctx context.Context, cs []ClaimedPostback) error {
+func (db *OutboxStore) ReleasePostbacks(ctx context.Context, cs []ClaimedPostback) error {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -254,7 +254,7 @@ func beginOutboxTx() *pgx.Batch {
 // refused) at once. The row is left alone when c's lease was lost (a later claim or a
 // delivery got there first). It reports whether the row is now dead. errText must be short
 // and carry no secret.
-func (db *DB) MarkPostbackFailed(ctx context.Context, c ClaimedPostback, retryIn, window time.Duration, errText string, permanent bool) (dead bool, err error) {
+func (db *OutboxStore) MarkPostbackFailed(ctx context.Context, c ClaimedPostback, retryIn, window time.Duration, errText string, permanent bool) (dead bool, err error) {
 	err = db.Pool.QueryRow(ctx, `UPDATE postback_outbox SET last_error = $3,
 			dead_at = CASE WHEN $6 OR now() >= COALESCE(retried_at, created_at) + $4::bigint * interval '1 microsecond' THEN now() END,
 			next_attempt_at = LEAST(now() + $2::bigint * interval '1 microsecond',
@@ -293,7 +293,7 @@ type Backlog struct {
 
 // PostbackStats reads the outbox's counts. It reads the pending rows (one partial index) and
 // counts the dead ones (another); delivered rows, the bulk of the table, are not read.
-func (db *DB) PostbackStats(ctx context.Context) (PostbackStats, error) {
+func (db *OutboxStore) PostbackStats(ctx context.Context) (PostbackStats, error) {
 	var s PostbackStats
 	rows, err := db.Pool.Query(ctx, `SELECT COALESCE(publisher_id, 0), COALESCE(buyer_id, 0), count(*),
 			count(*) FILTER (WHERE last_error IS NOT NULL), EXTRACT(EPOCH FROM now() - min(created_at))::float8
@@ -330,7 +330,7 @@ func (db *DB) PostbackStats(ctx context.Context) (PostbackStats, error) {
 // instead of per postback (no waiting for company: each delivery holds its worker's slot
 // until its mark commits). Marks run in the settings of beginOutboxTx.
 type DeliveryMarks struct {
-	db *DB
+	db *OutboxStore
 	gc groupCommit[*markJob]
 }
 
@@ -341,7 +341,7 @@ type markJob struct {
 }
 
 // NewDeliveryMarks starts the recorder; Close stops it.
-func (db *DB) NewDeliveryMarks() *DeliveryMarks {
+func (db *OutboxStore) NewDeliveryMarks() *DeliveryMarks {
 	m := &DeliveryMarks{db: db}
 	// One batch at a time: at 3,000 callbacks/s two workers split the marks into twice as
 	// many transactions, for 5–10 % more CPU per callback and no more throughput (router

@@ -172,7 +172,7 @@ type outcomeItem struct {
 
 // recordOutcomes runs recordOutcomesSQL for items (distinct sessions) in one transaction:
 // one statement, one COMMIT, one round trip; late: recordLateOutcomeSQL, for one item.
-func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem, late bool) error {
+func (db *SessionStore) recordOutcomes(ctx context.Context, items []*outcomeItem, late bool) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -233,7 +233,7 @@ func (db *DB) recordOutcomes(ctx context.Context, items []*outcomeItem, late boo
 }
 
 // storedSessions loads the sessions of ids (callbacks that did not decide an outcome).
-func (db *DB) storedSessions(ctx context.Context, ids []int64) (map[int64]Session, error) {
+func (db *SessionStore) storedSessions(ctx context.Context, ids []int64) (map[int64]Session, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT `+sessionColumns+sessionFrom+` WHERE s.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, classify(err)
@@ -253,9 +253,9 @@ func (db *DB) storedSessions(ctx context.Context, ids []int64) (map[int64]Sessio
 // RecordOutcome stores the first outcome of session s, with its postback, in its own
 // transaction (the naive path). When an earlier callback had decided the session, the result
 // carries the stored session.
-func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (OutcomeResult, error) {
+func (db *SessionStore) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (OutcomeResult, error) {
 	it := &outcomeItem{s: &s, o: &o}
-	if err := retry(ctx, func() error { return db.Sessions.recordOutcomes(ctx, []*outcomeItem{it}, false) }); err != nil {
+	if err := retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}, false) }); err != nil {
 		return OutcomeResult{}, classify(err)
 	}
 	for range lateRounds {
@@ -266,7 +266,7 @@ func (db *DB) RecordOutcome(ctx context.Context, s Session, o OutcomeRecord) (Ou
 		if err != nil || !lateComplete(stored, o) {
 			return OutcomeResult{Stored: stored}, classify(err)
 		}
-		if err := retry(ctx, func() error { return db.Sessions.recordOutcomes(ctx, []*outcomeItem{it}, true) }); err != nil {
+		if err := retry(ctx, func() error { return db.recordOutcomes(ctx, []*outcomeItem{it}, true) }); err != nil {
 			return OutcomeResult{}, classify(err)
 		}
 	}
@@ -293,7 +293,7 @@ func lateComplete(stored Session, o OutcomeRecord) bool {
 // outcome wins; two callbacks of one session in a batch: the earlier one decides) and its
 // postback is enqueued in that same transaction.
 type OutcomeWriter struct {
-	db *DB
+	db *SessionStore
 	gc groupCommit[*outcomeJob]
 }
 
@@ -320,7 +320,7 @@ func (j *outcomeJob) release() {
 }
 
 // NewOutcomeWriter starts the writer's workers (cfg as for EntryWriter).
-func (db *DB) NewOutcomeWriter(cfg EntryWriterConfig) *OutcomeWriter {
+func (db *SessionStore) NewOutcomeWriter(cfg EntryWriterConfig) *OutcomeWriter {
 	w := &OutcomeWriter{db: db}
 	w.gc.start(cfg, w.run)
 	return w
@@ -362,7 +362,7 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 			items = append(items, &j.item)
 		}
 	}
-	err := retry(ctx, func() error { return w.db.Sessions.recordOutcomes(ctx, items, false) })
+	err := retry(ctx, func() error { return w.db.recordOutcomes(ctx, items, false) })
 	if err != nil && len(batch) > 1 && !isUnavailable(err) {
 		for _, j := range batch {
 			w.run([]*outcomeJob{j})
@@ -384,7 +384,7 @@ func (w *OutcomeWriter) run(batch []*outcomeJob) {
 	}
 	var stored map[int64]Session
 	if len(undecided) > 0 {
-		stored, err = w.db.Sessions.storedSessions(ctx, undecided)
+		stored, err = w.db.storedSessions(ctx, undecided)
 	}
 	if err == nil && len(stored) > 0 {
 		stored, err = w.recordLate(ctx, items, stored)
@@ -411,7 +411,7 @@ func (w *OutcomeWriter) recordLate(ctx context.Context, items []*outcomeItem, st
 		var late []int64
 		for _, it := range items {
 			if s, ok := stored[it.s.ID]; ok && !it.res.Decided && lateComplete(s, *it.o) {
-				if err := retry(ctx, func() error { return w.db.Sessions.recordOutcomes(ctx, []*outcomeItem{it}, true) }); err != nil {
+				if err := retry(ctx, func() error { return w.db.recordOutcomes(ctx, []*outcomeItem{it}, true) }); err != nil {
 					return nil, err
 				}
 				late = append(late, it.s.ID)
@@ -421,7 +421,7 @@ func (w *OutcomeWriter) recordLate(ctx context.Context, items []*outcomeItem, st
 			return stored, nil
 		}
 		// The batch's later callbacks of those sessions answer as the late ones decided.
-		again, err := w.db.Sessions.storedSessions(ctx, late)
+		again, err := w.db.storedSessions(ctx, late)
 		if err != nil {
 			return nil, err
 		}

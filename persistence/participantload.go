@@ -24,6 +24,11 @@ var loadChunk int64 = 1 << 15
 // beforeStream, when set (by tests), runs before the query of chunk i of n.
 var beforeStream func(i, n int)
 
+// SetLoadStreams caps how many streams (connections) a participant load reads in; 0 lets
+// it take one per core (2 to 4). A process joining others that serve sets 1, so that its
+// start-up leaves the database's cores to their requests.
+func (db *ParticipantStore) SetLoadStreams(n int) { db.loadStreams.Store(int32(max(n, 0))) }
+
 // loadStreams is how many streams read a large participants table: one per core, at least
 // two (PostgreSQL's side of a stream, reading and printing the rows, takes about as long as
 // ours, decoding and storing them), at most four (connections the rest of the start-up needs).
@@ -34,7 +39,7 @@ func loadStreams() int { return min(4, max(2, runtime.NumCPU())) }
 // LoadActiveParticipants. The streams share the table's id range in chunks of loadChunk ids,
 // each read by one statement: a participant's id never changes, so a row an update moves
 // during the load is still read once, by the one statement whose range holds its id.
-func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p PanelParticipant) error) error {
+func (db *ParticipantStore) streamParticipants(ctx context.Context, since time.Time, fn func(p PanelParticipant) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var lo, hi, pages int64
@@ -60,7 +65,7 @@ func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p
 	var wg sync.WaitGroup
 	for i := range streams {
 		wg.Go(func() {
-			errs[i] = db.Participants.readChunks(ctx, since, lo, chunks, &next, fn)
+			errs[i] = db.readChunks(ctx, since, lo, chunks, &next, fn)
 			if errs[i] != nil {
 				cancel()
 			}
@@ -83,14 +88,14 @@ func (db *DB) streamParticipants(ctx context.Context, since time.Time, fn func(p
 
 // readChunks is one stream of streamParticipants: on one connection, it reads the chunks
 // next hands out (chunk c covers ids from lo + c·loadChunk) until there are none left.
-func (db *DB) readChunks(ctx context.Context, since time.Time, lo, chunks int64, next *atomic.Int64,
+func (db *ParticipantStore) readChunks(ctx context.Context, since time.Time, lo, chunks int64, next *atomic.Int64,
 	fn func(p PanelParticipant) error) error {
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		return classify(err)
 	}
 	defer conn.Release()
-	m := db.Participants.meter()
+	m := db.meter()
 	var sc profileScratch
 	for {
 		c := next.Add(1) - 1

@@ -107,7 +107,7 @@ func parseProfile(raw []byte) ([]engine.Answer, error) {
 // required answer), a known one has the answers it carries replaced, its attributes merged,
 // its country and last activity updated. A NOTIFY on ParticipantChannel with origin goes out
 // at commit. It returns the participant as stored, with its entry history.
-func (db *DB) ImpanelParticipant(ctx context.Context, in Impanel, origin string, first func() error) (PanelParticipant, error) {
+func (db *ParticipantStore) ImpanelParticipant(ctx context.Context, in Impanel, origin string, first func() error) (PanelParticipant, error) {
 	prof, err := profileJSON(in.Profile)
 	if err != nil {
 		return PanelParticipant{}, err
@@ -216,23 +216,23 @@ func scanParticipant(row pgx.Row) (PanelParticipant, error) {
 }
 
 // ParticipantByID loads one participant with its entry history.
-func (db *DB) ParticipantByID(ctx context.Context, id int64) (PanelParticipant, error) {
-	return db.Participants.loadParticipant(ctx, `WHERE id = $1`, id)
+func (db *ParticipantStore) ParticipantByID(ctx context.Context, id int64) (PanelParticipant, error) {
+	return db.loadParticipant(ctx, `WHERE id = $1`, id)
 }
 
 // ParticipantByUser loads the participant of (publisher, user identifier) with its entries.
-func (db *DB) ParticipantByUser(ctx context.Context, publisherID int64, user string) (PanelParticipant, error) {
-	return db.Participants.loadParticipant(ctx, `WHERE publisher_id = $1 AND user_identifier = $2`, publisherID, user)
+func (db *ParticipantStore) ParticipantByUser(ctx context.Context, publisherID int64, user string) (PanelParticipant, error) {
+	return db.loadParticipant(ctx, `WHERE publisher_id = $1 AND user_identifier = $2`, publisherID, user)
 }
 
 // ParticipantEntries reads the entry history of participant id (the latest entry per
 // campaign), as ParticipantByID reads it.
-func (db *DB) ParticipantEntries(ctx context.Context, id int64) ([]engine.Entry, error) {
+func (db *ParticipantStore) ParticipantEntries(ctx context.Context, id int64) ([]engine.Entry, error) {
 	es, err := loadEntries(ctx, db.Pool, id)
 	return es, classify(err)
 }
 
-func (db *DB) loadParticipant(ctx context.Context, where string, args ...any) (PanelParticipant, error) {
+func (db *ParticipantStore) loadParticipant(ctx context.Context, where string, args ...any) (PanelParticipant, error) {
 	p, err := scanParticipant(db.Pool.QueryRow(ctx, `SELECT `+participantColumns+` FROM participants `+where, args...))
 	if err != nil {
 		return p, classify(err)
@@ -254,7 +254,7 @@ func (db *DB) loadParticipant(ctx context.Context, where string, args ...any) (P
 // called from several goroutines, one call at a time; p's User and answer texts point into
 // a connection's read buffer and its answers into buffers reused for the next row, so they
 // are valid only while fn runs and fn must copy what it keeps (Panel.Put does).
-func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
+func (db *ParticipantStore) LoadActiveParticipants(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
 	var mu sync.Mutex
 	serial := func(p PanelParticipant) error {
@@ -262,22 +262,22 @@ func (db *DB) LoadActiveParticipants(ctx context.Context, since time.Time,
 		defer mu.Unlock()
 		return fn(p)
 	}
-	return db.Participants.LoadActiveParticipantsConcurrently(ctx, since, serial, entry)
+	return db.LoadActiveParticipantsConcurrently(ctx, since, serial, entry)
 }
 
 // LoadActiveParticipantsConcurrently is LoadActiveParticipants for an fn that is safe for
 // concurrent use (Panel.Put is): each stream calls it without waiting for the others, so
 // that storing millions of participants, not only reading them, uses every core.
-func (db *DB) LoadActiveParticipantsConcurrently(ctx context.Context, since time.Time,
+func (db *ParticipantStore) LoadActiveParticipantsConcurrently(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) error {
-	_, err := db.Participants.LoadPanel(ctx, since, fn, entry)
+	_, err := db.LoadPanel(ctx, since, fn, entry)
 	return err
 }
 
 // LoadPanel is LoadActiveParticipantsConcurrently that also reports what the entry history
 // load left out: a relationship created later to one of those campaigns needs its entries
 // (HistoryCampaigns, LoadEntriesOf).
-func (db *DB) LoadPanel(ctx context.Context, since time.Time,
+func (db *ParticipantStore) LoadPanel(ctx context.Context, since time.Time,
 	fn func(p PanelParticipant) error, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
 	started := time.Now()
 	var n atomic.Int64
@@ -285,7 +285,7 @@ func (db *DB) LoadPanel(ctx context.Context, since time.Time,
 		n.Add(1)
 		return fn(p)
 	}
-	if err := db.Participants.streamParticipants(ctx, since, count); err != nil {
+	if err := db.streamParticipants(ctx, since, count); err != nil {
 		return EntryHistoryStats{}, err
 	}
 	streamed := time.Now()
@@ -293,7 +293,7 @@ func (db *DB) LoadPanel(ctx context.Context, since time.Time,
 	if n.Load() <= fewParticipants {
 		only = &since
 	}
-	st, err := db.Participants.loadEntryHistory(ctx, time.Now(), only, entry)
+	st, err := db.loadEntryHistory(ctx, time.Now(), only, entry)
 	if err != nil {
 		return st, err
 	}
@@ -318,7 +318,7 @@ type EntryHistoryStats struct {
 
 // HistoryCampaigns returns those of the given campaigns whose entries can block an offer now
 // (historyCampaignsSQL): the ones a start-up load left out that need their entries since.
-func (db *DB) HistoryCampaigns(ctx context.Context, among []int64) ([]int64, error) {
+func (db *ParticipantStore) HistoryCampaigns(ctx context.Context, among []int64) ([]int64, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT id FROM (`+historyCampaignsSQL+`) h WHERE id = ANY($1) ORDER BY id`, among)
 	if err != nil {
 		return nil, classify(err)
@@ -359,7 +359,7 @@ const historyCampaignsSQL = `SELECT id FROM campaigns WHERE status NOT IN (4, 6)
 // entries slowed while this one joined (the quota lock read 7× the buffers). An entry
 // committed in a range already read is not lost: its process announces it
 // (EntriesChannel), which this one listens to from its start.
-func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Time, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
+func (db *ParticipantStore) loadEntryHistory(ctx context.Context, now time.Time, only *time.Time, entry func(participantID, campaignID, at int64)) (EntryHistoryStats, error) {
 	var st EntryHistoryStats
 	since := now.Add(-time.Duration(engine.ActivityDays) * 24 * time.Hour)
 	where, args := `true`, []any{}
@@ -400,7 +400,7 @@ func (db *DB) loadEntryHistory(ctx context.Context, now time.Time, only *time.Ti
 	if err != nil {
 		return st, classify(err)
 	}
-	m := db.Participants.meter()
+	m := db.meter()
 	read := func(where string, args ...any) error {
 		return pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 			n, err := readEntries(ctx, tx, where, &m, entry, args...)
@@ -430,11 +430,11 @@ var historyChunk int64 = 1 << 18
 // LoadEntriesOf hands entry every entry (not a test one) into the given campaigns: the
 // history a relationship created after the start-up load needs when it names a campaign
 // that load left out (loadEntryHistory).
-func (db *DB) LoadEntriesOf(ctx context.Context, campaignIDs []int64, entry func(participantID, campaignID, at int64)) (int64, error) {
+func (db *ParticipantStore) LoadEntriesOf(ctx context.Context, campaignIDs []int64, entry func(participantID, campaignID, at int64)) (int64, error) {
 	var n int64
 	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
-		m := db.Participants.meter()
+		m := db.meter()
 		n, err = readEntries(ctx, tx, `campaign_id = ANY($1)`, &m, entry, campaignIDs)
 		return err
 	})
@@ -499,7 +499,7 @@ func roundedSeconds(us int64) int64 {
 
 // ParticipantUser returns the partner's user identifier of participant id ("" for an id
 // no participant has).
-func (db *DB) ParticipantUser(ctx context.Context, id int64) (string, error) {
+func (db *ParticipantStore) ParticipantUser(ctx context.Context, id int64) (string, error) {
 	var user string
 	err := db.Pool.QueryRow(ctx, `SELECT user_identifier FROM participants WHERE id = $1`, id).Scan(&user)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -515,7 +515,7 @@ func (db *DB) ParticipantUser(ctx context.Context, id int64) (string, error) {
 // rewritten at most once a day however often it asks for offers (each write is a new row
 // version and an entry in every index of participants). What reads it reads days: the
 // start-up's window and the active days of the panel's activity.
-func (db *DB) TouchParticipants(ctx context.Context, ids, at []int64) error {
+func (db *ParticipantStore) TouchParticipants(ctx context.Context, ids, at []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -536,7 +536,7 @@ func ParseParticipantNotice(payload string) (id int64, origin string, ok bool) {
 // (pg_class.reltuples, kept by ANALYZE and autovacuum: free to read, unlike a count over
 // millions of rows), 0 while the table was never analyzed. The start-up sizes the panel
 // from it before the load (engine.Panel.Reserve).
-func (db *DB) EstimateParticipants(ctx context.Context) (int, error) {
+func (db *ParticipantStore) EstimateParticipants(ctx context.Context) (int, error) {
 	var n float64
 	err := db.Pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'participants'::regclass`).Scan(&n)
 	if err != nil {

@@ -65,7 +65,7 @@ func (p PartitionPolicy) withDefaults() PartitionPolicy {
 // sequence and records the entered_at range of each. It returns the partitions it created.
 // It waits at most 5 s for its brief lock on sessions (attaching a partition: reads and
 // writes go on); a timeout is an error and the next run tries again. Processes take turns.
-func (db *DB) EnsureSessionPartitions(ctx context.Context, p PartitionPolicy) ([]string, error) {
+func (db *MaintenanceStore) EnsureSessionPartitions(ctx context.Context, p PartitionPolicy) ([]string, error) {
 	p = p.withDefaults()
 	var created []string
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
@@ -102,7 +102,7 @@ type SessionPartition struct {
 
 // SessionPartitions lists the partitions of sessions in id order, as last recorded by
 // EnsureSessionPartitions.
-func (db *DB) SessionPartitions(ctx context.Context) ([]SessionPartition, error) {
+func (db *MaintenanceStore) SessionPartitions(ctx context.Context) ([]SessionPartition, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT p.name, p.id_from, p.id_to, p.created_at,
 		coalesce(p.first_entered_at, 'epoch'), coalesce(p.last_entered_at, 'epoch'),
 		coalesce(c.reltuples, -1)::bigint, coalesce(pg_total_relation_size(c.oid), 0)
@@ -131,7 +131,7 @@ func (db *DB) SessionPartitions(ctx context.Context) ([]SessionPartition, error)
 // deleted. A caller loops while it returns batch; each batch is one short transaction. A
 // purged row's (tid, kind) no longer deduplicates an enqueue of the same key, so keep must
 // be longer than the callback window of sessions (router's SessionMaxAge, 7 days).
-func (db *DB) PurgeDeliveredOutbox(ctx context.Context, keep time.Duration, batch int) (int64, error) {
+func (db *MaintenanceStore) PurgeDeliveredOutbox(ctx context.Context, keep time.Duration, batch int) (int64, error) {
 	tag, err := db.Pool.Exec(ctx, `DELETE FROM postback_outbox WHERE id IN (
 		SELECT id FROM postback_outbox WHERE delivered_at IS NOT NULL AND delivered_at < now() - $1::interval
 		ORDER BY delivered_at LIMIT $2)`, keep, batch)

@@ -43,7 +43,7 @@ const sessionsParentDueSQL = `SELECT 'sessions'::text FROM pg_class c,
 // (sessionsParentDueSQL). Analyzing the partitioned table samples every partition again, so it
 // followed each young partition's doublings only while the table was young: on ten
 // million seeded sessions one such ANALYZE read for 13 s beside the entries it slowed.
-func (db *DB) AnalyzeGrowingTables(ctx context.Context) ([]string, error) {
+func (db *MaintenanceStore) AnalyzeGrowingTables(ctx context.Context) ([]string, error) {
 	var done []string
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		var mine bool

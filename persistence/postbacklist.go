@@ -109,7 +109,7 @@ type PostbackDelivery struct {
 }
 
 // ListPostbacks returns the undelivered outbox rows f selects, newest first.
-func (db *DB) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDelivery, error) {
+func (db *OutboxStore) ListPostbacks(ctx context.Context, f PostbackFilter) ([]PostbackDelivery, error) {
 	where, err := outboxStatesSQL(f.States)
 	if err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func outboxStatesSQL(states []string) (string, error) {
 // the enqueue time), in one UPDATE, and wakes the workers. ids selects rows (empty: every
 // dead row); publisherID > 0 restricts to one publisher's postbacks, buyerID > 0 to one
 // buyer's webhooks. Rows not dead are left alone. It returns the ids made owed again.
-func (db *DB) RetryPostbacks(ctx context.Context, publisherID, buyerID int64, ids []int64) ([]int64, error) {
+func (db *OutboxStore) RetryPostbacks(ctx context.Context, publisherID, buyerID int64, ids []int64) ([]int64, error) {
 	rows, err := db.Pool.Query(ctx, `WITH r AS (
 			UPDATE postback_outbox SET dead_at = NULL, retried_at = now(), next_attempt_at = now()
 			WHERE dead_at IS NOT NULL AND ($1 = 0 OR publisher_id = $1) AND ($3 = 0 OR buyer_id = $3)

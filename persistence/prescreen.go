@@ -29,7 +29,7 @@ type ScreenerQuestion struct {
 
 // CampaignScreener returns the pre-screener of a campaign, or nil when no custom screener
 // question is attached (or the campaign does not exist).
-func (db *DB) CampaignScreener(ctx context.Context, campaignID int64) (*Screener, error) {
+func (db *CampaignStore) CampaignScreener(ctx context.Context, campaignID int64) (*Screener, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT c.country_language_id, cl.abbr, cq.question_id, q.question_text, q.answer_type,
 			cq.pre_codes,
 			ARRAY(SELECT a.pre_code FROM qualification_answers a
@@ -85,7 +85,7 @@ type PrescreenResponse struct {
 }
 
 // RecordPrescreen stores a pre-screener sheet and returns its id.
-func (db *DB) RecordPrescreen(ctx context.Context, r PrescreenResponse) (int64, error) {
+func (db *SessionStore) RecordPrescreen(ctx context.Context, r PrescreenResponse) (int64, error) {
 	m := make(map[string][]int32, len(r.Answers))
 	for _, a := range r.Answers {
 		codes := a.PreCodes
@@ -109,7 +109,7 @@ func (db *DB) RecordPrescreen(ctx context.Context, r PrescreenResponse) (int64, 
 // participant's latest live session of the campaign from the last 10 minutes. The answers
 // become the session's screener_answers. It returns the session id, or 0 when there is no
 // such session.
-func (db *DB) AttachPrescreen(ctx context.Context, responseID, participantID, campaignID int64) (int64, error) {
+func (db *CampaignStore) AttachPrescreen(ctx context.Context, responseID, participantID, campaignID int64) (int64, error) {
 	var sessionID int64
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `SELECT id FROM sessions WHERE participant_id = $1 AND campaign_id = $2 AND NOT is_test

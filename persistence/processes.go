@@ -26,7 +26,7 @@ type ServeProcess struct {
 // BeatProcess writes p's heartbeat: its row is created or replaced, updated_at is now().
 // p.SnapshotAt is stored as the database's now() less its age by the process's clock, so
 // that a host's clock skew does not show as snapshot age (p.UpdatedAt is ignored).
-func (db *DB) BeatProcess(ctx context.Context, p ServeProcess) error {
+func (db *MaintenanceStore) BeatProcess(ctx context.Context, p ServeProcess) error {
 	var snapAge *float64 // seconds
 	if !p.SnapshotAt.IsZero() {
 		age := max(time.Since(p.SnapshotAt).Seconds(), 0)
@@ -67,7 +67,7 @@ const retiredSince = 46
 // its brief exclusive lock on sessions (a catalog change), and a timeout is an error the next
 // sweep tries again: entries and callbacks queue behind a waiting lock, so it waits briefly
 // and often rather than long once. Indexes already gone cost one catalog read.
-func (db *DB) RetireSessionIndexes(ctx context.Context) (bool, error) {
+func (db *MaintenanceStore) RetireSessionIndexes(ctx context.Context) (bool, error) {
 	var present []string
 	if err := db.Pool.QueryRow(ctx, `SELECT COALESCE(array_agg(n), '{}') FROM unnest($1::text[]) AS n WHERE to_regclass(n) IS NOT NULL`,
 		retiredSessionIndexes).Scan(&present); err != nil {
@@ -102,14 +102,14 @@ func (db *DB) RetireSessionIndexes(ctx context.Context) (bool, error) {
 }
 
 // EndProcess deletes process id's heartbeat: it shut down cleanly.
-func (db *DB) EndProcess(ctx context.Context, id string) error {
+func (db *MaintenanceStore) EndProcess(ctx context.Context, id string) error {
 	_, err := db.Pool.Exec(ctx, `DELETE FROM serve_processes WHERE id = $1`, id)
 	return classify(err)
 }
 
 // ServeProcesses lists every heartbeat, stale ones included (a reader does not delete
 // them), oldest start first, with the database's now() to judge their age by one clock.
-func (db *DB) ServeProcesses(ctx context.Context) ([]ServeProcess, time.Time, error) {
+func (db *MaintenanceStore) ServeProcesses(ctx context.Context) ([]ServeProcess, time.Time, error) {
 	var now time.Time
 	if err := db.Pool.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
 		return nil, now, classify(err)

@@ -29,7 +29,7 @@ type PublisherHour struct {
 // campaign (the join through campaigns lets the planner use sessions_campaign_entered, one
 // range per campaign) and keeps pub's: its cost grows with the window's sessions, not with
 // the table (the plan is not measured at scale yet).
-func (db *DB) PublisherHourlyStats(ctx context.Context, pub int64, from, to time.Time) ([]PublisherHour, error) {
+func (db *InsightStore) PublisherHourlyStats(ctx context.Context, pub int64, from, to time.Time) ([]PublisherHour, error) {
 	rows, err := db.Pool.Query(ctx, `WITH s AS (SELECT date_trunc('hour', s.entered_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
 			count(*) AS entries,
 			count(*) FILTER (WHERE s.outcome = 'complete' AND NOT s.rejected) AS c,
@@ -68,7 +68,7 @@ type OfferHour struct {
 
 // AddPublisherOffers adds counts of GET /campaigns answers to their publishers' hours (one
 // statement; each process adds what it served since its last flush).
-func (db *DB) AddPublisherOffers(ctx context.Context, counts []OfferHour) error {
+func (db *InsightStore) AddPublisherOffers(ctx context.Context, counts []OfferHour) error {
 	if len(counts) == 0 {
 		return nil
 	}

@@ -60,7 +60,7 @@ type QualityOutcome struct {
 }
 
 // RecordQualitySignals stores signals (idempotently) and decides blocks, in one transaction.
-func (db *DB) RecordQualitySignals(ctx context.Context, pol quality.Policy, sigs []QualitySignal) (QualityOutcome, error) {
+func (db *QualityStore) RecordQualitySignals(ctx context.Context, pol quality.Policy, sigs []QualitySignal) (QualityOutcome, error) {
 	var out QualityOutcome
 	if len(sigs) == 0 {
 		return out, nil
@@ -197,7 +197,7 @@ func scanQualityBlock(row pgx.Row) (QualityBlock, error) {
 
 // RecentQualityBlocks returns, per participant, the latest block that is active or ended
 // within `ended` (entry refuses tokens issued before a block for as long as they live).
-func (db *DB) RecentQualityBlocks(ctx context.Context, ended time.Duration) ([]QualityBlock, error) {
+func (db *QualityStore) RecentQualityBlocks(ctx context.Context, ended time.Duration) ([]QualityBlock, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT DISTINCT ON (participant_id) `+qualityBlockColumns+` FROM quality_blocks
 		WHERE least(expires_at, COALESCE(unblocked_at, 'infinity')) > now() - $1::interval
 		ORDER BY participant_id, blocked_at DESC, id DESC`, strconv.FormatInt(int64(ended/time.Second), 10)+" seconds")
@@ -209,7 +209,7 @@ func (db *DB) RecentQualityBlocks(ctx context.Context, ended time.Duration) ([]Q
 }
 
 // LatestQualityBlock returns the participant's latest block; ok is false when it has none.
-func (db *DB) LatestQualityBlock(ctx context.Context, participantID int64) (QualityBlock, bool, error) {
+func (db *QualityStore) LatestQualityBlock(ctx context.Context, participantID int64) (QualityBlock, bool, error) {
 	b, err := scanQualityBlock(db.Pool.QueryRow(ctx, `SELECT `+qualityBlockColumns+` FROM quality_blocks
 		WHERE participant_id = $1 ORDER BY blocked_at DESC, id DESC LIMIT 1`, participantID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -240,7 +240,7 @@ type StoredSignal struct {
 }
 
 // QualityReportOf reads the decisions and the latest 200 signals of (publisher, user).
-func (db *DB) QualityReportOf(ctx context.Context, publisherID int64, user string) (QualityReport, error) {
+func (db *QualityStore) QualityReportOf(ctx context.Context, publisherID int64, user string) (QualityReport, error) {
 	r := QualityReport{PublisherID: publisherID, User: user, Blocks: []QualityBlock{}, Signals: []StoredSignal{}}
 	err := db.Pool.QueryRow(ctx, `SELECT id FROM participants WHERE publisher_id = $1 AND user_identifier = $2`,
 		publisherID, user).Scan(&r.ParticipantID)
@@ -292,7 +292,7 @@ func (db *DB) QualityReportOf(ctx context.Context, publisherID int64, user strin
 
 // UnblockParticipant lifts the active blocks of (publisher, user) and NOTIFYs every process.
 // Signals recorded before the lifting no longer count. It returns the blocks lifted.
-func (db *DB) UnblockParticipant(ctx context.Context, publisherID int64, user, note string) ([]QualityBlock, error) {
+func (db *QualityStore) UnblockParticipant(ctx context.Context, publisherID int64, user, note string) ([]QualityBlock, error) {
 	var out []QualityBlock
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		var id int64
@@ -339,7 +339,7 @@ const (
 // history: more than one country within 24 hours (duplicates); AGE moved backwards, or up by
 // more than one year, against any AGE given within 300 days; GENDER changed more than once
 // (implausible profile). Signals and decisions are stored as RecordQualitySignals does.
-func (db *DB) RecordImpanelQuality(ctx context.Context, pol quality.Policy, in ImpanelQuality) (QualityOutcome, error) {
+func (db *QualityStore) RecordImpanelQuality(ctx context.Context, pol quality.Policy, in ImpanelQuality) (QualityOutcome, error) {
 	var out QualityOutcome
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(730045102, hashint8($1))`, in.ParticipantID); err != nil {
@@ -467,7 +467,7 @@ const maxEvidenceUsers = 50
 // RecordDeviceSightings stores sightings and applies the shared-device rule to the devices
 // they name: a device seen with more than maxUsers user identifiers of its publisher within
 // 24 hours gives each of those users that is a participant a shared_device signal.
-func (db *DB) RecordDeviceSightings(ctx context.Context, pol quality.Policy, batch []DeviceSighting, maxUsers int) ([]SharedDevice, QualityOutcome, error) {
+func (db *QualityStore) RecordDeviceSightings(ctx context.Context, pol quality.Policy, batch []DeviceSighting, maxUsers int) ([]SharedDevice, QualityOutcome, error) {
 	var out QualityOutcome
 	var shared []SharedDevice
 	if len(batch) == 0 {
@@ -538,7 +538,7 @@ func (db *DB) RecordDeviceSightings(ctx context.Context, pol quality.Policy, bat
 
 // PruneQualityHistory deletes device sightings older than 24 hours and impanel history older
 // than 300 days.
-func (db *DB) PruneQualityHistory(ctx context.Context) error {
+func (db *QualityStore) PruneQualityHistory(ctx context.Context) error {
 	if _, err := db.Pool.Exec(ctx, `DELETE FROM quality_device_sightings WHERE last_seen < now() - interval '25 hours'`); err != nil {
 		return classify(err)
 	}

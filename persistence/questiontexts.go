@@ -14,7 +14,7 @@ type QuestionText struct {
 // QuestionTexts reads the questions qids of a country language that the buyer can target
 // (the standard catalog and the buyer's own custom questions) with their answers' texts, by
 // question id; an id that is neither is left out.
-func (db *DB) QuestionTexts(ctx context.Context, buyerID int64, countryLanguageID int, qids []int) (map[int]QuestionText, error) {
+func (db *CatalogStore) QuestionTexts(ctx context.Context, buyerID int64, countryLanguageID int, qids []int) (map[int]QuestionText, error) {
 	out := map[int]QuestionText{}
 	if len(qids) == 0 {
 		return out, nil

@@ -129,7 +129,7 @@ func quotaOf(ctx context.Context, q querier, campaignID, quotaID int64) (Quota, 
 }
 
 // Quota reads one quota of one of the buyer's campaigns.
-func (db *DB) Quota(ctx context.Context, buyerID, campaignID, quotaID int64) (Quota, error) {
+func (db *CampaignStore) Quota(ctx context.Context, buyerID, campaignID, quotaID int64) (Quota, error) {
 	var owned bool
 	if err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM campaigns WHERE id = $1 AND buyer_id = $2)`,
 		campaignID, buyerID).Scan(&owned); err != nil {
@@ -143,7 +143,7 @@ func (db *DB) Quota(ctx context.Context, buyerID, campaignID, quotaID int64) (Qu
 }
 
 // CreateQuota adds a quota to one of the buyer's campaigns. NumRespondents must be set.
-func (db *DB) CreateQuota(ctx context.Context, buyerID, campaignID int64, f QuotaFields) (Quota, error) {
+func (db *CampaignStore) CreateQuota(ctx context.Context, buyerID, campaignID int64, f QuotaFields) (Quota, error) {
 	if f.NumRespondents == nil {
 		return Quota{}, fault.Internal(errors.New("CreateQuota: num_respondents missing"))
 	}
@@ -178,7 +178,7 @@ func (db *DB) CreateQuota(ctx context.Context, buyerID, campaignID int64, f Quot
 
 // UpdateQuota changes the supplied fields of a quota; a non-empty Qualifications replaces
 // all of the quota's qualifications (docs/rules.md §4).
-func (db *DB) UpdateQuota(ctx context.Context, buyerID, campaignID, quotaID int64, f QuotaFields) (Quota, error) {
+func (db *CampaignStore) UpdateQuota(ctx context.Context, buyerID, campaignID, quotaID int64, f QuotaFields) (Quota, error) {
 	var out Quota
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		cl, err := lockCampaign(ctx, tx, buyerID, campaignID)
@@ -220,7 +220,7 @@ func (db *DB) UpdateQuota(ctx context.Context, buyerID, campaignID, quotaID int6
 }
 
 // DeleteQuota removes a quota of one of the buyer's campaigns.
-func (db *DB) DeleteQuota(ctx context.Context, buyerID, campaignID, quotaID int64) error {
+func (db *CampaignStore) DeleteQuota(ctx context.Context, buyerID, campaignID, quotaID int64) error {
 	return db.Tx(ctx, func(tx pgx.Tx) error {
 		if _, err := lockCampaign(ctx, tx, buyerID, campaignID); err != nil {
 			return err

@@ -198,7 +198,7 @@ func (r Rejection) QualityOutcomes() []QualityOutcome { return r.quality }
 // same transaction. Listed ids that are completes of the campaign (rejected now or
 // before) are reported rejected; any other id (unknown, another campaign's or buyer's, not a
 // complete) is reported not found.
-func (db *DB) RejectCompletes(ctx context.Context, buyerID, campaignID int64, tids []string, fx RejectEffects) (Rejection, error) {
+func (db *SessionStore) RejectCompletes(ctx context.Context, buyerID, campaignID int64, tids []string, fx RejectEffects) (Rejection, error) {
 	tids = dedupe(tids)
 	var out Rejection
 	err := retry(ctx, func() error {
@@ -368,7 +368,7 @@ func acceptWith(ctx context.Context, tx pgx.Tx, campaignID, buyerID int64, tids 
 // listed is rejected (fx is applied to it), all in one transaction, and the campaign
 // becomes 6 Reconciled. accepted_count counts the listed ids that are sessions of the
 // campaign; rejected_count the completes that were not listed.
-func (db *DB) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []string, purchaseOrder *string, accept Acceptance, fx RejectEffects) (Reconciliation, error) {
+func (db *SessionStore) Reconcile(ctx context.Context, buyerID, campaignID int64, tids []string, purchaseOrder *string, accept Acceptance, fx RejectEffects) (Reconciliation, error) {
 	tids = dedupe(tids)
 	var out Reconciliation
 	err := retry(ctx, func() error {

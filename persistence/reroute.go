@@ -95,7 +95,7 @@ type Chain struct {
 }
 
 // ChainByID loads a chain; an unknown id is fault.NotFound.
-func (db *DB) ChainByID(ctx context.Context, id int64) (Chain, error) {
+func (db *SessionStore) ChainByID(ctx context.Context, id int64) (Chain, error) {
 	var c Chain
 	var dev, reroutes int16
 	err := db.Pool.QueryRow(ctx, `SELECT id, publisher_id, participant_id, device_type, device_id, started_at, reroutes,
@@ -115,7 +115,7 @@ type ChainHop struct {
 
 // ChainHopByNumber returns hop hop of chain id; found is false when the chain has no such hop
 // (it ended before).
-func (db *DB) ChainHopByNumber(ctx context.Context, id int64, hop int) (h ChainHop, found bool, err error) {
+func (db *SessionStore) ChainHopByNumber(ctx context.Context, id int64, hop int) (h ChainHop, found bool, err error) {
 	err = db.Pool.QueryRow(ctx, `SELECT tid, campaign_id, respondent_id FROM sessions WHERE chain_id = $1 AND chain_hop = $2`,
 		id, int16(hop)).Scan(&h.TID, &h.CampaignID, &h.RespondentID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -156,7 +156,7 @@ type ChainStepResult struct {
 // final postback. When an earlier callback had decided the session nothing is stored and the
 // result carries the stored session (its answer is a replay). Deadlocks and serialization
 // failures are retried.
-func (db *DB) ContinueChain(ctx context.Context, st ChainStep) (ChainStepResult, error) {
+func (db *SessionStore) ContinueChain(ctx context.Context, st ChainStep) (ChainStepResult, error) {
 	// Each candidate's Tried covers the candidates refused before it in this step.
 	for i := range st.Candidates {
 		c := *st.Candidates[i].Chain
@@ -170,7 +170,7 @@ func (db *DB) ContinueChain(ctx context.Context, st ChainStep) (ChainStepResult,
 	for round := 1; ; round++ {
 		err := retry(ctx, func() error {
 			var err error
-			res, err = db.Sessions.continueChain(ctx, &st)
+			res, err = db.continueChain(ctx, &st)
 			return err
 		})
 		if err != nil {
@@ -189,12 +189,12 @@ func (db *DB) ContinueChain(ctx context.Context, st ChainStep) (ChainStepResult,
 	}
 	var err error
 	if res.Next >= 0 {
-		res.Admission, err = db.Sessions.fillRespondent(ctx, res.Admission)
+		res.Admission, err = db.fillRespondent(ctx, res.Admission)
 	}
 	return res, err
 }
 
-func (db *DB) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult, error) {
+func (db *SessionStore) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult, error) {
 	res := ChainStepResult{Next: -1}
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {

@@ -28,7 +28,7 @@ type CustomQualificationFields struct {
 
 // CreateCustomQualification stores a custom screener question of the buyer in one country
 // language, its id taken from custom_question_id_seq.
-func (db *DB) CreateCustomQualification(ctx context.Context, buyerID int64, f CustomQualificationFields) (Qualification, error) {
+func (db *CampaignStore) CreateCustomQualification(ctx context.Context, buyerID int64, f CustomQualificationFields) (Qualification, error) {
 	var out Qualification
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		if err := checkCountryLanguage(ctx, tx, f.CountryLanguageID); err != nil {
@@ -54,7 +54,7 @@ func (db *DB) CreateCustomQualification(ctx context.Context, buyerID int64, f Cu
 
 // CreateCustomAnswer adds an answer to one of the buyer's custom questions; its pre_code is
 // the next of that question (1, 2, …). Campaigns that use the question are notified.
-func (db *DB) CreateCustomAnswer(ctx context.Context, buyerID int64, questionID int, optionText string) (Answer, error) {
+func (db *CampaignStore) CreateCustomAnswer(ctx context.Context, buyerID int64, questionID int, optionText string) (Answer, error) {
 	var out Answer
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		var cl int
@@ -118,7 +118,7 @@ func checkCustomPreCodes(ctx context.Context, tx pgx.Tx, buyerID int64, cl, ques
 
 // AttachCustomQualification attaches one of the buyer's custom questions, with the
 // qualifying pre_codes, to one of the buyer's campaigns.
-func (db *DB) AttachCustomQualification(ctx context.Context, buyerID, campaignID int64, questionID int, codes []int) (CampaignQualification, error) {
+func (db *CampaignStore) AttachCustomQualification(ctx context.Context, buyerID, campaignID int64, questionID int, codes []int) (CampaignQualification, error) {
 	codes = dedup(codes)
 	out := CampaignQualification{QuestionID: questionID, PreCodes: codes}
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
@@ -148,7 +148,7 @@ func (db *DB) AttachCustomQualification(ctx context.Context, buyerID, campaignID
 
 // UpdateCustomQualification changes the qualifying pre_codes of an attached custom question
 // (nil codes: no change).
-func (db *DB) UpdateCustomQualification(ctx context.Context, buyerID, campaignID, id int64, codes []int) (CampaignQualification, error) {
+func (db *CampaignStore) UpdateCustomQualification(ctx context.Context, buyerID, campaignID, id int64, codes []int) (CampaignQualification, error) {
 	var out CampaignQualification
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		cl, err := lockCampaign(ctx, tx, buyerID, campaignID)
@@ -179,7 +179,7 @@ func (db *DB) UpdateCustomQualification(ctx context.Context, buyerID, campaignID
 }
 
 // DetachCustomQualification removes a custom question from one of the buyer's campaigns.
-func (db *DB) DetachCustomQualification(ctx context.Context, buyerID, campaignID, id int64) error {
+func (db *CampaignStore) DetachCustomQualification(ctx context.Context, buyerID, campaignID, id int64) error {
 	return db.Tx(ctx, func(tx pgx.Tx) error {
 		if _, err := lockCampaign(ctx, tx, buyerID, campaignID); err != nil {
 			return err

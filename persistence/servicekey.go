@@ -19,7 +19,7 @@ const ServiceKeyChannel = "switchboard_service_key"
 // ServiceKey returns the deployment-wide secret called name, creating it with 32 random bytes
 // when it does not exist yet. Every serve process of a deployment gets the same bytes: the
 // first insert wins and the others read it back.
-func (db *DB) ServiceKey(ctx context.Context, name string) ([]byte, error) {
+func (db *AccountStore) ServiceKey(ctx context.Context, name string) ([]byte, error) {
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, err
@@ -45,8 +45,8 @@ type PreviousKey struct {
 
 // ServiceKeys returns the current bytes of the service key called name (creating it as
 // ServiceKey does) and the bytes it replaced within the last `within`, newest first.
-func (db *DB) ServiceKeys(ctx context.Context, name string, within time.Duration) ([]byte, []PreviousKey, error) {
-	cur, err := db.Accounts.ServiceKey(ctx, name)
+func (db *AccountStore) ServiceKeys(ctx context.Context, name string, within time.Duration) ([]byte, []PreviousKey, error) {
+	cur, err := db.ServiceKey(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +66,7 @@ func (db *DB) ServiceKeys(ctx context.Context, name string, within time.Duration
 // RotateServiceKey gives the service key called name 32 new random bytes, keeps the bytes it
 // replaced in service_keys_previous (deleting entries older than a day) and notifies every
 // serve process on ServiceKeyChannel when it commits. It returns when the rotation happened.
-func (db *DB) RotateServiceKey(ctx context.Context, name string) (time.Time, error) {
+func (db *AccountStore) RotateServiceKey(ctx context.Context, name string) (time.Time, error) {
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
 		return time.Time{}, err
@@ -100,7 +100,7 @@ func (db *DB) RotateServiceKey(ctx context.Context, name string) (time.Time, err
 // RetirePreviousServiceKeys deletes every previous bytes of the service key called name, so
 // that tokens signed with them are refused at once (after a leak), and notifies every serve
 // process on ServiceKeyChannel when it commits. It returns how many keys it retired.
-func (db *DB) RetirePreviousServiceKeys(ctx context.Context, name string) (int64, error) {
+func (db *AccountStore) RetirePreviousServiceKeys(ctx context.Context, name string) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM service_keys_previous WHERE name = $1`, name)

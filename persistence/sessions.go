@@ -14,7 +14,7 @@ import (
 // StartTestSession stores a test session (redirect_test) of campaign campaignID with
 // transaction id tid: on any campaign status, with no partner or participant, never counted
 // toward quotas, caps or billing.
-func (db *DB) StartTestSession(ctx context.Context, tid string, campaignID int64) (time.Time, error) {
+func (db *SessionStore) StartTestSession(ctx context.Context, tid string, campaignID int64) (time.Time, error) {
 	var at time.Time
 	err := db.Pool.QueryRow(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, is_test, respondent_id)
 		SELECT $1, id, buyer_id, true, 'TEST' || substr($1, 1, 12) FROM campaigns WHERE id = $2
@@ -96,7 +96,7 @@ const (
 )
 
 // SessionByTID loads a session; an unknown tid is fault.NotFound.
-func (db *DB) SessionByTID(ctx context.Context, tid string) (Session, error) {
+func (db *SessionStore) SessionByTID(ctx context.Context, tid string) (Session, error) {
 	if lo, hi, ok := tidBlock(tid); ok {
 		s, err := scanSession(db.Pool.QueryRow(ctx, sessionInBlockSQL, tid, lo, hi))
 		if !errors.Is(err, pgx.ErrNoRows) {
@@ -112,7 +112,7 @@ func (db *DB) SessionByTID(ctx context.Context, tid string) (Session, error) {
 // each): at thousands of callbacks a second, the per-statement cost is what PostgreSQL
 // spends most on.
 type SessionReader struct {
-	db *DB
+	db *SessionStore
 	gc groupCommit[*readJob]
 }
 
@@ -133,7 +133,7 @@ func (j *readJob) release() {
 }
 
 // NewSessionReader starts the reader's workers (lookups in flight at once); Close stops them.
-func (db *DB) NewSessionReader(workers int) *SessionReader {
+func (db *SessionStore) NewSessionReader(workers int) *SessionReader {
 	r := &SessionReader{db: db}
 	r.gc.start(EntryWriterConfig{Workers: workers, MaxBatch: 256}, r.run)
 	return r

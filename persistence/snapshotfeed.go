@@ -25,7 +25,7 @@ type ChangePosition struct {
 }
 
 // ChangePosition reads the position of now.
-func (db *DB) ChangePosition(ctx context.Context) (ChangePosition, error) {
+func (db *FeedStore) ChangePosition(ctx context.Context) (ChangePosition, error) {
 	var p ChangePosition
 	err := db.Pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
 		(SELECT last_value FROM sessions_id_seq), now()`).Scan(&p.XID, &p.SessionID, &p.At)
@@ -35,7 +35,7 @@ func (db *DB) ChangePosition(ctx context.Context) (ChangePosition, error) {
 // CampaignsChangedAt returns the ids of the campaigns a transaction at or after xid (a
 // ChangePosition's) inserted or updated, whatever their status now: what a process whose
 // engine was current at that position re-reads.
-func (db *DB) CampaignsChangedAt(ctx context.Context, xid uint64) ([]int64, error) {
+func (db *FeedStore) CampaignsChangedAt(ctx context.Context, xid uint64) ([]int64, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT id FROM campaigns WHERE change_xid >= $1::bigint::text::xid8 ORDER BY id`, xid)
 	if err != nil {
 		return nil, classify(err)
@@ -47,7 +47,7 @@ func (db *DB) CampaignsChangedAt(ctx context.Context, xid uint64) ([]int64, erro
 // ParticipantsChangedAt hands fn every participant a transaction at or after xid inserted or
 // updated, without entries (EntriesAfter reads those), in batches of at most batch rows by
 // id, each its own statement; it returns how many.
-func (db *DB) ParticipantsChangedAt(ctx context.Context, xid uint64, batch int, fn func(p PanelParticipant) error) (int64, error) {
+func (db *FeedStore) ParticipantsChangedAt(ctx context.Context, xid uint64, batch int, fn func(p PanelParticipant) error) (int64, error) {
 	m := db.Participants.meter()
 	var n int64
 	for after := int64(-1 << 63); ; {
@@ -83,7 +83,7 @@ func (db *DB) ParticipantsChangedAt(ctx context.Context, xid uint64, batch int, 
 
 // EntriesAfter hands entry every entry (not a test one) of a session with an id above
 // sessionID (a ChangePosition's), historyChunk ids a transaction, and returns how many.
-func (db *DB) EntriesAfter(ctx context.Context, sessionID int64, entry func(participantID, campaignID, at int64)) (int64, error) {
+func (db *FeedStore) EntriesAfter(ctx context.Context, sessionID int64, entry func(participantID, campaignID, at int64)) (int64, error) {
 	var last int64
 	if err := db.Pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM sessions WHERE id > $1`, sessionID).Scan(&last); err != nil {
 		return 0, classify(err)

@@ -57,7 +57,7 @@ const buyerStatementWhere = `buyer_id = $1 AND at >= $2 AND at < $3 AND kind <> 
 // campaign id order: completes counts accepted completes charged (callback or reconcile),
 // reversed the completes refunded, amount the charges less the refunds (docs/payouts.md,
 // "Statements").
-func (db *DB) BuyerStatement(ctx context.Context, buyerID int64, month time.Time) ([]CampaignSpend, error) {
+func (db *LedgerStore) BuyerStatement(ctx context.Context, buyerID int64, month time.Time) ([]CampaignSpend, error) {
 	lo, hi := monthBounds(month)
 	rows, err := db.Pool.Query(ctx, `SELECT campaign_id,
 		count(*) FILTER (WHERE kind IN ('complete', 'acceptance') AND charge_usd > 0),
@@ -94,7 +94,7 @@ const partnerStatementWhere = `publisher_id = $1 AND at >= $2 AND at < $3 AND NO
 
 // PartnerStatement is the statement of a partner's UTC month starting at month
 // (docs/payouts.md, "Statements").
-func (db *DB) PartnerStatement(ctx context.Context, publisherID int64, month time.Time) (PartnerMonth, error) {
+func (db *LedgerStore) PartnerStatement(ctx context.Context, publisherID int64, month time.Time) (PartnerMonth, error) {
 	lo, hi := monthBounds(month)
 	var p PartnerMonth
 	err := db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE kind IN ('complete', 'acceptance')),
@@ -114,7 +114,7 @@ func usdSQL(col string) string { return `(` + col + `::numeric / 10000)::numeric
 // OpenBuyerStatementCSV starts the CSV of a buyer's month: one row per event of
 // BuyerStatement, in time order. Columns: event_id, at, kind, campaign_id, transaction_id,
 // amount_usd (the charge; negative for a refund).
-func (db *DB) OpenBuyerStatementCSV(ctx context.Context, buyerID int64, month time.Time) (*CSVExport, error) {
+func (db *LedgerStore) OpenBuyerStatementCSV(ctx context.Context, buyerID int64, month time.Time) (*CSVExport, error) {
 	lo, hi := monthBounds(month)
 	return db.Insights.openLineExport(ctx, []string{"event_id", "at", "kind", "campaign_id", "transaction_id", "amount_usd"},
 		`SELECT `+csvFieldSQL(`tid || '.' || seq`)+` || ',' || `+eventAtSQL+` || ',' || kind || ',' || campaign_id || ',' || `+
@@ -126,7 +126,7 @@ func (db *DB) OpenBuyerStatementCSV(ctx context.Context, buyerID int64, month ti
 // OpenPartnerStatementCSV starts the CSV of a partner's month: one row per event of
 // PartnerStatement, in time order. Columns: event_id (the postback's), at, kind,
 // transaction_id, payout_usd (negative for a reversal), reward.
-func (db *DB) OpenPartnerStatementCSV(ctx context.Context, publisherID int64, month time.Time) (*CSVExport, error) {
+func (db *LedgerStore) OpenPartnerStatementCSV(ctx context.Context, publisherID int64, month time.Time) (*CSVExport, error) {
 	lo, hi := monthBounds(month)
 	return db.Insights.openLineExport(ctx, []string{"event_id", "at", "kind", "transaction_id", "payout_usd", "reward"},
 		`SELECT `+csvFieldSQL(`tid || '.' || seq`)+` || ',' || `+eventAtSQL+` || ',' || kind || ',' || `+
@@ -158,7 +158,7 @@ type ExchangeMonth struct {
 
 // ExchangeMonth sums the ledger's events of the UTC month starting at month per buyer and
 // per partner (events without a partner, none, sit on no partner's line).
-func (db *DB) ExchangeMonth(ctx context.Context, month time.Time) (ExchangeMonth, error) {
+func (db *LedgerStore) ExchangeMonth(ctx context.Context, month time.Time) (ExchangeMonth, error) {
 	lo, hi := monthBounds(month)
 	out := ExchangeMonth{Month: lo, Buyers: []MonthLine{}, Partners: []MonthLine{}}
 	lines := func(sql string, dst *[]MonthLine) error {
@@ -214,7 +214,7 @@ type ClosedMonth struct {
 // for that lock, and a timeout is an error to retry. The month must have
 // ended, and the history backfill must have run (BackfillLedger). Closing a closed month
 // changes nothing and answers the same. created reports whether this call closed it.
-func (db *DB) CloseMonth(ctx context.Context, month time.Time) (c ClosedMonth, created bool, err error) {
+func (db *LedgerStore) CloseMonth(ctx context.Context, month time.Time) (c ClosedMonth, created bool, err error) {
 	lo, hi := monthBounds(month)
 	err = db.Tx(ctx, func(tx pgx.Tx) error {
 		var ended, backfilled bool

@@ -35,7 +35,7 @@ type SupportRequest struct {
 
 // CreateSupportRequest stores a support request and returns its id. More than
 // MaxSupportRequestsPerToken from one token: fault.RateLimited.
-func (db *DB) CreateSupportRequest(ctx context.Context, r SupportRequest) (int64, error) {
+func (db *ParticipantStore) CreateSupportRequest(ctx context.Context, r SupportRequest) (int64, error) {
 	var id int64
 	err := db.Pool.QueryRow(ctx, `INSERT INTO support_requests (publisher_id, participant_id, user_identifier, campaign_id,
 			session_kind, message, contact_email, token_nonce)
@@ -52,7 +52,7 @@ func (db *DB) CreateSupportRequest(ctx context.Context, r SupportRequest) (int64
 
 // SupportRequestOf returns support request id when it was sent with the token of nonce by
 // the publisher's participant (the confirmation page shows only its own request).
-func (db *DB) SupportRequestOf(ctx context.Context, id, publisherID int64, nonce uint64) (SupportRequest, error) {
+func (db *ParticipantStore) SupportRequestOf(ctx context.Context, id, publisherID int64, nonce uint64) (SupportRequest, error) {
 	r := SupportRequest{ID: id}
 	var participant, campaign *int64
 	var email *string
@@ -87,7 +87,7 @@ type RecentEntry struct {
 
 // RecentEntries lists the campaigns the publisher's participant entered since since, the
 // latest first, at most limit.
-func (db *DB) RecentEntries(ctx context.Context, publisherID, participantID int64, since time.Time, limit int) ([]RecentEntry, error) {
+func (db *ParticipantStore) RecentEntries(ctx context.Context, publisherID, participantID int64, since time.Time, limit int) ([]RecentEntry, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT campaign_id, max(entered_at) AS at FROM sessions
 		WHERE participant_id = $1 AND publisher_id = $2 AND NOT is_test AND entered_at >= $3
 		GROUP BY campaign_id ORDER BY at DESC LIMIT $4`, participantID, publisherID, since, limit)
@@ -107,7 +107,7 @@ func (db *DB) RecentEntries(ctx context.Context, publisherID, participantID int6
 }
 
 // CountryLanguageAbbrs maps country language ids to their abbreviations (en-US, …).
-func (db *DB) CountryLanguageAbbrs(ctx context.Context) (map[int32]string, error) {
+func (db *CatalogStore) CountryLanguageAbbrs(ctx context.Context) (map[int32]string, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT id, abbr FROM country_languages`)
 	if err != nil {
 		return nil, classify(err)

@@ -14,8 +14,8 @@ import (
 // 6 Reconciled for at least after (docs/rules.md §4: after 90 days), and announces them. It
 // returns the ids it moved. The update is conditional on the status, so running it again, or
 // in several processes at once, moves each campaign once.
-func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([]int64, error) {
-	return db.Maintenance.moveCampaigns(ctx, StatusArchived, ReasonArchived, `UPDATE campaigns c SET status = $1, status_changed_at = now(), updated_at = now()
+func (db *MaintenanceStore) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([]int64, error) {
+	return db.moveCampaigns(ctx, StatusArchived, ReasonArchived, `UPDATE campaigns c SET status = $1, status_changed_at = now(), updated_at = now()
 		FROM (SELECT id, status FROM campaigns WHERE status IN ($2, $3) AND status_changed_at <= now() - $4::interval FOR UPDATE) old
 		WHERE c.id = old.id AND c.status IN ($2, $3)
 		RETURNING c.id, old.status::int`, StatusArchived, StatusComplete, StatusReconciled, after)
@@ -27,11 +27,11 @@ func (db *DB) ArchiveStaleCampaigns(ctx context.Context, after time.Duration) ([
 // the ids it moved. The quotas are read once, grouped by campaign: over every campaign the
 // sweeper's pass read and hashed them twice (an EXISTS and a NOT EXISTS). The two forms are
 // two statements, so that the listed one's plan always probes the quotas' campaign index.
-func (db *DB) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
+func (db *MaintenanceStore) CompleteFullCampaigns(ctx context.Context, ids []int64) ([]int64, error) {
 	if ids == nil {
-		return db.Maintenance.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeAllFullSQL)
+		return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeAllFullSQL)
 	}
-	return db.Maintenance.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeListedFullSQL, ids)
+	return db.moveCampaigns(ctx, StatusComplete, ReasonQuotasFull, completeListedFullSQL, ids)
 }
 
 // CompleteFullCampaigns's statements, over every campaign and over those listed in $1.
@@ -54,7 +54,7 @@ const completeFullSQL = `UPDATE campaigns c SET status = 3, status_changed_at = 
 // webhook events, giving reason. The status changes the service makes on its own
 // (complete, system paused, archived) are conditional on the current status, so they are
 // safe to run again and in several processes at once.
-func (db *DB) moveCampaigns(ctx context.Context, to int, reason, update string, args ...any) ([]int64, error) {
+func (db *MaintenanceStore) moveCampaigns(ctx context.Context, to int, reason, update string, args ...any) ([]int64, error) {
 	var out []int64
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		out = nil
@@ -108,7 +108,7 @@ func (db *DB) moveCampaigns(ctx context.Context, to int, reason, update string, 
 // finds each in its partition's primary key. Released in the read's own statement, joined
 // to its rows, the planner may hash them and scan every partition of sessions, a year of
 // them, to find a few (docs/performance.md, "The sweeper's release on a year of sessions").
-func (db *DB) ReleaseStaleSessions(ctx context.Context, limit int) (moved []int64, more bool, err error) {
+func (db *MaintenanceStore) ReleaseStaleSessions(ctx context.Context, limit int) (moved []int64, more bool, err error) {
 	var ids, cids, marks []int64
 	err = retry(ctx, func() error {
 		moved, more = moved[:0], false
@@ -233,8 +233,8 @@ type BrokenLinkScope struct {
 // entries (since it last changed status) whose callback window (2 × LOI + 10 minutes) has
 // passed got no callback, with no callback from any entry after them either. It returns the
 // ids moved.
-func (db *DB) PauseBrokenLinks(ctx context.Context, n int, scope BrokenLinkScope) ([]int64, error) {
-	return db.Maintenance.moveCampaigns(ctx, StatusSystemPaused, ReasonNoCallbacks, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
+func (db *MaintenanceStore) PauseBrokenLinks(ctx context.Context, n int, scope BrokenLinkScope) ([]int64, error) {
+	return db.moveCampaigns(ctx, StatusSystemPaused, ReasonNoCallbacks, `UPDATE campaigns c SET status = 7, status_changed_at = now(), updated_at = now()
 		FROM (
 			SELECT c2.id FROM campaigns c2
 			CROSS JOIN LATERAL (
@@ -259,7 +259,7 @@ func (db *DB) PauseBrokenLinks(ctx context.Context, n int, scope BrokenLinkScope
 // recently: the processes sharing the database sweep in turns, not each on its own period.
 // The claim is one conditional upsert (a row deleted by hand is made again), so two
 // processes never claim the same turn.
-func (db *DB) ClaimSweep(ctx context.Context, after time.Duration) (turn int64, ok bool, err error) {
+func (db *MaintenanceStore) ClaimSweep(ctx context.Context, after time.Duration) (turn int64, ok bool, err error) {
 	err = db.Pool.QueryRow(ctx, `INSERT INTO sweeper_turns AS t (name, turn, at) VALUES ('sweep', 1, now())
 		ON CONFLICT (name) DO UPDATE SET turn = t.turn + 1, at = now() WHERE t.at <= now() - $1::interval
 		RETURNING t.turn`, after).Scan(&turn)

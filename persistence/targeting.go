@@ -29,7 +29,7 @@ type RetargetEntry struct {
 // records of the same type and id), expiring at expires, and returns the campaign. Type 0
 // and 1 ids are resolved to participants through the buyer's sessions and respondents when
 // they are known; type 3 ids (hashed ad ids) are stored upper-cased.
-func (db *DB) AddRetargets(ctx context.Context, buyerID, campaignID int64, typ int, entries []RetargetEntry, expires time.Time) (Campaign, error) {
+func (db *CampaignStore) AddRetargets(ctx context.Context, buyerID, campaignID int64, typ int, entries []RetargetEntry, expires time.Time) (Campaign, error) {
 	// Later entries for the same id win; the upsert must not see one id twice.
 	index := make(map[string]int, len(entries))
 	ids := make([]string, 0, len(entries))
@@ -81,7 +81,7 @@ func (db *DB) AddRetargets(ctx context.Context, buyerID, campaignID int64, typ i
 
 // RemoveRetargets deletes retargeting records of one type from one of the buyer's
 // campaigns and returns the campaign. Ids without a record are ignored.
-func (db *DB) RemoveRetargets(ctx context.Context, buyerID, campaignID int64, typ int, ids []string) (Campaign, error) {
+func (db *CampaignStore) RemoveRetargets(ctx context.Context, buyerID, campaignID int64, typ int, ids []string) (Campaign, error) {
 	if typ == RetargetHashedMAID {
 		for i := range ids {
 			ids[i] = strings.ToUpper(ids[i])
@@ -121,7 +121,7 @@ type ExclusionResult struct {
 // ExcludeFromCampaign excludes participants from one of the buyer's campaigns: player ids
 // are the buyer's {RESPONDENT_ID} values, transaction ids the tids of the buyer's sessions
 // (the participant of that session is excluded). Ids of other buyers are not found.
-func (db *DB) ExcludeFromCampaign(ctx context.Context, buyerID, campaignID int64, playerIDs, transactionIDs []string) (ExclusionResult, error) {
+func (db *CampaignStore) ExcludeFromCampaign(ctx context.Context, buyerID, campaignID int64, playerIDs, transactionIDs []string) (ExclusionResult, error) {
 	playerIDs, transactionIDs = uniqueStrings(playerIDs), uniqueStrings(transactionIDs)
 	res := ExclusionResult{PlayerIDsExcluded: []string{}, PlayerIDsNotFound: []string{},
 		TransactionIDsExcluded: []string{}, TransactionIDsNotFound: []string{}}
@@ -227,7 +227,7 @@ func relationshipsOf(ctx context.Context, q querier, campaignID int64) ([]Relati
 
 // CreateRelationship relates two of the buyer's campaigns. Either campaign being unknown or
 // another buyer's, or the pair being related already (in either order), is a 422.
-func (db *DB) CreateRelationship(ctx context.Context, buyerID, campaignID, relatedID int64) (Relationship, error) {
+func (db *CampaignStore) CreateRelationship(ctx context.Context, buyerID, campaignID, relatedID int64) (Relationship, error) {
 	var out Relationship
 	err := db.Tx(ctx, func(tx pgx.Tx) error {
 		// Both rows are locked in id order so that two requests relating the same pair
@@ -269,7 +269,7 @@ func (db *DB) CreateRelationship(ctx context.Context, buyerID, campaignID, relat
 }
 
 // DeleteRelationship removes one of the buyer's campaign relationships.
-func (db *DB) DeleteRelationship(ctx context.Context, buyerID, id int64) error {
+func (db *CampaignStore) DeleteRelationship(ctx context.Context, buyerID, id int64) error {
 	return db.Tx(ctx, func(tx pgx.Tx) error {
 		var a, b int64
 		err := tx.QueryRow(ctx, `DELETE FROM campaign_relationships WHERE id = $1 AND buyer_id = $2
@@ -287,7 +287,7 @@ func (db *DB) DeleteRelationship(ctx context.Context, buyerID, id int64) error {
 // replacement_id, else the identifier, of the unexpired retargeting record that names the
 // participant (types 0 and 1, resolved to participant_id), its device identifier (type 2) or
 // that identifier's hash (type 3); "" when none does.
-func (db *DB) RetargetIdentifier(ctx context.Context, campaignID, participantID int64, deviceID, deviceHash string) (string, error) {
+func (db *CampaignStore) RetargetIdentifier(ctx context.Context, campaignID, participantID int64, deviceID, deviceHash string) (string, error) {
 	var out string
 	err := db.Pool.QueryRow(ctx, `SELECT COALESCE(NULLIF(replacement_id, ''), identifier) FROM campaign_retargets
 		WHERE campaign_id = $1 AND expires_at > now() AND (

@@ -34,7 +34,7 @@ type WebhookDelivery struct {
 }
 
 // ListWebhookDeliveries returns the buyer's webhook deliveries f selects, newest first.
-func (db *DB) ListWebhookDeliveries(ctx context.Context, f WebhookFilter) ([]WebhookDelivery, error) {
+func (db *OutboxStore) ListWebhookDeliveries(ctx context.Context, f WebhookFilter) ([]WebhookDelivery, error) {
 	where, err := outboxStatesSQL(f.States)
 	if err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ func ValidateWebhookURL(s string) error {
 }
 
 // BuyerWebhook returns buyer's webhook URL, "" when none.
-func (db *DB) BuyerWebhook(ctx context.Context, buyerID int64) (string, error) {
+func (db *AccountStore) BuyerWebhook(ctx context.Context, buyerID int64) (string, error) {
 	var u *string
 	err := db.Pool.QueryRow(ctx, `SELECT webhook_url FROM buyers WHERE id = $1`, buyerID).Scan(&u)
 	if err != nil {
@@ -77,7 +77,7 @@ func (db *DB) BuyerWebhook(ctx context.Context, buyerID int64) (string, error) {
 
 // SetBuyerWebhook registers u as buyer's webhook URL, or removes it when u is "". Events
 // already stored keep the URL they were stored with.
-func (db *DB) SetBuyerWebhook(ctx context.Context, buyerID int64, u string) error {
+func (db *AccountStore) SetBuyerWebhook(ctx context.Context, buyerID int64, u string) error {
 	if u != "" {
 		if err := ValidateWebhookURL(u); err != nil {
 			return err
@@ -94,7 +94,7 @@ func (db *DB) SetBuyerWebhook(ctx context.Context, buyerID int64, u string) erro
 }
 
 // SetBuyerWebhookByEmail is SetBuyerWebhook for the buyer registered with email (the CLI).
-func (db *DB) SetBuyerWebhookByEmail(ctx context.Context, email, u string) (Buyer, error) {
+func (db *AccountStore) SetBuyerWebhookByEmail(ctx context.Context, email, u string) (Buyer, error) {
 	var b Buyer
 	err := db.Pool.QueryRow(ctx, `SELECT id, customer_id, email, name FROM buyers WHERE email = $1`,
 		strings.ToLower(strings.TrimSpace(email))).Scan(&b.ID, &b.CustomerID, &b.Email, &b.Name)
@@ -103,7 +103,7 @@ func (db *DB) SetBuyerWebhookByEmail(ctx context.Context, email, u string) (Buye
 	} else if err != nil {
 		return Buyer{}, classify(err)
 	}
-	return b, db.Accounts.SetBuyerWebhook(ctx, b.ID, u)
+	return b, db.SetBuyerWebhook(ctx, b.ID, u)
 }
 
 // WebhookEvent is one event to store for a campaign's buyer.

@@ -31,7 +31,7 @@ func offlineRouter(t testing.TB) *Router {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	r := &Router{db: &persistence.DB{Pool: pool}, log: zap.NewNop(), cfg: Config{PublicURL: offlinePublic, SessionMaxAge: time.Hour}}
+	r := &Router{db: persistence.NewDB(pool, nil), log: zap.NewNop(), cfg: Config{PublicURL: offlinePublic, SessionMaxAge: time.Hour}}
 	r.buyers.ttl = time.Hour
 	if _, err := r.buyers.get(offlineCustomer, func() (persistence.Buyer, error) {
 		return persistence.Buyer{ID: 1, CustomerID: offlineCustomer, APISecret: offlineSecret}, nil
