@@ -32,7 +32,7 @@ func hmacSHA1(key, msg string) string {
 // runWorker delivers the postback outbox from this process until the test ends.
 func (w *world) runWorker() {
 	ctx, cancel := context.WithCancel(context.Background())
-	wk := payout.NewWorker(w.db, w.db, payout.WorkerConfig{Poll: 50 * time.Millisecond, BaseBackoff: 50 * time.Millisecond}, nil)
+	wk := payout.NewWorker(w.db.Outbox, w.db.Feed, payout.WorkerConfig{Poll: 50 * time.Millisecond, BaseBackoff: 50 * time.Millisecond}, nil)
 	go wk.Run(ctx)
 	w.t.Cleanup(func() { cancel(); <-wk.Done() })
 }

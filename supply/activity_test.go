@@ -30,7 +30,7 @@ func TestFlushActivity(t *testing.T) {
 	day := time.Date(2026, 6, 10, 0, 0, 0, 0, time.UTC).Unix()
 	old := day - 5*86400
 	now := day + 3600
-	a := &panelMirror{participants: db, panel: engine.NewPanel(), now: func() int64 { return now }}
+	a := &panelMirror{participants: db.Participants, panel: engine.NewPanel(), now: func() int64 { return now }}
 	ids := make([]int64, 3)
 	for i, user := range []string{"quiet", "back today", "back twice"} {
 		err := db.Pool.QueryRow(ctx, `INSERT INTO participants (publisher_id, user_identifier, country_id, profile, last_active_at)

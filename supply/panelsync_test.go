@@ -41,7 +41,7 @@ func TestPlaceKeepsAnEntryHeardFirst(t *testing.T) {
 		VALUES ($1, 'u1', (SELECT min(id) FROM countries), '{}', now()) RETURNING id`, pub.ID).Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
-	a := &panelMirror{participants: db, feed: db, panel: engine.NewPanel(), now: func() int64 { return time.Now().Unix() }}
+	a := &panelMirror{participants: db.Participants, feed: db.Feed, panel: engine.NewPanel(), now: func() int64 { return time.Now().Unix() }}
 
 	p, err := db.Participants.ParticipantByID(ctx, pid) // the notice's read: no entries yet
 	if err != nil {

@@ -78,7 +78,7 @@ func runQualityUnblock(ctx context.Context, args []string, out io.Writer) error 
 		return err
 	}
 	defer db.Close()
-	u, err := quality.Unblock(ctx, db, *pub, *user, *note)
+	u, err := quality.Unblock(ctx, db.Quality, *pub, *user, *note)
 	if err != nil {
 		return err
 	}

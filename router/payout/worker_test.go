@@ -88,7 +88,7 @@ func fastConfig() WorkerConfig {
 
 func startWorker(t *testing.T, db *persistence.DB, cfg WorkerConfig) *Worker {
 	t.Helper()
-	w := NewWorker(db, db, cfg, nil)
+	w := NewWorker(db.Outbox, db.Feed, cfg, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go w.Run(ctx)
 	t.Cleanup(func() {

@@ -259,7 +259,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if !cfg.Allocation.Weighted() {
 		close(a.weighted)
 	}
-	a.Payouts = payout.NewWorker(db, db, cfg.Postbacks, log.Named("postback"))
+	a.Payouts = payout.NewWorker(db.Outbox, db.Feed, cfg.Postbacks, log.Named("postback"))
 	slog := log.Named("supply")
 	cat, err := a.newServices(ctx, db, cfg, slog)
 	if err != nil {
@@ -267,8 +267,8 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
-	if a.Supply, err = supply.New(ctx, supply.Deps{Participants: db, Feed: db, Support: db, Offers: db, Deliveries: db,
-		Statements: db, Languages: db, Catalog: cat, Partners: a.Partners, Quality: a.Quality,
+	if a.Supply, err = supply.New(ctx, supply.Deps{Participants: db.Participants, Feed: db.Feed, Support: db.Participants, Offers: db.Insights, Deliveries: db.Outbox,
+		Statements: db.Ledger, Languages: db.Catalog, Catalog: cat, Partners: a.Partners, Quality: a.Quality,
 		Engine: a.Engine, Panel: a.Panel, Log: slog, Config: scfg, AuthFailures: fails, Postbacks: a.Payouts, Seed: seed}); err != nil {
 		stop()
 		db.Close()
@@ -310,24 +310,24 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Partners.Start(bg)
 	a.Quality.Start(bg)
 	buyerAPI := admin.New(admin.Deps{
-		Buyers:       db,
-		Suppliers:    db,
-		Accounts:     db,
-		Publishers:   db,
-		Sessions:     db,
-		Campaigns:    db,
-		Quotas:       db,
-		Screeners:    db,
-		Catalog:      db,
-		Feasibility:  db,
-		Results:      db,
-		Activity:     db,
-		Market:       db,
-		Quality:      db,
-		Processes:    db,
-		Deliveries:   db,
-		Postbacks:    db,
-		Ledger:       db,
+		Buyers:       db.Accounts,
+		Suppliers:    db.Accounts,
+		Accounts:     db.Accounts,
+		Publishers:   db.Accounts,
+		Sessions:     db.Operators,
+		Campaigns:    db.Campaigns,
+		Quotas:       db.Campaigns,
+		Screeners:    db.Campaigns,
+		Catalog:      db.Catalog,
+		Feasibility:  db.Catalog,
+		Results:      db.Insights,
+		Activity:     db.Insights,
+		Market:       db.Insights,
+		Quality:      db.Quality,
+		Processes:    db.Maintenance,
+		Deliveries:   db.Outbox,
+		Postbacks:    db.Outbox,
+		Ledger:       db.Ledger,
 		Idempotency:  db,
 		Tx:           db,
 		Log:          log.Named("admin"),

@@ -17,14 +17,14 @@ func (a *App) newServices(ctx context.Context, db *persistence.DB, cfg Config, l
 	pcfg := cfg.Partners
 	pcfg.Environment = cfg.Environment
 	var err error
-	if a.Partners, err = partners.New(ctx, pcfg, db, db, log); err != nil {
+	if a.Partners, err = partners.New(ctx, pcfg, db.Accounts, db.Feed, log); err != nil {
 		return nil, err
 	}
 	cat, err := db.Catalog.LoadCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a.Quality, err = quality.New(cfg.Quality, quality.Deps{Store: db, Feed: db, Log: log.Named("quality"), Countries: cat.Countries})
+	a.Quality, err = quality.New(cfg.Quality, quality.Deps{Store: db.Quality, Feed: db.Feed, Log: log.Named("quality"), Countries: cat.Countries})
 	if err != nil {
 		return nil, err
 	}
