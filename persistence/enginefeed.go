@@ -63,6 +63,9 @@ func (db *FeedStore) EngineCampaigns(ctx context.Context, ids []int64) ([]engine
 // about a second of paced reading at 100,000 campaigns (a variable for tests).
 var feedChunk = 8192
 
+// loadEngineCampaigns reads, in tx, the engine's definitions of the campaigns ids (none
+// when none of them exists): each campaign's row, then its quotas with their conditions,
+// relationships, unexpired retargets and exclusions, every row paced by m.
 func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMeter) ([]engine.Campaign, error) {
 	// Without parallel workers: a load runs beside serving processes' requests, and a slice
 	// of campaigns is small (a worker per slice took two more of the database's cores at
@@ -72,43 +75,8 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMet
 			return nil, err
 		}
 	}
-	// The field period starts when an active campaign last went active (status_changed_at).
-	rows, err := tx.Query(ctx, `SELECT c.id, c.buyer_id, cl.country_id, c.status, c.cpi_cents,
-		c.length_of_interview, c.incidence, c.supported_devices, COALESCE(c.max_daily_completes, 0),
-		COALESCE(c.reentry_interval, -1), c.days_in_field, extract(epoch FROM c.status_changed_at)::bigint,
-		NULLIF(c.excluded_supplier_ids, '{}')
-		FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id
-		WHERE c.id = ANY($1) ORDER BY c.id`, ids)
+	out, index, err := readEngineCampaignRows(ctx, tx, ids, m)
 	if err != nil {
-		return nil, err
-	}
-	var out []engine.Campaign
-	index := map[int64]int{}
-	for rows.Next() {
-		m.row(ctx)
-		var c engine.Campaign
-		var devices []int16
-		var status int16
-		var cpi int64
-		if err := rows.Scan(&c.ID, &c.BuyerID, &c.CountryID, &status, &cpi, &c.LOI, &c.Incidence,
-			&devices, &c.MaxDailyCompletes, &c.ReentryMinutes, &c.DaysInField, &c.FieldStart, &c.ExcludedSuppliers); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		c.Status, c.CPICents = int(status), cpi
-		codes := make([]int, len(devices))
-		for i, d := range devices {
-			codes[i] = int(d)
-		}
-		c.Devices = engine.DevicesFromCodes(codes)
-		if c.ReentryMinutes < 0 {
-			c.ReentryMinutes = engine.ReentryNever
-		}
-		index[c.ID] = len(out)
-		out = append(out, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if len(out) == 0 {
@@ -128,62 +96,15 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMet
 			return nil, err
 		}
 	}
-
-	// Relationships, both directions.
-	rows, err = tx.Query(ctx, `SELECT campaign_id, related_campaign_id FROM campaign_relationships
-		WHERE campaign_id = ANY($1) OR related_campaign_id = ANY($1)`, campIDs)
-	if err != nil {
+	if err := readEngineRelated(ctx, tx, campIDs, out, index, m); err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		m.row(ctx)
-		var a, b int64
-		if err := rows.Scan(&a, &b); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if i, ok := index[a]; ok {
-			out[i].Related = append(out[i].Related, b)
-		}
-		if i, ok := index[b]; ok {
-			out[i].Related = append(out[i].Related, a)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-
-	// Unexpired retargeting records.
-	rows, err = tx.Query(ctx, `SELECT campaign_id, retargeting_type, COALESCE(participant_id, 0), identifier, expires_at
-		FROM campaign_retargets WHERE campaign_id = ANY($1) AND expires_at > now()`, campIDs)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		m.row(ctx)
-		var campID, pid int64
-		var kind int16
-		var ident string
-		var exp time.Time
-		if err := rows.Scan(&campID, &kind, &pid, &ident, &exp); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		r := engine.Retarget{Kind: uint8(kind), ParticipantID: pid, ExpiresAt: exp.Unix()}
-		if r.Kind == engine.RetargetDevice || r.Kind == engine.RetargetHashedDevice {
-			r.Value = ident
-		}
-		c := &out[index[campID]]
-		c.Retargets = append(c.Retargets, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := readEngineRetargets(ctx, tx, campIDs, out, index, m); err != nil {
 		return nil, err
 	}
 
 	// Exclusions.
-	rows, err = tx.Query(ctx, `SELECT campaign_id, participant_id FROM campaign_exclusions WHERE campaign_id = ANY($1)`, campIDs)
+	rows, err := tx.Query(ctx, `SELECT campaign_id, participant_id FROM campaign_exclusions WHERE campaign_id = ANY($1)`, campIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +120,106 @@ func loadEngineCampaigns(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMet
 	}
 	rows.Close()
 	return out, rows.Err()
+}
+
+// readEngineCampaignRows reads the rows of the campaigns ids that exist, in id order, as
+// the engine's campaigns without what hangs off them, and their index by id.
+func readEngineCampaignRows(ctx context.Context, tx pgx.Tx, ids []int64, m *loadMeter) ([]engine.Campaign, map[int64]int, error) {
+	// The field period starts when an active campaign last went active (status_changed_at).
+	rows, err := tx.Query(ctx, `SELECT c.id, c.buyer_id, cl.country_id, c.status, c.cpi_cents,
+		c.length_of_interview, c.incidence, c.supported_devices, COALESCE(c.max_daily_completes, 0),
+		COALESCE(c.reentry_interval, -1), c.days_in_field, extract(epoch FROM c.status_changed_at)::bigint,
+		NULLIF(c.excluded_supplier_ids, '{}')
+		FROM campaigns c JOIN country_languages cl ON cl.id = c.country_language_id
+		WHERE c.id = ANY($1) ORDER BY c.id`, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []engine.Campaign
+	index := map[int64]int{}
+	for rows.Next() {
+		m.row(ctx)
+		var c engine.Campaign
+		var devices []int16
+		var status int16
+		var cpi int64
+		if err := rows.Scan(&c.ID, &c.BuyerID, &c.CountryID, &status, &cpi, &c.LOI, &c.Incidence,
+			&devices, &c.MaxDailyCompletes, &c.ReentryMinutes, &c.DaysInField, &c.FieldStart, &c.ExcludedSuppliers); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		c.Status, c.CPICents = int(status), cpi
+		codes := make([]int, len(devices))
+		for i, d := range devices {
+			codes[i] = int(d)
+		}
+		c.Devices = engine.DevicesFromCodes(codes)
+		if c.ReentryMinutes < 0 {
+			c.ReentryMinutes = engine.ReentryNever
+		}
+		index[c.ID] = len(out)
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return out, index, nil
+}
+
+// readEngineRelated adds to out (indexed by id) the relationships of campIDs, both
+// directions.
+func readEngineRelated(ctx context.Context, tx pgx.Tx, campIDs []int64, out []engine.Campaign, index map[int64]int, m *loadMeter) error {
+	rows, err := tx.Query(ctx, `SELECT campaign_id, related_campaign_id FROM campaign_relationships
+		WHERE campaign_id = ANY($1) OR related_campaign_id = ANY($1)`, campIDs)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		m.row(ctx)
+		var a, b int64
+		if err := rows.Scan(&a, &b); err != nil {
+			rows.Close()
+			return err
+		}
+		if i, ok := index[a]; ok {
+			out[i].Related = append(out[i].Related, b)
+		}
+		if i, ok := index[b]; ok {
+			out[i].Related = append(out[i].Related, a)
+		}
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+// readEngineRetargets adds to out (indexed by id) the unexpired retargeting records of
+// campIDs.
+func readEngineRetargets(ctx context.Context, tx pgx.Tx, campIDs []int64, out []engine.Campaign, index map[int64]int, m *loadMeter) error {
+	rows, err := tx.Query(ctx, `SELECT campaign_id, retargeting_type, COALESCE(participant_id, 0), identifier, expires_at
+		FROM campaign_retargets WHERE campaign_id = ANY($1) AND expires_at > now()`, campIDs)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		m.row(ctx)
+		var campID, pid int64
+		var kind int16
+		var ident string
+		var exp time.Time
+		if err := rows.Scan(&campID, &kind, &pid, &ident, &exp); err != nil {
+			rows.Close()
+			return err
+		}
+		r := engine.Retarget{Kind: uint8(kind), ParticipantID: pid, ExpiresAt: exp.Unix()}
+		if r.Kind == engine.RetargetDevice || r.Kind == engine.RetargetHashedDevice {
+			r.Value = ident
+		}
+		c := &out[index[campID]]
+		c.Retargets = append(c.Retargets, r)
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 // scanColumn decodes v, column i of rows' current row, into dst the slow way: through the

@@ -156,7 +156,26 @@ func (db *InsightStore) OpenDemographicsExport(ctx context.Context, buyerID, cam
 	} else if err != nil {
 		return nil, classify(err)
 	}
+	where, args := demographicsWhere(buyerID, campaignID, f)
+	cols, err := answeredQuestions(ctx, db.Pool, cl, where, args)
+	if err != nil {
+		return nil, err
+	}
+	qids := make([]int32, len(cols))
+	for i, c := range cols {
+		qids[i] = c.QuestionID
+	}
+	answers, err := db.answerTexts(ctx, cl, qids)
+	if err != nil {
+		return nil, err
+	}
+	header, sel := demographicsSelect(cols, where)
+	return db.openExport(ctx, header, sel, args, demographicsRow(cols, answers))
+}
 
+// demographicsWhere is the condition on sessions s that selects those of a demographics
+// export of the buyer's campaign by f, and its arguments.
+func demographicsWhere(buyerID, campaignID int64, f DemographicsFilter) (string, []any) {
 	where := `s.campaign_id = $1 AND NOT s.is_test`
 	args := []any{campaignID}
 	var or []string
@@ -172,10 +191,14 @@ func (db *InsightStore) OpenDemographicsExport(ctx context.Context, buyerID, cam
 	if len(or) > 0 {
 		where += ` AND (` + strings.Join(or, ` OR `) + `)`
 	}
+	return where, args
+}
 
-	// The standard questions of the country language, and which of them the exported
-	// respondents answered (one pass over the sessions).
-	rows, err := db.Pool.Query(ctx, `SELECT question_id, name, answer_type::int FROM qualifications
+// answeredQuestions lists the standard questions of country language cl that at least one
+// respondent of the sessions where selects (with args) answered, in catalog order: the
+// questions, then which of them were answered (one pass over the sessions).
+func answeredQuestions(ctx context.Context, q querier, cl int, where string, args []any) ([]ResultColumn, error) {
+	rows, err := q.Query(ctx, `SELECT question_id, name, answer_type::int FROM qualifications
 		WHERE country_language_id = $1 AND buyer_id IS NULL AND answer_type IN (0, 1, 5) ORDER BY position, question_id`, cl)
 	if err != nil {
 		return nil, classify(err)
@@ -201,7 +224,7 @@ func (db *InsightStore) OpenDemographicsExport(ctx context.Context, buyerID, cam
 		}
 		probe.WriteString(`] FROM sessions s JOIN participants p ON p.id = s.participant_id WHERE ` + where)
 		var answered []bool
-		if err := db.Pool.QueryRow(ctx, probe.String(), args...).Scan(&answered); err != nil {
+		if err := q.QueryRow(ctx, probe.String(), args...).Scan(&answered); err != nil {
 			return nil, classify(err)
 		}
 		for i, c := range all {
@@ -210,15 +233,12 @@ func (db *InsightStore) OpenDemographicsExport(ctx context.Context, buyerID, cam
 			}
 		}
 	}
-	qids := make([]int32, len(cols))
-	for i, c := range cols {
-		qids[i] = c.QuestionID
-	}
-	answers, err := db.answerTexts(ctx, cl, qids)
-	if err != nil {
-		return nil, err
-	}
+	return cols, nil
+}
 
+// demographicsSelect is the header of a demographics export with the columns cols, and
+// the statement that reads its rows from the sessions where selects.
+func demographicsSelect(cols []ResultColumn, where string) ([]string, string) {
 	header := []string{"transaction_id", "respondent_id", "status"}
 	var sel strings.Builder
 	sel.WriteString(`SELECT s.tid, ` + panelistIDSQL + `, COALESCE(s.outcome, ''), s.rejected, s.overage, s.released_at IS NOT NULL`)
@@ -229,7 +249,12 @@ func (db *InsightStore) OpenDemographicsExport(ctx context.Context, buyerID, cam
 	header = append(header, "speeder") // last: quality.go
 	sel.WriteString(`, ` + speederSQL)
 	sel.WriteString(` FROM ` + sessionsInOrder(where) + ` ORDER BY s.id`)
+	return header, sel.String()
+}
 
+// demographicsRow turns a row of demographicsSelect's statement into a CSV record, its
+// answers to cols in words (answers).
+func demographicsRow(cols []ResultColumn, answers answerTexts) func(rows pgx.Rows, rec []string) ([]string, error) {
 	var (
 		tid, respondent, outcome    string
 		rejected, overage, released bool
@@ -242,7 +267,7 @@ func (db *InsightStore) OpenDemographicsExport(ctx context.Context, buyerID, cam
 		dest[6+i] = &vals[i]
 	}
 	dest = append(dest, &speeder)
-	row := func(rows pgx.Rows, rec []string) ([]string, error) {
+	return func(rows pgx.Rows, rec []string) ([]string, error) {
 		if err := rows.Scan(dest...); err != nil {
 			return rec, err
 		}
@@ -261,7 +286,6 @@ func (db *InsightStore) OpenDemographicsExport(ctx context.Context, buyerID, cam
 		}
 		return append(rec, speederText(speeder)), nil
 	}
-	return db.openExport(ctx, header, sel.String(), args, row)
 }
 
 // sessionStatus is the export status of a session.
