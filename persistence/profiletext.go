@@ -63,41 +63,8 @@ func (sc *profileScratch) parse(raw []byte, alias bool) ([]engine.Answer, bool) 
 		}
 		q, keyOK := parseInt32(key)
 		a := engine.Answer{QuestionID: q}
-		codes := len(sc.codes)
-		t.space()
-		if !t.eat(']') {
-			for {
-				t.space()
-				if t.peek() == '"' {
-					s, ok := t.str()
-					if !ok {
-						return nil, false
-					}
-					if a.Text == "" && len(s) > 0 {
-						if alias {
-							a.Text = unsafe.String(&s[0], len(s))
-						} else {
-							a.Text = string(s)
-						}
-					}
-				} else {
-					n, ok := t.int32()
-					if !ok {
-						return nil, false
-					}
-					sc.codes = append(sc.codes, n)
-				}
-				t.space()
-				if t.eat(']') {
-					break
-				}
-				if !t.eat(',') {
-					return nil, false
-				}
-			}
-		}
-		if len(sc.codes) > codes {
-			a.Codes = sc.codes[codes:len(sc.codes):len(sc.codes)]
+		if !sc.values(&t, &a, alias) {
+			return nil, false
 		}
 		if keyOK && (a.Text != "" || len(a.Codes) > 0) {
 			out = append(out, a)
@@ -120,6 +87,49 @@ func (sc *profileScratch) parse(raw []byte, alias bool) ([]engine.Answer, bool) 
 		}
 	}
 	return out, true
+}
+
+// values parses an answer's list of values, after its '[', into a: its first non-empty
+// text (aliasing t's bytes when alias) and its integer codes, kept in sc.codes. It reports
+// false on anything parseProfileText declines.
+func (sc *profileScratch) values(t *profileText, a *engine.Answer, alias bool) bool {
+	codes := len(sc.codes)
+	t.space()
+	if !t.eat(']') {
+		for {
+			t.space()
+			if t.peek() == '"' {
+				s, ok := t.str()
+				if !ok {
+					return false
+				}
+				if a.Text == "" && len(s) > 0 {
+					if alias {
+						a.Text = unsafe.String(&s[0], len(s))
+					} else {
+						a.Text = string(s)
+					}
+				}
+			} else {
+				n, ok := t.int32()
+				if !ok {
+					return false
+				}
+				sc.codes = append(sc.codes, n)
+			}
+			t.space()
+			if t.eat(']') {
+				break
+			}
+			if !t.eat(',') {
+				return false
+			}
+		}
+	}
+	if len(sc.codes) > codes {
+		a.Codes = sc.codes[codes:len(sc.codes):len(sc.codes)]
+	}
+	return true
 }
 
 // profileText is a cursor over a profile's text.
