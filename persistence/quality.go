@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -315,114 +314,6 @@ func (db *QualityStore) UnblockParticipant(ctx context.Context, publisherID int6
 			return err
 		}
 		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, QualityChannel, strconv.FormatInt(id, 10))
-		return err
-	})
-	return out, err
-}
-
-// ImpanelQuality is what the profile rules need to know of one impanel.
-type ImpanelQuality struct {
-	ParticipantID int64
-	PublisherID   int64
-	CountryID     int32
-	Age           *int32 // nil: the impanel did not carry AGE
-	Gender        *int32 // nil: the impanel did not carry GENDER (its first pre_code otherwise)
-}
-
-// Windows of the profile rules.
-const (
-	multiCountryWindow = 24 * time.Hour
-	ageWindow          = 300 * 24 * time.Hour
-)
-
-// RecordImpanelQuality logs an impanel and applies the profile rules to the participant's
-// history: more than one country within 24 hours (duplicates); AGE moved backwards, or up by
-// more than one year, against any AGE given within 300 days; GENDER changed more than once
-// (implausible profile). Signals and decisions are stored as RecordQualitySignals does.
-func (db *QualityStore) RecordImpanelQuality(ctx context.Context, pol quality.Policy, in ImpanelQuality) (QualityOutcome, error) {
-	var out QualityOutcome
-	err := db.Tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(730045102, hashint8($1))`, in.ParticipantID); err != nil {
-			return err
-		}
-		type logRow struct {
-			id      int64
-			country int32
-			age     *int32
-			gender  *int32
-			at      time.Time
-		}
-		rows, err := tx.Query(ctx, `SELECT id, country_id, age, gender, at FROM quality_impanels
-			WHERE participant_id = $1 ORDER BY at, id`, in.ParticipantID)
-		if err != nil {
-			return err
-		}
-		hist, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (logRow, error) {
-			var l logRow
-			err := r.Scan(&l.id, &l.country, &l.age, &l.gender, &l.at)
-			return l, err
-		})
-		if err != nil {
-			return err
-		}
-		var logID int64
-		var now time.Time
-		if err := tx.QueryRow(ctx, `INSERT INTO quality_impanels (participant_id, country_id, age, gender)
-			VALUES ($1, $2, $3, $4) RETURNING id, at`, in.ParticipantID, in.CountryID, in.Age, in.Gender).Scan(&logID, &now); err != nil {
-			return err
-		}
-		ref := "impanel:" + strconv.FormatInt(logID, 10)
-		var sigs []QualitySignal
-		// Countries within 24 hours.
-		countries := []int32{in.CountryID}
-		for _, h := range hist {
-			if now.Sub(h.at) <= multiCountryWindow && !slices.Contains(countries, h.country) {
-				countries = append(countries, h.country)
-			}
-		}
-		if len(countries) > 1 {
-			slices.Sort(countries)
-			parts := make([]string, len(countries))
-			for i, c := range countries {
-				parts[i] = strconv.Itoa(int(c))
-			}
-			sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID, Kind: quality.SignalMultiCountry,
-				Ref: "countries:" + strings.Join(parts, ","), Evidence: map[string]any{"country_ids": countries, "within_hours": 24}})
-		}
-		// AGE against every AGE given within 300 days.
-		if in.Age != nil {
-			for i := len(hist) - 1; i >= 0; i-- {
-				h := hist[i]
-				if h.age == nil || now.Sub(h.at) > ageWindow {
-					continue
-				}
-				if *in.Age < *h.age || *in.Age > *h.age+1 {
-					sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID,
-						Kind: quality.SignalImplausibleAge, Ref: ref, Evidence: map[string]any{
-							"previous_age": *h.age, "previous_at": h.at, "age": *in.Age}})
-					break
-				}
-			}
-		}
-		// GENDER changes over the whole history; signalled by the impanel that makes one.
-		if in.Gender != nil {
-			var last *int32
-			flips := 0
-			for _, h := range hist {
-				if h.gender == nil {
-					continue
-				}
-				if last != nil && *last != *h.gender {
-					flips++
-				}
-				last = h.gender
-			}
-			if last != nil && *last != *in.Gender && flips+1 > 1 {
-				sigs = append(sigs, QualitySignal{ParticipantID: in.ParticipantID, PublisherID: in.PublisherID,
-					Kind: quality.SignalImplausibleGender, Ref: ref, Evidence: map[string]any{"changes": flips + 1, "gender": *in.Gender}})
-			}
-		}
-		out, err = RecordQualitySignalsTx(ctx, tx, pol, sigs)
 		return err
 	})
 	return out, err
