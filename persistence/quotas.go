@@ -247,35 +247,8 @@ func resolveQualifications(ctx context.Context, tx pgx.Tx, buyerID int64, cl int
 	for i, q := range in {
 		ids[i] = int32(q.QuestionID)
 	}
-	type meta struct {
-		answerType int
-		codes      map[int]bool
-	}
-	rows, err := tx.Query(ctx, `SELECT q.question_id, q.answer_type::int,
-		COALESCE(array_agg(a.pre_code) FILTER (WHERE a.pre_code IS NOT NULL), '{}')
-		FROM qualifications q LEFT JOIN qualification_answers a
-		  ON a.question_id = q.question_id AND a.country_language_id = q.country_language_id
-		WHERE q.country_language_id = $1 AND q.question_id = ANY($2) AND (q.buyer_id IS NULL OR q.buyer_id = $3)
-		GROUP BY q.question_id, q.answer_type`, cl, ids, buyerID)
+	metas, err := qualificationMetas(ctx, tx, buyerID, cl, ids)
 	if err != nil {
-		return nil, err
-	}
-	metas := map[int]meta{}
-	for rows.Next() {
-		var id, at int
-		var codes []int32
-		if err := rows.Scan(&id, &at, &codes); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		m := meta{answerType: at, codes: make(map[int]bool, len(codes))}
-		for _, c := range codes {
-			m.codes[int(c)] = true
-		}
-		metas[id] = m
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	out := make([]QuotaQualification, 0, len(in))
@@ -285,41 +258,92 @@ func resolveQualifications(ctx context.Context, tx pgx.Tx, buyerID int64, cl int
 		if !ok {
 			return nil, fault.Invalid(field+".question_id", "%d is not a qualification of country_language_id %d", q.QuestionID, cl)
 		}
-		qq := QuotaQualification{QuestionID: q.QuestionID}
-		for j, v := range q.PreCodes {
-			vf := fmt.Sprintf("%s.pre_codes[%d]", field, j)
-			switch {
-			case m.answerType == AnswerText && q.QuestionID != QuestionAge:
-				s := engine.NormalizeText(v.Text)
-				if s == "" {
-					return nil, fault.Invalid(vf, "must not be empty")
-				}
-				if len(s) > 64 {
-					return nil, fault.Invalid(vf, "must be at most 64 characters")
-				}
-				qq.TextValues = append(qq.TextValues, s)
-			default:
-				n, err := strconv.Atoi(strings.TrimSpace(v.Text))
-				if err != nil {
-					return nil, fault.Invalid(vf, "must be an integer")
-				}
-				if q.QuestionID == QuestionAge {
-					if n < 0 || n > 120 {
-						return nil, fault.Invalid(vf, "must be an age between 0 and 120")
-					}
-				} else if m.answerType == AnswerText {
-					// other numeric text questions are handled above; unreachable
-				} else if !m.codes[n] {
-					return nil, fault.Invalid(field+".pre_codes", "contains %d, which is not an answer of question %d", n, q.QuestionID)
-				}
-				qq.PreCodes = append(qq.PreCodes, n)
-			}
+		qq, err := resolveValues(field, q, m)
+		if err != nil {
+			return nil, err
 		}
-		qq.PreCodes = dedup(qq.PreCodes)
-		qq.TextValues = dedup(qq.TextValues)
 		out = append(out, qq)
 	}
 	return out, nil
+}
+
+// qualificationMeta is what the catalog says of a requested qualification: its answer type
+// and its answers' pre_codes.
+type qualificationMeta struct {
+	answerType int
+	codes      map[int]bool
+}
+
+// qualificationMetas reads, by question id, the catalog's word on the questions ids of
+// country language cl that are standard or the buyer's own.
+func qualificationMetas(ctx context.Context, tx pgx.Tx, buyerID int64, cl int, ids []int32) (map[int]qualificationMeta, error) {
+	rows, err := tx.Query(ctx, `SELECT q.question_id, q.answer_type::int,
+		COALESCE(array_agg(a.pre_code) FILTER (WHERE a.pre_code IS NOT NULL), '{}')
+		FROM qualifications q LEFT JOIN qualification_answers a
+		  ON a.question_id = q.question_id AND a.country_language_id = q.country_language_id
+		WHERE q.country_language_id = $1 AND q.question_id = ANY($2) AND (q.buyer_id IS NULL OR q.buyer_id = $3)
+		GROUP BY q.question_id, q.answer_type`, cl, ids, buyerID)
+	if err != nil {
+		return nil, err
+	}
+	metas := map[int]qualificationMeta{}
+	for rows.Next() {
+		var id, at int
+		var codes []int32
+		if err := rows.Scan(&id, &at, &codes); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		m := qualificationMeta{answerType: at, codes: make(map[int]bool, len(codes))}
+		for _, c := range codes {
+			m.codes[int(c)] = true
+		}
+		metas[id] = m
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return metas, nil
+}
+
+// resolveValues converts the values of q, the qualification field names, to what is
+// stored: normalized texts of a text question, else integers (an age, or pre_codes that m
+// lists), each de-duplicated; a value that is not is a 422 naming it.
+func resolveValues(field string, q QualificationInput, m qualificationMeta) (QuotaQualification, error) {
+	qq := QuotaQualification{QuestionID: q.QuestionID}
+	for j, v := range q.PreCodes {
+		vf := fmt.Sprintf("%s.pre_codes[%d]", field, j)
+		switch {
+		case m.answerType == AnswerText && q.QuestionID != QuestionAge:
+			s := engine.NormalizeText(v.Text)
+			if s == "" {
+				return QuotaQualification{}, fault.Invalid(vf, "must not be empty")
+			}
+			if len(s) > 64 {
+				return QuotaQualification{}, fault.Invalid(vf, "must be at most 64 characters")
+			}
+			qq.TextValues = append(qq.TextValues, s)
+		default:
+			n, err := strconv.Atoi(strings.TrimSpace(v.Text))
+			if err != nil {
+				return QuotaQualification{}, fault.Invalid(vf, "must be an integer")
+			}
+			if q.QuestionID == QuestionAge {
+				if n < 0 || n > 120 {
+					return QuotaQualification{}, fault.Invalid(vf, "must be an age between 0 and 120")
+				}
+			} else if m.answerType == AnswerText {
+				// other numeric text questions are handled above; unreachable
+			} else if !m.codes[n] {
+				return QuotaQualification{}, fault.Invalid(field+".pre_codes", "contains %d, which is not an answer of question %d", n, q.QuestionID)
+			}
+			qq.PreCodes = append(qq.PreCodes, n)
+		}
+	}
+	qq.PreCodes = dedup(qq.PreCodes)
+	qq.TextValues = dedup(qq.TextValues)
+	return qq, nil
 }
 
 func insertQualifications(ctx context.Context, tx pgx.Tx, quotaID int64, quals []QuotaQualification) error {
