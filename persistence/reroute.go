@@ -194,6 +194,7 @@ func (db *SessionStore) ContinueChain(ctx context.Context, st ChainStep) (ChainS
 	return res, err
 }
 
+// continueChain is one attempt of ContinueChain's step, on a connection of its own.
 func (db *SessionStore) continueChain(ctx context.Context, st *ChainStep) (ChainStepResult, error) {
 	res := ChainStepResult{Next: -1}
 	conn, err := db.Pool.Acquire(ctx)
@@ -202,92 +203,120 @@ func (db *SessionStore) continueChain(ctx context.Context, st *ChainStep) (Chain
 	}
 	defer conn.Release()
 	c := conn.Conn()
-	err = func() error {
-		if _, err := c.Exec(ctx, "BEGIN"); err != nil {
-			return err
-		}
-		// The outcome first: its row lock makes a concurrent callback of the same session
-		// wait, then find the outcome decided and answer as a replay. The statement that
-		// decides a late complete too (docs/rules.md §5), for one session.
-		o := st.Outcome
-		rows, err := c.Query(ctx, recordLateOutcomeSQL, []int64{st.Session.ID}, []string{o.Outcome}, []time.Time{o.At},
-			[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel,
-			[]int64{st.Session.CPICents}, []bool{false})
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id, pbID, moved, notified int64
-			var created time.Time
-			if err := rows.Scan(&id, &res.Held, &res.Overage, &pbID, &created, &moved, &notified); err != nil {
-				rows.Close()
-				return err
-			}
-			res.Decided = id == st.Session.ID
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if !res.Decided {
-			_, err := c.Exec(ctx, "ROLLBACK")
-			return err
-		}
-		s := admitScratches.Get().(*admitScratch)
-		defer s.release()
-		for i := range st.Candidates {
-			if err := admitOn(ctx, c, st.Candidates[i:i+1], false, s); err != nil {
-				return err
-			}
-			if a := s.out[0]; a.Refused == "" {
-				res.Next, res.Admission = i, a
-				break
-			}
-			res.Refused = append(res.Refused, s.out[0].Refused)
-		}
-		if res.Next < 0 {
-			res.EndReason = st.EndReason
-			if res.EndReason == "" {
-				res.EndReason = ChainEndNoSurvey
-			}
-			if _, err := c.Exec(ctx, `UPDATE reroute_chains SET ended_at = now(), end_reason = $2 WHERE id = $1 AND ended_at IS NULL`,
-				st.Session.ChainID, res.EndReason); err != nil {
-				return err
-			}
-			// The chain's last session is the one its partner is told of: its ledger event
-			// (the chain's other sessions earn the partner nothing).
-			if _, err := c.Exec(ctx, chainLedgerSQL, st.Session.ID, OutcomeEventSeq, st.Session.CPICents, o.PayoutUSD, o.Reward); err != nil {
-				return err
-			}
-			if pb := o.Postback; pb.URL != "" {
-				lease := o.PostbackLease.Microseconds()
-				var id int64
-				var created time.Time
-				var attempts int
-				err := c.QueryRow(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at, event_id)
-					VALUES ($1, $2, $3, $4, CASE WHEN $5::bigint > 0 THEN 1 ELSE 0 END, now() + GREATEST($5::bigint, 0) * interval '1 microsecond', $6)
-					ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING RETURNING id, created_at, attempts`,
-					pb.TID, pb.Kind, pb.PublisherID, pb.URL, lease, EventID(pb.TID, OutcomeEventSeq)).Scan(&id, &created, &attempts)
-				switch {
-				case errors.Is(err, pgx.ErrNoRows):
-				case err != nil:
-					return err
-				case attempts == 0:
-					if _, err := c.Exec(ctx, `SELECT pg_notify($1, '')`, PostbackChannel); err != nil {
-						return err
-					}
-				default:
-					res.Postback = ClaimedPostback{ID: id, TID: pb.TID, Kind: pb.Kind, PublisherID: pb.PublisherID,
-						URL: pb.URL, Attempts: 1, CreatedAt: created}
-				}
-			}
-		}
-		_, err = c.Exec(ctx, "COMMIT")
-		return err
-	}()
-	if err != nil {
+	if err := stepChain(ctx, c, st, &res); err != nil {
 		rollbackOpen(ctx, c)
 		return ChainStepResult{Next: -1}, err
 	}
 	return res, nil
+}
+
+// stepChain runs a chain's step in one transaction on c: the session's outcome, then
+// (when this step decided it) the first candidate admitted or, none admitted, the chain's
+// end. It leaves the transaction open only when it fails.
+func stepChain(ctx context.Context, c *pgx.Conn, st *ChainStep, res *ChainStepResult) error {
+	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	if err := recordChainOutcome(ctx, c, st, res); err != nil {
+		return err
+	}
+	if !res.Decided {
+		_, err := c.Exec(ctx, "ROLLBACK")
+		return err
+	}
+	s := admitScratches.Get().(*admitScratch)
+	defer s.release()
+	if err := admitCandidate(ctx, c, st, res, s); err != nil {
+		return err
+	}
+	if res.Next < 0 {
+		if err := endChain(ctx, c, st, res); err != nil {
+			return err
+		}
+	}
+	_, err := c.Exec(ctx, "COMMIT")
+	return err
+}
+
+// recordChainOutcome records the outcome of the chain's session, first: its row lock makes
+// a concurrent callback of the same session wait, then find the outcome decided and answer
+// as a replay. The statement that decides a late complete too (docs/rules.md §5), for one
+// session. res.Decided says whether this step decided it.
+func recordChainOutcome(ctx context.Context, c *pgx.Conn, st *ChainStep, res *ChainStepResult) error {
+	o := st.Outcome
+	rows, err := c.Query(ctx, recordLateOutcomeSQL, []int64{st.Session.ID}, []string{o.Outcome}, []time.Time{o.At},
+		[]int64{o.PayoutUSD}, []int64{o.Reward}, []string{""}, []int64{0}, []string{""}, []int64{0}, PostbackChannel,
+		[]int64{st.Session.CPICents}, []bool{false})
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id, pbID, moved, notified int64
+		var created time.Time
+		if err := rows.Scan(&id, &res.Held, &res.Overage, &pbID, &created, &moved, &notified); err != nil {
+			rows.Close()
+			return err
+		}
+		res.Decided = id == st.Session.ID
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+// admitCandidate admits the first of the step's candidates the admission rules let in
+// (res.Next, res.Admission), with s's room, and lists the refusals before it.
+func admitCandidate(ctx context.Context, c *pgx.Conn, st *ChainStep, res *ChainStepResult, s *admitScratch) error {
+	for i := range st.Candidates {
+		if err := admitOn(ctx, c, st.Candidates[i:i+1], false, s); err != nil {
+			return err
+		}
+		if a := s.out[0]; a.Refused == "" {
+			res.Next, res.Admission = i, a
+			break
+		}
+		res.Refused = append(res.Refused, s.out[0].Refused)
+	}
+	return nil
+}
+
+// endChain ends the chain, no candidate admitted, and stores what its partner is told of
+// its last session: the ledger event and the final postback.
+func endChain(ctx context.Context, c *pgx.Conn, st *ChainStep, res *ChainStepResult) error {
+	o := st.Outcome
+	res.EndReason = st.EndReason
+	if res.EndReason == "" {
+		res.EndReason = ChainEndNoSurvey
+	}
+	if _, err := c.Exec(ctx, `UPDATE reroute_chains SET ended_at = now(), end_reason = $2 WHERE id = $1 AND ended_at IS NULL`,
+		st.Session.ChainID, res.EndReason); err != nil {
+		return err
+	}
+	// The chain's last session is the one its partner is told of: its ledger event
+	// (the chain's other sessions earn the partner nothing).
+	if _, err := c.Exec(ctx, chainLedgerSQL, st.Session.ID, OutcomeEventSeq, st.Session.CPICents, o.PayoutUSD, o.Reward); err != nil {
+		return err
+	}
+	if pb := o.Postback; pb.URL != "" {
+		lease := o.PostbackLease.Microseconds()
+		var id int64
+		var created time.Time
+		var attempts int
+		err := c.QueryRow(ctx, `INSERT INTO postback_outbox (tid, kind, publisher_id, url, attempts, next_attempt_at, event_id)
+					VALUES ($1, $2, $3, $4, CASE WHEN $5::bigint > 0 THEN 1 ELSE 0 END, now() + GREATEST($5::bigint, 0) * interval '1 microsecond', $6)
+					ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING RETURNING id, created_at, attempts`,
+			pb.TID, pb.Kind, pb.PublisherID, pb.URL, lease, EventID(pb.TID, OutcomeEventSeq)).Scan(&id, &created, &attempts)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		case attempts == 0:
+			if _, err := c.Exec(ctx, `SELECT pg_notify($1, '')`, PostbackChannel); err != nil {
+				return err
+			}
+		default:
+			res.Postback = ClaimedPostback{ID: id, TID: pb.TID, Kind: pb.Kind, PublisherID: pb.PublisherID,
+				URL: pb.URL, Attempts: 1, CreatedAt: created}
+		}
+	}
+	return nil
 }
