@@ -9,7 +9,8 @@ import (
 // handler names the one store it needs (its interface a subset of that store) and a reader
 // finds a statement beside its kind. Each embeds the shared *DB: the pool, the logger, the
 // load pacer, the sessions' partitions and the transaction helpers (Tx, InOneTx, sendTx)
-// are one per database, and a call into another store reads as such (db.Insights.openLineExport).
+// are one per database, and a call into another store reads as such
+// (db.Insights.openLineExport).
 
 // AccountStore keeps who may call the service: buyers and their tokens, secrets and
 // webhooks, publishers (supply partners) and their credentials, and the service keys. The
@@ -26,8 +27,9 @@ type OperatorStore struct{ *DB }
 type CampaignStore struct{ *DB }
 
 // CatalogStore reads the reference data campaigns are written against: countries and
-// languages, standard qualifications and answers, question texts and the inputs of
-// feasibility. It changes only by migration.
+// languages, standard qualifications (and a buyer's custom ones beside them) with their
+// answers and texts, and the inputs of feasibility. It writes nothing: the reference data
+// come with the migrations, custom qualifications through CampaignStore.
 type CatalogStore struct{ *DB }
 
 // ParticipantStore keeps the panel: participants impanelled by partners, their profiles
@@ -48,9 +50,9 @@ type QualityStore struct{ *DB }
 // marked by the payout worker, and the record of buyer webhook deliveries.
 type OutboxStore struct{ *DB }
 
-// InsightStore reads what campaigns produced, for buyers and the console: projects,
-// results, demographic and line exports, daily completes and the market's statistics.
-// Nothing on the hot path reads it.
+// InsightStore keeps what campaigns and the market produced, for buyers and the console:
+// projects, results, demographic and line exports, daily completes and outcomes, and the
+// partners' hourly offer statistics. Nothing on the hot path waits on it.
 type InsightStore struct{ *DB }
 
 // LedgerStore keeps the money: buyer and partner statements, their CSV exports, the
