@@ -15,12 +15,20 @@ import (
 // reject_completes, reconcile and redirect_test. Each takes the authenticated buyer, the
 // campaign id of the path and the request body, and returns the value to answer 200 with.
 type BuyerOps struct {
-	DB        *persistence.DB
+	Verdicts  verdictStore    // reject_completes and reconcile
+	Campaigns routeStore      // redirect_test (testsession.go)
+	Feed      countsAnnouncer // the counts a verdict moved, told to every process (notifier.go)
 	PublicURL string
 	Log       *zap.Logger
 	// Quality makes rejected completes quality signals, recorded in the rejecting
 	// transaction (rejectEffects); nil: off.
 	Quality QualityGate
+}
+
+// verdictStore records a buyer's verdicts on a campaign's completes.
+type verdictStore interface {
+	RejectCompletes(ctx context.Context, buyerID, campaignID int64, tids []string, fx persistence.RejectEffects) (persistence.Rejection, error)
+	Reconcile(ctx context.Context, buyerID, campaignID int64, tids []string, purchaseOrder *string, accept persistence.Acceptance, fx persistence.RejectEffects) (persistence.Reconciliation, error)
 }
 
 // maxIDs bounds the id arrays of one request (docs/rules.md §2).
@@ -84,7 +92,7 @@ func (o *BuyerOps) RejectCompletes(ctx context.Context, buyer persistence.Buyer,
 	if len(*b.TransactionIDs) > maxIDs {
 		return nil, fault.Invalid("transaction_ids", "must hold at most %d ids", maxIDs)
 	}
-	out, err := o.DB.Sessions.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, o.rejectEffects())
+	out, err := o.Verdicts.RejectCompletes(ctx, buyer.ID, campaignID, *b.TransactionIDs, o.rejectEffects())
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +121,7 @@ func (o *BuyerOps) Reconcile(ctx context.Context, buyer persistence.Buyer, campa
 	if len(*b.AcceptedIDs) > maxIDs {
 		return nil, fault.Invalid("accepted_ids", "must hold at most %d ids", maxIDs)
 	}
-	out, err := o.DB.Sessions.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, accept, o.rejectEffects())
+	out, err := o.Verdicts.Reconcile(ctx, buyer.ID, campaignID, *b.AcceptedIDs, b.PurchaseOrder, accept, o.rejectEffects())
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +132,7 @@ func (o *BuyerOps) Reconcile(ctx context.Context, buyer persistence.Buyer, campa
 
 // RedirectTest is GET /api/v1/campaigns/:id/redirect_test: 200 {"redirect_test_url"}.
 func (o *BuyerOps) RedirectTest(ctx context.Context, buyer persistence.Buyer, campaignID int64, _ []byte) (any, error) {
-	route, err := o.DB.Campaigns.CampaignRoute(ctx, campaignID)
+	route, err := o.Campaigns.CampaignRoute(ctx, campaignID)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +149,7 @@ func (o *BuyerOps) RedirectTestURL(campaignID int64, buyerSecret string) string 
 
 // announce tells every process that the campaign's counts changed.
 func (o *BuyerOps) announce(ctx context.Context, campaignID int64) {
-	if err := o.DB.Feed.NotifyCounts(context.WithoutCancel(ctx), []int64{campaignID}); err != nil && o.Log != nil {
+	if err := o.Feed.NotifyCounts(context.WithoutCancel(ctx), []int64{campaignID}); err != nil && o.Log != nil {
 		o.Log.Warn("counts notification failed; reconciliation catches up", zap.Error(err))
 	}
 }

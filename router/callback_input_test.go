@@ -31,7 +31,9 @@ func offlineRouter(t testing.TB) *Router {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	r := &Router{db: persistence.NewDB(pool, nil), log: zap.NewNop(), cfg: Config{PublicURL: offlinePublic, SessionMaxAge: time.Hour}}
+	db := persistence.NewDB(pool, nil)
+	r := &Router{sessionIO: sessionIO{sessions: db.Sessions, userOf: db.Participants}, log: zap.NewNop(), cfg: Config{PublicURL: offlinePublic, SessionMaxAge: time.Hour}}
+	r.lookups.init(Deps{Accounts: db.Accounts, Campaigns: db.Campaigns, Participants: db.Participants})
 	r.buyers.ttl = time.Hour
 	if _, err := r.buyers.get(offlineCustomer, func() (persistence.Buyer, error) {
 		return persistence.Buyer{ID: 1, CustomerID: offlineCustomer, APISecret: offlineSecret}, nil

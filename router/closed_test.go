@@ -36,7 +36,7 @@ func TestCallbacksAfterReconcile(t *testing.T) {
 		t.Fatalf("session before reconcile: %+v, %v", stale, err)
 	}
 
-	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	ops := &router.BuyerOps{Verdicts: w.db.Sessions, Campaigns: w.db.Campaigns, Feed: w.db.Feed, PublicURL: w.publicURL}
 	if _, err := ops.Reconcile(context.Background(), w.buyer, camp, []byte(`{"accepted_ids":["`+tids[0]+`"]}`)); err != nil {
 		t.Fatal(err)
 	}

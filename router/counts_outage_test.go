@@ -30,7 +30,7 @@ func TestCountsFlushOutageLogsTwice(t *testing.T) {
 	}
 	defer db.Close()
 	core, logs := observer.New(zap.InfoLevel)
-	n := newNotifier(db, "outage-test", 20*time.Millisecond, zap.New(core))
+	n := newNotifier(db.Feed, db.Maintenance, "outage-test", 20*time.Millisecond, zap.New(core))
 	ran := make(chan struct{})
 	go func() { defer close(ran); n.run(ctx) }()
 	feed := time.NewTicker(5 * time.Millisecond)

@@ -260,7 +260,7 @@ func TestRedirectTest(t *testing.T) {
 	base := s.URL
 	camp, quota := w.campaign(base, campaignOpts{quota: 5})
 	w.mustAPI(base, "PUT", fmt.Sprintf("/api/v1/campaigns/%d", camp), map[string]any{"status": 5}, 200)
-	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	ops := &router.BuyerOps{Verdicts: w.db.Sessions, Campaigns: w.db.Campaigns, Feed: w.db.Feed, PublicURL: w.publicURL}
 	out, err := ops.RedirectTest(context.Background(), w.buyer, camp, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func TestRejectAndReconcile(t *testing.T) {
 	if c, ip := quotaCounts(); c != 2 || ip != 1 {
 		t.Fatalf("before reject: completes %d in_progress %d, want 2 1", c, ip)
 	}
-	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	ops := &router.BuyerOps{Verdicts: w.db.Sessions, Campaigns: w.db.Campaigns, Feed: w.db.Feed, PublicURL: w.publicURL}
 	out, err := ops.RejectCompletes(context.Background(), w.buyer, camp,
 		[]byte(`{"transaction_ids":["`+tidOf[ps[0]]+`","`+tidOf[ps[2]]+`","nope"]}`))
 	if err != nil {
@@ -398,7 +398,7 @@ func TestReconcileAcceptances(t *testing.T) {
 			waitFor(t, "outcome postback of "+o, 10*time.Second, func() bool { _, ok := w.partner.postback(tids[i], o); return ok })
 		}
 	}
-	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	ops := &router.BuyerOps{Verdicts: w.db.Sessions, Campaigns: w.db.Campaigns, Feed: w.db.Feed, PublicURL: w.publicURL}
 	reject := func(tid string) {
 		t.Helper()
 		if _, err := ops.RejectCompletes(ctx, w.buyer, camp, []byte(`{"transaction_ids":["`+tid+`"]}`)); err != nil {
@@ -525,7 +525,7 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 	if _, err := w.db.Pool.Exec(context.Background(), `UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, broken); err != nil {
 		t.Fatal(err)
 	}
-	s.App.Router.Sweep(context.Background())
+	s.App.Maintenance.Sweep(context.Background())
 	if st := w.count(`SELECT status FROM campaigns WHERE id = $1`, broken); st != 7 {
 		t.Errorf("broken link campaign status %d, want 7", st)
 	}
@@ -558,7 +558,7 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 		w.get(w.client, strings.Replace(w.entryURL(base, p, young), base, w.publicURL, 1))
 	}
 	w.age(young, "29 minutes")
-	s.App.Router.Sweep(context.Background())
+	s.App.Maintenance.Sweep(context.Background())
 	if n := w.count(`SELECT sum(in_progress) FROM campaign_quotas WHERE campaign_id = $1`, young); n != 3 {
 		t.Errorf("in_progress %d after sweeping sessions 29 minutes old (LOI 10), want 3", n)
 	}
@@ -575,7 +575,7 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 		if w.count(`SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'respondents'`) > analyzes {
 			return true
 		}
-		s.App.Router.Sweep(context.Background())
+		s.App.Maintenance.Sweep(context.Background())
 		return false
 	})
 }
@@ -583,7 +583,7 @@ func TestAutoCompleteAndBrokenLink(t *testing.T) {
 // TestBrokenLinkFoundByRelease checks where the sweeper looks for broken links: at the
 // campaigns whose entries it releases in the sweep (a link becomes broken only when an
 // entry's callback window passes without a callback), and at a rotating slice of every
-// active campaign (router.Config.BrokenLinkSlices). "quiet" is made to look broken with no
+// active campaign (maintenance.Config.BrokenLinkSlices). "quiet" is made to look broken with no
 // entry released (its status change moved back after its entries were released): with no
 // slices, the sweep that releases "broken"'s entries pauses "broken" and leaves "quiet"; a
 // process whose one slice is every campaign pauses "quiet" in its first sweep.
@@ -591,7 +591,7 @@ func TestBrokenLinkFoundByRelease(t *testing.T) {
 	w := newWorld(t, "")
 	start := func(slices int) *apptest.Server {
 		s := apptest.Start(t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1,
-			Configure: func(c *app.Config) { c.Router.BrokenLinkSlices = slices }})
+			Configure: func(c *app.Config) { c.Maintenance.BrokenLinkSlices = slices }})
 		w.publicURL = s.PublicURL
 		return s
 	}
@@ -615,7 +615,7 @@ func TestBrokenLinkFoundByRelease(t *testing.T) {
 	}
 	// quiet's entries pass their window before its last status change: released, not broken.
 	w.age(quiet, "31 minutes")
-	s.App.Router.Sweep(ctx)
+	s.App.Maintenance.Sweep(ctx)
 	if n := w.count(`SELECT count(*) FROM sessions WHERE campaign_id = $1 AND released_at IS NULL`, quiet); n != 0 || status(quiet) != 2 {
 		t.Fatalf("quiet: %d sessions not released, status %d", n, status(quiet))
 	}
@@ -626,7 +626,7 @@ func TestBrokenLinkFoundByRelease(t *testing.T) {
 	}
 	w.age(broken, "31 minutes")
 	exec(`UPDATE campaigns SET status_changed_at = now() - interval '1 hour' WHERE id = $1`, broken)
-	s.App.Router.Sweep(ctx)
+	s.App.Maintenance.Sweep(ctx)
 	if st := status(broken); st != 7 {
 		t.Errorf("broken: status %d after the sweep that released its entries, want 7", st)
 	}
@@ -634,7 +634,7 @@ func TestBrokenLinkFoundByRelease(t *testing.T) {
 		t.Errorf("quiet: status %d after a sweep that released none of its entries, want 2", st)
 	}
 	second := start(1)
-	second.App.Router.Sweep(ctx)
+	second.App.Maintenance.Sweep(ctx)
 	if st := status(quiet); st != 7 {
 		t.Errorf("quiet: status %d after a sweep whose slice is every campaign, want 7", st)
 	}

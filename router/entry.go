@@ -2,15 +2,10 @@ package router
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
-	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
@@ -114,7 +109,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 	// admitted session is answered without another round trip.
 	var retarget string
 	if supplierlink.Has(route.SupplierLink, "RETARGET_IDENTIFIER") {
-		if retarget, err = r.db.Campaigns.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
+		if retarget, err = r.campaigns.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
 			return "", err
 		}
 	}
@@ -162,7 +157,7 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 // the database, because the process that admitted the session may have died before telling
 // this one's engine; it runs only for entries the engine refused.
 func (r *Router) resumeOffer(ctx context.Context, claims *entrytoken.Claims, p *engine.Participant) (string, bool, error) {
-	a, found, err := r.db.Sessions.OfferSession(ctx, p.ID, claims.CampaignID, int64(claims.Nonce))
+	a, found, err := r.sessions.OfferSession(ctx, p.ID, claims.CampaignID, int64(claims.Nonce))
 	if err != nil || !found {
 		return "", false, err
 	}
@@ -178,48 +173,3 @@ func (r *Router) resumeOffer(ctx context.Context, claims *entrytoken.Claims, p *
 // newRespondentID is a fresh opaque {RESPONDENT_ID}: 20 random bytes as upper-case hex,
 // used when the participant enters a campaign of a buyer for the first time.
 func newRespondentID() string { return strings.ToUpper(randomHex(10)) }
-
-// RedirectTestURL is the stable redirect_test_url of a campaign: each visit starts a test
-// session. The signature (keyed with the buyer's api_secret) keeps others from starting
-// test sessions on campaigns they do not own.
-func RedirectTestURL(publicURL string, campaignID int64, buyerSecret string) string {
-	id := strconv.FormatInt(campaignID, 10)
-	return strings.TrimRight(publicURL, "/") + "/router/test/" + id + "?sig=" + redirectTestSig(id, buyerSecret)
-}
-
-func redirectTestSig(campaignID, secret string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte("redirect_test:" + campaignID))
-	return hex.EncodeToString(m.Sum(nil)[:16])
-}
-
-// redirectTest is GET /router/redirect_test/{campaign_id}?sig=: a test session on the
-// campaign, in any status, sent to its supplier link like a real respondent.
-func (r *Router) redirectTest(ctx *fasthttp.RequestCtx) {
-	idText, _ := ctx.UserValue("campaign_id").(string)
-	id, err := strconv.ParseInt(idText, 10, 64)
-	if err != nil || id <= 0 {
-		httpio.WriteError(ctx, r.log, httpio.StyleMessage, fault.NotFound("not found"))
-		return
-	}
-	// Not ctx: a RequestCtx's Done channel is replaced by Server.Shutdown and must not
-	// reach pgx (see entry).
-	bg := context.Background()
-	route, err := r.db.Campaigns.CampaignRoute(bg, id)
-	if err != nil {
-		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
-		return
-	}
-	want := redirectTestSig(idText, route.BuyerSecret)
-	if !hmac.Equal([]byte(want), ctx.QueryArgs().Peek("sig")) {
-		httpio.WriteError(ctx, r.log, httpio.StyleMessage, fault.Forbidden("invalid signature"))
-		return
-	}
-	tid := newTID()
-	if _, err := r.db.Sessions.StartTestSession(bg, tid, id); err != nil {
-		httpio.WriteError(ctx, r.log, httpio.StyleMessage, err)
-		return
-	}
-	r.log.Debug("test session started", zap.Int64("campaign", id))
-	redirect(ctx, supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: tid, RespondentID: "TEST" + tid[:12]}, route.BuyerSecret))
-}

@@ -125,7 +125,7 @@ func (w *world) startInProcess() *apptest.Server { return w.startSweepingEvery(0
 // default).
 func (w *world) startSweepingEvery(period time.Duration) *apptest.Server {
 	s := apptest.Start(w.t, apptest.Options{DatabaseURL: w.dbURL, RateLimit: -1,
-		Configure: func(c *app.Config) { c.Router.SweepEvery = period }})
+		Configure: func(c *app.Config) { c.Maintenance.SweepEvery = period }})
 	w.publicURL = s.PublicURL
 	return s
 }

@@ -79,7 +79,7 @@ func TestRejectAcceptFlipsTellThePartner(t *testing.T) {
 	ctx := context.Background()
 	a, b := tids[0], tids[1]
 	waitFor(t, "the complete's postback", 10*time.Second, func() bool { return len(w.partner.told(a)) == 1 })
-	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	ops := &router.BuyerOps{Verdicts: w.db.Sessions, Campaigns: w.db.Campaigns, Feed: w.db.Feed, PublicURL: w.publicURL}
 	reject := func() {
 		t.Helper()
 		if _, err := ops.RejectCompletes(ctx, w.buyer, camp, []byte(`{"transaction_ids":["`+a+`"]}`)); err != nil {
@@ -122,7 +122,7 @@ func TestRejectAcceptFlipsTellThePartner(t *testing.T) {
 func TestConcurrentReconciles(t *testing.T) {
 	w, camp, tids := completes(t, 6)
 	ctx := context.Background()
-	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	ops := &router.BuyerOps{Verdicts: w.db.Sessions, Campaigns: w.db.Campaigns, Feed: w.db.Feed, PublicURL: w.publicURL}
 	type answer struct {
 		listed int
 		rec    persistence.Reconciliation

@@ -105,7 +105,7 @@ func releasedWorld(t *testing.T, num, people, silent int) (w *world, base string
 	w.settle()
 	late = w.enterSilently(base, camp, ps[:silent])
 	w.age(camp, "13 minutes")
-	s.App.Router.Sweep(context.Background())
+	s.App.Maintenance.Sweep(context.Background())
 	if c, ip := w.quotaCounts(quota); c != 0 || ip != 0 {
 		t.Fatalf("after the sweep: completes %d in_progress %d, want 0 0", c, ip)
 	}
@@ -195,7 +195,7 @@ func TestLateCompletesNoOverDelivery(t *testing.T) {
 	if len(overage) < 3 {
 		t.Fatalf("%d of the late completes are overages, want at least 3", len(overage))
 	}
-	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	ops := &router.BuyerOps{Verdicts: w.db.Sessions, Campaigns: w.db.Campaigns, Feed: w.db.Feed, PublicURL: w.publicURL}
 	out, err := ops.RejectCompletes(context.Background(), w.buyer, camp, []byte(`{"transaction_ids":["`+overage[0]+`"]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestLateCompletesDailyCap(t *testing.T) {
 	w.settle()
 	late := w.enterSilently(s.URL, camp, ps)
 	w.age(camp, "13 minutes")
-	s.App.Router.Sweep(context.Background())
+	s.App.Maintenance.Sweep(context.Background())
 	if c, ip := w.quotaCounts(quota); c != 0 || ip != 0 {
 		t.Fatalf("after the sweep: completes %d in_progress %d, want 0 0", c, ip)
 	}
@@ -314,7 +314,7 @@ func TestRejectedCompleteReplay(t *testing.T) {
 	if again := w.completeAll([]string{tid})[0]; again.Encode() != first.Encode() || first.Get("status") != "complete" {
 		t.Fatalf("replay before the rejection: %v, first %v", again, first)
 	}
-	ops := &router.BuyerOps{DB: w.db, PublicURL: w.publicURL}
+	ops := &router.BuyerOps{Verdicts: w.db.Sessions, Campaigns: w.db.Campaigns, Feed: w.db.Feed, PublicURL: w.publicURL}
 	if _, err := ops.RejectCompletes(context.Background(), w.buyer, camp, []byte(`{"transaction_ids":["`+tid+`"]}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestLateCompleteOfARerouteHop(t *testing.T) {
 		t.Fatalf("hop %+v, want hop 2 into campaign %d", hop, b)
 	}
 	w.age(b, "13 minutes")
-	s.App.Router.Sweep(context.Background())
+	s.App.Maintenance.Sweep(context.Background())
 	w.settle()
 	holder := w.enterSilently(s.URL, b, ps[1:])
 	if c, ip := w.quotaCounts(bq); c != 0 || ip != 1 {

@@ -35,11 +35,25 @@ const PrescreenPath = "/router/prescreen"
 
 const prescreenDBTimeout = 5 * time.Second
 
-// screener returns the campaign's pre-screener (nil: none), cached for a second.
-func (r *Router) screener(ctx context.Context, campaignID int64) (*persistence.Screener, error) {
-	return r.screeners.get(campaignID, func() (*persistence.Screener, error) {
-		return r.db.Campaigns.CampaignScreener(ctx, campaignID)
-	})
+// prescreenSheets stores the sheets of the pre-screener.
+type prescreenSheets interface {
+	RecordPrescreen(ctx context.Context, r persistence.PrescreenResponse) (int64, error)
+}
+
+// prescreenAttacher attaches a qualified sheet to the session its entry admitted.
+type prescreenAttacher interface {
+	AttachPrescreen(ctx context.Context, responseID, participantID, campaignID int64) (int64, error)
+}
+
+// prescreener serves the hosted pre-screener's page and its post, which enters through
+// entry.
+type prescreener struct {
+	entry     *Router
+	sheets    prescreenSheets
+	attach    prescreenAttacher
+	key       *entrytoken.Key
+	log       *zap.Logger
+	publicURL string
 }
 
 // prescreenFirst is the entry's hook: for a campaign with screener questions it sends a
@@ -87,22 +101,22 @@ func (r *Router) mayEnter(ctx context.Context, claims *entrytoken.Claims, now ti
 	return ok, nil
 }
 
-// prescreenToken verifies the offer token of a pre-screener request and finds its
+// token verifies the offer token of a pre-screener request and finds its
 // publisher; on failure it answers the 403 page.
-func (r *Router) prescreenToken(ctx *fasthttp.RequestCtx) (string, entrytoken.Claims, persistence.Publisher, bool) {
+func (p *prescreener) token(ctx *fasthttp.RequestCtx) (string, entrytoken.Claims, persistence.Publisher, bool) {
 	token := pagekit.FormToken(ctx)
-	claims, err := r.key.Verify(token, time.Now().Unix())
+	claims, err := p.key.Verify(token, time.Now().Unix())
 	if err != nil || claims.Kind != entrytoken.KindOffer || claims.ParticipantID == 0 || claims.CampaignID == 0 {
-		pagekit.Forbidden(ctx, r.log)
+		pagekit.Forbidden(ctx, p.log)
 		return "", claims, persistence.Publisher{}, false
 	}
-	pub, err := r.publisher(context.Background(), claims.PublisherID)
+	pub, err := p.entry.publisher(context.Background(), claims.PublisherID)
 	if err != nil {
 		if !isNotFound(err) {
-			pagekit.Failure(ctx, r.log, pagekit.Negotiate(ctx), err)
+			pagekit.Failure(ctx, p.log, pagekit.Negotiate(ctx), err)
 			return "", claims, pub, false
 		}
-		pagekit.Forbidden(ctx, r.log)
+		pagekit.Forbidden(ctx, p.log)
 		return "", claims, pub, false
 	}
 	return token, claims, pub, true
@@ -116,14 +130,14 @@ type prescreenPage struct {
 	Questions []pagekit.Question
 }
 
-func (r *Router) newPrescreenPage(token string, claims entrytoken.Claims, scr *persistence.Screener) *prescreenPage {
+func (p *prescreener) newPage(token string, claims entrytoken.Claims, scr *persistence.Screener) *prescreenPage {
 	t := pagekit.Lookup(scr.Lang)
 	sc := claims
 	sc.Kind, sc.Nonce, sc.Expires = entrytoken.KindSupport, entrytoken.NewNonce(), time.Now().Unix()+entrytoken.TTL
 	page := &prescreenPage{
 		Base: pagekit.Base{Lang: scr.Lang, T: t, Title: t["prescreen_title"],
-			SupportURL: r.cfg.PublicURL + "/support?token=" + r.key.Sign(sc)},
-		Action: PrescreenPath, Token: token, CSRF: pagekit.CSRF(r.key, pagekit.FormPrescreen, token),
+			SupportURL: p.publicURL + "/support?token=" + p.key.Sign(sc)},
+		Action: PrescreenPath, Token: token, CSRF: pagekit.CSRF(p.key, pagekit.FormPrescreen, token),
 	}
 	for _, sq := range scr.Questions {
 		q := pagekit.Question{T: t, ID: int64(sq.QuestionID), Text: sq.Text, Kind: pagekit.KindSingle, Required: true}
@@ -138,71 +152,71 @@ func (r *Router) newPrescreenPage(token string, claims entrytoken.Claims, scr *p
 	return page
 }
 
-// prescreenCSP lets the page's form lead to the supplier link and back to the partner.
-func (r *Router) prescreenCSP(ctx context.Context, campaignID int64, pub persistence.Publisher) string {
+// csp lets the page's form lead to the supplier link and back to the partner.
+func (p *prescreener) csp(ctx context.Context, campaignID int64, pub persistence.Publisher) string {
 	origins := []string{pagekit.Origin(pub.RedirectURL)}
-	if route, err := r.route(ctx, campaignID); err == nil {
+	if route, err := p.entry.route(ctx, campaignID); err == nil {
 		origins = append(origins, pagekit.Origin(route.SupplierLink))
 	}
 	return pagekit.CSP(origins...)
 }
 
-// prescreenPage is GET /router/prescreen?token=: the campaign's screener questions. A
+// page is GET /router/prescreen?token=: the campaign's screener questions. A
 // campaign without any (detached meanwhile) goes back to the entry.
-func (r *Router) prescreenPage(ctx *fasthttp.RequestCtx) {
-	token, claims, pub, ok := r.prescreenToken(ctx)
+func (p *prescreener) page(ctx *fasthttp.RequestCtx) {
+	token, claims, pub, ok := p.token(ctx)
 	if !ok {
 		return
 	}
-	scr, err := r.screener(context.Background(), claims.CampaignID)
+	scr, err := p.entry.screener(context.Background(), claims.CampaignID)
 	if err != nil {
-		pagekit.Failure(ctx, r.log, pagekit.Negotiate(ctx), err)
+		pagekit.Failure(ctx, p.log, pagekit.Negotiate(ctx), err)
 		return
 	}
 	if scr == nil {
-		redirect(ctx, r.cfg.PublicURL+"/supply_api/v4/entry?token="+url.QueryEscape(token))
+		redirect(ctx, p.publicURL+"/supply_api/v4/entry?token="+url.QueryEscape(token))
 		return
 	}
-	page := r.newPrescreenPage(token, claims, scr)
-	pagekit.Render(ctx, r.log, fasthttp.StatusOK, "prescreen", r.prescreenCSP(context.Background(), claims.CampaignID, pub), page)
+	page := p.newPage(token, claims, scr)
+	pagekit.Render(ctx, p.log, fasthttp.StatusOK, "prescreen", p.csp(context.Background(), claims.CampaignID, pub), page)
 }
 
-// prescreenSubmit is POST /router/prescreen: validates the answers (422 with the page and
+// submit is POST /router/prescreen: validates the answers (422 with the page and
 // its errors), stores the sheet, and sends the participant on: into the survey when the
 // answers qualify and the entry admits them, else back to the partner.
-func (r *Router) prescreenSubmit(ctx *fasthttp.RequestCtx) {
-	token, claims, pub, ok := r.prescreenToken(ctx)
+func (p *prescreener) submit(ctx *fasthttp.RequestCtx) {
+	token, claims, pub, ok := p.token(ctx)
 	if !ok {
 		return
 	}
-	scr, err := r.screener(context.Background(), claims.CampaignID)
+	scr, err := p.entry.screener(context.Background(), claims.CampaignID)
 	if err != nil {
-		pagekit.Failure(ctx, r.log, pagekit.Negotiate(ctx), err)
+		pagekit.Failure(ctx, p.log, pagekit.Negotiate(ctx), err)
 		return
 	}
 	lang := pagekit.Negotiate(ctx)
 	if scr != nil {
 		lang = scr.Lang
 	}
-	if !pagekit.CheckPost(ctx, r.key, pagekit.FormPrescreen, token, r.cfg.PublicURL) {
-		pagekit.FormExpired(ctx, r.log, lang)
+	if !pagekit.CheckPost(ctx, p.key, pagekit.FormPrescreen, token, p.publicURL) {
+		pagekit.FormExpired(ctx, p.log, lang)
 		return
 	}
 	dbctx, cancel := httpio.DBContext(prescreenDBTimeout)
 	defer cancel()
 	var respID int64
 	if scr != nil {
-		page := r.newPrescreenPage(token, claims, scr)
+		page := p.newPage(token, claims, scr)
 		answers, qualified := readScreener(ctx, page, scr)
 		if page.Errors = pagekit.Summary(page.Questions); len(page.Errors) > 0 {
-			pagekit.Render(ctx, r.log, fasthttp.StatusUnprocessableEntity, "prescreen", r.prescreenCSP(context.Background(), claims.CampaignID, pub), page)
+			pagekit.Render(ctx, p.log, fasthttp.StatusUnprocessableEntity, "prescreen", p.csp(context.Background(), claims.CampaignID, pub), page)
 			return
 		}
-		respID, err = r.db.Sessions.RecordPrescreen(dbctx, persistence.PrescreenResponse{TokenNonce: claims.Nonce,
+		respID, err = p.sheets.RecordPrescreen(dbctx, persistence.PrescreenResponse{TokenNonce: claims.Nonce,
 			PublisherID: claims.PublisherID, ParticipantID: claims.ParticipantID, CampaignID: claims.CampaignID,
 			Answers: answers, Qualified: qualified})
 		if err != nil {
-			pagekit.Failure(ctx, r.log, lang, err)
+			pagekit.Failure(ctx, p.log, lang, err)
 			return
 		}
 		if !qualified {
@@ -211,13 +225,13 @@ func (r *Router) prescreenSubmit(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	// A block decided while the page was open still holds (router/quality.go).
-	if loc := r.qualityRefusal(&claims, pub, time.Now()); loc != "" {
+	if loc := p.entry.qualityRefusal(&claims, pub, time.Now()); loc != "" {
 		pagekit.SeeOther(ctx, loc)
 		return
 	}
-	location, err := r.enter(context.Background(), &claims, pub, time.Now())
+	location, err := p.entry.enter(context.Background(), &claims, pub, time.Now())
 	if err != nil {
-		pagekit.Failure(ctx, r.log, lang, err)
+		pagekit.Failure(ctx, p.log, lang, err)
 		return
 	}
 	if location == "" {
@@ -225,9 +239,9 @@ func (r *Router) prescreenSubmit(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if respID != 0 {
-		if sid, err := r.db.Campaigns.AttachPrescreen(dbctx, respID, claims.ParticipantID, claims.CampaignID); err != nil || sid == 0 {
+		if sid, err := p.attach.AttachPrescreen(dbctx, respID, claims.ParticipantID, claims.CampaignID); err != nil || sid == 0 {
 			// The participant is admitted: send them on; the sheet stays unattached.
-			r.log.Error("pre-screener answers not attached to the session", zap.Int64("response", respID),
+			p.log.Error("pre-screener answers not attached to the session", zap.Int64("response", respID),
 				zap.Int64("campaign", claims.CampaignID), zap.Error(err))
 		}
 	}

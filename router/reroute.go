@@ -86,7 +86,7 @@ func (r *Router) supplierLocation(ctx context.Context, route persistence.Campaig
 	var retarget string
 	if supplierlink.Has(route.SupplierLink, "RETARGET_IDENTIFIER") {
 		var err error
-		if retarget, err = r.db.Campaigns.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
+		if retarget, err = r.campaigns.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
 			return "", err
 		}
 	}
@@ -156,7 +156,7 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 	if s.Closed() {
 		return "", "", errClosed
 	}
-	ch, err := r.db.Sessions.ChainByID(ctx, s.ChainID)
+	ch, err := r.sessions.ChainByID(ctx, s.ChainID)
 	if err != nil {
 		return "", "", err
 	}
@@ -201,7 +201,7 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 	for i := range cands {
 		entries[i] = cands[i].entry
 	}
-	res, err := r.db.Sessions.ContinueChain(ctx, persistence.ChainStep{Session: s, Outcome: rec, Candidates: entries, EndReason: reason})
+	res, err := r.sessions.ContinueChain(ctx, persistence.ChainStep{Session: s, Outcome: rec, Candidates: entries, EndReason: reason})
 	if err != nil {
 		return "", "", err
 	}
@@ -234,7 +234,7 @@ func (r *Router) chainRepeat(ctx context.Context, pub persistence.Publisher, s p
 	if s.Outcome != named || s.Rejected {
 		return r.repeat(pub, s, named)
 	}
-	next, found, err := r.db.Sessions.ChainHopByNumber(ctx, s.ChainID, s.ChainHop+1)
+	next, found, err := r.sessions.ChainHopByNumber(ctx, s.ChainID, s.ChainHop+1)
 	if err != nil {
 		return "", "", err
 	}
@@ -245,7 +245,7 @@ func (r *Router) chainRepeat(ctx context.Context, pub persistence.Publisher, s p
 	if err != nil {
 		return "", "", err
 	}
-	ch, err := r.db.Sessions.ChainByID(ctx, s.ChainID)
+	ch, err := r.sessions.ChainByID(ctx, s.ChainID)
 	if err != nil {
 		return "", "", err
 	}

@@ -51,11 +51,10 @@ func (v *verdicts) refused(by int, reason string) {
 }
 
 // RegisterMetrics exposes the entry decisions of this process on /metrics as
-// switchboard_entries_total{verdict, by, reason}, its re-routing chains (reroute.go), its
-// overage completes and what its sweeps cost (sweepmetrics.go).
+// switchboard_entries_total{verdict, by, reason}, its re-routing chains (reroute.go)
+// and its overage completes.
 func (r *Router) RegisterMetrics(m *httpio.Metrics) {
 	r.registerRerouteMetrics(m)
-	registerSweepMetrics(m, &r.sweepStats)
 	m.Gauge("switchboard_overage_completes_total", "counter",
 		"Late completes this process stored as overages: their quotas or the day's max_daily_completes had no room, the partner is paid and the buyer not charged (docs/rules.md §5).",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(r.overages.Load())}} })

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard/switchboard/internal/mirror"
 	"github.com/switchboard/switchboard/internal/openapi"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/persistence/maintenance"
 	"github.com/switchboard/switchboard/router"
 	"github.com/switchboard/switchboard/router/payout"
 	"github.com/switchboard/switchboard/supply"
@@ -61,6 +62,9 @@ type Config struct {
 	Partners partners.Config
 	// Quality tunes the participant quality defenses (docs/quality.md).
 	Quality quality.Config
+	// Maintenance tunes the fleet's upkeep: the sweeper, partitions of sessions, the outbox's
+	// retention, planner statistics.
+	Maintenance maintenance.Config
 	// RouterQuality tunes the routing side of participant quality (speeders); the rest is
 	// Quality.
 	RouterQuality router.QualityConfig
@@ -151,11 +155,13 @@ type App struct {
 	// Quality is the participant-quality service of supply, the router and buyer operations.
 	Quality *quality.Service
 	Router  *router.Router // entry, callbacks, test sessions; counters kept across processes
-	Payouts *payout.Worker // delivers the partner postback outbox; every process runs one
-	server  *httpio.Server
-	admin   *httpio.Server // nil without Config.AdminAddr
-	stop    context.CancelFunc
-	sync    *engineSync
+	// Maintenance is this process's share of the fleet's upkeep (sweeper, planner statistics).
+	Maintenance *maintenance.Fleet
+	Payouts     *payout.Worker // delivers the partner postback outbox; every process runs one
+	server      *httpio.Server
+	admin       *httpio.Server // nil without Config.AdminAddr
+	stop        context.CancelFunc
+	sync        *engineSync
 	// weighted is closed once the allocation's first weights are in (at once under greedy):
 	// until then a balanced process would rank with weights computed without the panel.
 	weighted chan struct{}
@@ -280,8 +286,17 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	rcfg := cfg.Router
 	rcfg.PublicURL = cfg.PublicURL
-	if a.Router, err = router.New(router.Deps{DB: db, Engine: a.Engine, Panel: a.Panel, Key: a.Partners.Key(),
+	if a.Router, err = router.New(router.Deps{Accounts: db.Accounts, Campaigns: db.Campaigns, Participants: db.Participants, Sessions: db.Sessions, Feed: db.Feed,
+		Completer: db.Maintenance, Engine: a.Engine, Panel: a.Panel, Key: a.Partners.Key(),
 		Log: log.Named("router"), Config: rcfg, Publisher: a.Partners.PublisherByID, Postbacks: a.Payouts}); err != nil {
+		stop()
+		db.Close()
+		return nil, err
+	}
+	// The fleet's upkeep logs as "router", the name operators' log queries select the
+	// sweeper's messages by.
+	if a.Maintenance, err = maintenance.New(maintenance.Deps{Store: db.Maintenance, Log: log.Named("router"),
+		Config: cfg.Maintenance, Released: a.Router.CountsChanged}); err != nil {
 		stop()
 		db.Close()
 		return nil, err
@@ -294,11 +309,13 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Supply.RegisterMetrics(a.Metrics)
 	mirror.RegisterMetrics(a.Metrics)
 	a.Router.RegisterMetrics(a.Metrics)
+	a.Maintenance.RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
-	// The sweeper starts once this process's loads are in (router.Router.Start): ready is
-	// closed below, where a joining start-up also ends.
+	a.Router.Start(bg)
+	// The sweeper starts once this process's loads are in (maintenance.Fleet.Start): ready
+	// is closed below, where a joining start-up also ends.
 	ready := a.ready
-	a.Router.Start(bg, ready)
+	a.Maintenance.Start(bg, ready)
 	// Both hear of every campaign change before supply starts its panel load, so that a
 	// relationship created during the load reaches the panel's entry history.
 	changed := func(ids []int64) {
@@ -336,7 +353,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		Limiter:      httpio.NewRateLimiter(cfg.RateLimit, cfg.RateBurst),
 		AuthFailures: fails,
 		Panel:        a.Panel,
-		Outcomes:     &router.BuyerOps{DB: db, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Quality},
+		Outcomes:     &router.BuyerOps{Verdicts: db.Sessions, Campaigns: db.Campaigns, Feed: db.Feed, PublicURL: cfg.PublicURL, Log: log.Named("outcomes"), Quality: a.Quality},
 		Webhooks:     a.Payouts,
 		Key:          a.Partners.Key(),
 		EngineStatus: a.engineStatus,
@@ -417,6 +434,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if a.admin != nil {
 		err = errors.Join(err, a.admin.Shutdown(ctx))
 	}
+	a.Maintenance.Close()
 	a.Router.Close() // after the server: entries in flight still commit
 	// Postbacks in flight record their result before the pool closes.
 	select {

@@ -1,4 +1,4 @@
-package router
+package maintenance
 
 import (
 	"sync/atomic"
@@ -24,8 +24,9 @@ func (s *sweepStats) add(took, release time.Duration) {
 	s.lastNanos.Store(int64(took))
 }
 
-// registerSweepMetrics exposes s on m.
-func registerSweepMetrics(m *httpio.Metrics, s *sweepStats) {
+// RegisterMetrics exposes what this process's sweeps cost on m.
+func (f *Fleet) RegisterMetrics(m *httpio.Metrics) {
+	s := &f.stats
 	counter := func(name, help string, v *atomic.Int64, scale float64) {
 		m.Gauge(name, "counter", help, func() []httpio.Sample { return []httpio.Sample{{Value: float64(v.Load()) * scale}} })
 	}
