@@ -38,36 +38,10 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	if !outcome.Valid(named) {
 		return "", "", fault.NotFound("not found")
 	}
-	// Before any database work: a callback without a well-formed final tr_sech is refused
-	// (an unsigned request costs no lookup), and texts PostgreSQL would refuse are never
-	// looked up (docs/validation.md).
-	if !sechShaped(requestURI) {
-		return "", "", fault.Forbidden("invalid tr_sech")
-	}
-	if !httpio.ValidText(customerID) {
-		return "", "", fault.NotFound("not found")
-	}
-	buyer, err := r.buyer(ctx, customerID)
+	s, hashOK, found, err := r.callbackSession(ctx, customerID, requestURI, tid)
 	if err != nil {
 		return "", "", err
 	}
-	hashOK := VerifyCallback(r.cfg.PublicURL, requestURI, buyer.APISecret) ||
-		// Within a secret rotation's grace period, the replaced secret still verifies
-		// (buyer rotate-secret); a second HMAC only for callbacks the current one refuses.
-		buyer.PreviousAPISecret != "" && time.Now().Before(buyer.PreviousUntil) &&
-			VerifyCallback(r.cfg.PublicURL, requestURI, buyer.PreviousAPISecret)
-	if tid == "" || !httpio.ValidText(tid) {
-		// No session has such a tid: the answer a correctly signed unknown tid gets.
-		if !hashOK {
-			return "", "", fault.Forbidden("invalid tr_sech")
-		}
-		return "", "", fault.NotFound("unknown transaction")
-	}
-	s, err := r.session(ctx, tid)
-	if err != nil && !isNotFound(err) {
-		return "", "", err
-	}
-	found := err == nil && s.BuyerID == buyer.ID
 	if found && s.IsTest {
 		return "", testPage(named, hashOK), nil
 	}
@@ -94,18 +68,55 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	if s.Closed() {
 		return "", "", errClosed
 	}
-	pay := r.cfg.Rules.Pay(payout.Session{Outcome: named, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
-		pub.RevenueShare, pub.ExchangeRate)
-	fields := payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, PayoutUSD: pay.USD, UserIdentifier: s.UserIdentifier,
-		EventID: persistence.EventID(s.TID, persistence.OutcomeEventSeq)}
-	// The partner's postback is stored with the outcome, in the same transaction.
-	pb, err := payout.OutcomePostback(pub, fields)
+	return r.decide(ctx, pub, s, named, now)
+}
+
+// callbackSession authenticates a callback of the buyer customerID and finds the session
+// of tid: hashOK reports a tr_sech that verifies, found a session of that buyer. A callback
+// without a well-formed final tr_sech is refused before any database work (an unsigned
+// request costs no lookup), and texts PostgreSQL would refuse are never looked up
+// (docs/validation.md).
+func (r *Router) callbackSession(ctx context.Context, customerID, requestURI, tid string) (s persistence.Session, hashOK, found bool, err error) {
+	if !sechShaped(requestURI) {
+		return s, false, false, fault.Forbidden("invalid tr_sech")
+	}
+	if !httpio.ValidText(customerID) {
+		return s, false, false, fault.NotFound("not found")
+	}
+	buyer, err := r.buyer(ctx, customerID)
+	if err != nil {
+		return s, false, false, err
+	}
+	hashOK = r.signedBy(buyer, requestURI)
+	if tid == "" || !httpio.ValidText(tid) {
+		// No session has such a tid: the answer a correctly signed unknown tid gets.
+		if !hashOK {
+			return s, false, false, fault.Forbidden("invalid tr_sech")
+		}
+		return s, hashOK, false, fault.NotFound("unknown transaction")
+	}
+	s, err = r.session(ctx, tid)
+	if err != nil && !isNotFound(err) {
+		return s, hashOK, false, err
+	}
+	return s, hashOK, err == nil && s.BuyerID == buyer.ID, nil
+}
+
+// signedBy reports whether requestURI's tr_sech verifies with the buyer's secret or, within
+// a secret rotation's grace period, with the replaced one (buyer rotate-secret): a second
+// HMAC only for callbacks the current one refuses.
+func (r *Router) signedBy(buyer persistence.Buyer, requestURI string) bool {
+	return VerifyCallback(r.cfg.PublicURL, requestURI, buyer.APISecret) ||
+		buyer.PreviousAPISecret != "" && time.Now().Before(buyer.PreviousUntil) &&
+			VerifyCallback(r.cfg.PublicURL, requestURI, buyer.PreviousAPISecret)
+}
+
+// decide records the first outcome of a lone session s and answers the partner redirect;
+// a session decided meanwhile (by a concurrent callback, or reconciled) answers as such.
+func (r *Router) decide(ctx context.Context, pub persistence.Publisher, s persistence.Session, named string, now time.Time) (string, string, error) {
+	pay, rec, err := r.outcomeRecord(pub, s, named, now, 0)
 	if err != nil {
 		return "", "", err
-	}
-	rec := persistence.OutcomeRecord{Outcome: named, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward, Postback: pb}
-	if r.sender != nil {
-		rec.PostbackLease = r.sender.Lease()
 	}
 	res, err := r.record(ctx, s, rec)
 	if err != nil {
@@ -119,6 +130,24 @@ func (r *Router) handleCallback(ctx context.Context, customerID, named, requestU
 	}
 	r.outcomeStored(ctx, s, named, res, now)
 	return payout.RedirectURL(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward}), "", nil
+}
+
+// outcomeRecord prices the outcome named of s and builds what records it: the partner's
+// postback is stored with the outcome, in the same transaction, leased to this process's
+// sender when there is one. attempts is the chain's sessions so far (0: a lone session).
+func (r *Router) outcomeRecord(pub persistence.Publisher, s persistence.Session, named string, now time.Time, attempts int) (payout.Payout, persistence.OutcomeRecord, error) {
+	pay := r.cfg.Rules.Pay(payout.Session{Outcome: named, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
+		pub.RevenueShare, pub.ExchangeRate)
+	pb, err := payout.OutcomePostback(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, PayoutUSD: pay.USD,
+		UserIdentifier: s.UserIdentifier, Attempts: attempts, EventID: persistence.EventID(s.TID, persistence.OutcomeEventSeq)})
+	if err != nil {
+		return pay, persistence.OutcomeRecord{}, err
+	}
+	rec := persistence.OutcomeRecord{Outcome: named, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward, Postback: pb}
+	if r.sender != nil {
+		rec.PostbackLease = r.sender.Lease()
+	}
+	return pay, rec, nil
 }
 
 // sechShaped reports whether requestURI ends with a tr_sech of the right shape: 40

@@ -77,25 +77,11 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 		}
 		return "", err
 	}
-	// The device is the one of this offer, not of the last impanel.
-	p := *stored
-	p.Device = engine.DeviceFromSupply(int(claims.DeviceType))
-	if claims.DeviceID != "" && claims.DeviceID != p.DeviceID {
-		p.DeviceID, p.DeviceIDHash = claims.DeviceID, engine.HashDeviceID(claims.DeviceID)
-	}
+	p := offerParticipant(stored, claims)
 	var buf [16]int64
 	quotas, ok := r.eng.Eligible(&p, claims.CampaignID, now.Unix(), buf[:0])
 	if !ok {
-		// The engine may refuse because of this offer's own session (the place it took, its
-		// entry): a second use of the link, while that session is in progress, resumes it.
-		if loc, found, err := r.resumeOffer(ctx, claims, &p); err != nil || found {
-			return loc, err
-		}
-		r.verdicts.refused(refusedByEngine, "")
-		if pub.RerouteAttempts > 0 && !enteredBefore(&p, claims.CampaignID) {
-			return r.rerouteRefused(ctx, claims, pub, &p, now)
-		}
-		return "", nil
+		return r.engineRefused(ctx, claims, pub, &p, now)
 	}
 	route, err := r.route(ctx, claims.CampaignID)
 	if err != nil {
@@ -107,17 +93,42 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 	}
 	// Placeholders that need the database are looked up before admission, so that an
 	// admitted session is answered without another round trip.
-	var retarget string
-	if supplierlink.Has(route.SupplierLink, "RETARGET_IDENTIFIER") {
-		if retarget, err = r.campaigns.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
-			return "", err
-		}
+	retarget, err := r.retargetID(ctx, route, &p)
+	if err != nil {
+		return "", err
 	}
+	e := offerEntry(claims, pub, p.ID, quotas)
+	a, err := r.admit(ctx, e)
+	if err != nil {
+		return "", err
+	}
+	if a.Refused != "" {
+		return r.databaseRefused(ctx, claims, pub, &p, a, now)
+	}
+	r.admitted(e, pub, a)
+	return supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: a.TID, RespondentID: a.RespondentID,
+		RetargetID: retarget, Answers: p.Answers}, route.BuyerSecret), nil
+}
+
+// offerParticipant is the stored participant as of the offer of claims: the device is the
+// one of this offer, not of the last impanel.
+func offerParticipant(stored *engine.Participant, claims *entrytoken.Claims) engine.Participant {
+	p := *stored
+	p.Device = engine.DeviceFromSupply(int(claims.DeviceType))
+	if claims.DeviceID != "" && claims.DeviceID != p.DeviceID {
+		p.DeviceID, p.DeviceIDHash = claims.DeviceID, engine.HashDeviceID(claims.DeviceID)
+	}
+	return p
+}
+
+// offerEntry is the entry the offer of claims asks for into quotas: for a publisher that
+// re-routes screen-outs, hop 1 of a new chain.
+func offerEntry(claims *entrytoken.Claims, pub persistence.Publisher, participantID int64, quotas []int64) persistence.Entry {
 	e := persistence.Entry{
 		TID:           newTID(),
 		CampaignID:    claims.CampaignID,
 		PublisherID:   claims.PublisherID,
-		ParticipantID: p.ID,
+		ParticipantID: participantID,
 		DeviceID:      claims.DeviceID,
 		QuotaIDs:      quotas,
 		RespondentID:  newRespondentID(),
@@ -127,29 +138,48 @@ func (r *Router) enter(ctx context.Context, claims *entrytoken.Claims, pub persi
 		e.Chain = &persistence.ChainLink{Hop: 1, DeviceType: int(claims.DeviceType), DeviceID: claims.DeviceID,
 			Tried: []int64{claims.CampaignID}}
 	}
-	a, err := r.admit(ctx, e)
-	if err != nil {
-		return "", err
+	return e
+}
+
+// engineRefused answers an entry the engine refused: a second use of the offer's link
+// while its session is in progress resumes that session (the engine may refuse because of
+// the place it took, its entry); otherwise it is re-routed for a publisher that re-routes,
+// unless the participant entered the campaign before.
+func (r *Router) engineRefused(ctx context.Context, claims *entrytoken.Claims, pub persistence.Publisher, p *engine.Participant, now time.Time) (string, error) {
+	if loc, found, err := r.resumeOffer(ctx, claims, p); err != nil || found {
+		return loc, err
 	}
-	if a.Refused != "" {
-		// The engine's mirror was behind the database: catch it up.
-		r.verdicts.refused(refusedByDatabase, a.Refused)
-		r.notify.counts(claims.CampaignID)
-		if pub.RerouteAttempts > 0 && (a.Refused == persistence.RefusedQuota || a.Refused == persistence.RefusedDaily) {
-			return r.rerouteRefused(ctx, claims, pub, &p, now)
-		}
-		return "", nil
+	r.verdicts.refused(refusedByEngine, "")
+	if pub.RerouteAttempts > 0 && !enteredBefore(p, claims.CampaignID) {
+		return r.rerouteRefused(ctx, claims, pub, p, now)
 	}
+	return "", nil
+}
+
+// databaseRefused answers an entry the database refused (a): the engine's mirror was
+// behind the database, and is caught up; a campaign that filled meanwhile is re-routed for
+// a publisher that re-routes.
+func (r *Router) databaseRefused(ctx context.Context, claims *entrytoken.Claims, pub persistence.Publisher, p *engine.Participant,
+	a persistence.Admission, now time.Time) (string, error) {
+	r.verdicts.refused(refusedByDatabase, a.Refused)
+	r.notify.counts(claims.CampaignID)
+	if pub.RerouteAttempts > 0 && (a.Refused == persistence.RefusedQuota || a.Refused == persistence.RefusedDaily) {
+		return r.rerouteRefused(ctx, claims, pub, p, now)
+	}
+	return "", nil
+}
+
+// admitted is the bookkeeping of an offer's entry e the database admitted (a): a session
+// resumed, or a new one (and a new chain).
+func (r *Router) admitted(e persistence.Entry, pub persistence.Publisher, a persistence.Admission) {
 	if a.Resumed {
 		r.verdicts.resumed.Add(1)
-	} else {
-		r.entered(claims.CampaignID, p.ID, a)
-		if e.Chain != nil {
-			r.reroutes.started(pub.ID)
-		}
+		return
 	}
-	return supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: a.TID, RespondentID: a.RespondentID,
-		RetargetID: retarget, Answers: p.Answers}, route.BuyerSecret), nil
+	r.entered(e.CampaignID, e.ParticipantID, a)
+	if e.Chain != nil {
+		r.reroutes.started(pub.ID)
+	}
 }
 
 // resumeOffer finds the session in progress that the offer of claims admitted, if any, and

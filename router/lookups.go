@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/engine"
+	"github.com/switchboard/switchboard/internal/supplierlink"
 	"github.com/switchboard/switchboard/persistence"
 )
 
@@ -84,6 +85,15 @@ func (l *lookups) screener(ctx context.Context, campaignID int64) (*persistence.
 	return l.screeners.get(campaignID, func() (*persistence.Screener, error) {
 		return l.campaigns.CampaignScreener(ctx, campaignID)
 	})
+}
+
+// retargetID is the {RETARGET_IDENTIFIER} of p in route's campaign, "" when its supplier
+// link has no such placeholder.
+func (l *lookups) retargetID(ctx context.Context, route persistence.CampaignRoute, p *engine.Participant) (string, error) {
+	if !supplierlink.Has(route.SupplierLink, "RETARGET_IDENTIFIER") {
+		return "", nil
+	}
+	return l.campaigns.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash)
 }
 
 // participant decodes the panel's participant with id into dst (valid until the next

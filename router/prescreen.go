@@ -10,7 +10,6 @@ import (
 	"github.com/valyala/fasthttp"
 	"go.uber.org/zap"
 
-	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/internal/httpio"
 	"github.com/switchboard/switchboard/internal/outcome"
@@ -91,11 +90,7 @@ func (r *Router) mayEnter(ctx context.Context, claims *entrytoken.Claims, now ti
 		}
 		return false, err
 	}
-	p := *stored
-	p.Device = engine.DeviceFromSupply(int(claims.DeviceType))
-	if claims.DeviceID != "" && claims.DeviceID != p.DeviceID {
-		p.DeviceID, p.DeviceIDHash = claims.DeviceID, engine.HashDeviceID(claims.DeviceID)
-	}
+	p := offerParticipant(stored, claims)
 	var buf [16]int64
 	_, ok := r.eng.Eligible(&p, claims.CampaignID, now.Unix(), buf[:0])
 	return ok, nil

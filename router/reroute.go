@@ -83,12 +83,9 @@ func (r *Router) entered(campaignID, participantID int64, a persistence.Admissio
 
 // supplierLocation is the supplier link of an admitted session of route.
 func (r *Router) supplierLocation(ctx context.Context, route persistence.CampaignRoute, p *engine.Participant, tid, respondentID string) (string, error) {
-	var retarget string
-	if supplierlink.Has(route.SupplierLink, "RETARGET_IDENTIFIER") {
-		var err error
-		if retarget, err = r.campaigns.RetargetIdentifier(ctx, route.ID, p.ID, p.DeviceID, p.DeviceIDHash); err != nil {
-			return "", err
-		}
+	retarget, err := r.retargetID(ctx, route, p)
+	if err != nil {
+		return "", err
 	}
 	return supplierlink.Build(route.SupplierLink, supplierlink.Values{TID: tid, RespondentID: respondentID,
 		RetargetID: retarget, Answers: p.Answers}, route.BuyerSecret), nil
@@ -185,17 +182,10 @@ func (r *Router) chainCallback(ctx context.Context, pub persistence.Publisher, s
 			reason = persistence.ChainEndNoSurvey
 		}
 	}
-	pay := r.cfg.Rules.Pay(payout.Session{Outcome: named, CPICents: s.CPICents, EnteredAt: s.EnteredAt, OutcomeAt: now},
-		pub.RevenueShare, pub.ExchangeRate)
 	// The chain's one postback, stored only if the chain ends with this outcome.
-	pb, err := payout.OutcomePostback(pub, payout.Fields{TID: s.TID, Status: named, Reward: pay.Reward, PayoutUSD: pay.USD,
-		UserIdentifier: s.UserIdentifier, Attempts: s.ChainHop, EventID: persistence.EventID(s.TID, persistence.OutcomeEventSeq)})
+	pay, rec, err := r.outcomeRecord(pub, s, named, now, s.ChainHop)
 	if err != nil {
 		return "", "", err
-	}
-	rec := persistence.OutcomeRecord{Outcome: named, At: now, PayoutUSD: int64(pay.USD), Reward: pay.Reward, Postback: pb}
-	if r.sender != nil {
-		rec.PostbackLease = r.sender.Lease()
 	}
 	entries := make([]persistence.Entry, len(cands))
 	for i := range cands {
