@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/switchboard/switchboard/engine"
-	"github.com/switchboard/switchboard/internal/supplierlink"
 	"github.com/switchboard/switchboard/persistence"
+	"github.com/switchboard/switchboard/router/supplierlink"
 )
 
 // accountStore is what entry and callbacks read of accounts: a publisher missing from
