@@ -149,3 +149,78 @@ func (s *supplyScan) campaign(c int32, full []bool) float64 {
 	}
 	return sum
 }
+
+// scanSupply estimates, for every campaign, how many panel participants per
+// day can fill one of its open quotas: each sampled participant of the
+// country active in the last FeasibilityWindowDays counts with its daily
+// participation rate when the campaign's device, open non-global quotas and
+// global caps admit it. Per-participant rules (exclusions, entries,
+// retargeting, daily caps) are left out: they do not change how scarce the
+// campaign is.
+func (s *Snapshot) scanSupply(panel *Panel, now int64, out map[int64]float64) {
+	byCountry := sampleCountries(s, panel, now)
+	for id, c := range s.parts {
+		sm := byCountry[id]
+		parts := []*partition{c.base}
+		if c.delta != nil {
+			parts = append(parts, c.delta)
+		}
+		for _, part := range parts {
+			sums := make([]float64, len(part.camps))
+			if sm != nil {
+				// Which quotas are full is read once per scan, not once per participant, and
+				// only the campaigns with an open non-global quota are scanned.
+				full := make([]bool, len(part.quotas))
+				for q := range part.quotas {
+					qm := &part.quotas[q]
+					full[q] = qm.counter.full(qm.num, qm.clickBalanced)
+				}
+				open := make([]int32, 0, len(part.camps))
+				for slot := range part.camps {
+					cm := &part.camps[slot]
+					for q := cm.q0; q < cm.g0; q++ {
+						if !full[q] {
+							open = append(open, int32(slot))
+							break
+						}
+					}
+				}
+				scan := newSupplyScan(part, sm.ps, sm.rates)
+				for _, slot := range open {
+					sums[slot] = scan.campaign(slot, full)
+				}
+			}
+			scale := 0.0
+			if sm != nil && len(sm.ps) > 0 {
+				scale = float64(sm.active) / float64(len(sm.ps))
+			}
+			for slot := range part.camps {
+				out[part.cold[slot].id] = sums[slot] * scale
+			}
+		}
+	}
+}
+
+// sampleCountries samples, for every country with campaigns in s, the
+// panel's participants active in the last FeasibilityWindowDays with their
+// daily participation rates (supplySampler).
+func sampleCountries(s *Snapshot, panel *Panel, now int64) map[int32]*supplySampler {
+	since := now - FeasibilityWindowDays*secondsPerDay
+	byCountry := make(map[int32]*supplySampler, len(s.parts))
+	panel.Range(func(p *Participant, a Activity) bool {
+		if s.parts[p.CountryID] == nil || a.LastActive <= since {
+			return true
+		}
+		sm := byCountry[p.CountryID]
+		if sm == nil {
+			sm = new(supplySampler)
+			byCountry[p.CountryID] = sm
+		}
+		sm.offer(p, float64(max(a.ActiveDays(now, FeasibilityWindowDays), 1))/FeasibilityWindowDays)
+		return true
+	})
+	for _, sm := range byCountry {
+		sm.finish()
+	}
+	return byCountry
+}
