@@ -30,6 +30,8 @@ func (s *panelShard) record(r uint32) record {
 	return parseRecord(s.arena[s.off[r]:], int(s.ansLen[r]))
 }
 
+// parseRecord parses the record at the start of b, whose answers take
+// ansLen bytes.
 func parseRecord(b []byte, ansLen int) record {
 	var rec record
 	pub, n := binary.Varint(b)

@@ -82,6 +82,7 @@ func (s *panelShard) setCap(c int) {
 	s.act = withCap(s.act, c)
 }
 
+// withCap returns a copy of col with capacity c.
 func withCap[T any](col []T, c int) []T {
 	out := make([]T, len(col), c)
 	copy(out, col)

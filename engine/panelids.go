@@ -15,6 +15,7 @@ type idIndex struct {
 	n     int
 }
 
+// idHash hashes a participant id: its index shard, then its slot there.
 func idHash(id int64) uint64 {
 	h := uint64(id) * 0x9e3779b97f4a7c15
 	return h ^ h>>29
@@ -53,6 +54,7 @@ func (pl *Panel) rehashIDs(x *idIndex, n int) {
 	x.table = t
 }
 
+// idOf returns the participant id of row ref (shard<<rowBits | row).
 func (pl *Panel) idOf(ref uint32) int64 {
 	s := &pl.shards[ref>>rowBits]
 	s.mu.RLock()

@@ -10,6 +10,8 @@ import (
 	"go.uber.org/zap"
 )
 
+// initdb creates the cluster in the data directory, its postgresql.conf
+// including the settings file that every start rewrites.
 func (c *Cluster) initdb(ctx context.Context) error {
 	// A directory left by an initdb that did not finish holds no cluster.
 	if entries, err := os.ReadDir(c.dataDir); err == nil && len(entries) > 0 {

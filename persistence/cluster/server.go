@@ -18,6 +18,8 @@ import (
 	"go.uber.org/zap"
 )
 
+// shutdown stops the server in mode (pg_ctl's -m; sig for a postmaster
+// started Attached) and waits until it has exited.
 func (c *Cluster) shutdown(ctx context.Context, mode string, sig syscall.Signal) error {
 	c.mu.Lock()
 	proc := c.proc
@@ -88,6 +90,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
+// startDetached starts the server with pg_ctl: it outlives this process.
 func (c *Cluster) startDetached(ctx context.Context) error {
 	cmd := c.command(ctx, "pg_ctl", "start", "-D", c.dataDir, "-l", c.LogFile(), "-w", "-t", "120", "-s")
 	out, err := cmd.CombinedOutput()
@@ -97,6 +100,8 @@ func (c *Cluster) startDetached(ctx context.Context) error {
 	return nil
 }
 
+// startAttached starts the postmaster as a child that shuts down when this
+// process dies, and waits until it is ready.
 func (c *Cluster) startAttached(ctx context.Context, logf *os.File) error {
 	cmd := c.command(context.Background(), "postgres", "-D", c.dataDir)
 	cmd.Stdout, cmd.Stderr = logf, logf

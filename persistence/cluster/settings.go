@@ -48,6 +48,7 @@ func (c *Cluster) writeConf() error {
 	return nil
 }
 
+// validSettingName reports whether k can name a server setting.
 func validSettingName(k string) bool {
 	if k == "" {
 		return false
