@@ -15,8 +15,16 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator, yield fun
 	seq := ctr.raises.Load() // before reading any bound
 	kc := ctr.campaignsOf(defs)
 	qctr := ctr.quotasOf(defs)
-	ws, xs := weighCampaigns(defs, alloc, kc, qctr)
-	keys, perm := boundOrder(defs, ctr, kc, ws, xs)
+	// The working arrays are made here, not in the steps, so that a small
+	// delta's stay on the stack.
+	n := len(defs)
+	keys, perm := make([]float64, n), make([]int32, n)
+	var ws, xs []float64
+	if alloc.weighted() {
+		ws, xs = make([]float64, n), make([]float64, n)
+		weighCampaigns(ws, xs, defs, alloc, kc, qctr)
+	}
+	boundOrder(keys, perm, defs, ctr, kc, ws, xs)
 	p, np := newPartition(defs, ctr, alloc)
 	ord := newRankOrder(seq, perm, keys, ws, xs)
 	var pb postBuilder
@@ -44,17 +52,12 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator, yield fun
 	return p
 }
 
-// weighCampaigns returns each campaign's weight and exploration cap under a
-// weighted allocation (nil, nil under greedy): the keys then carry the
+// weighCampaigns sets ws[i] and xs[i] to the weight and exploration cap of
+// campaign defs[i] under a weighted allocation: the keys then carry the
 // weights (see rankOrder), so that slots are laid out in the order matching
 // walks.
-func weighCampaigns(defs []*Campaign, alloc *allocator, kc []*campaignCounter, qctr [][]*quotaCounter) (ws, xs []float64) {
-	if !alloc.weighted() {
-		return nil, nil
-	}
-	n := len(defs)
+func weighCampaigns(ws, xs []float64, defs []*Campaign, alloc *allocator, kc []*campaignCounter, qctr [][]*quotaCounter) {
 	st := alloc.state.Load()
-	ws, xs = make([]float64, n), make([]float64, n)
 	var open []quotaMeta
 	for i, c := range defs {
 		open = open[:0]
@@ -65,22 +68,18 @@ func weighCampaigns(defs []*Campaign, alloc *allocator, kc []*campaignCounter, q
 		}
 		ws[i], xs[i] = alloc.weigh(st, c, kc[i], open)
 	}
-	return ws, xs
 }
 
-// boundOrder tightens every campaign's conversion bound and returns each
-// campaign's rank key and the campaigns by descending key: slots in bound
-// order, which matching walks (nearly) sequentially.
-func boundOrder(defs []*Campaign, ctr *Counters, kc []*campaignCounter, ws, xs []float64) (keys []float64, perm []int32) {
-	keys = make([]float64, len(defs))
-	perm = make([]int32, len(defs))
+// boundOrder tightens every campaign's conversion bound, sets keys[i] to
+// campaign defs[i]'s rank key and perm to the campaigns by descending key:
+// slots in bound order, which matching walks (nearly) sequentially.
+func boundOrder(keys []float64, perm []int32, defs []*Campaign, ctr *Counters, kc []*campaignCounter, ws, xs []float64) {
 	for i, c := range defs {
 		kc[i].tighten(ctr)
 		keys[i] = weighted(boundKey(c.CPICents, int32(c.Incidence), kc[i]), ws, xs, i)
 		perm[i] = int32(i)
 	}
 	slices.SortStableFunc(perm, func(x, y int32) int { return cmp.Compare(keys[y], keys[x]) })
-	return keys, perm
 }
 
 // newPartition returns an empty partition sized for the campaigns, quotas
