@@ -199,95 +199,132 @@ func Drive(l Load, s *Scenario) *Result {
 	if l.Workers <= 0 {
 		l.Workers = 1
 	}
-	workers := make([]*Worker, l.Workers)
-	for i := range workers {
-		workers[i] = newWorker(i, l.Seed, len(s.Ops))
-	}
-	start := time.Now()
-	measure := start.Add(l.Warmup)
-	end := measure.Add(l.Duration)
-	nsecs := int((l.Duration + time.Second - 1) / time.Second)
-	for _, w := range workers {
-		w.from, w.secs = measure, make([]Second, nsecs)
-	}
-	var wg sync.WaitGroup
-	var unsent atomic.Uint64
-	var unsentHist = NewHistogram()
-	var unsentMu sync.Mutex
-	var exhausted atomic.Bool
+	d := newDrive(l, s)
 	if l.Rate <= 0 {
-		for _, w := range workers {
-			wg.Go(func() {
-				for {
-					t0 := time.Now()
-					if !t0.Before(end) {
-						return
-					}
-					op, ok := w.do(&l, s)
-					if op == Exhausted {
-						exhausted.Store(true)
-						return
-					}
-					if !t0.Before(measure) {
-						w.record(&l, op, ok, t0)
-					}
-				}
-			})
-		}
+		d.closedLoop()
 	} else {
-		interval := float64(time.Second) / l.Rate
-		total := int64(float64(end.Sub(start)) / interval)
-		// Requests still unsent this long after the window are given up (and counted).
-		giveUp := end.Add(max(l.Duration, 5*time.Second))
-		var next atomic.Int64
-		for _, w := range workers {
-			wg.Go(func() {
-				for {
-					i := next.Add(1) - 1
-					if i >= total {
-						return
-					}
-					intended := start.Add(time.Duration(float64(i) * interval))
-					now := time.Now()
-					if now.After(giveUp) {
-						// Record every remaining request of the window as waited-for until now.
-						unsentMu.Lock()
-						for j := i; j < total; j++ {
-							t := start.Add(time.Duration(float64(j) * interval))
-							if !t.Before(measure) {
-								unsentHist.RecordDuration(now.Sub(t))
-								unsent.Add(1)
-							}
-						}
-						unsentMu.Unlock()
-						next.Store(total)
-						return
-					}
-					if d := intended.Sub(now); d > 0 {
-						time.Sleep(d)
-					}
-					op, ok := w.do(&l, s)
-					if op == Exhausted {
-						exhausted.Store(true)
-						return
-					}
-					if !intended.Before(measure) {
-						w.record(&l, op, ok, intended)
-					}
+		d.openLoop()
+	}
+	d.wg.Wait()
+	return d.result()
+}
+
+// drive is one phase's load as it runs: its workers and its timeline (a warm-up from start,
+// then the measured window from measure to end).
+type drive struct {
+	l              Load
+	s              *Scenario
+	workers        []*Worker
+	start, measure time.Time
+	end            time.Time
+	nsecs          int // seconds of the window
+	wg             sync.WaitGroup
+	unsent         atomic.Uint64
+	unsentHist     *Histogram
+	unsentMu       sync.Mutex
+	exhausted      atomic.Bool // the scenario ran out
+}
+
+func newDrive(l Load, s *Scenario) *drive {
+	d := &drive{l: l, s: s, workers: make([]*Worker, l.Workers), unsentHist: NewHistogram()}
+	for i := range d.workers {
+		d.workers[i] = newWorker(i, l.Seed, len(s.Ops))
+	}
+	d.start = time.Now()
+	d.measure = d.start.Add(l.Warmup)
+	d.end = d.measure.Add(l.Duration)
+	d.nsecs = int((l.Duration + time.Second - 1) / time.Second)
+	for _, w := range d.workers {
+		w.from, w.secs = d.measure, make([]Second, d.nsecs)
+	}
+	return d
+}
+
+// closedLoop has each worker send its next request as soon as its last is answered, until
+// the window ends.
+func (d *drive) closedLoop() {
+	for _, w := range d.workers {
+		d.wg.Go(func() {
+			for {
+				t0 := time.Now()
+				if !t0.Before(d.end) {
+					return
 				}
-			})
+				op, ok := w.do(&d.l, d.s)
+				if op == Exhausted {
+					d.exhausted.Store(true)
+					return
+				}
+				if !t0.Before(d.measure) {
+					w.record(&d.l, op, ok, t0)
+				}
+			}
+		})
+	}
+}
+
+// openLoop sends the requests on a fixed timeline at the load's rate, each timed from when
+// it was due, whichever worker is free.
+func (d *drive) openLoop() {
+	interval := float64(time.Second) / d.l.Rate
+	total := int64(float64(d.end.Sub(d.start)) / interval)
+	// Requests still unsent this long after the window are given up (and counted).
+	giveUp := d.end.Add(max(d.l.Duration, 5*time.Second))
+	var next atomic.Int64
+	for _, w := range d.workers {
+		d.wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= total {
+					return
+				}
+				intended := d.start.Add(time.Duration(float64(i) * interval))
+				now := time.Now()
+				if now.After(giveUp) {
+					d.giveUp(i, total, interval, now)
+					next.Store(total)
+					return
+				}
+				if wait := intended.Sub(now); wait > 0 {
+					time.Sleep(wait)
+				}
+				op, ok := w.do(&d.l, d.s)
+				if op == Exhausted {
+					d.exhausted.Store(true)
+					return
+				}
+				if !intended.Before(d.measure) {
+					w.record(&d.l, op, ok, intended)
+				}
+			}
+		})
+	}
+}
+
+// giveUp records every remaining request of the window, i to total, as waited-for until now.
+func (d *drive) giveUp(i, total int64, interval float64, now time.Time) {
+	d.unsentMu.Lock()
+	defer d.unsentMu.Unlock()
+	for j := i; j < total; j++ {
+		t := d.start.Add(time.Duration(float64(j) * interval))
+		if !t.Before(d.measure) {
+			d.unsentHist.RecordDuration(now.Sub(t))
+			d.unsent.Add(1)
 		}
 	}
-	wg.Wait()
+}
 
+// result merges the workers' figures into the phase's, and releases the workers.
+func (d *drive) result() *Result {
+	l, s := d.l, d.s
 	r := &Result{Scenario: s.Name, Mode: "closed", Workers: l.Workers, Window: l.Duration, Hist: NewHistogram(),
-		Status: map[int]uint64{}, Start: measure, Seconds: make([]Second, nsecs)}
+		Status: map[int]uint64{}, Start: d.measure, Seconds: make([]Second, d.nsecs)}
 	if l.Rate > 0 {
 		r.Mode, r.Offered = "open", l.Rate
 	}
 	for i, name := range s.Ops {
 		o := OpResult{Name: name, Hist: NewHistogram()}
-		for _, w := range workers {
+		for _, w := range d.workers {
 			o.Hist.Merge(w.ops[i])
 			o.Errors += w.errs[i]
 		}
@@ -295,11 +332,11 @@ func Drive(l Load, s *Scenario) *Result {
 		r.Ops = append(r.Ops, o)
 		r.Errors += o.Errors
 	}
-	last := end
-	if exhausted.Load() {
-		last = measure // the scenario ran out: the window ends with its last answer
+	last := d.end
+	if d.exhausted.Load() {
+		last = d.measure // the scenario ran out: the window ends with its last answer
 	}
-	for _, w := range workers {
+	for _, w := range d.workers {
 		if w.last.After(last) {
 			last = w.last
 		}
@@ -316,13 +353,13 @@ func Drive(l Load, s *Scenario) *Result {
 		}
 		w.release()
 	}
-	r.Unsent = unsent.Load()
-	r.Hist.Merge(unsentHist)
+	r.Unsent = d.unsent.Load()
+	r.Hist.Merge(d.unsentHist)
 	r.Errors += r.Unsent
 	r.Requests = r.Hist.Count()
 	// Answers over the time they took to arrive: the window, or longer when an open loop
 	// fell behind its schedule, or shorter when the scenario ran out.
-	r.Span = last.Sub(measure)
+	r.Span = last.Sub(d.measure)
 	if r.Span > 0 {
 		r.Throughput = float64(r.Requests-r.Unsent) / r.Span.Seconds()
 	}

@@ -157,91 +157,122 @@ type offersAnswer struct {
 // one is admitted unless something the bench cannot see refuses it.
 func (t *Target) HarvestEntries(c *fasthttp.HostClient, conns, want, perParticipant int, limit time.Duration, seed uint64) *Harvest {
 	start := time.Now()
-	deadline := start.Add(limit)
-	ps := t.Market.Participants
-	order := newWorker(0, seed, 0).Rand.Perm(len(ps))
-	h := &Harvest{Statuses: map[int]int{}, PerParticipant: perParticipant}
-	var mu sync.Mutex
-	var next atomic.Int64
-	var sizes []int
-	var offers, eligible int
-	taken := make([]int32, len(t.Market.Campaigns)) // URLs handed out per campaign (under mu)
-	participants := map[int64]bool{}
+	hv := &harvester{t: t, c: c, want: want, per: perParticipant, deadline: start.Add(limit),
+		order:        newWorker(0, seed, 0).Rand.Perm(len(t.Market.Participants)),
+		h:            &Harvest{Statuses: map[int]int{}, PerParticipant: perParticipant},
+		taken:        make([]int32, len(t.Market.Campaigns)),
+		participants: map[int64]bool{}}
 	var wg sync.WaitGroup
-	prefix := t.PublicURL
 	for i := range conns {
-		wg.Go(func() {
-			w := newWorker(i, seed+99, 0)
-			defer w.release()
-			var buf []byte
-			for {
-				mu.Lock()
-				enough := len(h.Entries) >= want
-				mu.Unlock()
-				k := int(next.Add(1) - 1)
-				if enough || k >= len(order) || time.Now().After(deadline) {
-					return
-				}
-				w.Req.Reset()
-				w.Resp.Reset()
-				p := &ps[order[k]]
-				buf = t.setOffersRequest(w.Req, p, buf)
-				err := c.DoTimeout(w.Req, w.Resp, 30*time.Second)
-				var a offersAnswer
-				ok := err == nil && w.Resp.StatusCode() == fasthttp.StatusOK && json.Unmarshal(w.Resp.Body(), &a) == nil
-				mu.Lock()
-				h.Requests++
-				if err != nil {
-					h.Failed++
-				} else {
-					h.Statuses[w.Resp.StatusCode()]++
-				}
-				if ok {
-					sizes = append(sizes, len(w.Resp.Body()))
-					offers += len(a.Surveys)
-					if len(a.Surveys) > 0 {
-						eligible++
-					}
-					var got []int64
-					for _, j := range w.Rand.Perm(len(a.Surveys)) {
-						s := a.Surveys[j]
-						id, err := strconv.ParseInt(s.Identifier, 10, 64)
-						if err != nil || id < 1 || int(id) > len(taken) || !strings.HasPrefix(s.OfferEntryURL, prefix) ||
-							len(got) >= perParticipant || taken[id-1] >= t.Market.roomOf(id) || t.Market.relatedTo(id, got) {
-							continue
-						}
-						taken[id-1]++
-						got = append(got, id)
-						h.Entries = append(h.Entries, EntryURL{Campaign: id, URI: strings.TrimPrefix(s.OfferEntryURL, prefix)})
-					}
-					if len(got) > 0 {
-						participants[p.ID] = true
-					}
-				} else if err == nil {
-					h.Failed++
-				}
-				mu.Unlock()
-			}
-		})
+		wg.Go(func() { hv.run(newWorker(i, seed+99, 0)) })
 	}
 	wg.Wait()
-	if n := len(sizes); n > 0 {
-		slices.Sort(sizes)
-		h.MedianBytes = sizes[n/2]
-		h.MeanOffers = float64(offers) / float64(n)
-		h.EligibleShare = float64(eligible) / float64(n)
-	}
-	h.Participants = len(participants)
-	for _, n := range taken {
-		if n > 0 {
-			h.Campaigns++
-		}
-	}
+	h := hv.finish()
 	// Interleave campaigns and participants so that consecutive entries do not queue on one
 	// quota row nor come from one participant.
 	r := newWorker(1, seed+7, 0).Rand
 	r.Shuffle(len(h.Entries), func(i, j int) { h.Entries[i], h.Entries[j] = h.Entries[j], h.Entries[i] })
 	h.Took = time.Since(start)
+	return h
+}
+
+// harvester is a harvest of entry URLs in progress, shared by its workers.
+type harvester struct {
+	t        *Target
+	c        *fasthttp.HostClient
+	want     int
+	per      int // URLs kept of one participant's answer at most
+	deadline time.Time
+	order    []int        // the panel's indexes, in the order asked
+	next     atomic.Int64 // the next of order to ask for
+
+	mu           sync.Mutex
+	h            *Harvest
+	sizes        []int          // of the answers
+	offers       int            // in all answers
+	eligible     int            // answers with an offer
+	taken        []int32        // URLs handed out per campaign
+	participants map[int64]bool // that URLs were kept for
+}
+
+// run asks for the offers of the next participant until the harvest has enough, the panel
+// is exhausted or the deadline has passed.
+func (hv *harvester) run(w *Worker) {
+	defer w.release()
+	ps := hv.t.Market.Participants
+	var buf []byte
+	for {
+		hv.mu.Lock()
+		enough := len(hv.h.Entries) >= hv.want
+		hv.mu.Unlock()
+		k := int(hv.next.Add(1) - 1)
+		if enough || k >= len(hv.order) || time.Now().After(hv.deadline) {
+			return
+		}
+		w.Req.Reset()
+		w.Resp.Reset()
+		p := &ps[hv.order[k]]
+		buf = hv.t.setOffersRequest(w.Req, p, buf)
+		err := hv.c.DoTimeout(w.Req, w.Resp, 30*time.Second)
+		var a offersAnswer
+		ok := err == nil && w.Resp.StatusCode() == fasthttp.StatusOK && json.Unmarshal(w.Resp.Body(), &a) == nil
+		hv.mu.Lock()
+		hv.h.Requests++
+		if err != nil {
+			hv.h.Failed++
+		} else {
+			hv.h.Statuses[w.Resp.StatusCode()]++
+		}
+		if ok {
+			hv.keep(w, p, &a)
+		} else if err == nil {
+			hv.h.Failed++
+		}
+		hv.mu.Unlock()
+	}
+}
+
+// keep counts participant p's answer a and keeps up to per of its entry URLs, chosen at
+// random (under mu).
+func (hv *harvester) keep(w *Worker, p *Panelist, a *offersAnswer) {
+	m, prefix := hv.t.Market, hv.t.PublicURL
+	hv.sizes = append(hv.sizes, len(w.Resp.Body()))
+	hv.offers += len(a.Surveys)
+	if len(a.Surveys) > 0 {
+		hv.eligible++
+	}
+	var got []int64
+	for _, j := range w.Rand.Perm(len(a.Surveys)) {
+		s := a.Surveys[j]
+		id, err := strconv.ParseInt(s.Identifier, 10, 64)
+		if err != nil || id < 1 || int(id) > len(hv.taken) || !strings.HasPrefix(s.OfferEntryURL, prefix) ||
+			len(got) >= hv.per || hv.taken[id-1] >= m.roomOf(id) || m.relatedTo(id, got) {
+			continue
+		}
+		hv.taken[id-1]++
+		got = append(got, id)
+		hv.h.Entries = append(hv.h.Entries, EntryURL{Campaign: id, URI: strings.TrimPrefix(s.OfferEntryURL, prefix)})
+	}
+	if len(got) > 0 {
+		hv.participants[p.ID] = true
+	}
+}
+
+// finish fills the harvest's figures of the answers and of what was kept.
+func (hv *harvester) finish() *Harvest {
+	h := hv.h
+	if n := len(hv.sizes); n > 0 {
+		slices.Sort(hv.sizes)
+		h.MedianBytes = hv.sizes[n/2]
+		h.MeanOffers = float64(hv.offers) / float64(n)
+		h.EligibleShare = float64(hv.eligible) / float64(n)
+	}
+	h.Participants = len(hv.participants)
+	for _, n := range hv.taken {
+		if n > 0 {
+			h.Campaigns++
+		}
+	}
 	return h
 }
 
