@@ -35,22 +35,80 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 			return runBenchFloor(ctx, args[1:])
 		}
 	}
+	o, err := benchOptions(args)
+	if err != nil {
+		return err
+	}
+	o.Command = "switchboard " + strings.Join(append([]string{"bench"}, args...), " ")
+	o.Progress = os.Stderr
+	log := newLogger()
+	defer log.Sync() //nolint:errcheck
+	if os.Getenv("SWITCHBOARD_LOG_LEVEL") == "" {
+		// The bench prints its own progress; the libraries' info logs would drown it.
+		log = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
+	}
+	o.Log = log.Named("bench")
+	_, err = bench.Run(ctx, o)
+	return err
+}
+
+// benchLists are the flags of `bench` that are parsed after the others: lists, and the
+// quick sizes that explicit flags override.
+type benchLists struct {
+	rates, engineSizes, mix *string
+	quick                   *bool
+}
+
+// benchOptions reads the options of a run from `bench`'s flags and checks them.
+func benchOptions(args []string) (bench.Options, error) {
 	o := bench.DefaultOptions()
 	f := newFlags("bench")
+	lists := benchFlags(f, &o)
+	if err := f.parse(args); err != nil {
+		return o, err
+	}
+	given := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if *lists.quick {
+		o = quickOptions(o, given)
+	}
+	if err := parseRates(&o, *lists.rates); err != nil {
+		return o, err
+	}
+	if !*lists.quick || given["engine-sizes"] {
+		if err := parseEngineSizes(&o, *lists.engineSizes); err != nil {
+			return o, err
+		}
+	}
+	if err := checkBenchChoices(o); err != nil {
+		return o, err
+	}
+	if err := parseMix(&o, *lists.mix); err != nil {
+		return o, err
+	}
+	if o.Mix[0]+o.Mix[1]+o.Mix[2] == 0 || o.Campaigns <= 0 || o.Participants <= 0 || o.Duration <= 0 || o.Connections <= 0 {
+		return o, errors.New("--mix, --campaigns, --participants, --duration and --connections must be positive")
+	}
+	return o, nil
+}
+
+// benchFlags declares `bench`'s flags into o and returns those parsed afterwards.
+func benchFlags(f flags, o *bench.Options) benchLists {
+	var l benchLists
 	f.IntVar(&o.Campaigns, "campaigns", o.Campaigns, "active campaigns in the synthetic market (e.g. 1000, 10000, 100000)")
 	f.IntVar(&o.Participants, "participants", o.Participants, "impaneled participants")
 	f.DurationVar(&o.Duration, "duration", o.Duration, "measured window of each load phase")
 	f.DurationVar(&o.Warmup, "warmup", o.Warmup, "unmeasured warm-up before each phase")
-	rates := f.String("rates", "", "comma-separated open-loop rates (req/s) for offers and the floor (default: 25,50,75,90% of the offers maximum)")
+	l.rates = f.String("rates", "", "comma-separated open-loop rates (req/s) for offers and the floor (default: 25,50,75,90% of the offers maximum)")
 	f.IntVar(&o.Connections, "connections", o.Connections, "closed-loop connections (concurrent requests)")
 	f.IntVar(&o.OpenConnections, "open-connections", o.OpenConnections, "open-loop connections at most")
 	f.StringVar(&o.Out, "out", o.Out, "report directory: performance.md, bench/*.svg, bench/results.json")
-	quick := f.Bool("quick", false, "a tiny run for tests: 200 campaigns, 2,000 participants, 1 s phases")
+	l.quick = f.Bool("quick", false, "a tiny run for tests: 200 campaigns, 2,000 participants, 1 s phases")
 	f.BoolVar(&o.History, "history", o.History, "seed the participants' past sessions too")
 	f.Int64Var(&o.PastSessions, "past-sessions", 0, "also seed this many sessions of closed campaigns over the eleven months before the history (e.g. 100000000: a year of a marketplace), and time the sweeper, exports and insights on them")
 	f.BoolVar(&o.ColdCache, "cold-cache", false, "with --past-sessions, measure the database as the seed left it, without first reading what a serving database keeps in memory (the active months' session indexes, respondents) into it with pg_prewarm")
 	f.IntVar(&o.PartitionDays, "partition-days", 30, "with --past-sessions, the period of the sessions' partitions in days (serve's --session-partition-period sizes them; a month by default)")
-	engineSizes := f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
+	l.engineSizes = f.String("engine-sizes", "1000,10000,100000", "campaign counts of the in-process match benchmark (empty: skip)")
 	f.BoolVar(&o.JoinFull, "join-full", o.JoinFull, "after the joining phase whose second process starts from the first's snapshot, run one whose second process loads everything from PostgreSQL (entries-joining-full)")
 	f.BoolVar(&o.Profile, "profile", o.Profile, "take a server CPU profile during the offers maximum-throughput phase")
 	f.StringVar(&o.ProfilePhase, "profile-phase", "offers", "the closed-loop phase --profile covers: offers, entries or callbacks; or entries-joining: the second process's start, until it is ready")
@@ -63,51 +121,78 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	f.StringVar(&o.MemoryLimit, "memory-limit", "", "--memory-limit of the serve child, e.g. 3GiB or off (default: serve's own, 80% of the cgroup's or machine's memory)")
 	f.StringVar(&o.Allocation, "allocation", "", "--allocation of the serve child: greedy or balanced (default: serve's own)")
 	f.IntVar(&o.CompareAllocation, "compare-allocation", 0, "before the other phases (on the market as seeded), rounds of offers against a greedy and a balanced serve child on the same market, alternately (0: none)")
-	mix := f.String("mix", "100:5:4", "offers:entries:callbacks proportion of the mix scenario")
+	l.mix = f.String("mix", "100:5:4", "offers:entries:callbacks proportion of the mix scenario")
 	f.Int64Var(&o.Seed, "seed", o.Seed, "seed of the synthetic market and the load")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	given := map[string]bool{}
-	f.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	if *quick {
-		q := bench.QuickOptions(o)
-		// Explicit flags still win over the quick sizes.
-		for name, apply := range map[string]func(){
-			"campaigns": func() { q.Campaigns = o.Campaigns }, "participants": func() { q.Participants = o.Participants },
-			"duration": func() { q.Duration = o.Duration }, "warmup": func() { q.Warmup = o.Warmup },
-		} {
-			if given[name] {
-				apply()
-			}
-		}
-		if given["engine-sizes"] {
-			q.EngineSizes = nil
-		}
-		o = q
-	}
-	if *rates != "" {
-		for _, s := range strings.Split(*rates, ",") {
-			r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || r <= 0 {
-				return fmt.Errorf("--rates: %q is not a positive rate", s)
-			}
-			o.Rates = append(o.Rates, r)
+	return l
+}
+
+// quickOptions are the sizes of `bench --quick`, but for those given explicitly.
+func quickOptions(o bench.Options, given map[string]bool) bench.Options {
+	q := bench.QuickOptions(o)
+	for name, apply := range map[string]func(){
+		"campaigns": func() { q.Campaigns = o.Campaigns }, "participants": func() { q.Participants = o.Participants },
+		"duration": func() { q.Duration = o.Duration }, "warmup": func() { q.Warmup = o.Warmup },
+	} {
+		if given[name] {
+			apply()
 		}
 	}
-	if !*quick || given["engine-sizes"] {
-		o.EngineSizes = nil
-		for _, s := range strings.Split(*engineSizes, ",") {
-			if s = strings.TrimSpace(s); s == "" {
-				continue
-			}
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return fmt.Errorf("--engine-sizes: %q is not a campaign count", s)
-			}
-			o.EngineSizes = append(o.EngineSizes, n)
-		}
+	if given["engine-sizes"] {
+		q.EngineSizes = nil
 	}
+	return q
+}
+
+// parseRates reads --rates into o.Rates.
+func parseRates(o *bench.Options, rates string) error {
+	if rates == "" {
+		return nil
+	}
+	for _, s := range strings.Split(rates, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || r <= 0 {
+			return fmt.Errorf("--rates: %q is not a positive rate", s)
+		}
+		o.Rates = append(o.Rates, r)
+	}
+	return nil
+}
+
+// parseEngineSizes reads --engine-sizes into o.EngineSizes.
+func parseEngineSizes(o *bench.Options, sizes string) error {
+	o.EngineSizes = nil
+	for _, s := range strings.Split(sizes, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("--engine-sizes: %q is not a campaign count", s)
+		}
+		o.EngineSizes = append(o.EngineSizes, n)
+	}
+	return nil
+}
+
+// parseMix reads --mix into o.Mix.
+func parseMix(o *bench.Options, mix string) error {
+	parts := strings.Split(mix, ":")
+	if len(parts) != 3 {
+		return errors.New("--mix must be offers:entries:callbacks, e.g. 100:5:4")
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--mix: %q is not a count", p)
+		}
+		o.Mix[i] = n
+	}
+	return nil
+}
+
+// checkBenchChoices refuses a profiled phase, an allocation policy, a partition period or
+// a number of comparison rounds a run cannot take.
+func checkBenchChoices(o bench.Options) error {
 	switch o.ProfilePhase {
 	case bench.ScOffers, bench.ScEntries, bench.ScCallbacks, bench.ScEntriesJoining:
 	default:
@@ -124,31 +209,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if o.CompareAllocation < 0 {
 		return errors.New("--compare-allocation must be a number of rounds, 0 or more")
 	}
-	parts := strings.Split(*mix, ":")
-	if len(parts) != 3 {
-		return errors.New("--mix must be offers:entries:callbacks, e.g. 100:5:4")
-	}
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return fmt.Errorf("--mix: %q is not a count", p)
-		}
-		o.Mix[i] = n
-	}
-	if o.Mix[0]+o.Mix[1]+o.Mix[2] == 0 || o.Campaigns <= 0 || o.Participants <= 0 || o.Duration <= 0 || o.Connections <= 0 {
-		return errors.New("--mix, --campaigns, --participants, --duration and --connections must be positive")
-	}
-	o.Command = "switchboard " + strings.Join(append([]string{"bench"}, args...), " ")
-	o.Progress = os.Stderr
-	log := newLogger()
-	defer log.Sync() //nolint:errcheck
-	if os.Getenv("SWITCHBOARD_LOG_LEVEL") == "" {
-		// The bench prints its own progress; the libraries' info logs would drown it.
-		log = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
-	}
-	o.Log = log.Named("bench")
-	_, err := bench.Run(ctx, o)
-	return err
+	return nil
 }
 
 // runBenchSizes is `switchboard bench sizes --results A,B,...`: the table of offers against

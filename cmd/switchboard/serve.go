@@ -30,13 +30,42 @@ const defaultCommitCycle = 5 * time.Millisecond
 // defaultEntryWorkers is serve's --entry-workers.
 const defaultEntryWorkers = 1
 
+// runServe is `switchboard serve`: the process that serves every interface until ctx is
+// done, then shuts down gracefully.
 func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f := newFlags("serve")
 	var cfg app.Config
+	x := serveFlags(f, &cfg)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := checkServeConfig(cfg, *x.dev); err != nil {
+		return err
+	}
+	log := newLogger()
+	defer log.Sync() //nolint:errcheck
+	a, err := startApp(ctx, &cfg, x, log, out)
+	if err != nil {
+		return err
+	}
+	return serveUntilDone(ctx, a, cfg, log, *x.drain)
+}
+
+// serveExtras are serve's flags that are not app.Config's.
+type serveExtras struct {
+	dev, demo *bool
+	drain     *time.Duration
+	gcPercent *int
+	memLimit  *string
+}
+
+// serveFlags declares serve's flags into cfg and returns the others.
+func serveFlags(f flags, cfg *app.Config) serveExtras {
+	var x serveExtras
 	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
 	f.StringVar(&cfg.AdminAddr, "admin-addr", "", "operators' listen address for /metrics, /readyz and /debug/pprof/ (default: /metrics on --addr, no pprof)")
 	f.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL (required unless --dev)")
-	dev := f.Bool("dev", false, "without a database URL, start and use the project-local PostgreSQL cluster under ./.data (make run)")
+	x.dev = f.Bool("dev", false, "without a database URL, start and use the project-local PostgreSQL cluster under ./.data (make run)")
 	f.StringVar(&cfg.PublicURL, "public-url", "", "base of every URL handed out and hash checked (default http://<addr>)")
 	f.StringVar(&cfg.Environment, "environment", persistence.EnvStaging, "staging or live: which tokens this deployment accepts")
 	f.Float64Var(&cfg.RateLimit, "rate-limit", 100, "buyer requests per second per token (negative: off)")
@@ -64,16 +93,18 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	f.DurationVar(&cfg.SnapshotEvery, "snapshot-every", app.DefaultSnapshotEvery, "period of the local snapshot (--snapshot-dir)")
 	f.DurationVar(&cfg.SnapshotMaxAge, "snapshot-max-age", app.DefaultSnapshotMaxAge, "a snapshot written longer ago is refused at start, and the process loads from the database")
 	f.StringVar(&cfg.SnapshotPeer, "snapshot-peer", "", "admin address (host:port or URL) of a running process to start from: its snapshot, GET /admin/snapshot, before --snapshot-dir's (default: none)")
-	qualityFlags(f, &cfg) // quality.go
-	allocationFlags(f, &cfg)
-	demo := f.Bool("demo", false, "seed demo data when the database is empty, print its credentials at every start and serve the demo partner's return page")
-	drain := f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
-	gcPercent := f.Int("gc-percent", defaultGCPercent, "garbage collection target percentage: the heap grows to (1 + this/100) × the live heap before a collection (Go's default is 100; GOGC wins when set)")
-	memLimit := f.String("memory-limit", "", "soft memory limit of the Go runtime, e.g. 3GiB, or off (default: 80% of the cgroup's memory limit, else of the machine's memory; GOMEMLIMIT wins when set)")
-	if err := f.parse(args); err != nil {
-		return err
-	}
-	if cfg.DatabaseURL == "" && !*dev {
+	qualityFlags(f, cfg) // quality.go
+	allocationFlags(f, cfg)
+	x.demo = f.Bool("demo", false, "seed demo data when the database is empty, print its credentials at every start and serve the demo partner's return page")
+	x.drain = f.Duration("shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
+	x.gcPercent = f.Int("gc-percent", defaultGCPercent, "garbage collection target percentage: the heap grows to (1 + this/100) × the live heap before a collection (Go's default is 100; GOGC wins when set)")
+	x.memLimit = f.String("memory-limit", "", "soft memory limit of the Go runtime, e.g. 3GiB, or off (default: 80% of the cgroup's memory limit, else of the machine's memory; GOMEMLIMIT wins when set)")
+	return x
+}
+
+// checkServeConfig refuses a configuration serve cannot start with (dev: --dev).
+func checkServeConfig(cfg app.Config, dev bool) error {
+	if cfg.DatabaseURL == "" && !dev {
 		return errNoDatabase
 	}
 	if cfg.Router.EntryWorkers < 1 {
@@ -88,48 +119,67 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	if r := cfg.HTTP.AccessLogSample; !(r >= 0 && r <= 1) {
 		return fmt.Errorf("--access-log-sample must be between 0 and 1, got %v", r)
 	}
-	log := newLogger()
-	defer log.Sync() //nolint:errcheck
-	applyGCPercent(*gcPercent, log)
-	limit, err := applyMemoryLimit(*memLimit, log)
+	return nil
+}
+
+// startApp sets the runtime's memory up, completes cfg (the answer cache's size, the demo
+// partner, the version, the database) and builds the app; with --demo it seeds the demo
+// data and prints its credentials to out.
+func startApp(ctx context.Context, cfg *app.Config, x serveExtras, log *zap.Logger, out io.Writer) (*app.App, error) {
+	applyGCPercent(*x.gcPercent, log)
+	limit, err := applyMemoryLimit(*x.memLimit, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg.Supply.CacheMaxBytes = answerCacheBytes(limit) // sized for the limit, like the rest
 
-	if *demo {
+	if *x.demo {
 		cfg.DemoPartner = demoPartner()
 	}
 	cfg.Version = readBuildVersion().short()
 	url, err := databaseURL(ctx, cfg.DatabaseURL, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg.DatabaseURL = url
-	a, err := app.New(ctx, cfg, log)
+	a, err := app.New(ctx, *cfg, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	registerBuildInfo(a)
-	if *demo {
-		creds, err := seedDemo(ctx, a.DB, cfg, true)
-		if err != nil {
-			a.Shutdown(context.Background()) //nolint:errcheck
-			return err
-		}
-		if creds["seeded"] == true {
-			// The demo publisher was registered after the supply interface loaded its
-			// publishers: load them again so its token works at once.
-			if err := a.Supply.ReloadPublishers(ctx); err != nil {
-				return err
-			}
-		}
-		if creds != nil { // every start prints them: the walk-through needs customer_id
-			if err := printJSON(out, creds); err != nil {
-				return err
-			}
+	if *x.demo {
+		if err := startDemo(ctx, a, *cfg, out); err != nil {
+			return nil, err
 		}
 	}
+	return a, nil
+}
+
+// startDemo seeds the demo data when the database is empty and prints its credentials.
+func startDemo(ctx context.Context, a *app.App, cfg app.Config, out io.Writer) error {
+	creds, err := seedDemo(ctx, a.DB, cfg, true)
+	if err != nil {
+		a.Shutdown(context.Background()) //nolint:errcheck
+		return err
+	}
+	if creds["seeded"] == true {
+		// The demo publisher was registered after the supply interface loaded its
+		// publishers: load them again so its token works at once.
+		if err := a.Supply.ReloadPublishers(ctx); err != nil {
+			return err
+		}
+	}
+	if creds != nil { // every start prints them: the walk-through needs customer_id
+		if err := printJSON(out, creds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serveUntilDone serves a on cfg's listeners until one fails or ctx is done, then shuts a
+// down, giving in-flight requests drain to finish.
+func serveUntilDone(ctx context.Context, a *app.App, cfg app.Config, log *zap.Logger, drain time.Duration) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		a.Shutdown(context.Background()) //nolint:errcheck
@@ -155,8 +205,8 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", zap.Duration("drain", *drain))
-	sctx, cancel := context.WithTimeout(context.Background(), *drain)
+	log.Info("shutting down", zap.Duration("drain", drain))
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	if err := a.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
