@@ -250,13 +250,8 @@ func (d *drive) closedLoop() {
 				if !t0.Before(d.end) {
 					return
 				}
-				op, ok := w.do(&d.l, d.s)
-				if op == Exhausted {
-					d.exhausted.Store(true)
+				if !d.send(w, t0) {
 					return
-				}
-				if !t0.Before(d.measure) {
-					w.record(&d.l, op, ok, t0)
 				}
 			}
 		})
@@ -288,17 +283,26 @@ func (d *drive) openLoop() {
 				if wait := intended.Sub(now); wait > 0 {
 					time.Sleep(wait)
 				}
-				op, ok := w.do(&d.l, d.s)
-				if op == Exhausted {
-					d.exhausted.Store(true)
+				if !d.send(w, intended) {
 					return
-				}
-				if !intended.Before(d.measure) {
-					w.record(&d.l, op, ok, intended)
 				}
 			}
 		})
 	}
+}
+
+// send sends w's next request, recorded as sent at at when that is within the window; it
+// reports false, nothing sent, when the scenario has run out.
+func (d *drive) send(w *Worker, at time.Time) bool {
+	op, ok := w.do(&d.l, d.s)
+	if op == Exhausted {
+		d.exhausted.Store(true)
+		return false
+	}
+	if !at.Before(d.measure) {
+		w.record(&d.l, op, ok, at)
+	}
+	return true
 }
 
 // giveUp records every remaining request of the window, i to total, as waited-for until now.
