@@ -101,13 +101,16 @@ func goldenReport() *Report {
 // targets) is exactly that of testdata/report for the same figures: what it says is
 // changed on purpose only (go test ./bench -run TestReportGolden -update).
 func TestReportGolden(t *testing.T) {
-	for _, quick := range []bool{false, true} {
+	for _, variant := range []string{"full", "quick", "huge"} {
 		r := goldenReport()
-		dir := filepath.Join("testdata", "report", "full")
-		if quick {
+		dir := filepath.Join("testdata", "report", variant)
+		switch variant {
+		case "quick":
 			r.Options.Quick, r.Profile, r.ProfilePhase, r.Allocation = true, "docs/bench/server-cpu.pprof", ScEntriesJoining, nil
 			r.Prewarm, r.Harvest = Prewarm{}, nil
-			dir = filepath.Join("testdata", "report", "quick")
+		case "huge": // the sizes of the memory target, no profile, no second process
+			r.Options.Campaigns, r.Options.Participants, r.Options.JoinFull = 100_000, 10_000_000, false
+			r.ServerHWM, r.Profile, r.JoinReady, r.Load, r.Memory, r.Binaries = 3<<30, "", 0, 0, nil, nil
 		}
 		out := t.TempDir()
 		if err := WriteReport(out, r); err != nil {
