@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,118 +27,6 @@ import (
 	"github.com/switchboard/switchboard/supply/partners"
 	"github.com/switchboard/switchboard/supply/quality"
 )
-
-// Config is everything a server needs; it is filled from flags by cmd/switchboard.
-type Config struct {
-	Addr string // listen address, e.g. 127.0.0.1:8080
-	// AdminAddr, when set, is the operators' listener: /metrics, /readyz, /healthz and
-	// /debug/pprof/ are served there (ServeAdmin) and /metrics leaves the main listener.
-	// Empty: /metrics on the main listener and no pprof.
-	AdminAddr   string
-	DatabaseURL string  // PostgreSQL URL
-	PublicURL   string  // base of every URL handed out and of every hash checked
-	Environment string  // staging or live
-	RateLimit   float64 // buyer requests per second per token; <= 0 disables
-	RateBurst   int     // buyer burst per token
-	// AuthFailRate and AuthFailBurst limit failed authentications per client address on the
-	// buyer, insights and supply routes (default 2/s, burst 10; negative rate: off); past
-	// them a client gets 429 with Retry-After until its failures have drained.
-	AuthFailRate  float64
-	AuthFailBurst int
-	// HTTP bounds the server's read and write times and body size (httpio.ServerConfig).
-	HTTP httpio.ServerConfig
-	// RebuildEvery is the period of the engine's safety check under NOTIFY (default 60 s):
-	// it re-reads the campaigns changed since the last one, and is a full rebuild from the
-	// database at least every 30 minutes while campaigns change (enginesync.go).
-	RebuildEvery time.Duration
-	// Supply tunes /supply_api/v4 (top k, answer cache, ...); its PublicURL and Environment
-	// are taken from the fields above.
-	Supply supply.Config
-	// Router tunes entry routing and callbacks; its PublicURL is taken from the field above.
-	Router router.Config
-	// Partners tunes the directory of publishers and service keys (reloads, per-publisher
-	// rate limits); its Environment is taken from the field above.
-	Partners partners.Config
-	// Quality tunes the participant quality defenses (docs/quality.md).
-	Quality quality.Config
-	// Maintenance tunes the fleet's upkeep: the sweeper, partitions of sessions, the outbox's
-	// retention, planner statistics.
-	Maintenance maintenance.Config
-	// RouterQuality tunes the routing side of participant quality (speeders); the rest is
-	// Quality.
-	RouterQuality router.QualityConfig
-	// Postbacks tunes the partner postback worker (timeouts, backoff, the 24 h retry window).
-	Postbacks payout.WorkerConfig
-	// Allocation is the policy that ranks a participant's offers (docs/allocation.md); the
-	// zero value is engine.AllocationGreedy.
-	Allocation engine.Allocation
-	// AllocationEvery is the period at which a weighted allocation recomputes its weights
-	// off the request path (default 5 min).
-	AllocationEvery time.Duration
-	// JoinLoadShare is the share of wall-clock time, in (0, 1], that the start-up loads of a
-	// process joining serving ones may work (join.go; 1: unpaced; 0: DefaultJoinLoadShare):
-	// lower keeps the serving processes' latency, at the cost of a longer start.
-	JoinLoadShare float64
-	// SnapshotDir, when set, is where the process writes its snapshot every SnapshotEvery and
-	// at graceful shutdown, and the snapshot it starts from (snapshots.go).
-	SnapshotDir string
-	// SnapshotEvery is the period of the local snapshot (default DefaultSnapshotEvery).
-	SnapshotEvery time.Duration
-	// SnapshotMaxAge is the age past which a snapshot is refused at start (default
-	// DefaultSnapshotMaxAge): the catch-up of an older one reads too much.
-	SnapshotMaxAge time.Duration
-	// SnapshotPeer, when set, is the admin address (host:port or URL) of a running process
-	// whose snapshot this one starts from, before SnapshotDir's.
-	SnapshotPeer string
-	// DemoPartner, when set (serve --demo), serves the demo supply partner's return page at
-	// supply.DemoPartnerPath, where the demo's participants land after a survey.
-	DemoPartner *supply.DemoPartner
-	// Version is the binary's version as its heartbeat row shows it (cmd/switchboard fills
-	// it, stamps included); empty: read from the build information.
-	Version string
-}
-
-// withDefaults fills what the caller left empty.
-func (c Config) withDefaults() Config {
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:8080"
-	}
-	if c.PublicURL == "" {
-		c.PublicURL = "http://" + c.Addr
-	}
-	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	if c.Environment == "" {
-		c.Environment = persistence.EnvStaging
-	}
-	if c.RateLimit == 0 {
-		c.RateLimit = 100
-	}
-	if c.RateBurst == 0 {
-		c.RateBurst = 200
-	}
-	if c.AuthFailRate == 0 {
-		c.AuthFailRate = 2
-	}
-	if c.AuthFailBurst == 0 {
-		c.AuthFailBurst = 10
-	}
-	if c.RebuildEvery == 0 {
-		c.RebuildEvery = time.Minute
-	}
-	if c.AllocationEvery <= 0 {
-		c.AllocationEvery = 5 * time.Minute
-	}
-	if c.JoinLoadShare == 0 {
-		c.JoinLoadShare = DefaultJoinLoadShare
-	}
-	if c.SnapshotEvery <= 0 {
-		c.SnapshotEvery = DefaultSnapshotEvery
-	}
-	if c.SnapshotMaxAge <= 0 {
-		c.SnapshotMaxAge = DefaultSnapshotMaxAge
-	}
-	return c
-}
 
 // App is one running server process.
 type App struct {
@@ -194,25 +81,11 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if !persistence.ValidEnvironment(cfg.Environment) {
 		return nil, errors.New("environment must be staging or live")
 	}
-	db, err := persistence.Open(ctx, cfg.DatabaseURL, log.Named("db"))
+	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil),
-		processID: newProcessID(), version: cfg.Version, beatDone: make(chan struct{}), ready: make(chan struct{}),
-		snapshotLimit: newSnapshotLimit()}
-	if ms, err := persistence.Migrations(); err == nil && len(ms) > 0 {
-		a.schema = ms[len(ms)-1].Version
-	}
-	if a.version == "" {
-		a.version = buildVersion()
-	}
-	a.Metrics.RegisterRuntime()
-	a.registerPoolMetrics()
+	a := newApp(cfg, log, db)
 
 	// The engine loads in the background, beside the panel and the counters (Start below);
 	// /readyz reports when all three are in.
@@ -227,6 +100,57 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 			endJoin() // New failed: the loads will not come in
 		}
 	}()
+	res := a.startEngine(ctx, bg)
+	mux := a.newMux()
+	if err := a.buildInterfaces(ctx, bg, mux, res); err != nil {
+		stop()
+		db.Close()
+		return nil, err
+	}
+	a.startWorkers(bg, endJoin)
+	a.awaitLoads()
+	go a.runHeartbeat(bg)
+	if cfg.SnapshotDir != "" {
+		go a.runSnapshots(bg)
+	}
+	a.buildServers(mux)
+	built = true
+	return a, nil
+}
+
+// openDatabase connects to the database and migrates it under an advisory lock.
+func openDatabase(ctx context.Context, cfg Config, log *zap.Logger) (*persistence.DB, error) {
+	db, err := persistence.Open(ctx, cfg.DatabaseURL, log.Named("db"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// newApp is the process over db before anything is built: its identity, its schema and
+// version, its runtime and pool metrics.
+func newApp(cfg Config, log *zap.Logger, db *persistence.DB) *App {
+	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil),
+		processID: newProcessID(), version: cfg.Version, beatDone: make(chan struct{}), ready: make(chan struct{}),
+		snapshotLimit: newSnapshotLimit()}
+	if ms, err := persistence.Migrations(); err == nil && len(ms) > 0 {
+		a.schema = ms[len(ms)-1].Version
+	}
+	if a.version == "" {
+		a.version = buildVersion()
+	}
+	a.Metrics.RegisterRuntime()
+	a.registerPoolMetrics()
+	return a
+}
+
+// startEngine starts the engine's load and sync in the background (bg), from a snapshot
+// when one is restored, and returns what was restored (nil: none).
+func (a *App) startEngine(ctx, bg context.Context) *restored {
 	res := a.restore(ctx)
 	a.Restored = res != nil
 	if res != nil {
@@ -234,24 +158,52 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 		if a.Joining {
 			// What is left (the engine's build, the counters, the catch-up) is seconds of
 			// work, not minutes: a larger share keeps the start short (snapshots.go).
-			a.DB.Participants.SetLoadDuty(max(cfg.JoinLoadShare, snapshotJoinShare))
+			a.DB.Participants.SetLoadDuty(max(a.cfg.JoinLoadShare, snapshotJoinShare))
 		}
 	}
 	go a.sync.run(bg)
 	go a.trackPositions(bg)
 	a.registerEngineMetrics()
+	return res
+}
 
-	mux := httpio.NewMux(a.Metrics, log.Named("http"))
+// newMux is the main listener's mux with the process's own routes: health, readiness, the
+// OpenAPI documents and, without an admin listener, /metrics.
+func (a *App) newMux() *httpio.Mux {
+	mux := httpio.NewMux(a.Metrics, a.log.Named("http"))
 	mux.Handle("GET", "/healthz", a.healthz)
 	mux.Handle("GET", "/readyz", a.readyz)
 	openapi.Register(mux) // the OpenAPI documents, public
-	if cfg.AdminAddr == "" {
+	if a.cfg.AdminAddr == "" {
 		mux.Handle("GET", "/metrics", a.Metrics.Handler)
 	}
+	return mux
+}
+
+// buildInterfaces builds the panel, the postback worker, the services, supply, the router
+// and the buyer interfaces, registers their routes on mux and starts what runs in the
+// background (bg) of supply and the router.
+func (a *App) buildInterfaces(ctx, bg context.Context, mux *httpio.Mux, res *restored) error {
+	cfg, db, log := a.cfg, a.DB, a.log
 	// One table of failed authentications per client address for every authenticated route.
 	fails := httpio.NewAuthFailures(cfg.AuthFailRate, cfg.AuthFailBurst)
-	scfg := cfg.Supply
-	scfg.PublicURL = cfg.PublicURL
+	seed := a.buildPanel(ctx, res)
+	a.Payouts = payout.NewWorker(db.Outbox, db.Feed, cfg.Postbacks, log.Named("postback"))
+	if err := a.buildSupply(ctx, mux, fails, seed); err != nil {
+		return err
+	}
+	if err := a.buildRouter(mux, seed); err != nil {
+		return err
+	}
+	a.startRouting(bg)
+	a.buildBuyerAPI(mux, fails)
+	return nil
+}
+
+// buildPanel sets the panel up, restored or reserved, with the allocation over it, and
+// returns supply's part of the snapshot restored (nil: none).
+func (a *App) buildPanel(ctx context.Context, res *restored) *supply.PanelSeed {
+	cfg, db, log := a.cfg, a.DB, a.log
 	var seed *supply.PanelSeed
 	if res != nil {
 		a.Panel, seed = res.panel, res.supply
@@ -265,41 +217,50 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if !cfg.Allocation.Weighted() {
 		close(a.weighted)
 	}
-	a.Payouts = payout.NewWorker(db.Outbox, db.Feed, cfg.Postbacks, log.Named("postback"))
+	return seed
+}
+
+// buildSupply builds the services supply and the router share, and supply over them, and
+// registers supply's routes (and the demo partner's page) on mux.
+func (a *App) buildSupply(ctx context.Context, mux *httpio.Mux, fails *httpio.AuthFailures, seed *supply.PanelSeed) error {
+	cfg, db, log := a.cfg, a.DB, a.log
+	scfg := cfg.Supply
+	scfg.PublicURL = cfg.PublicURL
 	slog := log.Named("supply")
 	cat, err := a.newServices(ctx, db, cfg, slog)
 	if err != nil {
-		stop()
-		db.Close()
-		return nil, err
+		return err
 	}
 	if a.Supply, err = supply.New(ctx, supply.Deps{Participants: db.Participants, Feed: db.Feed, Support: db.Participants, Offers: db.Insights, Deliveries: db.Outbox,
 		Statements: db.Ledger, Languages: db.Catalog, Catalog: cat, Partners: a.Partners, Quality: a.Quality,
 		Engine: a.Engine, Panel: a.Panel, Log: slog, Config: scfg, AuthFailures: fails, Postbacks: a.Payouts, Seed: seed}); err != nil {
-		stop()
-		db.Close()
-		return nil, err
+		return err
 	}
 	a.Supply.Register(mux)
 	if cfg.DemoPartner != nil {
 		supply.RegisterDemoPartner(mux, *cfg.DemoPartner, log.Named("demo"))
 	}
+	return nil
+}
+
+// buildRouter builds the router (entries, callbacks) and the fleet's upkeep (the sweeper),
+// hands the panel seed the router's entries heard and the router the quality service, and
+// registers the interfaces' metrics and the router's routes on mux.
+func (a *App) buildRouter(mux *httpio.Mux, seed *supply.PanelSeed) error {
+	cfg, db, log := a.cfg, a.DB, a.log
 	rcfg := cfg.Router
 	rcfg.PublicURL = cfg.PublicURL
+	var err error
 	if a.Router, err = router.New(router.Deps{Accounts: db.Accounts, Campaigns: db.Campaigns, Participants: db.Participants, Sessions: db.Sessions, Feed: db.Feed,
 		Completer: db.Maintenance, Engine: a.Engine, Panel: a.Panel, Key: a.Partners.Key(),
 		Log: log.Named("router"), Config: rcfg, Publisher: a.Partners.PublisherByID, Postbacks: a.Payouts}); err != nil {
-		stop()
-		db.Close()
-		return nil, err
+		return err
 	}
 	// The fleet's upkeep logs as "router", the name operators' log queries select the
 	// sweeper's messages by.
 	if a.Maintenance, err = maintenance.New(maintenance.Deps{Store: db.Maintenance, Log: log.Named("router"),
 		Config: cfg.Maintenance, Released: a.Router.CountsChanged}); err != nil {
-		stop()
-		db.Close()
-		return nil, err
+		return err
 	}
 	if seed != nil {
 		seed.Heard = a.Router.EntriesHeard()
@@ -311,11 +272,16 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Router.RegisterMetrics(a.Metrics)
 	a.Maintenance.RegisterMetrics(a.Metrics)
 	a.Router.Register(mux)
+	return nil
+}
+
+// startRouting starts in bg the router, the fleet's upkeep, supply and the services, the
+// router and supply hearing of the engine's campaign changes.
+func (a *App) startRouting(bg context.Context) {
 	a.Router.Start(bg)
 	// The sweeper starts once this process's loads are in (maintenance.Fleet.Start): ready
-	// is closed below, where a joining start-up also ends.
-	ready := a.ready
-	a.Maintenance.Start(bg, ready)
+	// is closed by startWorkers, where a joining start-up also ends.
+	a.Maintenance.Start(bg, a.ready)
 	// Both hear of every campaign change before supply starts its panel load, so that a
 	// relationship created during the load reaches the panel's entry history.
 	changed := func(ids []int64) {
@@ -326,6 +292,12 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	a.Supply.Start(bg)
 	a.Partners.Start(bg)
 	a.Quality.Start(bg)
+}
+
+// buildBuyerAPI builds the buyer interfaces (/api/v1, insights, the console) and registers
+// their routes on mux.
+func (a *App) buildBuyerAPI(mux *httpio.Mux, fails *httpio.AuthFailures) {
+	cfg, db, log := a.cfg, a.DB, a.log
 	buyerAPI := admin.New(admin.Deps{
 		Buyers:       db.Accounts,
 		Suppliers:    db.Accounts,
@@ -360,43 +332,57 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	})
 	buyerAPI.Register(mux)
 	buyerAPI.RegisterConsole(mux)
+}
+
+// startWorkers starts in bg the postback worker, the wait for the loads (which ends a
+// joining start-up, endJoin, and closes ready), the allocation's refresh and the heap's
+// settling.
+func (a *App) startWorkers(bg context.Context, endJoin func()) {
 	a.Payouts.RegisterMetrics(a.Metrics)
 	go a.Payouts.Run(bg)
 	go a.afterLoads(bg, func() {
 		if endJoin != nil {
 			endJoin()
 		}
-		close(ready)
+		close(a.ready)
 	})
-	if cfg.Allocation.Weighted() {
-		go func() {
-			// The weights are computed from the campaigns, the panel and the counters.
-			for _, l := range a.dataLoads() {
-				select {
-				case <-l.loaded:
-				case <-bg.Done():
-					return
-				}
-			}
-			refreshAllocation(bg, a.Engine, cfg.AllocationEvery, log.Named("allocation"), func() { close(a.weighted) })
-		}()
+	if a.cfg.Allocation.Weighted() {
+		go a.refreshWeights(bg)
 	}
-	go settle(bg, a.Supply.Loaded(), append(a.dataLoads(), load{"allocation", a.weighted}), a.Panel, !a.Joining, log, a.settled)
+	go settle(bg, a.Supply.Loaded(), append(a.dataLoads(), load{"allocation", a.weighted}), a.Panel, !a.Joining, a.log, a.settled)
+}
+
+// refreshWeights computes a weighted allocation's weights once the campaigns, the panel and
+// the counters are in, then every AllocationEvery until bg ends.
+func (a *App) refreshWeights(bg context.Context) {
+	for _, l := range a.dataLoads() {
+		select {
+		case <-l.loaded:
+		case <-bg.Done():
+			return
+		}
+	}
+	refreshAllocation(bg, a.Engine, a.cfg.AllocationEvery, a.log.Named("allocation"), func() { close(a.weighted) })
+}
+
+// awaitLoads waits up to 10 s for every load to be in; past it the process serves while
+// they load.
+func (a *App) awaitLoads() {
 	deadline := time.After(10 * time.Second)
-waiting:
 	for _, l := range a.loads() {
 		select {
 		case <-l.loaded:
 		case <-deadline:
-			log.Warn("not loaded after 10s; serving while it loads", zap.String("what", l.name))
-			break waiting
+			a.log.Warn("not loaded after 10s; serving while it loads", zap.String("what", l.name))
+			return
 		}
 	}
-	go a.runHeartbeat(bg)
-	if cfg.SnapshotDir != "" {
-		go a.runSnapshots(bg)
-	}
+}
 
+// buildServers builds the main listener's server over mux, the admin listener's when
+// configured, and their metrics.
+func (a *App) buildServers(mux *httpio.Mux) {
+	cfg, log := a.cfg, a.log
 	a.server = httpio.NewServer(mux.Handler, cfg.HTTP, log.Named("http"))
 	if cfg.AdminAddr != "" {
 		a.admin = httpio.NewServer(a.adminHandler(), adminHTTP(cfg.HTTP), log.Named("admin_http"))
@@ -405,8 +391,6 @@ waiting:
 		"Requests refused before reaching a handler: malformed, too slow, TLS on the plain port.",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.server.Refused())}} })
 	a.registerConnMetrics()
-	built = true
-	return a, nil
 }
 
 // Serve answers requests on ln until Shutdown.
