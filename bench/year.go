@@ -65,27 +65,27 @@ func (ops *yearOps) run(name, unit string, f func() (int64, error)) {
 func (ops *yearOps) sweeper(ctx context.Context, db *persistence.DB) {
 	count := func(ids []int64, err error) (int64, error) { return int64(len(ids)), err }
 	ops.run("sweeper: release stale sessions (up to 5,000 per campaign)", "campaigns", func() (int64, error) {
-		ids, _, err := db.ReleaseStaleSessions(ctx, 5000)
+		ids, _, err := db.Maintenance.ReleaseStaleSessions(ctx, 5000)
 		return count(ids, err)
 	})
 	ops.run("sweeper: pause campaigns whose link looks broken", "campaigns", func() (int64, error) {
-		return count(db.PauseBrokenLinks(ctx, 50, persistence.BrokenLinkScope{All: true}))
+		return count(db.Maintenance.PauseBrokenLinks(ctx, 50, persistence.BrokenLinkScope{All: true}))
 	})
 	ops.run("sweeper: complete full campaigns", "campaigns", func() (int64, error) {
-		return count(db.CompleteFullCampaigns(ctx, nil))
+		return count(db.Maintenance.CompleteFullCampaigns(ctx, nil))
 	})
 	ops.run("sweeper: partitions of sessions (ranges recorded, ahead of the sequence)", "partitions created", func() (int64, error) {
-		made, err := db.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{})
+		made, err := db.Maintenance.EnsureSessionPartitions(ctx, persistence.PartitionPolicy{})
 		return int64(len(made)), err
 	})
 	ops.run("sweeper: purge delivered postbacks (a batch of 5,000)", "rows", func() (int64, error) {
-		return db.PurgeDeliveredOutbox(ctx, 90*24*time.Hour, 5000)
+		return db.Maintenance.PurgeDeliveredOutbox(ctx, 90*24*time.Hour, 5000)
 	})
 	ops.run("sweeper: archive finished campaigns", "campaigns", func() (int64, error) {
-		return count(db.ArchiveStaleCampaigns(ctx, 90*24*time.Hour))
+		return count(db.Maintenance.ArchiveStaleCampaigns(ctx, 90*24*time.Hour))
 	})
 	ops.run("sweeper: analyze growing tables", "tables", func() (int64, error) {
-		names, err := db.AnalyzeGrowingTables(ctx)
+		names, err := db.Maintenance.AnalyzeGrowingTables(ctx)
 		return int64(len(names)), err
 	})
 }
