@@ -144,7 +144,7 @@ func newApp(cfg Config, log *zap.Logger, db *persistence.DB) *App {
 		a.version = buildVersion()
 	}
 	a.Metrics.RegisterRuntime()
-	a.registerPoolMetrics()
+	registerPoolMetrics(a.Metrics, a.DB.Pool)
 	return a
 }
 
@@ -390,7 +390,7 @@ func (a *App) buildServers(mux *httpio.Mux) {
 	a.Metrics.Gauge("switchboard_http_refused_requests_total", "counter",
 		"Requests refused before reaching a handler: malformed, too slow, TLS on the plain port.",
 		func() []httpio.Sample { return []httpio.Sample{{Value: float64(a.server.Refused())}} })
-	a.registerConnMetrics()
+	registerConnMetrics(a.Metrics, a.server)
 }
 
 // Serve answers requests on ln until Shutdown.
@@ -479,45 +479,4 @@ func (a *App) readyz(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	httpio.WriteJSON(ctx, status, checks)
-}
-
-// registerConnMetrics reports the main listener's connections against their limits
-// (docs/operations.md, "Connections").
-func (a *App) registerConnMetrics() {
-	conns := func(f func(httpio.ConnStats) float64) func() []httpio.Sample {
-		return func() []httpio.Sample { return []httpio.Sample{{Value: f(a.server.Connections())}} }
-	}
-	a.Metrics.Gauge("switchboard_http_connections", "gauge", "Client connections open.",
-		conns(func(c httpio.ConnStats) float64 { return float64(c.Open) }))
-	a.Metrics.Gauge("switchboard_http_connections_limit", "gauge", "Client connections allowed at once (0: no limit).",
-		conns(func(c httpio.ConnStats) float64 { return float64(c.Limit) }))
-	a.Metrics.Gauge("switchboard_http_connections_per_address_limit", "gauge",
-		"Client connections allowed at once from one address (0: no limit).",
-		conns(func(c httpio.ConnStats) float64 { return float64(c.PerAddrLimit) }))
-	a.Metrics.Gauge("switchboard_http_connections_refused_total", "counter",
-		"Connections closed at once because a limit was reached and no connection was idle.",
-		conns(func(c httpio.ConnStats) float64 { return float64(c.Refused) }))
-	a.Metrics.Gauge("switchboard_http_connections_shed_total", "counter",
-		"Idle or silent connections closed to make room for new ones at a limit, or to free a descriptor.",
-		conns(func(c httpio.ConnStats) float64 { return float64(c.Shed) }))
-	a.Metrics.Gauge("switchboard_http_accept_errors_total", "counter",
-		"Accepts that failed (out of file descriptors, a connection aborted) and were retried after a backoff.",
-		conns(func(c httpio.ConnStats) float64 { return float64(c.AcceptErrors) }))
-}
-
-func (a *App) registerPoolMetrics() {
-	stat := func(f func() float64) func() []httpio.Sample {
-		return func() []httpio.Sample { return []httpio.Sample{{Value: f()}} }
-	}
-	p := a.DB.Pool
-	a.Metrics.Gauge("switchboard_db_pool_acquired_conns", "gauge", "Connections in use.",
-		stat(func() float64 { return float64(p.Stat().AcquiredConns()) }))
-	a.Metrics.Gauge("switchboard_db_pool_idle_conns", "gauge", "Idle connections.",
-		stat(func() float64 { return float64(p.Stat().IdleConns()) }))
-	a.Metrics.Gauge("switchboard_db_pool_total_conns", "gauge", "Open connections.",
-		stat(func() float64 { return float64(p.Stat().TotalConns()) }))
-	a.Metrics.Gauge("switchboard_db_pool_max_conns", "gauge", "Pool size limit.",
-		stat(func() float64 { return float64(p.Stat().MaxConns()) }))
-	a.Metrics.Gauge("switchboard_db_pool_acquire_wait_total", "counter", "Acquires that had to wait.",
-		stat(func() float64 { return float64(p.Stat().EmptyAcquireCount()) }))
 }
