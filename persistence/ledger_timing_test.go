@@ -2,41 +2,85 @@ package persistence_test
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/cluster"
 )
 
 // TestLedgerCallbackCost is the A/B of the ledger's cost on the callbacks' PostgreSQL time:
-// batches of 8 completes recorded by the callbacks' statement with its ledger insert,
-// without it, and with it into a copy of the ledger without its trigger, in turn, on one
-// durable cluster of its own (fsync and synchronous commit on, as in production: the
-// throwaway clusters of the other tests commit without flushing, which would leave the
-// statement alone on the scale). Set SWITCHBOARD_TIMING=1 to run it
-// (SWITCHBOARD_TIMING_BATCHES: batches of each, 400 by default).
+// batches of 8 completes recorded by the callbacks' statement without its ledger insert,
+// with it, and with it into copies of the ledger that each lack some of its pieces (its
+// trigger; its index by campaign; its trigger and every index but the primary key; its
+// trigger and every index), on one durable cluster of its own (fsync and synchronous commit
+// on, as in production: the throwaway clusters of the other tests commit without flushing,
+// which would leave the statement alone on the scale).
+// Each round runs every arm once, in an order that rotates from round to round; an arm's
+// cost is the median over the rounds of its batch's time over the same round's batch
+// without the ledger, with a 95% confidence interval from the order statistics (no
+// assumption on the times' distribution), and the ratio of its total time to the total
+// without, with a 95% bootstrap interval over the rounds. With SWITCHBOARD_TIMING_MAX_PCT
+// set, the ledger's upper bounds (median and total) must be at most that many percent.
+// Set SWITCHBOARD_TIMING=1 to run it (SWITCHBOARD_TIMING_BATCHES: rounds, 1,000 by default;
+// SWITCHBOARD_TIMING_PER: completes per batch, 8 by default).
 func TestLedgerCallbackCost(t *testing.T) {
 	if os.Getenv("SWITCHBOARD_TIMING") == "" {
 		t.Skip("set SWITCHBOARD_TIMING=1 to run the ledger's callback cost A/B")
 	}
-	batches := 400
+	rounds := 1000
 	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_TIMING_BATCHES")); err == nil && v > 0 {
-		batches = v
+		rounds = v
 	}
 	ctx := context.Background()
 	db := durableDB(t)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	// The copies: LIKE copies the columns, constraints and indexes, never the triggers; each
+	// copy takes back what its arm keeps of ledger_events' triggers and drops what it lacks.
+	var trigger string
+	if err := db.Pool.QueryRow(ctx, `SELECT pg_get_triggerdef(oid) FROM pg_trigger
+		WHERE tgrelid = 'ledger_events'::regclass AND tgname = 'ledger_events_open_month'`).Scan(&trigger); err != nil {
+		t.Fatal(err)
+	}
+	copyOf := func(name string, withTrigger bool, dropIndexes string) string {
+		exec(`CREATE TABLE ` + name + ` (LIKE ledger_events INCLUDING ALL)`)
+		if withTrigger {
+			exec(replaceTable(trigger, name))
+		}
+		exec(`DO $$ DECLARE i text; BEGIN
+			FOR i IN SELECT indexname FROM pg_indexes WHERE tablename = '` + name + `' AND indexdef ~ '` + dropIndexes + `' LOOP
+				EXECUTE CASE WHEN i LIKE '%pkey' THEN 'ALTER TABLE ` + name + ` DROP CONSTRAINT ' ELSE 'DROP INDEX ' END || quote_ident(i);
+			END LOOP; END $$`)
+		return name
+	}
+	arms := []struct{ name, table string }{
+		{"no ledger", ""},
+		{"ledger", "ledger_events"},
+		{"ledger without its trigger", copyOf("ledger_no_trigger", false, "^$")},
+		{"ledger without its campaign index", copyOf("ledger_no_campaign", true, "buyer_id")},
+		{"ledger with its primary key alone", copyOf("ledger_key_alone", false, "buyer_id|brin")},
+		{"ledger without any index or trigger", copyOf("ledger_heap_alone", false, ".")},
+	}
+
 	buyer := newBuyer(t, db, "ab@example.test")
 	pub := newPublisher(t, db)
 	camp, quota := newActiveCampaign(t, db, buyer, "ab", nil)
-	if _, err := db.Pool.Exec(ctx, `UPDATE campaign_quotas SET num_respondents = 1000000 WHERE id = $1`, quota); err != nil {
-		t.Fatal(err)
+	per := 8
+	if v, err := strconv.Atoi(os.Getenv("SWITCHBOARD_TIMING_PER")); err == nil && v > 0 {
+		per = v
 	}
-	const per = 8
-	n := 3 * batches * per
+	n := len(arms) * rounds * per
+	exec(`UPDATE campaign_quotas SET num_respondents = $2, in_progress = $2 WHERE id = $1`, quota, n)
 	rows, err := db.Pool.Query(ctx, `INSERT INTO sessions (tid, campaign_id, buyer_id, publisher_id, quota_ids, entered_at)
 		SELECT md5(g::text), $1, $2, $3, ARRAY[$4::bigint], now() FROM generate_series(1, $5) g RETURNING id, tid`, camp, buyer, pub, quota, n)
 	if err != nil {
@@ -54,44 +98,96 @@ func TestLedgerCallbackCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.SortFunc(ss, func(a, b persistence.Session) int { return int(a.ID - b.ID) })
-	if _, err := db.Pool.Exec(ctx, `UPDATE campaign_quotas SET in_progress = $2 WHERE id = $1`, quota, n); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Pool.Exec(ctx, `ANALYZE sessions`); err != nil {
-		t.Fatal(err)
-	}
-	// The third arm writes to a copy of ledger_events with its indexes and constraints but
-	// no trigger: what the closed months' trigger (migration 0053) costs.
-	if _, err := db.Pool.Exec(ctx, `CREATE TABLE ledger_events_bare (LIKE ledger_events INCLUDING ALL)`); err != nil {
-		t.Fatal(err)
-	}
-	arms := []string{"ledger_events", "", "ledger_events_bare"}
-	times := make([][]time.Duration, len(arms))
-	for i := 0; i < len(arms)*batches; i++ {
-		arm := (i + i/len(arms)) % len(arms) // rotate which goes first
-		d, err := db.RecordCompletesTimed(ctx, ss[i*per:(i+1)*per], arms[arm])
-		if err != nil {
-			t.Fatal(err)
+	exec(`VACUUM ANALYZE sessions`)
+	exec(`CHECKPOINT`)
+
+	times := make([][]float64, len(arms)) // times[arm][round], in seconds
+	for r := range rounds {
+		for k := range arms {
+			arm := (r + k) % len(arms) // rotate which goes first
+			i := r*len(arms) + k
+			d, err := db.RecordCompletesTimed(ctx, ss[i*per:(i+1)*per], arms[arm].table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			times[arm] = append(times[arm], d.Seconds())
 		}
-		times[arm] = append(times[arm], d)
 	}
-	median := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
-	sum := func(ds []time.Duration) (s time.Duration) {
-		for _, d := range ds {
-			s += d
+	base := times[0]
+	t.Logf("%d rounds of batches of %d completes; without the ledger: median %.2f ms, total %.2f s",
+		rounds, per, 1000*medianOf(slices.Clone(base)), sumOf(base))
+	maxPct, _ := strconv.ParseFloat(os.Getenv("SWITCHBOARD_TIMING_MAX_PCT"), 64)
+	for a := 1; a < len(arms); a++ {
+		ratios := make([]float64, rounds)
+		for r := range rounds {
+			ratios[r] = times[a][r] / base[r]
 		}
-		return s
+		m, lo, hi := medianInterval(ratios)
+		tot, tlo, thi := totalRatioInterval(times[a], base)
+		t.Logf("%-34s per-batch median %+5.1f%% [%+5.1f%%, %+5.1f%%]; total %+5.1f%% [%+5.1f%%, %+5.1f%%]",
+			arms[a].name, pct(m), pct(lo), pct(hi), pct(tot), pct(tlo), pct(thi))
+		if a == 1 && maxPct > 0 && (pct(hi) > maxPct || pct(thi) > maxPct) {
+			t.Errorf("the ledger adds up to %+.1f%% (median) and %+.1f%% (total) at 95%%, want at most %+.1f%%", pct(hi), pct(thi), maxPct)
+		}
 	}
-	with, without, bare := times[0], times[1], times[2]
-	mw, mo, mb := median(with), median(without), median(bare)
-	t.Logf("batches of %d completes, %d of each: with the ledger median %v total %v; without median %v total %v; median +%.1f%%, total +%.1f%%",
-		per, batches, mw, sum(with), mo, sum(without), 100*(float64(mw)/float64(mo)-1), 100*(float64(sum(with))/float64(sum(without))-1))
-	t.Logf("the ledger without the closed months' trigger: median %v total %v; median +%.1f%%, total +%.1f%% over no ledger",
-		mb, sum(bare), 100*(float64(mb)/float64(mo)-1), 100*(float64(sum(bare))/float64(sum(without))-1))
+	want := 0
+	for _, a := range arms {
+		if strings.HasPrefix(a.table, "ledger_events") {
+			want += rounds * per
+		}
+	}
 	var events int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ledger_events`).Scan(&events); err != nil || events != batches*per {
-		t.Fatalf("%d ledger events (%v), want %d", events, err, batches*per)
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM ledger_events`).Scan(&events); err != nil || events != want {
+		t.Fatalf("%d ledger events (%v), want %d", events, err, want)
 	}
+}
+
+// replaceTable is trigger definition def (pg_get_triggerdef) on table instead.
+func replaceTable(def, table string) string {
+	return strings.Replace(def, " ON public.ledger_events ", " ON "+table+" ", 1)
+}
+
+func pct(r float64) float64 { return 100 * (r - 1) }
+
+func sumOf(xs []float64) (s float64) {
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// medianOf sorts xs and returns its median.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// medianInterval is the median of xs and its 95% confidence interval from the order
+// statistics: the median lies between the sorted xs of ranks n/2 ∓ 1.96·√n/2.
+func medianInterval(xs []float64) (m, lo, hi float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := float64(len(s))
+	k := 1.96 * math.Sqrt(n) / 2
+	l, h := int(math.Floor(n/2-k)), int(math.Ceil(n/2+k))
+	return s[len(s)/2], s[max(l, 0)], s[min(h, len(s)-1)]
+}
+
+// totalRatioInterval is sum(a)/sum(b) over paired rounds, with a 95% bootstrap interval
+// (2,000 resamples of the rounds).
+func totalRatioInterval(a, b []float64) (r, lo, hi float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	rs := make([]float64, 2000)
+	for i := range rs {
+		var sa, sb float64
+		for range a {
+			j := rng.IntN(len(a))
+			sa, sb = sa+a[j], sb+b[j]
+		}
+		rs[i] = sa / sb
+	}
+	slices.Sort(rs)
+	return sumOf(a) / sumOf(b), rs[len(rs)*25/1000], rs[len(rs)*975/1000]
 }
 
 // durableDB is a migrated database on a cluster of the test's own that flushes every
