@@ -28,13 +28,14 @@ const OutcomeEventSeq = 1
 // outcomeLedgerSQL is the CTE body, in recordOutcomesSQL, that stores the ledger event of
 // each decided outcome the partner is told of (s.told): a complete charges the buyer the cpi
 // unless it is an overage, the partner earns the payout, and the exchange keeps the
-// difference (negative for an overage or a time payout).
+// difference (negative for an overage or a time payout). It returns nothing: a
+// data-modifying WITH runs to its end whether or not the statement reads it, and a RETURNING
+// would keep every row for no reader.
 const outcomeLedgerSQL = `INSERT INTO ledger_events (session_id, seq, tid, kind, campaign_id, buyer_id, publisher_id, charge_usd, earning_usd, margin_usd, reward, at)
 	SELECT e.id, 1, e.tid, CASE WHEN e.outcome = 'complete' THEN 'complete' ELSE 'screenout' END, e.campaign_id, e.buyer_id, e.publisher_id,
 		e.charge, e.payout, e.charge - e.payout, e.reward, e.at
 	FROM (SELECT s.*, CASE WHEN s.outcome = 'complete' AND NOT s.overage THEN s.cpi * 100 ELSE 0 END AS charge FROM s
-		WHERE s.told AND NOT s.is_test) e
-	RETURNING 1`
+		WHERE s.told AND NOT s.is_test) e`
 
 // ledgerEvent is one row of ledger_events to store.
 type ledgerEvent struct {

@@ -18,7 +18,6 @@ func (db *DB) RecordCompletesTimed(ctx context.Context, ss []Session, ledger str
 	switch ledger {
 	case "":
 		sql = strings.Replace(sql, "), le AS (\n\t"+outcomeLedgerSQL+"\n", "", 1)
-		sql = strings.Replace(sql, " + (SELECT count(*) FROM le)", "", 1)
 	case "ledger_events":
 	default:
 		sql = strings.Replace(sql, "INSERT INTO ledger_events ", "INSERT INTO "+ledger+" ", 1)

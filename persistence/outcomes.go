@@ -158,7 +158,7 @@ func outcomesStatement(table string, late bool) string {
 	ON CONFLICT (event_id) WHERE event_id IS NOT NULL DO NOTHING
 	RETURNING id, tid, created_at, attempts
 )
-SELECT s.id, s.held, s.overage, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d) + (SELECT count(*) FROM le),
+SELECT s.id, s.held, s.overage, COALESCE(p.id, 0), COALESCE(p.created_at, now()), (SELECT count(*) FROM q) + (SELECT count(*) FROM d),
 	(SELECT count(pg_notify($10, '')) FROM (SELECT 1 FROM p WHERE p.attempts = 0 UNION ALL SELECT 1 FROM w LIMIT 1) n)
 FROM s LEFT JOIN p ON p.tid = s.pb_tid`
 }
