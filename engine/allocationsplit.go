@@ -120,13 +120,21 @@ func (sp AllocationSplit) Assign(participantID int64) Allocation {
 	if len(sp.arms) == 0 {
 		return AllocationGreedy
 	}
+	return sp.arms[sp.arm(participantID)].policy
+}
+
+// arm returns the index of participant id's arm (0 without arms).
+func (sp *AllocationSplit) arm(participantID int64) int {
+	if len(sp.arms) < 2 {
+		return 0
+	}
 	b := splitBucket(participantID)
-	for _, arm := range sp.arms {
+	for i, arm := range sp.arms {
 		if b < arm.end {
-			return arm.policy
+			return i
 		}
 	}
-	return sp.arms[len(sp.arms)-1].policy
+	return len(sp.arms) - 1
 }
 
 // splitBucket maps a participant id to 0..99: the splitmix64 finalizer of

@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,4 +127,98 @@ func FuzzParseAllocationSplit(f *testing.F) {
 			t.Fatalf("%q: assigned %v, not an arm", s, a)
 		}
 	})
+}
+
+// TestAllocationSplitRanksByArm: under a split, each participant's offers
+// are ranked as an engine running only the policy of the participant's arm
+// ranks them (same counters, panel and refresh time): after a refresh,
+// after outcomes raise bounds and the orders are refreshed, and after a
+// campaign changes (a delta partition). Both arms are met, the policies
+// disagree on some participant (the arm matters), and a match allocates
+// nothing.
+func TestAllocationSplitRanksByArm(t *testing.T) {
+	for _, flag := range []string{"greedy:50,bidprice:50", "balanced:40,greedy:30,bidprice:30"} {
+		t.Run(flag, func(t *testing.T) { splitRanksByArm(t, flag) })
+	}
+}
+
+func splitRanksByArm(t *testing.T, flag string) {
+	sp, err := engine.ParseAllocationSplit(flag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(41, 3))
+	var nextQuota int64
+	const firstID, n = 1, 30
+	cs := propMarket(r, firstID, n, &nextQuota)
+	propFieldPeriods(r, cs, 5)
+	panel := propPanel(t, r, firstID, n, 200, 20, 40)
+	ps := make([]engine.Participant, 300)
+	for i := range ps {
+		ps[i] = *propParticipant(r, firstID, n)
+		ps[i].ID = r.Int64N(1 << 40)
+	}
+	ctr := engine.NewCounters()
+	propCounters(r, ctr, cs)
+	split := engine.New(ctr)
+	split.Load(cs)
+	split.SetAllocationSplit(sp, panel)
+	single := map[engine.Allocation]*engine.Engine{}
+	for _, a := range sp.Policies() {
+		e := engine.New(ctr)
+		e.Load(cs)
+		e.SetAllocation(a, panel)
+		single[a] = e
+	}
+	refresh := func(now int64) {
+		for _, e := range append([]*engine.Engine{split}, slices.Collect(maps.Values(single))...) {
+			e.RefreshAllocation(now)
+		}
+	}
+	check := func(step string) {
+		met, differ := map[engine.Allocation]int{}, 0
+		for i := range ps {
+			p := &ps[i]
+			a := sp.Assign(p.ID)
+			met[a]++
+			got := split.Match(p, 0.6, propNow, 0, nil)
+			if want := single[a].Match(p, 0.6, propNow, 0, nil); !sameRanking(got, want) {
+				t.Fatalf("%s: participant %d (%v):\n got %v\nwant %v", step, p.ID, a, scores(got), scores(want))
+			}
+			for _, b := range sp.Policies() {
+				if b != a && !sameRanking(got, single[b].Match(p, 0.6, propNow, 0, nil)) {
+					differ++
+					break
+				}
+			}
+		}
+		if len(met) != len(sp.Policies()) || differ == 0 {
+			t.Fatalf("%s: arms met %v, %d participants ranked differently by another arm", step, met, differ)
+		}
+	}
+	refresh(propNow)
+	check("refreshed")
+	for i := range 400 {
+		c := &cs[i%len(cs)]
+		var quotas []int64
+		for _, q := range c.Quotas {
+			quotas = append(quotas, q.ID)
+		}
+		ctr.RecordOutcome(c.ID, quotas, i%3 == 0, propNow)
+	}
+	refresh(propNow + 600)
+	check("outcomes")
+	changed := cs[3]
+	changed.CPICents += 40
+	for _, e := range append([]*engine.Engine{split}, slices.Collect(maps.Values(single))...) {
+		e.Apply([]engine.Campaign{changed}, nil)
+	}
+	check("delta")
+	if raceEnabled {
+		return
+	}
+	dst := make([]engine.Offer, 0, 10)
+	if allocs := testing.AllocsPerRun(200, func() { dst = split.Match(&ps[7], 0.6, propNow, 10, dst) }); allocs != 0 {
+		t.Errorf("a split's match allocates %.1f", allocs)
+	}
 }

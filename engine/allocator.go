@@ -15,6 +15,48 @@ type allocator struct {
 	// next; bidsMu serializes the refreshes that use it.
 	bidsMu sync.Mutex
 	bids   bidPrices
+	// split divides the participants among arms when it has more than
+	// one (--allocation-split): arm 0 ranks by this allocator's policy and
+	// weights, arm i by those of alts[i-1], each partition keeping one
+	// order per arm.
+	split AllocationSplit
+	alts  []*allocator
+}
+
+// arms is the number of orders a partition keeps: 1 without a split.
+func (a *allocator) arms() int {
+	if a == nil {
+		return 1
+	}
+	return 1 + len(a.alts)
+}
+
+// arm returns the allocator of arm i (a itself for 0).
+func (a *allocator) arm(i int) *allocator {
+	if i == 0 {
+		return a
+	}
+	return a.alts[i-1]
+}
+
+// armOf returns the arm that ranks participant id's offers: 0 without a
+// split, so that matching costs nothing more then.
+func (a *allocator) armOf(participantID int64) int {
+	if a == nil || len(a.alts) == 0 {
+		return 0
+	}
+	return a.split.arm(participantID)
+}
+
+// refreshes reports whether any arm ranks with weights, which
+// RefreshAllocation must then recompute periodically.
+func (a *allocator) refreshes() bool {
+	for i := range a.arms() {
+		if a.arm(i).weighted() {
+			return true
+		}
+	}
+	return false
 }
 
 // allocState is one estimate, computed at unix time at: under the balanced
@@ -47,9 +89,32 @@ func (a *allocator) weighted() bool { return a != nil && a.policy.Weighted() }
 // it. Under a weighted policy call RefreshAllocation periodically: weights
 // are computed when it runs and when campaigns are (re)indexed.
 func (e *Engine) SetAllocation(a Allocation, panel *Panel) {
+	e.setAllocator(&allocator{policy: a, panel: panel})
+}
+
+// SetAllocationSplit ranks each participant's offers under the policy of
+// the split's arm the participant falls in (AllocationSplit.Assign), each
+// policy with its own weights, reading supply from panel; it republishes
+// the current campaigns with one order per arm. Without arms it is
+// SetAllocation(AllocationGreedy, panel). Call RefreshAllocation
+// periodically when any arm is weighted.
+func (e *Engine) SetAllocationSplit(sp AllocationSplit, panel *Panel) {
+	pols := sp.Policies()
+	if len(pols) == 0 {
+		e.SetAllocation(AllocationGreedy, panel)
+		return
+	}
+	a := &allocator{policy: pols[0], panel: panel, split: sp}
+	for _, p := range pols[1:] {
+		a.alts = append(a.alts, &allocator{policy: p, panel: panel})
+	}
+	e.setAllocator(a)
+}
+
+func (e *Engine) setAllocator(a *allocator) {
 	e.writeMu.Lock()
 	defer e.writeMu.Unlock()
-	e.alloc = &allocator{policy: a, panel: panel}
+	e.alloc = a
 	e.snap.Store(build(e.snap.Load().campaigns(), e.counters, e.alloc, nil))
 }
 
@@ -75,17 +140,18 @@ func (e *Engine) Allocation() Allocation {
 }
 
 // AllocationRefreshedAt returns when (unix seconds) the weights in use were
-// computed by RefreshAllocation: 0 before the first refresh and under
-// AllocationGreedy.
+// computed by RefreshAllocation: 0 before the first refresh and when no
+// policy in use is weighted.
 func (e *Engine) AllocationRefreshedAt() int64 {
 	e.writeMu.Lock()
 	a := e.alloc
 	e.writeMu.Unlock()
-	if !a.weighted() {
-		return 0
-	}
-	if st := a.state.Load(); st != nil {
-		return st.at
+	for i := range a.arms() {
+		if arm := a.arm(i); arm.weighted() {
+			if st := arm.state.Load(); st != nil {
+				return st.at
+			}
+		}
 	}
 	return 0
 }
@@ -99,9 +165,31 @@ func (e *Engine) RefreshAllocation(now int64) {
 	e.writeMu.Lock()
 	a := e.alloc
 	e.writeMu.Unlock()
-	if !a.weighted() {
+	if !a.refreshes() {
 		return
 	}
+	snap := e.snap.Load()
+	for i := range a.arms() {
+		if arm := a.arm(i); arm.weighted() {
+			arm.state.Store(arm.estimate(snap, now))
+		}
+	}
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	if e.alloc != a {
+		return
+	}
+	if cur := e.snap.Load(); cur.alloc == a {
+		e.snap.Store(cur.reweighed())
+	} else {
+		e.snap.Store(build(cur.campaigns(), e.counters, a, nil))
+	}
+}
+
+// estimate computes the allocator's weights' inputs from the campaigns of
+// s as of now: the panel supply of every campaign, or under bidprice the
+// weight of every priced quota.
+func (a *allocator) estimate(s *Snapshot, now int64) *allocState {
 	st := &allocState{at: now, supply: make(map[int64]float64)}
 	switch {
 	case a.panel == nil:
@@ -111,57 +199,68 @@ func (e *Engine) RefreshAllocation(now int64) {
 		if old := a.state.Load(); old != nil {
 			prev = old.quotaW
 		}
-		st.quotaW = e.snap.Load().priceQuotas(a.panel, now, &a.bids, prev)
+		st.quotaW = s.priceQuotas(a.panel, now, &a.bids, prev)
 		a.bidsMu.Unlock()
 	default:
-		e.snap.Load().scanSupply(a.panel, now, st.supply)
+		s.scanSupply(a.panel, now, st.supply)
 	}
-	a.state.Store(st)
-	e.writeMu.Lock()
-	defer e.writeMu.Unlock()
-	if e.alloc != a {
-		return
-	}
-	if cur := e.snap.Load(); cur.alloc == a {
-		e.snap.Store(cur.reweighed(st))
-	} else {
-		e.snap.Store(build(cur.campaigns(), e.counters, a, nil))
-	}
+	return st
 }
 
-// reweighed returns s ranked under the weights of st as a new snapshot (a
-// new version, so that answer caches drop the lists ranked under the old
-// weights). A country whose campaigns changed since it was built (a delta,
-// dead slots) is rebuilt whole, as a refresh always did; the index of every
-// other country is kept and only its order is recomputed: a refresh of an
-// unchanged market of 100k campaigns costs a sort, not an index build.
-func (s *Snapshot) reweighed(st *allocState) *Snapshot {
+// reweighed returns s ranked under the latest weights of every arm of its
+// allocator as a new snapshot (a new version, so that answer caches drop
+// the lists ranked under the old weights). A country whose campaigns
+// changed since it was built (a delta, dead slots) is rebuilt whole, as a
+// refresh always did; the index of every other country is kept and only
+// its orders are recomputed: a refresh of an unchanged market of 100k
+// campaigns costs a sort per arm, not an index build.
+func (s *Snapshot) reweighed() *Snapshot {
 	n := &Snapshot{counters: s.counters, alloc: s.alloc, parts: make(map[int32]*country, len(s.parts)), version: snapshotVersions.Add(1)}
 	for id, c := range s.parts {
 		if c.delta != nil || c.ndead > 0 {
 			n.parts[id] = &country{base: buildPartition(c.defs(nil), s.counters, s.alloc, nil)}
 			continue
 		}
-		c.base.reweigh(st)
+		c.base.reweigh()
 		n.parts[id] = c
 	}
 	return n
 }
 
-// reweigh publishes an order of the partition's campaigns ranked under the
-// weights of st and the counters now.
-func (p *partition) reweigh(st *allocState) {
+// reweigh publishes, for every arm, an order of the partition's campaigns
+// ranked under the arm's latest weights and the counters now.
+func (p *partition) reweigh() {
 	p.ordMu.Lock()
 	defer p.ordMu.Unlock()
 	seq := p.ctr.raises.Load() // before reading any bound
-	n := len(p.camps)
-	w, x := make([]float64, n), make([]float64, n)
-	for slot := range p.camps {
-		cm := &p.camps[slot]
-		w[slot], x[slot] = p.alloc.weigh(st, p.cold[slot].def, cm.counter, p.quotas[cm.q0:cm.g0])
+	for i := range p.alloc.arms() {
+		p.orderAt(i).Store(p.armOrder(seq, p.alloc.arm(i)))
 	}
 	p.sinceFull = 0
-	p.ord.Store(p.order(seq, w, x, p.quotaWeights(st)))
+}
+
+// armOrder computes the partition's order under the policy and latest
+// weights of al (an arm's allocator). seq must be read before any bound.
+func (p *partition) armOrder(seq uint64, al *allocator) *rankOrder {
+	st := al.state.Load()
+	var w, x []float64
+	if al.weighted() {
+		n := len(p.camps)
+		w, x = make([]float64, n), make([]float64, n)
+		for slot := range p.camps {
+			cm := &p.camps[slot]
+			w[slot], x[slot] = al.weigh(st, p.cold[slot].def, cm.counter, p.quotas[cm.q0:cm.g0])
+		}
+	}
+	return p.order(seq, w, x, p.quotaWeights(al, st))
+}
+
+// orderAt is where the order of arm i is published (p.ord for arm 0).
+func (p *partition) orderAt(i int) *atomic.Pointer[rankOrder] {
+	if i == 0 {
+		return &p.ord
+	}
+	return &p.alts[i-1]
 }
 
 // Weight returns the balanced weight and exploration cap the snapshot's
@@ -222,9 +321,10 @@ func (a *allocator) weigh(st *allocState, def *Campaign, k *campaignCounter, ope
 }
 
 // quotaWeights returns the bid-price weight of each of the partition's
-// quota slots under st (nil under any other policy).
-func (part *partition) quotaWeights(st *allocState) []float64 {
-	if part.alloc == nil || part.alloc.policy != AllocationBidPrice {
+// quota slots under st when al ranks by bid prices (nil under any other
+// policy).
+func (part *partition) quotaWeights(al *allocator, st *allocState) []float64 {
+	if al == nil || al.policy != AllocationBidPrice {
 		return nil
 	}
 	qw := make([]float64, len(part.quotas))

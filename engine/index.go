@@ -46,7 +46,8 @@ type partition struct {
 	gates []gate // by slot
 
 	ord        atomic.Pointer[rankOrder]
-	ordMu      sync.Mutex // serializes publishing a new order
+	alts       []atomic.Pointer[rankOrder] // under a split, the order of arm i+1 (orderAt)
+	ordMu      sync.Mutex                  // serializes publishing a new order
 	refreshing atomic.Bool
 	sinceFull  int        // refreshes since the last full one (reorder); ordMu guards it
 	alloc      *allocator // nil: greedy
@@ -203,9 +204,11 @@ func (p *partition) bytes() int {
 		cap(p.posts)*4 + cap(p.spans)*int(unsafe.Sizeof(span{})) + cap(p.blocks)*4 +
 		cap(p.gates)*int(unsafe.Sizeof(gate{})) +
 		p.codes.bytes() + p.shorts.bytes()
-	if o := p.ord.Load(); o != nil {
-		n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x)+cap(o.qw))*8 + cap(o.explorers)*int(unsafe.Sizeof(explorer{})) +
-			cap(o.gates)*int(unsafe.Sizeof(gate{}))
+	for i := range 1 + len(p.alts) {
+		if o := p.orderAt(i).Load(); o != nil {
+			n += cap(o.slots)*4 + (cap(o.keys)+cap(o.w)+cap(o.x)+cap(o.qw))*8 + cap(o.explorers)*int(unsafe.Sizeof(explorer{})) +
+				cap(o.gates)*int(unsafe.Sizeof(gate{}))
+		}
 	}
 	for k := range p.texts {
 		n += int(unsafe.Sizeof(k)+unsafe.Sizeof(span{})) + mapEntryOverhead + len(k.text)

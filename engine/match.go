@@ -126,7 +126,8 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 	base.compileParticipant(sc, p)
 	top := &sc.top
 	top.reset(k)
-	bo := base.ord.Load()
+	arm := s.alloc.armOf(p.ID) // the split's arm: 0 without one
+	bo := base.orderAt(arm).Load()
 	ec := evalCtx{sc: sc, p: p, share: share, now: now, day: day, top: top, ord: bo}
 	bounded = base.evaluateRaised(&ec, bounded)
 
@@ -140,7 +141,7 @@ func (s *Snapshot) match(sc *scratch, p *Participant, share float64, now int64, 
 		sd.begin(d)
 		d.markEntries(sd, p, now)
 		d.compileParticipant(sd, p)
-		do = d.ord.Load()
+		do = d.orderAt(arm).Load()
 		dc = evalCtx{sc: sd, p: p, share: share, now: now, day: day, top: top, ord: do}
 		bounded = d.evaluateRaised(&dc, bounded)
 	}

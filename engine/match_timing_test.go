@@ -105,13 +105,31 @@ func BenchmarkMatchBalanced(b *testing.B) { benchMatchUnder(b, engine.Allocation
 // BenchmarkMatchBalanced's before timing.
 func BenchmarkMatchBidPrice(b *testing.B) { benchMatchUnder(b, engine.AllocationBidPrice) }
 
+// BenchmarkMatchSplit is BenchmarkMatch under --allocation-split
+// greedy:50,bidprice:50: half the participants walk the greedy order, half
+// the bid-price one, weights computed from BenchmarkMatchBidPrice's panel.
+func BenchmarkMatchSplit(b *testing.B) {
+	sp, err := engine.ParseAllocationSplit("greedy:50,bidprice:50")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchMatchWith(b, func(e *engine.Engine, panel *engine.Panel) { e.SetAllocationSplit(sp, panel) })
+}
+
 // benchMatchUnder times matches at 10k and 100k campaigns under policy,
 // its weights computed from benchPanel before timing.
 func benchMatchUnder(b *testing.B, policy engine.Allocation) {
+	benchMatchWith(b, func(e *engine.Engine, panel *engine.Panel) { e.SetAllocation(policy, panel) })
+}
+
+// benchMatchWith times matches at 10k and 100k campaigns under the
+// allocation set selects, its weights computed from benchPanel before
+// timing.
+func benchMatchWith(b *testing.B, set func(*engine.Engine, *engine.Panel)) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("campaigns=%d", n), func(b *testing.B) {
 			e, _, ps := benchMarket(n)
-			e.SetAllocation(policy, benchPanel(ps))
+			set(e, benchPanel(ps))
 			e.RefreshAllocation(synth.Now)
 			timeMatches(b, e, ps)
 		})

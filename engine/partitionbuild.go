@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"sync/atomic"
 )
 
 // yieldEvery is how many campaigns a build goes through between two calls of its yield: a
@@ -40,7 +41,7 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator, yield fun
 		yield()
 	}
 	if alloc != nil {
-		ord.qw = p.quotaWeights(alloc.state.Load())
+		ord.qw = p.quotaWeights(alloc, alloc.state.Load())
 	}
 	p.indexRelations()
 	p.placeGates()
@@ -49,6 +50,14 @@ func buildPartition(defs []*Campaign, ctr *Counters, alloc *allocator, yield fun
 	}
 	ord.place(p)
 	p.ord.Store(ord)
+	if n := alloc.arms(); n > 1 {
+		// The other arms of a split: one order each, over the slots laid
+		// out in the first arm's order.
+		p.alts = make([]atomic.Pointer[rankOrder], n-1)
+		for i := 1; i < n; i++ {
+			p.alts[i-1].Store(p.armOrder(seq, alloc.arm(i)))
+		}
+	}
 	return p
 }
 

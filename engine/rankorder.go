@@ -101,20 +101,29 @@ const fullRefreshEvery = 64
 // of every campaign (tightening those that drifted up) and sorts them all. Under
 // a stream of completes a refresh is asked for every refreshAfter raises, and at
 // 100k campaigns a full one costs milliseconds.
+// Under a split every arm's order is refreshed the same way.
 func (p *partition) refresh() {
 	p.ordMu.Lock()
 	defer p.ordMu.Unlock()
-	old := p.ord.Load()
 	seq := p.ctr.raises.Load() // before reading any bound
-	if p.sinceFull < fullRefreshEvery {
-		if ids, ok := p.ctr.raisedSince(old.seq, raiseLogSize-1, nil); ok {
-			p.sinceFull++
-			p.ord.Store(p.reorder(old, seq, ids))
-			return
+	full := p.sinceFull >= fullRefreshEvery
+	for i := range 1 + len(p.alts) {
+		at := p.orderAt(i)
+		old := at.Load()
+		if !full {
+			if ids, ok := p.ctr.raisedSince(old.seq, raiseLogSize-1, nil); ok {
+				at.Store(p.reorder(old, seq, ids))
+				continue
+			}
 		}
+		full = true
+		at.Store(p.order(seq, old.w, old.x, old.qw))
 	}
-	p.sinceFull = 0
-	p.ord.Store(p.order(seq, old.w, old.x, old.qw))
+	if full {
+		p.sinceFull = 0
+	} else {
+		p.sinceFull++
+	}
 }
 
 // reorder returns old with the slots of the raised campaigns (ids; repeats and
