@@ -139,6 +139,16 @@ func (e *Engine) Allocation() Allocation {
 	return e.alloc.policy
 }
 
+// AllocationSplit returns the split in use (no arms without one).
+func (e *Engine) AllocationSplit() AllocationSplit {
+	e.writeMu.Lock()
+	defer e.writeMu.Unlock()
+	if e.alloc == nil {
+		return AllocationSplit{}
+	}
+	return e.alloc.split
+}
+
 // AllocationRefreshedAt returns when (unix seconds) the weights in use were
 // computed by RefreshAllocation: 0 before the first refresh and when no
 // policy in use is weighted.

@@ -78,3 +78,62 @@ func TestServeBalancedAllocation(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestAllocationSplitFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name, arg, want string // want: the split, or the error's telling part
+		fails           bool
+	}{
+		{"off", "", "", false},
+		{"half and half", "greedy:50,bidprice:50", "greedy:50,bidprice:50", false},
+		{"three arms", "balanced:20,edf:30,greedy:50", "balanced:20,edf:30,greedy:50", false},
+		{"short of 100", "greedy:50,bidprice:40", "sum to 90", true},
+		{"unknown policy", "greedy:50,fair:50", `unknown policy "fair"`, true},
+		{"duplicate", "greedy:50,greedy:50", "given twice", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Unsetenv("SWITCHBOARD_ALLOCATION_SPLIT")
+			f := newFlags("serve")
+			f.SetOutput(io.Discard)
+			var cfg app.Config
+			allocationFlags(f, &cfg)
+			var args []string
+			if tc.arg != "" {
+				args = []string{"--allocation-split", tc.arg}
+			}
+			err := f.parse(args)
+			if tc.fails {
+				if err == nil || !strings.Contains(err.Error(), "allocation-split") || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v; want one naming the flag and %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil || cfg.AllocationSplit.String() != tc.want || cfg.AllocationSplit.Enabled() != (tc.want != "") {
+				t.Fatalf("got %q, err %v; want %q", cfg.AllocationSplit, err, tc.want)
+			}
+		})
+	}
+}
+
+// A server started with a split ranks under every arm's policy and is ready once the
+// weighted arm's weights are computed, although the split's first arm is greedy.
+func TestServeAllocationSplit(t *testing.T) {
+	t.Parallel()
+	sp, err := engine.ParseAllocationSplit("greedy:50,bidprice:50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := apptest.Start(t, apptest.Options{Configure: func(c *app.Config) {
+		c.AllocationSplit = sp
+		c.AllocationEvery = 50 * time.Millisecond
+	}})
+	if got := s.App.Engine.AllocationSplit(); got.String() != "greedy:50,bidprice:50" {
+		t.Fatalf("engine split %q", got)
+	}
+	if s.App.Engine.AllocationRefreshedAt() == 0 {
+		t.Fatal("ready before the bidprice arm's first refresh")
+	}
+	if r := s.Send(t, s.NewRequest(t, "GET", "/readyz", nil)); r.Status != 200 || !strings.Contains(string(r.Body), `"allocation":"ok"`) {
+		t.Fatalf("/readyz: %d %s", r.Status, r.Body)
+	}
+}

@@ -221,6 +221,11 @@ func allocationFlags(f flags, cfg *app.Config) {
 			cfg.Allocation, err = engine.ParseAllocation(v)
 			return err
 		})
+	f.Func("allocation-split", "measure policies on real traffic: policy:share[,policy:share...] (shares in percent, summing to 100, e.g. greedy:50,bidprice:50) ranks each participant's offers under the policy of the arm a salted hash of the participant id assigns, each policy with its own weights; replaces --allocation; docs/allocation.md (default off)",
+		func(v string) (err error) {
+			cfg.AllocationSplit, err = engine.ParseAllocationSplit(v)
+			return err
+		})
 	f.DurationVar(&cfg.AllocationEvery, "allocation-every", 5*time.Minute, "how often a weighted allocation (any but greedy) recomputes its weights")
 }
 

@@ -2,12 +2,31 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/switchboard/switchboard/engine"
 )
+
+// setAllocation selects the configured policy, or the split of policies when it has arms.
+func setAllocation(e *engine.Engine, cfg *Config, panel *engine.Panel) {
+	if cfg.AllocationSplit.Enabled() {
+		e.SetAllocationSplit(cfg.AllocationSplit, panel)
+		return
+	}
+	e.SetAllocation(cfg.Allocation, panel)
+}
+
+// weightedAllocation reports whether a policy in use ranks with weights that
+// refreshAllocation must compute.
+func (c *Config) weightedAllocation() bool {
+	if !c.AllocationSplit.Enabled() {
+		return c.Allocation.Weighted()
+	}
+	return slices.ContainsFunc(c.AllocationSplit.Policies(), engine.Allocation.Weighted)
+}
 
 // refreshAllocation recomputes the balanced allocation's weights (panel supply, pacing,
 // exploration) now and then every `every` until ctx ends, so matching never computes them

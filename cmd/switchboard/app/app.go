@@ -211,10 +211,10 @@ func (a *App) buildPanel(ctx context.Context, res *restored) *supply.PanelSeed {
 		a.Panel = engine.NewPanel()
 		reservePanel(ctx, db, a.Panel, log)
 	}
-	a.Engine.SetAllocation(cfg.Allocation, a.Panel)
+	setAllocation(a.Engine, &cfg, a.Panel)
 	a.weighted = make(chan struct{})
 	a.settled = make(chan struct{})
-	if !cfg.Allocation.Weighted() {
+	if !cfg.weightedAllocation() {
 		close(a.weighted)
 	}
 	return seed
@@ -346,7 +346,7 @@ func (a *App) startWorkers(bg context.Context, endJoin func()) {
 		}
 		close(a.ready)
 	})
-	if a.cfg.Allocation.Weighted() {
+	if a.cfg.weightedAllocation() {
 		go a.refreshWeights(bg)
 	}
 	go settle(bg, a.Supply.Loaded(), append(a.dataLoads(), load{"allocation", a.weighted}), a.Panel, !a.Joining, a.log, a.settled)

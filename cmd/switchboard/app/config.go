@@ -59,6 +59,9 @@ type Config struct {
 	// Allocation is the policy that ranks a participant's offers (docs/allocation.md); the
 	// zero value is engine.AllocationGreedy.
 	Allocation engine.Allocation
+	// AllocationSplit, when it has arms, ranks each participant's offers under the policy of
+	// the arm the participant falls in and replaces Allocation (docs/allocation.md, "Split").
+	AllocationSplit engine.AllocationSplit
 	// AllocationEvery is the period at which a weighted allocation recomputes its weights
 	// off the request path (default 5 min).
 	AllocationEvery time.Duration
