@@ -60,7 +60,7 @@ type Config struct {
 	// zero value is engine.AllocationGreedy.
 	Allocation engine.Allocation
 	// AllocationSplit, when it has arms, ranks each participant's offers under the policy of
-	// the arm the participant falls in and replaces Allocation (docs/allocation.md, "Split").
+	// the arm the participant falls in and replaces Allocation (docs/allocation.md).
 	AllocationSplit engine.AllocationSplit
 	// AllocationEvery is the period at which a weighted allocation recomputes its weights
 	// off the request path (default 5 min).
