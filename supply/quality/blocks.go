@@ -95,8 +95,21 @@ func (q *Service) LoadBlocks(ctx context.Context) error {
 		}
 	}
 	q.blocks.Store(n)
+	q.loadedOnce.Do(func() { close(q.blocksLoaded) })
 	return nil
 }
+
+// BlocksLoaded is closed once the blocked set is first loaded from the database (or caught
+// up from a snapshot's); at once for a service without storage.
+func (q *Service) BlocksLoaded() <-chan struct{} {
+	if q == nil || q.store == nil {
+		return closed
+	}
+	return q.blocksLoaded
+}
+
+// closed is a channel closed from the start.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // mirrorBlocks keeps the blocked set equal to the database until ctx ends.
 func (q *Service) mirrorBlocks(ctx context.Context) {

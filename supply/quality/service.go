@@ -99,6 +99,10 @@ type Service struct {
 
 	blocks  atomic.Pointer[blockSet]
 	blockMu sync.Mutex // serializes writers of blocks
+	// blocksLoaded is closed once the blocked set is first loaded (or caught up from its
+	// snapshot: blocks.go); loadedOnce closes it.
+	blocksLoaded chan struct{}
+	loadedOnce   sync.Once
 
 	geo        *geoDB           // nil: the IP-country check is off
 	countryISO map[int32]string // country id → ISO code, for the IP-country check
@@ -128,7 +132,7 @@ type publisherStats struct {
 // the precomputed answers. The blocked set is loaded by Start (and LoadBlocks).
 func New(cfg Config, d Deps) (*Service, error) {
 	q := &Service{cfg: cfg.withDefaults(), store: d.Store, feed: d.Feed, log: d.Log, now: d.Now, seed: maphash.MakeSeed(),
-		countryISO: map[int32]string{}, blockedBodies: map[string][]byte{}}
+		countryISO: map[int32]string{}, blockedBodies: map[string][]byte{}, blocksLoaded: make(chan struct{})}
 	if q.log == nil {
 		q.log = zap.NewNop()
 	}

@@ -72,12 +72,14 @@ type App struct {
 	snapshotStreams sync.Mutex // held while a peer snapshot streams
 	// snapshotAuth is the token peers show for GET /admin/snapshot, once read.
 	snapshotAuth atomic.Pointer[string]
+	phases       *startPhases // the phases of the start (startphases.go)
 }
 
 // New connects to the database, migrates it under an advisory lock and builds every
 // interface. It does not listen yet.
 func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	cfg = cfg.withDefaults()
+	phases := newStartPhases(log.Named("start"))
 	if !persistence.ValidEnvironment(cfg.Environment) {
 		return nil, errors.New("environment must be staging or live")
 	}
@@ -85,13 +87,16 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	phases.since("database", phases.began, 0, 0)
 	a := newApp(cfg, log, db)
+	a.phases = phases
 
 	// The engine loads in the background, beside the panel and the counters (Start below);
 	// /readyz reports when all three are in.
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stop = stop
 	a.sync = newEngineSync(db, a.Engine, log.Named("engine"), cfg.RebuildEvery)
+	a.sync.phases = phases
 	endJoin := a.joinGently(ctx)
 	a.Joining = endJoin != nil
 	built := false
@@ -278,6 +283,7 @@ func (a *App) buildRouter(mux *httpio.Mux, seed *supply.PanelSeed) error {
 // startRouting starts in bg the router, the fleet's upkeep, supply and the services, the
 // router and supply hearing of the engine's campaign changes.
 func (a *App) startRouting(bg context.Context) {
+	a.timeLoads(bg)
 	a.Router.Start(bg)
 	// The sweeper starts once this process's loads are in (maintenance.Fleet.Start): ready
 	// is closed by startWorkers, where a joining start-up also ends.

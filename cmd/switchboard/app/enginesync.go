@@ -38,6 +38,8 @@ type engineSync struct {
 	// seed, until the first full load has used it, is the engine input of a snapshot: that
 	// load takes it and re-reads only the campaigns changed since its position.
 	seed *engineSeed
+	// phases, when set, hears of the first load (startphases.go).
+	phases *startPhases
 }
 
 // engineSeed is the engine input a process snapshot carried, and its position.
@@ -77,6 +79,7 @@ func (s *engineSync) full(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	read := time.Since(start)
 	s.eng.Load(cs)
 	s.current.Store(start.UnixNano()) // changes committed during the load are NOTIFYed
 	s.fullAt.Store(start.UnixNano())
@@ -89,7 +92,12 @@ func (s *engineSync) full(ctx context.Context) error {
 		(*f)(nil)
 	}
 	s.log.Debug("engine loaded", zap.Int("campaigns", len(cs)), zap.Duration("took", time.Since(start)))
-	s.once.Do(func() { close(s.loaded) })
+	s.once.Do(func() {
+		if s.phases != nil {
+			s.phases.since("engine", start, 0, int64(len(cs)), zap.Duration("read", read.Round(time.Millisecond)))
+		}
+		close(s.loaded)
+	})
 	return nil
 }
 
@@ -115,9 +123,12 @@ func (s *engineSync) fromSeed(ctx context.Context, start time.Time, epoch int64,
 	if f := s.changed.Load(); f != nil {
 		(*f)(nil)
 	}
-	s.log.Info("engine loaded from its snapshot", zap.Int("campaigns", n), zap.Int("changed_since", len(ids)),
-		zap.Duration("took", time.Since(start)))
-	s.once.Do(func() { close(s.loaded) })
+	s.once.Do(func() {
+		if s.phases != nil {
+			s.phases.since("engine", start, 0, int64(n), zap.Int("changed_since", len(ids)))
+		}
+		close(s.loaded)
+	})
 	return nil
 }
 

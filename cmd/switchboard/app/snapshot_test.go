@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -414,10 +415,12 @@ func TestLocalSnapshotRestart(t *testing.T) {
 		converge(t, name, scratch.App, s.App)
 		return s, logs
 	}
-	restarted, _ := start("a process restarted from its local snapshot")
+	restarted, restartLogs := start("a process restarted from its local snapshot")
 	if !restarted.App.Restored {
 		t.Fatal("the restart did not start from the local snapshot")
 	}
+	checkStartPhases(t, restarted.App, restartLogs, "database", "fetch", "decode", "engine", "catch-up", "counts",
+		"blocks", "listen", "ready")
 	stopApp(t, restarted)
 
 	core, logs := observer.New(zap.InfoLevel)
@@ -457,6 +460,41 @@ func TestLocalSnapshotRestart(t *testing.T) {
 			t.Fatalf("%s: refusal logged: %+v", tc.name, refused)
 		}
 		stopApp(t, s)
+	}
+}
+
+// checkStartPhases waits until the process is ready, then checks that each phase of want
+// was recorded and logged once ("start phase", with its duration), and that the snapshot's
+// fetch counted its bytes.
+func checkStartPhases(t *testing.T, a *app.App, logs *observer.ObservedLogs, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.ContainsFunc(a.StartPhases(), func(p app.StartPhase) bool { return p.Name == "ready" }) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready: phases %+v", a.StartPhases())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := map[string]app.StartPhase{}
+	for _, p := range a.StartPhases() {
+		got[p.Name] = p
+	}
+	logged := map[string]int{}
+	for _, e := range logs.FilterMessage("start phase").All() {
+		if _, ok := e.ContextMap()["took"]; ok {
+			logged[fmt.Sprint(e.ContextMap()["phase"])]++
+		}
+	}
+	for _, name := range want {
+		if _, ok := got[name]; !ok || logged[name] != 1 {
+			t.Errorf("phase %q: recorded %v, logged %d times; phases %+v", name, ok, logged[name], a.StartPhases())
+		}
+	}
+	if f, ok := got["fetch"]; ok && f.Bytes == 0 {
+		t.Errorf("the fetch counted no bytes: %+v", f)
+	}
+	if r := got["ready"]; r.At < got["engine"].At || r.At < got["catch-up"].At {
+		t.Errorf("ready before its loads: %+v", a.StartPhases())
 	}
 }
 

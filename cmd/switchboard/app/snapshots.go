@@ -146,6 +146,7 @@ type pace struct {
 	n     int
 	since time.Time
 	sleep func(time.Duration) // nil: time.Sleep
+	slept time.Duration       // the sleeps so far
 }
 
 const paceEvery = 4096
@@ -160,6 +161,7 @@ func (p *pace) step() {
 	p.n = 0
 	if !p.since.IsZero() {
 		rest := time.Duration(float64(time.Since(p.since)) * (1 - p.duty) / p.duty)
+		p.slept += rest
 		if p.sleep != nil {
 			p.sleep(rest)
 		} else {
@@ -387,7 +389,8 @@ func (a *App) readSnapshot(ctx context.Context, r io.Reader) (*restored, snapsho
 	if a.Joining { // beside serving processes: their cores too
 		p.duty = max(a.cfg.JoinLoadShare, snapshotJoinShare)
 	}
-	h, counts, err := snapshot.Read(r, accept, snapshot.Sink{
+	began, tr := time.Now(), &timedReader{r: r}
+	h, counts, err := snapshot.Read(tr, accept, snapshot.Sink{
 		Campaign: func(c engine.Campaign) error { campaigns = append(campaigns, c); return nil },
 		Participant: func(rec *engine.PanelRecord) error {
 			p.step()
@@ -398,6 +401,11 @@ func (a *App) readSnapshot(ctx context.Context, r io.Reader) (*restored, snapsho
 	if err != nil {
 		return nil, h, counts, err
 	}
+	// The fetch is the time spent waiting on the source; the decode the rest but the pacing's
+	// sleeps (a joining process's share of the clock).
+	a.phases.done("fetch", tr.wait, tr.bytes, 0)
+	a.phases.done("decode", time.Since(began)-tr.wait-p.slept, 0, counts.Campaigns+counts.Participants,
+		zap.Duration("paced", p.slept.Round(time.Millisecond)))
 	pos := h.Position
 	return &restored{panel: pl, engine: &engineSeed{campaigns: campaigns, xid: pos.XID},
 		supply: &supply.PanelSeed{XID: pos.XID, SessionID: pos.SessionID, LeftOut: leftOut}}, h, counts, nil
