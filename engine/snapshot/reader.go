@@ -16,6 +16,10 @@ type Sink struct {
 	Campaign    func(c engine.Campaign) error
 	Participant func(rec *engine.PanelRecord) error
 	LeftOut     func(id int64) error
+	// Format 2 (a snapshot of format 1 has none: Header.Format says so).
+	QuotaCount    func(id int64, v engine.QuotaCounts) error
+	CampaignCount func(id int64, v engine.CampaignCounts) error
+	Block         func(b Block) error
 }
 
 // Read reads a snapshot from r and hands its values to sink, checking each frame's
@@ -30,7 +34,7 @@ func Read(r io.Reader, accept func(Header) error, sink Sink) (Header, Counts, er
 	if err != nil {
 		return h, Counts{}, err
 	}
-	d := decoder{sink: sink}
+	d := decoder{sink: sink, format: h.Format}
 	last := kindHeader
 	for {
 		var kind byte
@@ -72,7 +76,7 @@ func readHead(br *bufio.Reader, accept func(Header) error) (Header, []byte, erro
 	if h, err = parseHeader(payload); err != nil {
 		return h, nil, err
 	}
-	if h.Format != FormatVersion {
+	if h.Format < MinFormatVersion || h.Format > FormatVersion {
 		return h, nil, &VersionError{What: "format", Got: h.Format, Want: FormatVersion}
 	}
 	if accept != nil {
@@ -85,9 +89,10 @@ func readHead(br *bufio.Reader, accept func(Header) error) (Header, []byte, erro
 
 // decoder hands the values of a snapshot's frames to a Sink, counting them.
 type decoder struct {
-	sink Sink
-	got  Counts
-	rec  engine.PanelRecord // reused from one panel row to the next
+	sink   Sink
+	format int // the header's
+	got    Counts
+	rec    engine.PanelRecord // reused from one panel row to the next
 }
 
 // frame decodes the values of one frame of kind and hands them to the sink. It returns the
@@ -100,6 +105,16 @@ func (d *decoder) frame(kind byte, payload []byte) ([]byte, error) {
 		return d.panel(payload)
 	case kindLeftOut:
 		return d.leftOut(payload)
+	}
+	if d.format >= countersFormat {
+		switch kind {
+		case kindQuotaCounts:
+			return d.values(payload, &d.got.QuotaCounts, d.quotaCount)
+		case kindCampaignCounts:
+			return d.values(payload, &d.got.CampaignCounts, d.campaignCount)
+		case kindBlocks:
+			return d.values(payload, &d.got.Blocks, d.block)
+		}
 	}
 	return payload, fmt.Errorf("%w: unknown frame kind %d", ErrCorrupt, kind)
 }
@@ -157,9 +172,54 @@ func (d *decoder) leftOut(payload []byte) ([]byte, error) {
 	return payload, nil
 }
 
+// values decodes a frame of values one at a time with one, counting them in n.
+func (d *decoder) values(payload []byte, n *int64, one func([]byte) ([]byte, error)) ([]byte, error) {
+	for len(payload) > 0 {
+		var err error
+		if payload, err = one(payload); err != nil {
+			return payload, err
+		}
+		*n++
+	}
+	return payload, nil
+}
+
+func (d *decoder) quotaCount(b []byte) ([]byte, error) {
+	id, v, b, err := parseQuotaCount(b)
+	if err != nil {
+		return b, fmt.Errorf("%w: quota counts", ErrCorrupt)
+	}
+	if d.sink.QuotaCount != nil {
+		err = d.sink.QuotaCount(id, v)
+	}
+	return b, err
+}
+
+func (d *decoder) campaignCount(b []byte) ([]byte, error) {
+	id, v, b, err := parseCampaignCount(b)
+	if err != nil {
+		return b, fmt.Errorf("%w: campaign counts", ErrCorrupt)
+	}
+	if d.sink.CampaignCount != nil {
+		err = d.sink.CampaignCount(id, v)
+	}
+	return b, err
+}
+
+func (d *decoder) block(b []byte) ([]byte, error) {
+	k, b, err := parseBlock(b)
+	if err != nil {
+		return b, fmt.Errorf("%w: quality block", ErrCorrupt)
+	}
+	if d.sink.Block != nil {
+		err = d.sink.Block(k)
+	}
+	return b, err
+}
+
 // end checks the end frame: the counts it holds are those read.
 func (d *decoder) end(payload []byte) error {
-	want, err := parseCounts(payload)
+	want, err := parseCounts(payload, d.format)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // Writer writes one snapshot to an io.Writer: the header at once, then campaigns, panel
-// rows and left-out ids in that order (each kind after the one before it is done), in
+// rows, left-out ids, quota counts, campaign counts and blocks in that order (each kind after the one before it is done), in
 // frames of at most MaxFrame bytes, and the end frame at Close. The first write error is
 // kept and returned by every later call.
 type Writer struct {
@@ -100,6 +100,24 @@ func (w *Writer) Participant(rec *engine.PanelRecord) error {
 func (w *Writer) LeftOut(id int64) error {
 	w.counts.LeftOut++
 	return w.add(kindLeftOut, func(b []byte) []byte { return binary.AppendVarint(b, id) })
+}
+
+// QuotaCount adds the counters of a quota.
+func (w *Writer) QuotaCount(id int64, v engine.QuotaCounts) error {
+	w.counts.QuotaCounts++
+	return w.add(kindQuotaCounts, func(b []byte) []byte { return appendQuotaCount(b, id, v) })
+}
+
+// CampaignCount adds the counters of a campaign.
+func (w *Writer) CampaignCount(id int64, v engine.CampaignCounts) error {
+	w.counts.CampaignCounts++
+	return w.add(kindCampaignCounts, func(b []byte) []byte { return appendCampaignCount(b, id, v) })
+}
+
+// Block adds a participant's latest quality block.
+func (w *Writer) Block(k Block) error {
+	w.counts.Blocks++
+	return w.add(kindBlocks, func(b []byte) []byte { return appendBlock(b, k) })
 }
 
 // Close writes the last frame and the end frame. It does not close the io.Writer.
