@@ -10,7 +10,11 @@ import (
 // A process started from a snapshot catches up from the database: what changed at or after
 // the position the snapshot is consistent at. Campaigns and participants record the
 // transaction that last changed them (change_xid, set by a trigger on every insert and
-// update: migration 0055); entries are sessions, whose ids the position bounds.
+// update: migration 0055); entries are sessions, whose ids the position bounds. The counters
+// (campaign_quotas, campaign_daily_counts) and the quality blocks (quality_blocks) are
+// rewritten thousands of times a second, and a trigger on each write would cost the entry
+// path: their catch-up reads the transaction that wrote each row version from the row
+// itself (writtenAt).
 
 // ChangePosition is a position in the database's history of changes (ChangePosition).
 type ChangePosition struct {
@@ -101,4 +105,54 @@ func (db *FeedStore) EntriesAfter(ctx context.Context, sessionID int64, entry fu
 		}
 	}
 	return n, nil
+}
+
+// writtenAt is a condition on a row of the table aliased r: the transaction that wrote its
+// current version has an id at or above $1 (a ChangePosition's XID). A row's xmin is the
+// 32-bit id of that transaction; it is widened to 64 bits with the epoch of the next id to
+// be handed out (the snapshot's xmax, alias n), the epoch before when it would lie past it.
+// A frozen row keeps its xmin and may widen to a recent id: it is then re-read for nothing,
+// never missed, since a row written at or after the position was written after it.
+const writtenAt = `((n.nx >> 32 << 32) + r.xmin::text::bigint
+	- CASE WHEN (n.nx >> 32 << 32) + r.xmin::text::bigint > n.nx THEN 4294967296 ELSE 0 END) >= $1::bigint`
+
+// nextXID is the FROM item n of writtenAt.
+const nextXID = `(SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS nx) n`
+
+// CountsChangedAt returns the campaigns whose counts a transaction at or after xid (a
+// ChangePosition's) changed: daily, those of which a day's completes or outcomes
+// (campaign_daily_counts) changed, whose campaign counts are re-read whole; quotas, those of
+// which a quota's counts (campaign_quotas) changed. Both sorted; CountsOf reads them.
+func (db *FeedStore) CountsChangedAt(ctx context.Context, xid uint64) (daily, quotas []int64, err error) {
+	rows, err := db.Pool.Query(ctx, `SELECT DISTINCT r.campaign_id, true FROM campaign_daily_counts r, `+nextXID+` WHERE `+writtenAt+`
+		UNION ALL SELECT DISTINCT r.campaign_id, false FROM campaign_quotas r, `+nextXID+` WHERE `+writtenAt+`
+		ORDER BY 1`, int64(xid))
+	if err != nil {
+		return nil, nil, classify(err)
+	}
+	var id int64
+	var isDaily bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &isDaily}, func() error {
+		if isDaily {
+			daily = append(daily, id)
+		} else {
+			quotas = append(quotas, id)
+		}
+		return nil
+	})
+	return daily, quotas, classify(err)
+}
+
+// QualityBlocksChangedAt returns the latest block of every participant of which a
+// transaction at or after xid (a ChangePosition's) decided or changed (lifted) a block:
+// what a blocked set current at that position re-reads.
+func (db *QualityStore) QualityBlocksChangedAt(ctx context.Context, xid uint64) ([]QualityBlock, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT DISTINCT ON (participant_id) `+qualityBlockColumns+` FROM quality_blocks
+		WHERE participant_id IN (SELECT r.participant_id FROM quality_blocks r, `+nextXID+` WHERE `+writtenAt+`)
+		ORDER BY participant_id, blocked_at DESC, id DESC`, int64(xid))
+	if err != nil {
+		return nil, classify(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (QualityBlock, error) { return scanQualityBlock(r) })
+	return out, classify(err)
 }

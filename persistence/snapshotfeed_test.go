@@ -2,8 +2,11 @@ package persistence_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -90,5 +93,90 @@ func TestChangesAtPosition(t *testing.T) {
 	}
 	if pos2, err := db.Feed.ChangePosition(ctx); err != nil || pos2.XID <= pos.XID || pos2.SessionID < pos.SessionID+2 {
 		t.Fatalf("position did not advance: %+v then %+v (%v)", pos, pos2, err)
+	}
+}
+
+// TestCountsAndBlocksChangedAtPosition: after a position, the counters' and the blocks'
+// catch-up name exactly the campaigns whose quota or daily counts, and the participants
+// whose blocks, a transaction at or after it wrote, including one open across the position
+// whose write was made before it; each block read is the participant's latest.
+func TestCountsAndBlocksChangedAtPosition(t *testing.T) {
+	ctx := context.Background()
+	db := migratedDB(t)
+	buyer := newBuyer(t, db, "countspos@example.test")
+	pub := newPublisher(t, db)
+	c1, q1 := newActiveCampaign(t, db, buyer, "before", nil)
+	c2, q2 := newActiveCampaign(t, db, buyer, "open across", nil)
+	c3, _ := newActiveCampaign(t, db, buyer, "daily after", nil)
+	c4, q4 := newActiveCampaign(t, db, buyer, "quota after", nil)
+	exec := func(q any, sql string, args ...any) {
+		t.Helper()
+		type execer interface {
+			Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+		}
+		if _, err := q.(execer).Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var p1, p2, p3 int64
+	for i, p := range []*int64{&p1, &p2, &p3} {
+		if err := db.Pool.QueryRow(ctx, `INSERT INTO participants (publisher_id, user_identifier, country_id, profile)
+			VALUES ($1, $2, (SELECT min(id) FROM countries), '{}') RETURNING id`, pub, fmt.Sprint("blocked-", i)).Scan(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block := func(q any, p int64, class string) {
+		t.Helper()
+		exec(q, `INSERT INTO quality_blocks (participant_id, publisher_id, user_identifier, rule_class, evidence, expires_at)
+			VALUES ($1, $2, 'u', $3, '{}', now() + interval '1 day')`, p, pub, class)
+	}
+	exec(db.Pool, `UPDATE campaign_quotas SET entries = entries + 1 WHERE id = $1`, q1)
+	exec(db.Pool, `INSERT INTO campaign_daily_counts (campaign_id, day, outcomes, completes) VALUES ($1, current_date, 1, 1)`, c1)
+	block(db.Pool, p1, "fraud")
+	block(db.Pool, p3, "fraud")
+
+	open, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Rollback(ctx)
+	exec(open, `UPDATE campaign_quotas SET completes = completes + 1 WHERE id = $1`, q2)
+	block(open, p2, "speeder")
+	pos, err := db.Feed.ChangePosition(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := open.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exec(db.Pool, `INSERT INTO campaign_daily_counts (campaign_id, day, outcomes, completes) VALUES ($1, current_date, 2, 0)`, c3)
+	exec(db.Pool, `UPDATE campaign_quotas SET in_progress = in_progress + 1 WHERE id = $1`, q4)
+	exec(db.Pool, `UPDATE quality_blocks SET unblocked_at = now() WHERE participant_id = $1`, p3)
+
+	daily, quotas, err := db.Feed.CountsChangedAt(ctx, pos.XID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(daily, []int64{c3}) || !slices.Equal(quotas, []int64{c2, c4}) {
+		t.Fatalf("counts changed at the position: daily %v, quotas %v; want [%d], [%d %d]", daily, quotas, c3, c2, c4)
+	}
+	blocks, err := db.Quality.QualityBlocksChangedAt(ctx, pos.XID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 2 || blocks[0].ParticipantID != p2 || blocks[0].RuleClass != "speeder" ||
+		blocks[1].ParticipantID != p3 || blocks[1].UnblockedAt == nil {
+		t.Fatalf("blocks changed at the position: %+v; want %d's speeder block and %d's lifted one", blocks, p2, p3)
+	}
+	// A position after every write names nothing.
+	now, err := db.Feed.ChangePosition(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if daily, quotas, err := db.Feed.CountsChangedAt(ctx, now.XID); err != nil || len(daily)+len(quotas) != 0 {
+		t.Fatalf("after every write: %v %v %v", daily, quotas, err)
+	}
+	if blocks, err := db.Quality.QualityBlocksChangedAt(ctx, now.XID); err != nil || len(blocks) != 0 {
+		t.Fatalf("after every write: %+v %v", blocks, err)
 	}
 }
