@@ -31,6 +31,8 @@ type feedStore interface {
 type countsSource interface {
 	CountsAfter(ctx context.Context, after int64, limit int, rows *persistence.CountRows) (int64, error)
 	CountsOf(ctx context.Context, whole, quotasOnly []int64, rows *persistence.CountRows) error
+	CountsChangedAt(ctx context.Context, xid uint64) (daily, quotas []int64, err error)
+	CampaignsChangedAt(ctx context.Context, xid uint64) ([]int64, error)
 	ListenOn(ctx context.Context, channel string) (*persistence.Listener, error)
 }
 
@@ -59,6 +61,11 @@ type countsMirror struct {
 	// (reconcileCounts).
 	rows          persistence.CountRows
 	whole, quotas []int64
+
+	// seeded: the counters were set from a process snapshot consistent at the position
+	// seedXID (Router.SeedCounts), and the first full load reads only what changed since.
+	seeded  bool
+	seedXID uint64
 }
 
 func newCountsMirror(db countsSource, eng *engine.Engine, panel *engine.Panel, origin string, cfg Config, log *zap.Logger) *countsMirror {
@@ -84,6 +91,14 @@ const countsLoadSlice = 2048
 func (m *countsMirror) listenCounts(ctx context.Context) {
 	var after int64 // the last campaign id the safety walk re-read (0: start over)
 	full := func(ctx context.Context) error {
+		if m.seeded {
+			if err := m.catchUp(ctx); err != nil {
+				return err
+			}
+			m.seeded = false
+			m.loadedOnce.Do(func() { close(m.loaded) })
+			return nil
+		}
 		for from := int64(0); ; {
 			last, err := m.countsAfter(ctx, from, countsLoadSlice)
 			if err != nil {
@@ -118,6 +133,32 @@ func (m *countsMirror) listenCounts(ctx context.Context) {
 		Every:    m.reconcileEvery,
 		Safety:   safety,
 	})
+}
+
+// catchUp sets the counters changed since the seed's position to the database's values:
+// the campaign counts (whole) of the campaigns of which a day's counts or the campaign
+// itself changed (a campaign activated since has no counter in the snapshot), the quota
+// counts of those of which a quota's changed, countsLoadSlice campaigns a read. It runs once
+// the LISTEN is up: a change committed after the read is notified.
+func (m *countsMirror) catchUp(ctx context.Context) error {
+	daily, quotas, err := m.db.CountsChangedAt(ctx, m.seedXID)
+	if err != nil {
+		return err
+	}
+	changed, err := m.db.CampaignsChangedAt(ctx, m.seedXID)
+	if err != nil {
+		return err
+	}
+	whole := append(daily, changed...)
+	for len(whole)+len(quotas) > 0 {
+		w, q := whole[:min(len(whole), countsLoadSlice)], quotas[:min(len(quotas), countsLoadSlice)]
+		whole, quotas = whole[len(w):], quotas[len(q):]
+		if err := m.db.CountsOf(ctx, w, q, &m.rows); err != nil {
+			return err
+		}
+		m.setCounts(&m.rows)
+	}
+	return nil
 }
 
 // countsAfter sets the counters of at most limit active campaigns above id after to the

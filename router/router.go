@@ -185,6 +185,13 @@ func (r *Router) CountsChanged(campaignID int64) { r.notify.counts(campaignID) }
 // the database after start: until then a full quota may look open to this process.
 func (r *Router) CountsLoaded() <-chan struct{} { return r.counts.loaded }
 
+// SeedCounts says that the engine's counters were set from a process snapshot consistent at
+// the database position xid (persistence.ChangePosition): the counters' first load reads
+// only what changed since. Call it before Start.
+func (r *Router) SeedCounts(xid uint64) {
+	r.counts.seeded, r.counts.seedXID = true, xid
+}
+
 // EntriesHeard is closed once this process hears of the entries other processes admit: an
 // entry committed later reaches its panel by notification, so a load that reads the entries
 // committed until some moment after it (a snapshot's catch-up) misses none.

@@ -111,6 +111,52 @@ func (q *Service) BlocksLoaded() <-chan struct{} {
 // closed is a channel closed from the start.
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
+// Blocks returns every participant's latest block in the blocked set, those ended lately
+// included (what a process snapshot carries).
+func (q *Service) Blocks() []persistence.QualityBlock {
+	if q == nil {
+		return nil
+	}
+	set := q.blocks.Load()
+	out := make([]persistence.QualityBlock, 0, len(set.byID))
+	for _, e := range set.byID {
+		out = append(out, persistence.QualityBlock{ParticipantID: e.participant, PublisherID: e.publisher, User: e.user,
+			RuleClass: e.class, BlockedAt: time.Unix(e.blockedAt, 0), ExpiresAt: time.Unix(e.until, 0)})
+	}
+	return out
+}
+
+// Restore sets the blocked set to a process snapshot's (Blocks), consistent at the database
+// position xid (persistence.ChangePosition): the first load after Start reads only the
+// blocks changed since. Call it before Start.
+func (q *Service) Restore(blocks []persistence.QualityBlock, xid uint64) {
+	if q == nil {
+		return
+	}
+	n := &blockSet{byID: make(map[int64]*blockEntry, len(blocks)), byUser: make(map[userKey]*blockEntry, len(blocks))}
+	for _, b := range blocks {
+		e := &blockEntry{participant: b.ParticipantID, publisher: b.PublisherID, user: b.User, class: b.RuleClass,
+			blockedAt: b.BlockedAt.Unix(), until: b.Until().Unix()}
+		n.byID[e.participant] = e
+		n.byUser[userKey{e.publisher, e.user}] = e
+	}
+	q.blocks.Store(n)
+	q.seeded, q.seedXID = true, xid
+}
+
+// catchUpBlocks applies the latest blocks of the participants whose blocks changed since the
+// snapshot's position, once the LISTEN is up (a change committed after the read is notified).
+func (q *Service) catchUpBlocks(ctx context.Context) error {
+	bs, err := q.store.QualityBlocksChangedAt(ctx, q.seedXID)
+	if err != nil {
+		return err
+	}
+	q.Apply(bs, false)
+	q.seeded = false
+	q.loadedOnce.Do(func() { close(q.blocksLoaded) })
+	return nil
+}
+
 // mirrorBlocks keeps the blocked set equal to the database until ctx ends.
 func (q *Service) mirrorBlocks(ctx context.Context) {
 	mirror.Run(ctx, mirror.Config[int64]{
@@ -119,8 +165,13 @@ func (q *Service) mirrorBlocks(ctx context.Context) {
 		Listen:   mirror.Listener(q.feed.ListenOn, persistence.QualityChannel),
 		Notified: mirror.IDs,
 		Reload:   q.applyNotices,
-		Full:     q.LoadBlocks,
-		Every:    q.cfg.ReloadEvery,
+		Full: func(ctx context.Context) error {
+			if q.seeded {
+				return q.catchUpBlocks(ctx)
+			}
+			return q.LoadBlocks(ctx)
+		},
+		Every: q.cfg.ReloadEvery,
 	})
 }
 

@@ -68,6 +68,7 @@ type Store interface {
 	RecordDeviceSightings(ctx context.Context, pol policy.Policy, batch []persistence.DeviceSighting, maxUsers int) ([]persistence.SharedDevice, persistence.QualityOutcome, error)
 	RecentQualityBlocks(ctx context.Context, ended time.Duration) ([]persistence.QualityBlock, error)
 	LatestQualityBlock(ctx context.Context, participantID int64) (persistence.QualityBlock, bool, error)
+	QualityBlocksChangedAt(ctx context.Context, xid uint64) ([]persistence.QualityBlock, error)
 	PruneQualityHistory(ctx context.Context) error
 }
 
@@ -103,6 +104,10 @@ type Service struct {
 	// snapshot: blocks.go); loadedOnce closes it.
 	blocksLoaded chan struct{}
 	loadedOnce   sync.Once
+	// seeded: the blocked set was restored from a process snapshot consistent at the
+	// position seedXID (Restore), and its first load reads only what changed since.
+	seeded  bool
+	seedXID uint64
 
 	geo        *geoDB           // nil: the IP-country check is off
 	countryISO map[int32]string // country id → ISO code, for the IP-country check
@@ -183,11 +188,13 @@ func (q *Service) Start(ctx context.Context) {
 	if q == nil || q.store == nil {
 		return
 	}
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	if err := q.LoadBlocks(lctx); err != nil {
-		q.log.Warn("quality blocks not loaded at start; retrying in the background", zap.Error(err))
+	if !q.seeded { // else the snapshot's set serves until the mirror's first load catches up
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := q.LoadBlocks(lctx); err != nil {
+			q.log.Warn("quality blocks not loaded at start; retrying in the background", zap.Error(err))
+		}
+		cancel()
 	}
-	cancel()
 	go q.run(ctx)
 }
 

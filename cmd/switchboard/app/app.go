@@ -200,6 +200,7 @@ func (a *App) buildInterfaces(ctx, bg context.Context, mux *httpio.Mux, res *res
 	if err := a.buildRouter(mux, seed); err != nil {
 		return err
 	}
+	a.seedLoads(res)
 	a.startRouting(bg)
 	a.buildBuyerAPI(mux, fails)
 	return nil

@@ -25,3 +25,6 @@ func SnapshotToken(key []byte) string { return snapshotToken(key) }
 
 // SnapshotKeyName is the snapshot service key's name.
 const SnapshotKeyName = snapshotKeyName
+
+// Ready is closed once every load is in.
+func (a *App) Ready() <-chan struct{} { return a.ready }

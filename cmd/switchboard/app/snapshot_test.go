@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard/switchboard/cmd/switchboard/app/apptest"
 	"github.com/switchboard/switchboard/engine"
 	"github.com/switchboard/switchboard/engine/snapshot"
+	"github.com/switchboard/switchboard/internal/entrytoken"
 	"github.com/switchboard/switchboard/persistence"
 	"github.com/switchboard/switchboard/persistence/pgtest"
 )
@@ -164,6 +165,58 @@ func (m *market) change(rng *rand.Rand) {
 	}
 }
 
+// count moves a campaign's counters as an entry or an outcome does (its quota's counts, its
+// day's outcomes and completes) and announces it (NotifyCounts).
+func (m *market) count(rng *rand.Rand) {
+	id := m.campaigns[rng.IntN(len(m.campaigns))]
+	ctx := context.Background()
+	if _, err := m.db.Pool.Exec(ctx, `WITH q AS (UPDATE campaign_quotas SET entries = entries + 1,
+			completes = completes + $2, in_progress = in_progress + $3 WHERE campaign_id = $1)
+		INSERT INTO campaign_daily_counts (campaign_id, day, outcomes, completes)
+		VALUES ($1, (now() AT TIME ZONE 'UTC')::date - $4::int, 1, $2)
+		ON CONFLICT (campaign_id, day) DO UPDATE SET outcomes = campaign_daily_counts.outcomes + 1,
+			completes = campaign_daily_counts.completes + excluded.completes`,
+		id, rng.IntN(2), rng.IntN(3)-1, rng.IntN(2)); err != nil {
+		m.t.Error(err)
+		return
+	}
+	if err := m.db.Feed.NotifyCounts(ctx, []int64{id}); err != nil {
+		m.t.Error(err)
+	}
+}
+
+// block decides a quality block of a known participant, or lifts its latest, and announces
+// it (QualityChannel), as the quality service's writes do.
+func (m *market) block(rng *rand.Rand) {
+	m.mu.Lock()
+	if len(m.ids) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	i := rng.IntN(len(m.ids))
+	pid, user := m.ids[i], m.users[i]
+	m.mu.Unlock()
+	err := pgx.BeginTxFunc(context.Background(), m.db.Pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		ctx := context.Background()
+		var err error
+		if rng.IntN(3) == 0 {
+			_, err = tx.Exec(ctx, `UPDATE quality_blocks SET unblocked_at = now() WHERE id = (SELECT id FROM quality_blocks
+				WHERE participant_id = $1 ORDER BY blocked_at DESC, id DESC LIMIT 1)`, pid)
+		} else {
+			_, err = tx.Exec(ctx, `INSERT INTO quality_blocks (participant_id, publisher_id, user_identifier, rule_class, evidence, expires_at)
+				VALUES ($1, $2, $3, $4, '{}', now() + interval '1 day')`, pid, m.pub, user, []string{"fraud", "speeder"}[rng.IntN(2)])
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, persistence.QualityChannel, fmt.Sprint(pid))
+		return err
+	})
+	if err != nil {
+		m.t.Error(err)
+	}
+}
+
 // write makes random writes until stop is closed, a few milliseconds apart.
 func (m *market) write(rng *rand.Rand, stop <-chan struct{}) int {
 	n := 0
@@ -173,13 +226,17 @@ func (m *market) write(rng *rand.Rand, stop <-chan struct{}) int {
 			return n
 		default:
 		}
-		switch k := rng.IntN(10); {
+		switch k := rng.IntN(14); {
 		case k < 4:
 			m.impanel(rng)
 		case k < 8:
 			m.enter(rng)
-		default:
+		case k < 10:
 			m.change(rng)
+		case k < 13:
+			m.count(rng)
+		default:
+			m.block(rng)
 		}
 		n++
 		time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
@@ -191,14 +248,30 @@ func (m *market) write(rng *rand.Rand, stop <-chan struct{}) int {
 type state struct {
 	campaigns map[int64]string
 	panel     map[int64]string
+	// counters are the counts of each active campaign and its quotas; blocks each
+	// participant's block that is in force or ended within a token's lifetime.
+	counters map[int64]string
+	blocks   map[int64]string
 }
 
 func stateOf(a *app.App) state {
-	s := state{campaigns: map[int64]string{}, panel: map[int64]string{}}
-	a.Engine.Snapshot().RangeCampaigns(func(c *engine.Campaign) bool {
-		s.campaigns[c.ID] = string(engine.AppendCampaign(nil, c))
+	s := state{campaigns: map[int64]string{}, panel: map[int64]string{}, counters: map[int64]string{}, blocks: map[int64]string{}}
+	now := time.Now().Unix()
+	c := a.Engine.Counters()
+	a.Engine.Snapshot().RangeCampaigns(func(k *engine.Campaign) bool {
+		s.campaigns[k.ID] = string(engine.AppendCampaign(nil, k))
+		v := fmt.Sprintf("%+v", c.Campaign(k.ID, now))
+		for _, q := range k.Quotas {
+			v += fmt.Sprintf(" quota %d %+v", q.ID, c.Quota(q.ID))
+		}
+		s.counters[k.ID] = v
 		return true
 	})
+	for _, b := range a.Quality.Blocks() {
+		if b.Until().Unix() > now-entrytoken.TTL+5 { // a full load keeps those that ended within a token's lifetime
+			s.blocks[b.ParticipantID] = fmt.Sprintf("%d %s %s %d %d", b.PublisherID, b.User, b.RuleClass, b.BlockedAt.Unix(), b.Until().Unix())
+		}
+	}
 	a.Panel.RangeRecords(func(rec *engine.PanelRecord) bool {
 		s.panel[rec.ID] = string(engine.AppendPanelRecord(nil, rec))
 		return true
@@ -218,8 +291,10 @@ func (want state) diff(got state) string {
 					var wrec engine.PanelRecord
 					engine.DecodePanelRecord([]byte(v), &wrec)
 					fmt.Fprintf(&b, "%s %d: got %+v, want %+v\n", what, id, rec, wrec)
-				} else {
+				} else if what == "campaign" {
 					fmt.Fprintf(&b, "%s %d differs (present: %v)\n", what, id, g[id] != "")
+				} else {
+					fmt.Fprintf(&b, "%s %d: got %q, want %q\n", what, id, g[id], v)
 				}
 			}
 		}
@@ -231,6 +306,8 @@ func (want state) diff(got state) string {
 	}
 	cmp("campaign", want.campaigns, got.campaigns)
 	cmp("participant", want.panel, got.panel)
+	cmp("counters of campaign", want.counters, got.counters)
+	cmp("block of participant", want.blocks, got.blocks)
 	return b.String()
 }
 
@@ -320,6 +397,81 @@ func TestSnapshotCatchUpEqualsFullLoad(t *testing.T) {
 		t.Fatalf("only %d of %d processes started from the snapshot", restored, runs)
 	}
 	t.Logf("%d interleavings, %d started from the snapshot", runs, restored)
+}
+
+// TestCountersComeWithSnapshot: a process started from a peer's snapshot takes its counters
+// and blocked set from the snapshot, and re-reads from the database only those written at
+// or after the snapshot's position. Writes that no process hears of (no NOTIFY) show it: one
+// made well before the position stays as the peer holds it, one made after it is caught up.
+func TestCountersComeWithSnapshot(t *testing.T) {
+	const lag = time.Second
+	defer app.SetSnapshotLag(lag)()
+	url := pgtest.URL(t)
+	m := newMarket(t, url)
+	// No safety reconciliation or reload within the test: it would re-read the unheard writes.
+	quiet := func(c *app.Config) {
+		c.Router.ReconcileEvery, c.Quality.ReloadEvery = time.Hour, time.Hour
+	}
+	source, peer := startWithAdmin(t, url, nil, quiet)
+	source.App.SetSnapshotRate(1000, 1000)
+	ctx := context.Background()
+	unheard := func(campaign, participant int64) {
+		t.Helper()
+		if _, err := m.db.Pool.Exec(ctx, `UPDATE campaign_quotas SET entries = entries + 1000 WHERE campaign_id = $1`, campaign); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.db.Pool.Exec(ctx, `INSERT INTO quality_blocks (participant_id, publisher_id, user_identifier, rule_class,
+			evidence, expires_at) VALUES ($1, $2, 'unheard', 'fraud', '{}', now() + interval '1 day')`, participant, m.pub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(lag)
+	before, after := m.campaigns[2], m.campaigns[3]
+	unheard(before, m.ids[0])
+	// The snapshot's position is now after the first write, and before the second.
+	time.Sleep(lag * 3 / 2)
+	unheard(after, m.ids[1])
+	joined, _ := startWithAdmin(t, url, nil, func(c *app.Config) { quiet(c); c.SnapshotPeer = peer })
+	if !joined.App.Restored {
+		t.Fatal("not started from the snapshot")
+	}
+	quota := func(a *app.App, campaign int64) int64 {
+		var n int64
+		a.Engine.Snapshot().RangeCampaigns(func(c *engine.Campaign) bool {
+			if c.ID == campaign {
+				n = a.Engine.Counters().Quota(c.Quotas[0].ID).Entries
+			}
+			return true
+		})
+		return n
+	}
+	blocked := func(a *app.App, participant int64) bool {
+		for _, b := range a.Quality.Blocks() {
+			if b.ParticipantID == participant && b.User == "unheard" {
+				return true
+			}
+		}
+		return false
+	}
+	select {
+	case <-joined.App.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatalf("not ready: phases %+v", joined.App.StartPhases())
+	}
+	if got, want := quota(joined.App, before), quota(source.App, before); got != want || got >= 1000 {
+		t.Errorf("a count written before the position: %d, want the peer's %d (not re-read from the database)", got, want)
+	}
+	if blocked(joined.App, m.ids[0]) {
+		t.Error("a block decided before the position was re-read from the database")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for quota(joined.App, after) < 1000 || !blocked(joined.App, m.ids[1]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a count and a block written after the position were not caught up: entries %d, blocked %v",
+				quota(joined.App, after), blocked(joined.App, m.ids[1]))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestPeerKilledMidStream: a peer whose snapshot stream ends early (it stops while

@@ -197,6 +197,43 @@ func (a *App) writeSnapshot(w *snapshot.Writer, duty float64) error {
 			return err
 		}
 	}
+	return a.writeCounters(w, &p)
+}
+
+// writeCounters writes the counters of every quota and campaign of the engine input, then
+// the blocked set. They are at least as new as the snapshot's position (written snapshotLag
+// after it: NOTIFY has brought every change committed before it), and the catch-up re-reads
+// those changed at or after it.
+func (a *App) writeCounters(w *snapshot.Writer, p *pace) error {
+	var err error
+	c, snap := a.Engine.Counters(), a.Engine.Snapshot()
+	snap.RangeCampaigns(func(k *engine.Campaign) bool {
+		for _, q := range k.Quotas {
+			if err = w.QuotaCount(q.ID, c.Quota(q.ID)); err != nil {
+				return false
+			}
+		}
+		p.step()
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	now := time.Now().Unix()
+	snap.RangeCampaigns(func(k *engine.Campaign) bool {
+		err = w.CampaignCount(k.ID, c.Campaign(k.ID, now))
+		p.step()
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, b := range a.Quality.Blocks() {
+		if err := w.Block(snapshot.Block{ParticipantID: b.ParticipantID, PublisherID: b.PublisherID, User: b.User,
+			Class: b.RuleClass, BlockedAt: b.BlockedAt.Unix(), Until: b.Until().Unix()}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -322,6 +359,22 @@ type restored struct {
 	panel  *engine.Panel
 	engine *engineSeed
 	supply *supply.PanelSeed
+	// counted: the snapshot carried the counters (format 2), set in the engine already, and
+	// blocks the blocked set; both caught up from xid (seedLoads).
+	counted bool
+	blocks  []persistence.QualityBlock
+	xid     uint64
+}
+
+// seedLoads has the counters' and the blocked set's first loads read only what changed
+// since the snapshot's position, when it carried them (else they load from the database).
+// Call it before the router and the quality service start.
+func (a *App) seedLoads(res *restored) {
+	if res == nil || !res.counted {
+		return
+	}
+	a.Router.SeedCounts(res.xid)
+	a.Quality.Restore(res.blocks, res.xid)
 }
 
 // errTooOld refuses a snapshot older than Config.SnapshotMaxAge.
@@ -376,6 +429,17 @@ func (a *App) readSnapshot(ctx context.Context, r io.Reader) (*restored, snapsho
 	reservePanel(ctx, a.DB, pl, a.log)
 	var campaigns []engine.Campaign
 	var leftOut []int64
+	type quotaCount struct {
+		id int64
+		v  engine.QuotaCounts
+	}
+	type campaignCount struct {
+		id int64
+		v  engine.CampaignCounts
+	}
+	var quotas []quotaCount
+	var counts []campaignCount
+	var blocks []persistence.QualityBlock
 	accept := func(h snapshot.Header) error {
 		if h.Schema != a.schema {
 			return &snapshot.VersionError{What: "schema", Got: h.Schema, Want: a.schema}
@@ -390,25 +454,50 @@ func (a *App) readSnapshot(ctx context.Context, r io.Reader) (*restored, snapsho
 		p.duty = max(a.cfg.JoinLoadShare, snapshotJoinShare)
 	}
 	began, tr := time.Now(), &timedReader{r: r}
-	h, counts, err := snapshot.Read(tr, accept, snapshot.Sink{
+	h, got, err := snapshot.Read(tr, accept, snapshot.Sink{
 		Campaign: func(c engine.Campaign) error { campaigns = append(campaigns, c); return nil },
 		Participant: func(rec *engine.PanelRecord) error {
 			p.step()
 			return pl.Restore(rec)
 		},
 		LeftOut: func(id int64) error { leftOut = append(leftOut, id); return nil },
+		QuotaCount: func(id int64, v engine.QuotaCounts) error {
+			quotas = append(quotas, quotaCount{id, v})
+			return nil
+		},
+		CampaignCount: func(id int64, v engine.CampaignCounts) error {
+			counts = append(counts, campaignCount{id, v})
+			return nil
+		},
+		Block: func(b snapshot.Block) error {
+			blocks = append(blocks, persistence.QualityBlock{ParticipantID: b.ParticipantID, PublisherID: b.PublisherID,
+				User: b.User, RuleClass: b.Class, BlockedAt: time.Unix(b.BlockedAt, 0), ExpiresAt: time.Unix(b.Until, 0)})
+			return nil
+		},
 	})
 	if err != nil {
-		return nil, h, counts, err
+		return nil, h, got, err
 	}
 	// The fetch is the time spent waiting on the source; the decode the rest but the pacing's
 	// sleeps (a joining process's share of the clock).
 	a.phases.done("fetch", tr.wait, tr.bytes, 0)
-	a.phases.done("decode", time.Since(began)-tr.wait-p.slept, 0, counts.Campaigns+counts.Participants,
-		zap.Duration("paced", p.slept.Round(time.Millisecond)))
+	a.phases.done("decode", time.Since(began)-tr.wait-p.slept, 0, got.Campaigns+got.Participants,
+		zap.Duration("paced", p.slept.Round(time.Millisecond)), zap.Int64("quota_counts", got.QuotaCounts),
+		zap.Int64("campaign_counts", got.CampaignCounts), zap.Int64("blocks", got.Blocks), zap.Int("format", h.Format))
 	pos := h.Position
-	return &restored{panel: pl, engine: &engineSeed{campaigns: campaigns, xid: pos.XID},
-		supply: &supply.PanelSeed{XID: pos.XID, SessionID: pos.SessionID, LeftOut: leftOut}}, h, counts, nil
+	res := &restored{panel: pl, engine: &engineSeed{campaigns: campaigns, xid: pos.XID},
+		supply: &supply.PanelSeed{XID: pos.XID, SessionID: pos.SessionID, LeftOut: leftOut}, xid: pos.XID}
+	if h.Format >= 2 { // format 1 carries no counters: they load from the database
+		c := a.Engine.Counters()
+		for _, q := range quotas {
+			c.SetQuota(q.id, q.v)
+		}
+		for _, k := range counts {
+			c.SetCampaign(k.id, k.v)
+		}
+		res.counted, res.blocks = true, blocks
+	}
+	return res, h, got, nil
 }
 
 // peerClient fetches peer snapshots: no overall timeout (a snapshot of millions takes
