@@ -414,6 +414,7 @@ func TestCountersComeWithSnapshot(t *testing.T) {
 	}
 	source, peer := startWithAdmin(t, url, nil, quiet)
 	source.App.SetSnapshotRate(1000, 1000)
+	waitReady(t, source.App) // else it has no snapshot to give
 	ctx := context.Background()
 	unheard := func(campaign, participant int64) {
 		t.Helper()
@@ -453,11 +454,7 @@ func TestCountersComeWithSnapshot(t *testing.T) {
 		}
 		return false
 	}
-	select {
-	case <-joined.App.Ready():
-	case <-time.After(20 * time.Second):
-		t.Fatalf("not ready: phases %+v", joined.App.StartPhases())
-	}
+	waitReady(t, joined.App)
 	if got, want := quota(joined.App, before), quota(source.App, before); got != want || got >= 1000 {
 		t.Errorf("a count written before the position: %d, want the peer's %d (not re-read from the database)", got, want)
 	}
@@ -471,6 +468,16 @@ func TestCountersComeWithSnapshot(t *testing.T) {
 				quota(joined.App, after), blocked(joined.App, m.ids[1]))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitReady waits until a is ready (every load in, /readyz 200), or fails.
+func waitReady(t *testing.T, a *app.App) {
+	t.Helper()
+	select {
+	case <-a.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("not ready after 30 s: phases %+v", a.StartPhases())
 	}
 }
 
