@@ -60,7 +60,7 @@ type App struct {
 	started time.Time // when the engine metrics were registered: the snapshot age before the first load
 	// processID names this process's heartbeat row (heartbeat.go); version is its binary's.
 	processID, version string
-	beatDone           chan struct{} // closed when the heartbeat loop has stopped
+	beacon             *beacon // this process's heartbeat row (heartbeat.go)
 	// ready is closed once every load is in (loads).
 	ready chan struct{}
 	// Restored reports that the process started from a snapshot (snapshots.go).
@@ -114,7 +114,7 @@ func New(ctx context.Context, cfg Config, log *zap.Logger) (*App, error) {
 	}
 	a.startWorkers(bg, endJoin)
 	a.awaitLoads()
-	go a.runHeartbeat(bg)
+	go a.beacon.run(bg)
 	if cfg.SnapshotDir != "" {
 		go a.runSnapshots(bg)
 	}
@@ -140,8 +140,9 @@ func openDatabase(ctx context.Context, cfg Config, log *zap.Logger) (*persistenc
 // version, its runtime and pool metrics.
 func newApp(cfg Config, log *zap.Logger, db *persistence.DB) *App {
 	a := &App{cfg: cfg, log: log, DB: db, Metrics: httpio.NewMetrics(), Engine: engine.New(nil),
-		processID: newProcessID(), version: cfg.Version, beatDone: make(chan struct{}), ready: make(chan struct{}),
+		processID: newProcessID(), version: cfg.Version, ready: make(chan struct{}),
 		snapshotLimit: newSnapshotLimit()}
+	a.beacon = newBeacon(db.Maintenance, a.processID, a.heartbeat, log.Named("heartbeat"))
 	if ms, err := persistence.Migrations(); err == nil && len(ms) > 0 {
 		a.schema = ms[len(ms)-1].Version
 	}
@@ -284,7 +285,18 @@ func (a *App) buildRouter(mux *httpio.Mux, seed *supply.PanelSeed) error {
 // startRouting starts in bg the router, the fleet's upkeep, supply and the services, the
 // router and supply hearing of the engine's campaign changes.
 func (a *App) startRouting(bg context.Context) {
-	a.timeLoads(bg)
+	panel := "panel"
+	if a.Restored {
+		panel = "catch-up"
+	}
+	a.phases.timeLoads(bg, []phaseLoad{
+		{panel, a.Supply.Loaded(), func() int64 { return int64(a.Panel.Len()) }},
+		{"counts", a.Router.CountsLoaded(), nil},
+		{"listen", a.Router.EntriesHeard(), nil},
+		{"blocks", a.Quality.BlocksLoaded(), nil},
+		{"allocation", a.weighted, nil},
+		{"heap", a.settled, nil},
+	}, a.ready)
 	a.Router.Start(bg)
 	// The sweeper starts once this process's loads are in (maintenance.Fleet.Start): ready
 	// is closed by startWorkers, where a joining start-up also ends.
@@ -432,7 +444,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	case <-a.Payouts.Done():
 	case <-ctx.Done():
 	}
-	if herr := a.endHeartbeat(ctx); herr != nil {
+	if herr := a.beacon.end(ctx); herr != nil {
 		a.log.Warn("heartbeat row not deleted at shutdown", zap.Error(herr))
 	}
 	a.DB.Close()

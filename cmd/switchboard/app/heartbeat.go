@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/switchboard/switchboard/internal/retry"
 	"github.com/switchboard/switchboard/persistence"
 )
@@ -62,12 +64,32 @@ func (a *App) heartbeat() persistence.ServeProcess {
 	return p
 }
 
-// runHeartbeat writes this process's heartbeat now and every heartbeatEvery until ctx ends,
-// then closes beatDone; Shutdown deletes the row after that.
-func (a *App) runHeartbeat(ctx context.Context) {
-	defer close(a.beatDone)
-	beats := retry.NewOutage(a.log.Named("heartbeat"), "process heartbeat", retry.Default, nil)
-	beat := func(ctx context.Context) error { return a.DB.Maintenance.BeatProcess(ctx, a.heartbeat()) }
+// beacon keeps this process's row in serve_processes: it writes the row now and every
+// heartbeatEvery until its context ends, then, at shutdown, deletes it, so that a clean
+// stop leaves no stale row behind.
+type beacon struct {
+	store beaconStore
+	id    string
+	row   func() persistence.ServeProcess // the row as of now
+	done  chan struct{}                   // closed when the loop has stopped
+	log   *zap.Logger
+}
+
+// beaconStore is the part of the process registry a beacon writes.
+type beaconStore interface {
+	BeatProcess(ctx context.Context, p persistence.ServeProcess) error
+	EndProcess(ctx context.Context, id string) error
+}
+
+func newBeacon(store beaconStore, id string, row func() persistence.ServeProcess, log *zap.Logger) *beacon {
+	return &beacon{store: store, id: id, row: row, done: make(chan struct{}), log: log}
+}
+
+// run writes the row now and every heartbeatEvery until ctx ends, then closes done.
+func (b *beacon) run(ctx context.Context) {
+	defer close(b.done)
+	beats := retry.NewOutage(b.log, "process heartbeat", retry.Default, nil)
+	beat := func(ctx context.Context) error { return b.store.BeatProcess(ctx, b.row()) }
 	beats.Attempt(ctx, beat)
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
@@ -81,13 +103,12 @@ func (a *App) runHeartbeat(ctx context.Context) {
 	}
 }
 
-// endHeartbeat deletes this process's row once its loop has stopped: a clean shutdown leaves
-// no stale row behind.
-func (a *App) endHeartbeat(ctx context.Context) error {
+// end deletes the row once the loop has stopped.
+func (b *beacon) end(ctx context.Context) error {
 	select {
-	case <-a.beatDone:
+	case <-b.done:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return a.DB.Maintenance.EndProcess(ctx, a.processID)
+	return b.store.EndProcess(ctx, b.id)
 }

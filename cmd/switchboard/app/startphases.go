@@ -99,21 +99,22 @@ func (t *timedReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// timeLoads records the phases of the loads started after it, as they come in: the panel
-// (its catch-up from the snapshot when the process started from one), the counters, the
-// quality blocks, the LISTEN on other processes' entries, the allocation's first weights,
-// the settled heap, and ready (since the process began).
-func (a *App) timeLoads(ctx context.Context) {
-	began, p := time.Now(), a.phases
-	panel := "panel"
-	if a.Restored {
-		panel = "catch-up"
+// phaseLoad is a load a phase of the start waits for: its name, the channel closed when it
+// is in, and, when it holds rows, their count then.
+type phaseLoad struct {
+	name   string
+	loaded <-chan struct{}
+	rows   func() int64
+}
+
+// timeLoads records the phases of the loads started after it, as they come in (the panel or
+// its catch-up from a snapshot, the counters, the quality blocks, the LISTEN on other
+// processes' entries, the allocation's first weights, the settled heap), then ready, timed
+// since the process began.
+func (p *startPhases) timeLoads(ctx context.Context, loads []phaseLoad, ready <-chan struct{}) {
+	began := time.Now()
+	for _, l := range loads {
+		p.when(ctx, l.name, began, l.loaded, l.rows)
 	}
-	p.when(ctx, panel, began, a.Supply.Loaded(), func() int64 { return int64(a.Panel.Len()) })
-	p.when(ctx, "counts", began, a.Router.CountsLoaded(), nil)
-	p.when(ctx, "listen", began, a.Router.EntriesHeard(), nil)
-	p.when(ctx, "blocks", began, a.Quality.BlocksLoaded(), nil)
-	p.when(ctx, "allocation", began, a.weighted, nil)
-	p.when(ctx, "heap", began, a.settled, nil)
-	p.when(ctx, "ready", p.began, a.ready, nil)
+	p.when(ctx, "ready", p.began, ready, nil)
 }
