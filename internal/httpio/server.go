@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -107,6 +108,10 @@ type Server struct {
 	ids         *requestIDs
 	conns       *connLimiter
 	unavailable *incidentLog // requests refused because a dependency is unavailable
+
+	mu   sync.Mutex   // guards shut and ln
+	shut bool         // Shutdown has begun: a later Serve serves nothing
+	ln   net.Listener // the listener Serve was handed
 }
 
 // WriteBufferSize is the buffer a response is written through: an offers answer of 30 offers
@@ -142,14 +147,38 @@ func NewServer(h fasthttp.RequestHandler, cfg ServerConfig, log *zap.Logger) *Se
 }
 
 // Serve answers requests on ln until Shutdown.
+// A Serve after Shutdown (a stop during the start-up) closes ln and returns nil at once.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.fs.Serve(&limitListener{Listener: sniffListener{Listener: ln, s: s}, l: s.conns, done: make(chan struct{})})
+	s.mu.Lock()
+	if s.shut {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return nil
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	err := s.fs.Serve(&limitListener{Listener: sniffListener{Listener: ln, s: s}, l: s.conns, done: make(chan struct{})})
+	s.mu.Lock()
+	shut := s.shut
+	s.mu.Unlock()
+	if shut && errors.Is(err, net.ErrClosed) {
+		return nil // closed by Shutdown before fasthttp held it
+	}
+	return err
 }
 
 // Shutdown stops accepting connections and waits for those in flight until ctx ends; an
 // incident in progress is logged as ended.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shut = true
+	ln := s.ln
+	s.mu.Unlock()
 	err := s.fs.ShutdownWithContext(ctx)
+	if ln != nil {
+		// A Serve that began as fasthttp closed its listeners would accept on forever.
+		_ = ln.Close()
+	}
 	s.unavailable.close()
 	s.conns.pressure.close()
 	return err

@@ -269,3 +269,36 @@ func TestAnswerInOneWrite(t *testing.T) {
 		t.Errorf("%d responses of %d bytes took %d writes, want one each", requests, len(body), got)
 	}
 }
+
+// A process told to stop before it serves (a signal during its start-up) must not serve:
+// Serve after Shutdown returns at once, and a Shutdown racing a Serve that is starting
+// still ends it.
+func TestShutdownBeforeServeEndsServe(t *testing.T) {
+	for _, race := range []bool{false, true} {
+		s := NewServer(func(ctx *fasthttp.RequestCtx) {}, ServerConfig{}, zap.NewNop())
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		if race {
+			go func() { done <- s.Serve(ln) }()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("race %v: shutdown: %v", race, err)
+		}
+		cancel()
+		if !race {
+			go func() { done <- s.Serve(ln) }()
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("race %v: serve after shutdown: %v", race, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("race %v: Serve still running 5 s after Shutdown", race)
+		}
+	}
+}
