@@ -186,3 +186,16 @@ func rollbackOpen(ctx context.Context, conn *pgx.Conn) {
 	_, _ = conn.Exec(rctx, "ROLLBACK")
 	cancel()
 }
+
+// PoolStats are the connection pool's counts, for the process's metrics.
+type PoolStats struct {
+	Acquired, Idle, Total, Max int32 // connections in use, idle, open; the pool's size limit
+	EmptyAcquires              int64 // acquires that had to wait for a connection
+}
+
+// PoolStats reads the pool's counts now.
+func (db *DB) PoolStats() PoolStats {
+	st := db.Pool.Stat()
+	return PoolStats{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Total: st.TotalConns(),
+		Max: st.MaxConns(), EmptyAcquires: st.EmptyAcquireCount()}
+}

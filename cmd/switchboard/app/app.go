@@ -150,7 +150,7 @@ func newApp(cfg Config, log *zap.Logger, db *persistence.DB) *App {
 		a.version = buildVersion()
 	}
 	a.Metrics.RegisterRuntime()
-	registerPoolMetrics(a.Metrics, a.DB.Pool)
+	registerPoolMetrics(a.Metrics, a.DB.PoolStats)
 	return a
 }
 

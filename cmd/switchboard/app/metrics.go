@@ -1,9 +1,8 @@
 package app
 
 import (
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/switchboard/switchboard/internal/httpio"
+	"github.com/switchboard/switchboard/persistence"
 )
 
 // registerConnMetrics reports the main listener's connections against their limits
@@ -32,18 +31,18 @@ func registerConnMetrics(m *httpio.Metrics, server *httpio.Server) {
 
 // registerPoolMetrics reports the database pool's connections: in use, idle, open, its
 // limit and the acquires that had to wait.
-func registerPoolMetrics(m *httpio.Metrics, p *pgxpool.Pool) {
+func registerPoolMetrics(m *httpio.Metrics, stats func() persistence.PoolStats) {
 	stat := func(f func() float64) func() []httpio.Sample {
 		return func() []httpio.Sample { return []httpio.Sample{{Value: f()}} }
 	}
 	m.Gauge("switchboard_db_pool_acquired_conns", "gauge", "Connections in use.",
-		stat(func() float64 { return float64(p.Stat().AcquiredConns()) }))
+		stat(func() float64 { return float64(stats().Acquired) }))
 	m.Gauge("switchboard_db_pool_idle_conns", "gauge", "Idle connections.",
-		stat(func() float64 { return float64(p.Stat().IdleConns()) }))
+		stat(func() float64 { return float64(stats().Idle) }))
 	m.Gauge("switchboard_db_pool_total_conns", "gauge", "Open connections.",
-		stat(func() float64 { return float64(p.Stat().TotalConns()) }))
+		stat(func() float64 { return float64(stats().Total) }))
 	m.Gauge("switchboard_db_pool_max_conns", "gauge", "Pool size limit.",
-		stat(func() float64 { return float64(p.Stat().MaxConns()) }))
+		stat(func() float64 { return float64(stats().Max) }))
 	m.Gauge("switchboard_db_pool_acquire_wait_total", "counter", "Acquires that had to wait.",
-		stat(func() float64 { return float64(p.Stat().EmptyAcquireCount()) }))
+		stat(func() float64 { return float64(stats().EmptyAcquires) }))
 }
