@@ -90,8 +90,10 @@ func (l *lookup) remember(id uint32) {
 
 // await returns once a fetch that started after the call has finished, and reports whether
 // the last one finished succeeded; it returns false at once when id was looked up in vain
-// lately.
-func (l *lookup) await(id uint32) bool {
+// lately, and true as soon as held reports that the ring holds id (a fetch that another
+// token started brought it in), so that one rotation costs one fetch however many tokens
+// of it arrive together.
+func (l *lookup) await(id uint32, held func() bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.missed(id, time.Now()) {
@@ -99,6 +101,9 @@ func (l *lookup) await(id uint32) bool {
 	}
 	need := l.started + 1
 	for l.finished < need {
+		if held() {
+			return true
+		}
 		if l.running {
 			done := l.done
 			l.mu.Unlock()
@@ -136,7 +141,11 @@ func (k *Key) verifyLooked(payload, tag []byte, now int64) bool {
 		return false
 	}
 	id := binary.BigEndian.Uint32(payload[2:headerLen])
-	if !k.look.await(id) {
+	held := func() bool {
+		_, unknown := k.ring.Load().check(payload, tag, now)
+		return !unknown
+	}
+	if !k.look.await(id, held) {
 		return false
 	}
 	ok, unknown := k.ring.Load().check(payload, tag, now)

@@ -66,6 +66,44 @@ func TestLookupLearnsARotation(t *testing.T) {
 	}
 }
 
+// TestLookupSharedByLaterTokens: tokens of a rotated key that arrive while the look-up
+// their first one started is running verify on it, with no second look-up, even though
+// their own wait began after it started.
+func TestLookupSharedByLaterTokens(t *testing.T) {
+	c := sample()
+	now := c.Expires - 100
+	k := NewKey(oldKey)
+	s := &store{cur: testKey, prev: []Previous{{Secret: oldKey, Until: now + 1000}}}
+	var fetches atomic.Int64
+	load := s.fetchInto(k, &fetches)
+	started := make(chan struct{})
+	var once sync.Once
+	k.SetLookup(func() error {
+		once.Do(func() { close(started) })
+		time.Sleep(50 * time.Millisecond) // a slow read: the later tokens arrive during it
+		return load()
+	})
+	tok := NewKey(testKey).Sign(c)
+	var wg sync.WaitGroup
+	verify := func() {
+		defer wg.Done()
+		if got, err := k.Verify(tok, now); err != nil || got != c {
+			t.Errorf("token under the rotated key: %+v %v", got, err)
+		}
+	}
+	wg.Add(1)
+	go verify()
+	<-started
+	for range 8 {
+		wg.Add(1)
+		go verify()
+	}
+	wg.Wait()
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("%d look-ups for tokens of one rotation arriving during it, want 1", n)
+	}
+}
+
 // TestLookupIsBounded: tokens under random key ids cost at most one look-up per LookupEvery
 // however many arrive, an id looked up in vain costs none for MissFor, and malformed or
 // expired tokens, and held but retired keys, cost none at all. A failed look-up refuses
